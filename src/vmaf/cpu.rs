@@ -1,0 +1,169 @@
+//! The CPU feature backend: frame-parallel worker threads, each with its own
+//! extractor scratch. Results are reordered by frame index, so they are
+//! identical to a single-threaded run.
+
+use super::features::{CpuExtractor, Plan, RawFeatures};
+use super::{FeatureBackend, FrameJob, VmafError};
+use std::collections::BTreeMap;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::thread::JoinHandle;
+
+pub struct CpuBackend {
+    threads: usize,
+    inline: Option<CpuExtractor>,
+    workers: Vec<JoinHandle<()>>,
+    jobs: Option<Sender<FrameJob>>,
+    results: Option<Receiver<RawFeatures>>,
+    plan: Plan,
+    in_flight: usize,
+    /// Results that arrived out of order, by index.
+    pending: BTreeMap<u64, RawFeatures>,
+    /// Submission order of in-flight frames.
+    order: std::collections::VecDeque<u64>,
+    ready: Vec<RawFeatures>,
+}
+
+impl CpuBackend {
+    /// `threads` = 0 uses every core.
+    pub fn new(plan: Plan, threads: usize) -> Self {
+        let threads = if threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { threads };
+        let mut b = CpuBackend {
+            threads,
+            inline: None,
+            workers: Vec::new(),
+            jobs: None,
+            results: None,
+            plan,
+            in_flight: 0,
+            pending: BTreeMap::new(),
+            order: Default::default(),
+            ready: Vec::new(),
+        };
+        b.start();
+        b
+    }
+
+    fn start(&mut self) {
+        if self.threads <= 1 {
+            self.inline = Some(CpuExtractor::new(self.plan.clone()));
+            return;
+        }
+        let (job_tx, job_rx) = mpsc::channel::<FrameJob>();
+        let (res_tx, res_rx) = mpsc::channel::<RawFeatures>();
+        let job_rx = std::sync::Arc::new(std::sync::Mutex::new(job_rx));
+        for i in 0..self.threads {
+            let rx = job_rx.clone();
+            let tx = res_tx.clone();
+            let plan = self.plan.clone();
+            let handle = std::thread::Builder::new()
+                .name(format!("vmaf-cpu-{i}"))
+                .spawn(move || {
+                    let mut ex = CpuExtractor::new(plan);
+                    loop {
+                        let job = { rx.lock().unwrap().recv() };
+                        let Ok(job) = job else { break };
+                        if tx.send(ex.extract(&job)).is_err() {
+                            break;
+                        }
+                    }
+                })
+                .expect("spawning a VMAF worker thread");
+            self.workers.push(handle);
+        }
+        self.jobs = Some(job_tx);
+        self.results = Some(res_rx);
+    }
+
+    fn stop(&mut self) {
+        self.jobs = None;
+        for h in self.workers.drain(..) {
+            let _ = h.join();
+        }
+        self.results = None;
+        self.in_flight = 0;
+        self.pending.clear();
+        self.order.clear();
+        self.ready.clear();
+    }
+
+    fn receive(&mut self, block: bool) -> Result<(), VmafError> {
+        let Some(rx) = &self.results else { return Ok(()) };
+        loop {
+            let r = if block {
+                rx.recv().map_err(|_| VmafError::Backend("a CPU worker thread died".into()))?
+            } else {
+                match rx.try_recv() {
+                    Ok(r) => r,
+                    Err(mpsc::TryRecvError::Empty) => return Ok(()),
+                    Err(mpsc::TryRecvError::Disconnected) => return Err(VmafError::Backend("a CPU worker thread died".into())),
+                }
+            };
+            self.in_flight -= 1;
+            self.pending.insert(r.index, r);
+            while let Some(&next) = self.order.front() {
+                match self.pending.remove(&next) {
+                    Some(r) => {
+                        self.order.pop_front();
+                        self.ready.push(r);
+                    }
+                    None => break,
+                }
+            }
+            if block {
+                return Ok(());
+            }
+        }
+    }
+}
+
+impl FeatureBackend for CpuBackend {
+    fn describe(&self) -> String {
+        format!("cpu ({} thread{})", self.threads, if self.threads == 1 { "" } else { "s" })
+    }
+
+    fn submit(&mut self, job: FrameJob) -> Result<(), VmafError> {
+        if let Some(ex) = &mut self.inline {
+            self.ready.push(ex.extract(&job));
+            return Ok(());
+        }
+        // Bound the queue: at most two frames per worker in flight.
+        while self.in_flight >= 2 * self.threads {
+            self.receive(true)?;
+        }
+        self.order.push_back(job.index);
+        self.jobs
+            .as_ref()
+            .ok_or_else(|| VmafError::Backend("CPU workers are stopped".into()))?
+            .send(job)
+            .map_err(|_| VmafError::Backend("CPU worker threads are gone".into()))?;
+        self.in_flight += 1;
+        Ok(())
+    }
+
+    fn collect(&mut self, wait: bool) -> Result<Vec<RawFeatures>, VmafError> {
+        if wait {
+            while self.in_flight > 0 {
+                self.receive(true)?;
+            }
+        } else {
+            self.receive(false)?;
+        }
+        Ok(std::mem::take(&mut self.ready))
+    }
+
+    fn reset(&mut self) -> Result<(), VmafError> {
+        if self.inline.is_none() {
+            self.stop();
+            self.start();
+        } else {
+            self.ready.clear();
+        }
+        Ok(())
+    }
+}
+
+impl Drop for CpuBackend {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

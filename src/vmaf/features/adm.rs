@@ -1,0 +1,556 @@
+//! Integer ADM (detail loss + additive impairment), mirroring libvmaf
+//! `feature/integer_adm.c` (scalar C path; the AVX2 DWT differs on some
+//! narrow frames and is not the reference).
+//!
+//! Per scale: a db2 DWT of reference and distorted (bands a, v, h, d), the
+//! decoupling of the distorted detail bands into restored (r) and additive (a)
+//! parts, the reference-band denominator, a contrast sensitivity weighting
+//! (CSF) and contrast masking (CM). Scale 0 is 16-bit fixed point, scales
+//! 1..3 32-bit; the masking and denominator sums are integers finished by
+//! `powf(·, 1/3)` in float, exactly as libvmaf.
+
+use super::adm_tables::{
+    ceil_log2_minus, div_lookup, dwt_indices, half_of_pow2, pow2_unsigned, rfactors, rfactors_s123_fixed,
+    rfactors_scale0_fixed, Region, DWT_HI, DWT_LO, DWT_LO_SUM,
+};
+
+/// ADM options (`integer_adm.c:options`) that change numbers.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AdmParams {
+    pub enhn_gain_limit: f64,
+    pub norm_view_dist: f64,
+    pub ref_display_height: i32,
+    pub noise_weight: f64,
+    pub dlm_weight: f64,
+    pub min_val: f64,
+}
+
+impl Default for AdmParams {
+    fn default() -> Self {
+        Self {
+            enhn_gain_limit: super::adm_tables::DEFAULT_EGL,
+            norm_view_dist: super::adm_tables::DEFAULT_NORM_VIEW_DIST,
+            ref_display_height: super::adm_tables::DEFAULT_REF_DISPLAY_HEIGHT,
+            noise_weight: super::adm_tables::DEFAULT_NOISE_WEIGHT,
+            dlm_weight: super::adm_tables::DEFAULT_DLM_WEIGHT,
+            min_val: 0.0,
+        }
+    }
+}
+
+/// What one frame yields.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AdmScores {
+    pub adm2: f64,
+    /// `None` where libvmaf leaves it uninitialised (denominator 0).
+    pub aim: Option<f64>,
+    pub adm3: Option<f64>,
+    /// Per scale: (numerator, denominator) as floats.
+    pub num: [f32; 4],
+    pub den: [f32; 4],
+}
+
+impl AdmScores {
+    /// `integer_adm_scaleN`: a double division of the two floats.
+    pub fn scale(&self, s: usize) -> f64 {
+        f64::from(self.num[s]) / f64::from(self.den[s])
+    }
+}
+
+/// The four DWT bands of one image at one scale; `w`x`h` samples each.
+#[derive(Default, Clone)]
+pub struct Bands {
+    pub a: Vec<i32>,
+    pub v: Vec<i32>,
+    pub h: Vec<i32>,
+    pub d: Vec<i32>,
+    pub w: usize,
+    pub hgt: usize,
+}
+
+impl Bands {
+    fn resize(&mut self, w: usize, h: usize) {
+        for b in [&mut self.a, &mut self.v, &mut self.h, &mut self.d] {
+            b.resize(w * h, 0);
+        }
+        self.w = w;
+        self.hgt = h;
+    }
+    /// Detail bands in libvmaf's θ order: h, v, d.
+    pub fn hvd(&self) -> [&[i32]; 3] {
+        [&self.h, &self.v, &self.d]
+    }
+}
+
+/// Three detail bands (h, v, d) sharing one size.
+#[derive(Default, Clone)]
+pub struct Triple(pub [Vec<i32>; 3]);
+
+impl Triple {
+    fn resize(&mut self, n: usize) {
+        for b in &mut self.0 {
+            b.resize(n, 0);
+        }
+    }
+    fn refs(&self) -> [&[i32]; 3] {
+        [&self.0[0], &self.0[1], &self.0[2]]
+    }
+}
+
+/// Scratch for one ADM extractor.
+#[derive(Default)]
+pub struct Adm {
+    div: Vec<i32>,
+    ref_b: Bands,
+    dis_b: Bands,
+    ref_prev_a: Vec<i32>,
+    dis_prev_a: Vec<i32>,
+    rst: Triple,
+    add: Triple,
+    csf_y: Triple,
+    csf_flt: Triple,
+    tmp_lo: Vec<i32>,
+    tmp_hi: Vec<i32>,
+}
+
+impl Adm {
+    pub fn new() -> Self {
+        Self { div: div_lookup(), ..Default::default() }
+    }
+
+    /// `integer_compute_adm` for one frame of `w`x`h` luma.
+    pub fn compute(&mut self, reference: &[u16], distorted: &[u16], w: usize, h: usize, bpc: u8, p: &AdmParams) -> AdmScores {
+        let mut out = AdmScores::default();
+        let (mut cw, mut ch) = (w, h);
+        let mut num = 0f64;
+        let mut den = 0f64;
+        let mut aim_num = 0f64;
+        for scale in 0..4 {
+            let (bw, bh) = (cw.div_ceil(2), ch.div_ceil(2));
+            if scale == 0 {
+                dwt_scale0(reference, cw, ch, bpc, &mut self.ref_b, &mut self.tmp_lo, &mut self.tmp_hi);
+                dwt_scale0(distorted, cw, ch, bpc, &mut self.dis_b, &mut self.tmp_lo, &mut self.tmp_hi);
+            } else {
+                std::mem::swap(&mut self.ref_prev_a, &mut self.ref_b.a);
+                std::mem::swap(&mut self.dis_prev_a, &mut self.dis_b.a);
+                dwt_s123(&self.ref_prev_a, cw, ch, scale, &mut self.ref_b, &mut self.tmp_lo, &mut self.tmp_hi);
+                dwt_s123(&self.dis_prev_a, cw, ch, scale, &mut self.dis_b, &mut self.tmp_lo, &mut self.tmp_hi);
+            }
+            cw = bw;
+            ch = bh;
+            let n = bw * bh;
+            for t in [&mut self.rst, &mut self.add, &mut self.csf_y, &mut self.csf_flt] {
+                t.resize(n);
+            }
+            decouple(scale, &self.ref_b, &self.dis_b, p.enhn_gain_limit, &self.div, &mut self.rst, &mut self.add);
+            let den_scale = csf_den(scale, &self.ref_b, p);
+            // Detail loss: CSF of the additive part, masking of the restored part.
+            csf(scale, &self.add.refs(), bw, bh, p, &mut self.csf_y, &mut self.csf_flt);
+            let num_scale = cm(scale, &self.rst.refs(), &self.csf_y.refs(), &self.csf_flt.refs(), bw, bh, p, p.noise_weight);
+            // AIM: CSF of the restored part, masking of the additive part, no noise floor.
+            csf(scale, &self.rst.refs(), bw, bh, p, &mut self.csf_y, &mut self.csf_flt);
+            let aim_scale = cm(scale, &self.add.refs(), &self.csf_y.refs(), &self.csf_flt.refs(), bw, bh, p, 0.0);
+            num += f64::from(num_scale);
+            den += f64::from(den_scale);
+            aim_num += f64::from(aim_scale);
+            out.num[scale] = num_scale;
+            out.den[scale] = den_scale;
+        }
+        let limit = 1e-10 * (w * h) as f64 / (1920.0 * 1080.0);
+        if num < limit {
+            num = 0.0;
+        }
+        if den < limit {
+            den = 0.0;
+        }
+        if den == 0.0 {
+            out.adm2 = 1.0;
+        } else {
+            let aim = aim_num / den;
+            out.adm2 = num / den;
+            out.aim = Some(aim);
+            out.adm3 = Some((out.adm2 * p.dlm_weight + (1.0 - aim) * (1.0 - p.dlm_weight)).max(p.min_val));
+        }
+        out
+    }
+}
+
+/// `adm_dwt2_8` / `adm_dwt2_16`: scale-0 DWT of pixels; everything narrowed to int16.
+pub fn dwt_scale0(src: &[u16], w: usize, h: usize, bpc: u8, out: &mut Bands, lo: &mut Vec<i32>, hi: &mut Vec<i32>) {
+    let shift = if bpc == 8 { 8 } else { u32::from(bpc) };
+    let round = 1i32 << (shift - 1);
+    let centre = DWT_LO_SUM.wrapping_mul(round);
+    let (bw, bh) = (w.div_ceil(2), h.div_ceil(2));
+    out.resize(bw, bh);
+    lo.resize(w, 0);
+    hi.resize(w, 0);
+    let iy = dwt_indices(h);
+    let ix = dwt_indices(w);
+    for i in 0..bh {
+        let rows = iy[i].map(|r| &src[r as usize * w..r as usize * w + w]);
+        for j in 0..w {
+            let s = [rows[0][j], rows[1][j], rows[2][j], rows[3][j]].map(i32::from);
+            let mut l = 0i32;
+            let mut hh = 0i32;
+            for k in 0..4 {
+                l = l.wrapping_add(DWT_LO[k] * s[k]);
+                hh = hh.wrapping_add(DWT_HI[k] * s[k]);
+            }
+            l = l.wrapping_sub(centre);
+            lo[j] = i32::from((l.wrapping_add(round) >> shift) as i16);
+            hi[j] = i32::from((hh.wrapping_add(round) >> shift) as i16);
+        }
+        horizontal(lo, hi, &ix, i * bw, out, |acc| i32::from(((acc + 32768) >> 16) as i16));
+    }
+}
+
+/// Horizontal DWT pass of one row pair (lo, hi) into the four bands.
+#[inline]
+fn horizontal(lo: &[i32], hi: &[i32], ix: &[[i32; 4]], base: usize, out: &mut Bands, fin: impl Fn(i64) -> i32) {
+    for (j, idx) in ix.iter().enumerate() {
+        let sl = idx.map(|c| i64::from(lo[c as usize]));
+        let sh = idx.map(|c| i64::from(hi[c as usize]));
+        let dot = |f: &[i32; 4], s: &[i64; 4]| -> i64 { (0..4).map(|k| i64::from(f[k]) * s[k]).sum() };
+        out.a[base + j] = fin(dot(&DWT_LO, &sl));
+        out.v[base + j] = fin(dot(&DWT_HI, &sl));
+        out.h[base + j] = fin(dot(&DWT_LO, &sh));
+        out.d[base + j] = fin(dot(&DWT_HI, &sh));
+    }
+}
+
+/// `adm_dwt2_s123_combined` for one image: int64 sums narrowed to int32.
+pub fn dwt_s123(src: &[i32], w: usize, h: usize, scale: usize, out: &mut Bands, lo: &mut Vec<i32>, hi: &mut Vec<i32>) {
+    let (v_add, v_shift): (i64, u32) = match scale {
+        1 => (0, 0),
+        _ => (32768, 16),
+    };
+    let (h_add, h_shift): (i64, u32) = match scale {
+        1 => (16384, 15),
+        2 => (32768, 16),
+        _ => (16384, 15),
+    };
+    let (bw, bh) = (w.div_ceil(2), h.div_ceil(2));
+    out.resize(bw, bh);
+    lo.resize(w, 0);
+    hi.resize(w, 0);
+    let iy = dwt_indices(h);
+    let ix = dwt_indices(w);
+    for i in 0..bh {
+        let rows = iy[i].map(|r| &src[r as usize * w..r as usize * w + w]);
+        for j in 0..w {
+            let s = [rows[0][j], rows[1][j], rows[2][j], rows[3][j]].map(i64::from);
+            let mut l = 0i64;
+            let mut hh = 0i64;
+            for k in 0..4 {
+                l += i64::from(DWT_LO[k]) * s[k];
+                hh += i64::from(DWT_HI[k]) * s[k];
+            }
+            lo[j] = ((l + v_add) >> v_shift) as i32;
+            hi[j] = ((hh + v_add) >> v_shift) as i32;
+        }
+        horizontal(lo, hi, &ix, i * bw, out, |acc| ((acc + h_add) >> h_shift) as i32);
+    }
+}
+
+/// (float)cos²(1°), `adm_decouple`.
+fn cos_1deg_sq() -> f32 {
+    let c = (1.0f64 * std::f64::consts::PI / 180.0).cos();
+    (c * c) as f32
+}
+
+/// `adm_decouple` (scale 0, int16) and `adm_decouple_s123` (int32), over E.
+pub fn decouple(scale: usize, rb: &Bands, db: &Bands, egl: f64, div: &[i32], rst: &mut Triple, add: &mut Triple) {
+    let (w, h) = (rb.w, rb.hgt);
+    let e = Region::extended(w, h);
+    let cos_sq = f64::from(cos_1deg_sq());
+    let o_b = rb.hvd();
+    let t_b = db.hvd();
+    for i in e.top..e.bottom {
+        for j in e.left..e.right {
+            let at = i as usize * w + j as usize;
+            let (oh, ov) = (i64::from(o_b[0][at]), i64::from(o_b[1][at]));
+            let (th, tv) = (i64::from(t_b[0][at]), i64::from(t_b[1][at]));
+            let ot_dp = oh * th + ov * tv;
+            let o_mag_sq = oh * oh + ov * ov;
+            let t_mag_sq = th * th + tv * tv;
+            let dp = f64::from(ot_dp as f32) / 4096.0;
+            let angle_flag = dp >= 0.0
+                && dp * dp >= cos_sq * (f64::from(o_mag_sq as f32) / 4096.0) * (f64::from(t_mag_sq as f32) / 4096.0);
+            for theta in 0..3 {
+                let o = o_b[theta][at];
+                let t = t_b[theta][at];
+                let k: i64 = if o == 0 {
+                    32768
+                } else if scale == 0 {
+                    // int32_t = (int64 * int16 + 16384) >> 15
+                    (((i64::from(div[(o + 32768) as usize]) * i64::from(t)) + 16384) >> 15) as i32 as i64
+                } else {
+                    let abs_o = o.unsigned_abs();
+                    let sign: i64 = if o < 0 { -1 } else { 1 };
+                    let (msb, sh) = if abs_o < 32768 { (abs_o, 0) } else { best15_from32(abs_o) };
+                    (i64::from(div[msb as usize + 32768]) * i64::from(t) * sign + (1i64 << (14 + sh))) >> (15 + sh)
+                };
+                let k = k.clamp(0, 32768);
+                let mut r: i64 = (k * i64::from(o) + 16384) >> 15;
+                if scale == 0 {
+                    r = i64::from(r as i16);
+                } else {
+                    r = i64::from(r as i32);
+                }
+                let rst_f = (k as f32 / 32768.0) * (o as f32 / 64.0);
+                if angle_flag && rst_f > 0.0 {
+                    let m = (r as f64 * egl).min_c(f64::from(t));
+                    r = if scale == 0 { i64::from(m as i16) } else { i64::from(m as i32) };
+                } else if angle_flag && rst_f < 0.0 {
+                    let m = (r as f64 * egl).max_c(f64::from(t));
+                    r = if scale == 0 { i64::from(m as i16) } else { i64::from(m as i32) };
+                }
+                rst.0[theta][at] = r as i32;
+                let a = i64::from(t) - r;
+                add.0[theta][at] = if scale == 0 { i32::from(a as i16) } else { a as i32 };
+            }
+        }
+    }
+}
+
+/// C's `MIN`/`MAX` macros: `(x < y) ? x : y`, no NaN special cases.
+trait CMinMax {
+    fn min_c(self, o: Self) -> Self;
+    fn max_c(self, o: Self) -> Self;
+}
+impl CMinMax for f64 {
+    fn min_c(self, o: f64) -> f64 {
+        if self < o { self } else { o }
+    }
+    fn max_c(self, o: f64) -> f64 {
+        if self > o { self } else { o }
+    }
+}
+
+/// `get_best15_from32`: the top 15 bits of `x`, rounded, and the shift used.
+fn best15_from32(x: u32) -> (u32, i64) {
+    let k = 17 - x.leading_zeros() as i64;
+    let m = (x + (1u32 << (k - 1))) >> k;
+    (u32::from(m as u16), k)
+}
+
+/// `adm_csf_den_scale` / `adm_csf_den_s123`: Σ|ref band|³ over C, per band.
+pub fn csf_den(scale: usize, rb: &Bands, p: &AdmParams) -> f32 {
+    let (w, h) = (rb.w, rb.hgt);
+    let c = Region::core(w, h);
+    let rf = rfactors(scale, p.norm_view_dist, p.ref_display_height);
+    let area = c.area();
+    let noise = (f64::from(area) * p.noise_weight) as f32;
+    let bands = rb.hvd();
+    let mut total = 0f32;
+    for (theta, band) in bands.iter().enumerate() {
+        let csf = if scale == 0 {
+            let shift = (f64::from(area).log2() - 20.0).ceil() as i32;
+            let shift = shift.max(0) as u32;
+            let add: u64 = if shift > 0 { 1 << (shift - 1) } else { 0 };
+            let mut acc = 0u64;
+            for i in c.top..c.bottom {
+                let row = &band[i as usize * w..];
+                let mut inner = 0u64;
+                for j in c.left..c.right {
+                    let x = u64::from(row[j as usize].unsigned_abs() as u16);
+                    inner += x * x * x;
+                }
+                acc += (inner + add) >> shift;
+            }
+            let div = 2f64.powi(18 - shift as i32);
+            (acc as f64 / div) * f64::from(rf[theta]).powi(3)
+        } else {
+            let shift_sq = [31u32, 30, 31][scale - 1];
+            let add_sq = 1u64 << shift_sq;
+            let convert = [32i64, 27, 23][scale - 1];
+            let shift_cub = ceil_log2_minus((c.right - c.left) as usize, 0.0);
+            let add_cub = half_of_pow2(shift_cub) as u64;
+            let shift_acc = ceil_log2_minus((c.bottom - c.top) as usize, 0.0);
+            let add_acc = half_of_pow2(shift_acc) as u64;
+            let mut acc = 0u64;
+            for i in c.top..c.bottom {
+                let row = &band[i as usize * w..];
+                let mut inner = 0u64;
+                for j in c.left..c.right {
+                    let x = u64::from(row[j as usize].unsigned_abs());
+                    inner += ((((x * x) + add_sq) >> shift_sq) * x + add_cub) >> shift_cub;
+                }
+                acc += (inner + add_acc) >> shift_acc;
+            }
+            let div = pow2_unsigned(convert, i64::from(shift_acc) + i64::from(shift_cub));
+            (acc as f64 / div) * f64::from(rf[theta]).powi(3)
+        };
+        let band_val = (csf as f32).powf(1.0 / 3.0) + noise.powf(1.0 / 3.0);
+        total = if theta == 0 { band_val } else { total + band_val };
+    }
+    total
+}
+
+/// `adm_csf` / `i4_adm_csf` over E: `y` = CSF-weighted band, `flt` ≈ |y|/30.
+pub fn csf(scale: usize, src: &[&[i32]; 3], w: usize, h: usize, p: &AdmParams, y: &mut Triple, flt: &mut Triple) {
+    let e = Region::extended(w, h);
+    if scale == 0 {
+        let rf = rfactors_scale0_fixed(p.norm_view_dist, p.ref_display_height);
+        const SHIFT: [u32; 3] = [15, 15, 17];
+        const ADD: [i32; 3] = [16384, 16384, 65535];
+        for theta in 0..3 {
+            for i in e.top..e.bottom {
+                for j in e.left..e.right {
+                    let at = i as usize * w + j as usize;
+                    let v = rf[theta].wrapping_mul(src[theta][at]);
+                    let yy = (v.wrapping_add(ADD[theta]) >> SHIFT[theta]) as i16;
+                    y.0[theta][at] = i32::from(yy);
+                    flt.0[theta][at] = i32::from(((4369 * i32::from(yy).abs() + 2048) >> 12) as i16);
+                }
+            }
+        }
+    } else {
+        let rf = rfactors_s123_fixed(scale, p.norm_view_dist, p.ref_display_height);
+        for theta in 0..3 {
+            for i in e.top..e.bottom {
+                for j in e.left..e.right {
+                    let at = i as usize * w + j as usize;
+                    let yy = ((i64::from(rf[theta]) * i64::from(src[theta][at]) + (1 << 27)) >> 28) as i32;
+                    y.0[theta][at] = yy;
+                    // The +2^31 rounding lives in an int32 in libvmaf and is −2^31.
+                    flt.0[theta][at] = ((143165577i64 * i64::from(yy.wrapping_abs()) - (1i64 << 31)) >> 32) as i32;
+                }
+            }
+        }
+    }
+}
+
+/// `adm_cm` / `i4_adm_cm`: contrast masking of `src` by the CSF output of the
+/// other part (`centre` = its y, `nbr` = its |y|/30), summed over C.
+#[allow(clippy::too_many_arguments)]
+pub fn cm(scale: usize, src: &[&[i32]; 3], centre: &[&[i32]; 3], nbr: &[&[i32]; 3], w: usize, h: usize, p: &AdmParams, noise_weight: f64) -> f32 {
+    let c = Region::core(w, h);
+    let rows = c.top.max(0)..c.bottom.min(h as i32);
+    let cols = c.left.max(0)..c.right.min(w as i32);
+    let (wi, hi) = (w as i32, h as i32);
+    // Neighbour mirror: −1 reads 1, n reads n−1.
+    let my = |y: i32| -> usize {
+        (if y < 0 { -y } else if y >= hi { hi - 1 } else { y }) as usize
+    };
+    let mx = |x: i32| -> usize {
+        (if x < 0 { -x } else if x >= wi { wi - 1 } else { x }) as usize
+    };
+    let shift_inner = ceil_log2_minus(h, 0.0);
+    let add_inner = half_of_pow2(shift_inner);
+    let area = c.area();
+    let noise = (f64::from(area) * noise_weight) as f32;
+
+    let thr_at = |i: i32, j: i32| -> i32 {
+        let mut thr = 0i32;
+        for theta in 0..3 {
+            let f = nbr[theta];
+            let mut sum = 0i32;
+            for dy in -1..=1 {
+                for dx in -1..=1 {
+                    if dy == 0 && dx == 0 {
+                        continue;
+                    }
+                    sum = sum.wrapping_add(f[my(i + dy) * w + mx(j + dx)]);
+                }
+            }
+            let yc = centre[theta][i as usize * w + j as usize];
+            let centre_term = if scale == 0 {
+                i32::from(((8738 * yc.abs() + 2048) >> 12) as i16)
+            } else {
+                ((286331153i64 * i64::from(yc.wrapping_abs()) - (1i64 << 31)) >> 32) as i32
+            };
+            thr = thr.wrapping_add(sum.wrapping_add(centre_term));
+        }
+        thr
+    };
+
+    let mut acc = [0i64; 3];
+    let f: [f32; 3];
+    if scale == 0 {
+        let rf = rfactors_scale0_fixed(p.norm_view_dist, p.ref_display_height);
+        let shift_cub = [ceil_log2_minus(w, 4.0), ceil_log2_minus(w, 4.0), ceil_log2_minus(w, 3.0)];
+        let add_cub = shift_cub.map(half_of_pow2);
+        const SUB: [u32; 3] = [10, 10, 12];
+        const SQ_SHIFT: [u32; 3] = [29, 29, 30];
+        for i in rows {
+            let mut inner = [0i64; 3];
+            for j in cols.clone() {
+                let thr = thr_at(i, j);
+                let at = i as usize * w + j as usize;
+                for theta in 0..3 {
+                    let x = src[theta][at].wrapping_mul(rf[theta]);
+                    let u = (x.wrapping_abs().wrapping_sub(thr.wrapping_shl(SUB[theta]))).max(0);
+                    let u64v = i64::from(u);
+                    let u2 = ((u64v * u64v + (1i64 << (SQ_SHIFT[theta] - 1))) >> SQ_SHIFT[theta]) as i32;
+                    inner[theta] += (i64::from(u2) * u64v + add_cub[theta]) >> shift_cub[theta];
+                }
+            }
+            for theta in 0..3 {
+                acc[theta] += (inner[theta] + add_inner) >> shift_inner;
+            }
+        }
+        f = [
+            (acc[0] as f64 / pow2_unsigned(52, i64::from(shift_cub[0]) + i64::from(shift_inner))) as f32,
+            (acc[1] as f64 / pow2_unsigned(52, i64::from(shift_cub[1]) + i64::from(shift_inner))) as f32,
+            (acc[2] as f64 / pow2_unsigned(57, i64::from(shift_cub[2]) + i64::from(shift_inner))) as f32,
+        ];
+    } else {
+        let rf = rfactors_s123_fixed(scale, p.norm_view_dist, p.ref_display_height);
+        let shift_cub = ceil_log2_minus(w, 0.0);
+        let add_cub = half_of_pow2(shift_cub);
+        for i in rows {
+            let mut inner = [0i64; 3];
+            for j in cols.clone() {
+                let thr = thr_at(i, j);
+                let at = i as usize * w + j as usize;
+                for theta in 0..3 {
+                    let x = ((i64::from(src[theta][at]) * i64::from(rf[theta]) + (1 << 27)) >> 28) as i32;
+                    let u = (x.wrapping_abs().wrapping_sub(thr)).max(0);
+                    let u64v = i64::from(u);
+                    let u2 = ((u64v * u64v + (1i64 << 29)) >> 30) as i32;
+                    inner[theta] += (i64::from(u2) * u64v + add_cub) >> shift_cub;
+                }
+            }
+            for theta in 0..3 {
+                acc[theta] += (inner[theta] + add_inner) >> shift_inner;
+            }
+        }
+        let k = [45i64, 39, 36][scale - 1];
+        let fs = pow2_unsigned(k, i64::from(shift_cub) + i64::from(shift_inner)) as f32;
+        f = acc.map(|a| a as f32 / fs);
+    }
+    let nz = noise.powf(1.0 / 3.0);
+    let b = f.map(|x| x.powf(1.0 / 3.0) + nz);
+    (b[0] + b[1]) + b[2]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn textured(w: usize, h: usize, seed: u32) -> Vec<u16> {
+        let mut s = seed;
+        (0..w * h)
+            .map(|i| {
+                s = s.wrapping_mul(1664525).wrapping_add(1013904223);
+                let base = ((i % w) * 3 + (i / w) * 2) % 200;
+                (base as u32 + (s >> 28)) as u16
+            })
+            .collect()
+    }
+
+    #[test]
+    fn identical_frames_score_one() {
+        let (w, h) = (96, 64);
+        let img = textured(w, h, 7);
+        let s = Adm::new().compute(&img, &img, w, h, 8, &AdmParams::default());
+        assert!((s.adm2 - 1.0).abs() < 1e-4, "{s:?}");
+    }
+
+    #[test]
+    fn best15_rounds_top_bits() {
+        assert_eq!(best15_from32(65535), (32768, 1));
+        assert_eq!(best15_from32(1 << 20), (1 << 14, 6));
+    }
+}

@@ -1,0 +1,406 @@
+//! Integer VIF, mirroring libvmaf `feature/integer_vif.c` (scalar C path).
+//!
+//! Four scales. Scale 0 filters the full-resolution luma with a 17-tap filter;
+//! each further scale low-passes the previous one with that scale's filter and
+//! keeps the even samples. All filters are separable, vertical pass first, and
+//! every border is a reflection without repeating the edge sample (R101).
+//!
+//! Per pixel the local means and (co)variances are fixed point; the
+//! information terms go through a 2048·log2 look-up table and are summed in
+//! 64-bit integers, so the only floating point is the per-pixel gain `g` (in
+//! double, as libvmaf) and the per-scale num/den (stored as `f32`).
+
+use super::mirror_r101;
+
+/// `integer_vif.h:vif_filter1d_table`: Q16 Gaussian taps, each row sums to 65536.
+pub const VIF_FILTERS: [&[u16]; 4] = [
+    &[489, 935, 1640, 2640, 3896, 5274, 6547, 7455, 7784, 7455, 6547, 5274, 3896, 2640, 1640, 935, 489],
+    &[1244, 3663, 7925, 12590, 14692, 12590, 7925, 3663, 1244],
+    &[3571, 16004, 26386, 16004, 3571],
+    &[10904, 43728, 10904],
+];
+
+/// sigma_nsq = 2.0 in Q16 of 8-bit-pixel² units.
+pub const SIGMA_NSQ: i32 = 65536 << 1;
+
+/// Default enhancement gain limit (`DEFAULT_VIF_ENHN_GAIN_LIMIT`).
+pub const DEFAULT_EGL: f64 = 100.0;
+
+/// The 2048·log2 table, `integer_vif.c:log_generate`. Only 32768..=65535 are
+/// ever read (arguments are normalised to their top 16 bits).
+pub fn log2_table() -> Vec<u16> {
+    let mut table = vec![0u16; 65536];
+    for (i, slot) in table.iter_mut().enumerate().skip(32767) {
+        // log2f in float, times 2048 in float, rounded half away from zero in double.
+        *slot = (f64::from((i as f32).log2() * 2048.0f32)).round() as u16;
+    }
+    table
+}
+
+/// `integer_vif.h:log2_32` / `log2_64`: 2048·log2(x) from the top 16 bits (truncated).
+#[inline]
+pub fn log2_fixed(table: &[u16], x: u64) -> i64 {
+    let k = 48 - x.leading_zeros() as i64; // bit length − 16
+    i64::from(table[(x >> k) as usize]) + 2048 * k
+}
+
+/// Per-scale integer sums; the CPU twin of what `kernels/vif_statistic.hip` reduces.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VifAccum {
+    pub num_log: i64,
+    pub den_log: i64,
+    pub num_non_log: i64,
+    pub den_non_log: i64,
+}
+
+impl VifAccum {
+    pub fn add(&mut self, o: &VifAccum) {
+        self.num_log += o.num_log;
+        self.den_log += o.den_log;
+        self.num_non_log += o.num_non_log;
+        self.den_non_log += o.den_non_log;
+    }
+
+    /// `vif_statistic_*`: num and den computed in double, stored as float.
+    pub fn num_den(&self) -> (f32, f32) {
+        let num = self.num_log as f64 / 2048.0
+            + (self.den_non_log as f64 - (self.num_non_log as f64 / 16384.0) / 65025.0);
+        let den = self.den_log as f64 / 2048.0 + self.den_non_log as f64;
+        (num as f32, den as f32)
+    }
+
+    /// One pixel's contribution from its filtered moments.
+    ///
+    /// `mu1`, `mu2` are the Q16·(8-bit) means; `xx`, `yy`, `xy` the 64-bit
+    /// filtered second moments before the final `>> 16`.
+    #[inline]
+    pub fn pixel(&mut self, table: &[u16], egl: f64, mu1: u32, mu2: u32, xx: u64, yy: u64, xy: u64) {
+        let mu1_sq = ((u64::from(mu1) * u64::from(mu1) + 0x8000_0000) >> 32) as u32;
+        let mu2_sq = ((u64::from(mu2) * u64::from(mu2) + 0x8000_0000) >> 32) as u32;
+        let mu1_mu2 = ((u64::from(mu1) * u64::from(mu2) + 0x8000_0000) >> 32) as u32;
+        let xx = ((xx + 32768) >> 16) as u32;
+        let yy = ((yy + 32768) >> 16) as u32;
+        let xy = ((xy + 32768) >> 16) as u32;
+        // uint32 differences reinterpreted as int32, as libvmaf does.
+        let sigma1_sq = xx.wrapping_sub(mu1_sq) as i32;
+        let sigma2_sq = (yy.wrapping_sub(mu2_sq) as i32).max(0);
+        let sigma12 = xy.wrapping_sub(mu1_mu2) as i32;
+        if sigma1_sq >= SIGMA_NSQ {
+            let den_arg = SIGMA_NSQ.wrapping_add(sigma1_sq) as u32;
+            self.den_log += log2_fixed(table, u64::from(den_arg)) - 2048 * 17;
+            if sigma12 > 0 && sigma2_sq > 0 {
+                // Double precision, in libvmaf's evaluation order; the gain
+                // limit applies only after sv_sq was formed.
+                let eps = 65536.0 * 1.0e-10;
+                let mut g = f64::from(sigma12) / (f64::from(sigma1_sq) + eps);
+                let sv_sq = ((f64::from(sigma2_sq) - g * f64::from(sigma12)) as i32).max(0);
+                if egl < g {
+                    g = egl;
+                }
+                let numer1 = (sv_sq as u32).wrapping_add(SIGMA_NSQ as u32);
+                let numer1_tmp = (g * g * f64::from(sigma1_sq)) as i64 + i64::from(numer1);
+                self.num_log += log2_fixed(table, numer1_tmp as u64) - log2_fixed(table, u64::from(numer1));
+            }
+        } else {
+            self.num_non_log += i64::from(sigma2_sq);
+            self.den_non_log += 1;
+        }
+    }
+}
+
+/// Fixed-point shifts of one VIF scale.
+#[derive(Clone, Copy, Debug)]
+pub struct VifShifts {
+    /// Vertical mean: round then shift.
+    pub mu_shift: u32,
+    /// Vertical second moments shift (0 = unshifted, 8-bit scale 0).
+    pub sq_shift: u32,
+}
+
+impl VifShifts {
+    /// `vif_statistic_8` / `vif_statistic_16` shift selection.
+    pub fn for_scale(scale: usize, bpc: u8) -> Self {
+        if scale == 0 {
+            if bpc == 8 {
+                Self { mu_shift: 8, sq_shift: 0 }
+            } else {
+                Self { mu_shift: u32::from(bpc), sq_shift: 2 * (u32::from(bpc) - 8) }
+            }
+        } else {
+            Self { mu_shift: 16, sq_shift: 16 }
+        }
+    }
+}
+
+#[inline]
+fn rnd_u64(x: u64, s: u32) -> u64 {
+    if s == 0 { x } else { (x + (1u64 << (s - 1))) >> s }
+}
+
+/// Scratch for one VIF extractor; sized once for the largest scale.
+#[derive(Default)]
+pub struct Vif {
+    table: Vec<u16>,
+    // Vertical-pass rows, padded by `PAD` on each side for the horizontal mirror.
+    v_mu1: Vec<u32>,
+    v_mu2: Vec<u32>,
+    v_xx: Vec<u32>,
+    v_yy: Vec<u32>,
+    v_xy: Vec<u32>,
+    acc64: [Vec<u64>; 3],
+    acc32: [Vec<u32>; 2],
+    // Decimated images of the next scale (ref, dis).
+    next_ref: Vec<u16>,
+    next_dis: Vec<u16>,
+    cur_ref: Vec<u16>,
+    cur_dis: Vec<u16>,
+}
+
+const PAD: usize = 8;
+
+/// Per-scale (num, den) as libvmaf stores them.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct VifScales {
+    pub num: [f32; 4],
+    pub den: [f32; 4],
+}
+
+impl VifScales {
+    /// `integer_vif.c:write_scores`: a float division per scale.
+    pub fn score(&self, scale: usize) -> f64 {
+        f64::from(self.num[scale] / self.den[scale])
+    }
+}
+
+impl Vif {
+    pub fn new() -> Self {
+        Self { table: log2_table(), ..Default::default() }
+    }
+
+    pub fn table(&self) -> &[u16] {
+        &self.table
+    }
+
+    fn ensure(&mut self, w: usize, h: usize) {
+        let n = w + 2 * PAD;
+        for v in [&mut self.v_mu1, &mut self.v_mu2, &mut self.v_xx, &mut self.v_yy, &mut self.v_xy] {
+            v.resize(n, 0);
+        }
+        for v in &mut self.acc64 {
+            v.resize(w, 0);
+        }
+        for v in &mut self.acc32 {
+            v.resize(w, 0);
+        }
+        let half = (w / 2) * (h / 2);
+        for v in [&mut self.next_ref, &mut self.next_dis, &mut self.cur_ref, &mut self.cur_dis] {
+            v.resize(half.max(1), 0);
+        }
+    }
+
+    /// All four scales. `skip_scale0` mirrors the `vif_skip_scale0` option.
+    pub fn compute(&mut self, reference: &[u16], distorted: &[u16], w: usize, h: usize, bpc: u8, egl: f64) -> VifScales {
+        self.ensure(w, h);
+        let mut out = VifScales::default();
+        let mut cur_ref = std::mem::take(&mut self.cur_ref);
+        let mut cur_dis = std::mem::take(&mut self.cur_dis);
+        let mut next_ref = std::mem::take(&mut self.next_ref);
+        let mut next_dis = std::mem::take(&mut self.next_dis);
+        let (mut sw, mut sh) = (w, h);
+        for scale in 0..4 {
+            if scale > 0 {
+                let (src_r, src_d): (&[u16], &[u16]) =
+                    if scale == 1 { (reference, distorted) } else { (&cur_ref, &cur_dis) };
+                self.decimate(src_r, src_d, sw, sh, scale, bpc, &mut next_ref, &mut next_dis);
+                std::mem::swap(&mut cur_ref, &mut next_ref);
+                std::mem::swap(&mut cur_dis, &mut next_dis);
+                sw /= 2;
+                sh /= 2;
+            }
+            let (r, d): (&[u16], &[u16]) = if scale == 0 { (reference, distorted) } else { (&cur_ref, &cur_dis) };
+            let acc = self.statistic(r, d, sw, sh, scale, bpc, egl);
+            let (num, den) = acc.num_den();
+            out.num[scale] = num;
+            out.den[scale] = den;
+        }
+        self.cur_ref = cur_ref;
+        self.cur_dis = cur_dis;
+        self.next_ref = next_ref;
+        self.next_dis = next_dis;
+        out
+    }
+
+    /// `vif_statistic_8` / `vif_statistic_16` for one scale of a `w`x`h` image.
+    #[allow(clippy::too_many_arguments)]
+    pub fn statistic(&mut self, r: &[u16], d: &[u16], w: usize, h: usize, scale: usize, bpc: u8, egl: f64) -> VifAccum {
+        let filt = VIF_FILTERS[scale];
+        let half = filt.len() / 2;
+        let sh = VifShifts::for_scale(scale, bpc);
+        let mut total = VifAccum::default();
+        for i in 0..h {
+            // Vertical pass into u32 rows (libvmaf's tmp buffers are uint32).
+            {
+                let [a_xx, a_yy, a_xy] = &mut self.acc64;
+                let [a_mu1, a_mu2] = &mut self.acc32;
+                a_mu1[..w].fill(0);
+                a_mu2[..w].fill(0);
+                a_xx[..w].fill(0);
+                a_yy[..w].fill(0);
+                a_xy[..w].fill(0);
+                for (k, &c) in filt.iter().enumerate() {
+                    let row = mirror_r101(i as isize - half as isize + k as isize, h);
+                    let rr = &r[row * w..row * w + w];
+                    let dr = &d[row * w..row * w + w];
+                    let c = u32::from(c);
+                    for j in 0..w {
+                        let x = u32::from(rr[j]);
+                        let y = u32::from(dr[j]);
+                        let cx = c * x;
+                        let cy = c * y;
+                        a_mu1[j] = a_mu1[j].wrapping_add(cx);
+                        a_mu2[j] = a_mu2[j].wrapping_add(cy);
+                        a_xx[j] += u64::from(cx) * u64::from(x);
+                        a_yy[j] += u64::from(cy) * u64::from(y);
+                        a_xy[j] += u64::from(cx) * u64::from(y);
+                    }
+                }
+                let mu_round = 1u32 << (sh.mu_shift - 1);
+                for j in 0..w {
+                    self.v_mu1[PAD + j] = a_mu1[j].wrapping_add(mu_round) >> sh.mu_shift;
+                    self.v_mu2[PAD + j] = a_mu2[j].wrapping_add(mu_round) >> sh.mu_shift;
+                    self.v_xx[PAD + j] = rnd_u64(a_xx[j], sh.sq_shift) as u32;
+                    self.v_yy[PAD + j] = rnd_u64(a_yy[j], sh.sq_shift) as u32;
+                    self.v_xy[PAD + j] = rnd_u64(a_xy[j], sh.sq_shift) as u32;
+                }
+            }
+            for v in [&mut self.v_mu1, &mut self.v_mu2, &mut self.v_xx, &mut self.v_yy, &mut self.v_xy] {
+                pad_row(v, w, half);
+            }
+            // Horizontal pass.
+            let mut row_acc = VifAccum::default();
+            let base = PAD - half;
+            for j in 0..w {
+                let mut mu1 = 0u32;
+                let mut mu2 = 0u32;
+                let mut xx = 0u64;
+                let mut yy = 0u64;
+                let mut xy = 0u64;
+                for (k, &c) in filt.iter().enumerate() {
+                    let idx = base + j + k;
+                    let c32 = u32::from(c);
+                    mu1 = mu1.wrapping_add(c32 * self.v_mu1[idx]);
+                    mu2 = mu2.wrapping_add(c32 * self.v_mu2[idx]);
+                    let c64 = u64::from(c);
+                    xx += c64 * u64::from(self.v_xx[idx]);
+                    yy += c64 * u64::from(self.v_yy[idx]);
+                    xy += c64 * u64::from(self.v_xy[idx]);
+                }
+                row_acc.pixel(&self.table, egl, mu1, mu2, xx, yy, xy);
+            }
+            total.add(&row_acc);
+        }
+        total
+    }
+
+    /// `subsample_rd_8` / `subsample_rd_16` + `decimate_and_pad`: low-pass the
+    /// `w`x`h` image with the filter of `new_scale` and keep even samples.
+    /// Only the kept samples are computed (each output is independent).
+    #[allow(clippy::too_many_arguments)]
+    fn decimate(&mut self, r: &[u16], d: &[u16], w: usize, h: usize, new_scale: usize, bpc: u8, out_r: &mut Vec<u16>, out_d: &mut Vec<u16>) {
+        let filt = VIF_FILTERS[new_scale];
+        let half = filt.len() / 2;
+        // Vertical shift: from 8-bit (or bpc) pixels into the ×256 domain at
+        // the first decimation, Q16 afterwards.
+        let v_shift: u32 = if new_scale == 1 { u32::from(bpc) } else { 16 };
+        let v_round = 1u32 << (v_shift - 1);
+        let (ow, oh) = (w / 2, h / 2);
+        out_r.resize(ow * oh, 0);
+        out_d.resize(ow * oh, 0);
+        for oi in 0..oh {
+            let i = 2 * oi;
+            let [a_r, a_d] = &mut self.acc32;
+            a_r[..w].fill(0);
+            a_d[..w].fill(0);
+            for (k, &c) in filt.iter().enumerate() {
+                let row = mirror_r101(i as isize - half as isize + k as isize, h);
+                let rr = &r[row * w..row * w + w];
+                let dr = &d[row * w..row * w + w];
+                let c = u32::from(c);
+                for j in 0..w {
+                    a_r[j] = a_r[j].wrapping_add(c * u32::from(rr[j]));
+                    a_d[j] = a_d[j].wrapping_add(c * u32::from(dr[j]));
+                }
+            }
+            for j in 0..w {
+                // 8-bit: uint32 tmp; 16-bit: stored through uint16.
+                let vr = a_r[j].wrapping_add(v_round) >> v_shift;
+                let vd = a_d[j].wrapping_add(v_round) >> v_shift;
+                if bpc == 8 && new_scale == 1 {
+                    self.v_mu1[PAD + j] = vr;
+                    self.v_mu2[PAD + j] = vd;
+                } else {
+                    self.v_mu1[PAD + j] = u32::from(vr as u16);
+                    self.v_mu2[PAD + j] = u32::from(vd as u16);
+                }
+            }
+            pad_row(&mut self.v_mu1, w, half);
+            pad_row(&mut self.v_mu2, w, half);
+            let base = PAD - half;
+            for oj in 0..ow {
+                let j = 2 * oj;
+                let mut sr = 0u32;
+                let mut sd = 0u32;
+                for (k, &c) in filt.iter().enumerate() {
+                    sr = sr.wrapping_add(u32::from(c) * self.v_mu1[base + j + k]);
+                    sd = sd.wrapping_add(u32::from(c) * self.v_mu2[base + j + k]);
+                }
+                out_r[oi * ow + oj] = (sr.wrapping_add(32768) >> 16) as u16;
+                out_d[oi * ow + oj] = (sd.wrapping_add(32768) >> 16) as u16;
+            }
+        }
+    }
+}
+
+/// `integer_vif.h:PADDING_SQ_DATA`: mirror `half` samples at each end of a
+/// row stored at offset `PAD`, without repeating the edge sample.
+#[inline]
+fn pad_row(v: &mut [u32], w: usize, half: usize) {
+    for f in 1..=half {
+        v[PAD - f] = v[PAD + f];
+        v[PAD + w - 1 + f] = v[PAD + w - 1 - f];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_sum_to_one_in_q16() {
+        for f in VIF_FILTERS {
+            assert_eq!(f.iter().map(|&c| u32::from(c)).sum::<u32>(), 65536);
+        }
+    }
+
+    #[test]
+    fn log2_table_known_values() {
+        let t = log2_table();
+        assert_eq!(t[32768], 15 * 2048);
+        assert_eq!(t[65535], 32768); // log2(65535)·2048 = 32767.96 → 32768
+        // log2_fixed reads the top 16 bits: 2^17 → 17·2048.
+        assert_eq!(log2_fixed(&t, 1 << 17), 17 * 2048);
+        assert_eq!(log2_fixed(&t, (1 << 40) + 12345), 40 * 2048);
+    }
+
+    #[test]
+    fn identical_flat_images_have_no_information_loss() {
+        let (w, h) = (64, 48);
+        let img = vec![128u16; w * h];
+        let mut vif = Vif::new();
+        let s = vif.compute(&img, &img, w, h, 8, DEFAULT_EGL);
+        // Flat: every pixel takes the non-log branch with sigma2 = 0, so num = den.
+        for scale in 0..4 {
+            assert_eq!(s.score(scale), 1.0, "scale {scale}");
+        }
+    }
+}

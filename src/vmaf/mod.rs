@@ -1,0 +1,104 @@
+//! The pure-Rust VMAF engine: libvmaf's integer extractors and SVM models,
+//! bit-exact with libvmaf f85a8536, and a streaming API for the element.
+//!
+//! Knows nothing about GStreamer or HIP: a [`FeatureBackend`] computes the
+//! per-frame features (the CPU one lives here, the HIP one in `crate::hip`),
+//! and [`Scorer`] turns them into per-frame scores with the motion lag, the
+//! model, and pooling.
+
+#![forbid(unsafe_code)]
+
+pub mod cpu;
+pub mod features;
+pub mod model;
+pub mod output;
+pub mod picture;
+pub mod pool;
+mod scorer;
+pub mod yuv;
+
+pub use cpu::CpuBackend;
+pub use features::{Plan, RawFeatures};
+pub use model::{Bootstrap, ModelFlags, ModelSet};
+pub use picture::{Frame, Picture, PixelFormat, Plane};
+pub use pool::{PoolMethod, Pooled};
+pub use scorer::{EngineConfig, FrameScores, PooledScores, Scorer};
+
+use std::fmt;
+use std::sync::Arc;
+
+/// Everything that can go wrong in the engine, with enough words to act on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum VmafError {
+    /// A picture's own description is inconsistent (sizes, strides, depth).
+    InvalidPicture(String),
+    /// Reference and distorted (or successive frames) do not agree.
+    Mismatch(String),
+    /// The frame is smaller than the extractors are defined for.
+    TooSmall(String),
+    /// A model file is malformed; `source` names the file or built-in model.
+    Model { source: String, what: String },
+    /// A model asks for something this engine does not implement.
+    Unsupported(String),
+    /// The feature backend (worker threads, GPU) failed.
+    Backend(String),
+    /// Reading input or writing results failed.
+    Io(String),
+}
+
+impl fmt::Display for VmafError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            VmafError::InvalidPicture(s) => write!(f, "invalid picture: {s}"),
+            VmafError::Mismatch(s) => write!(f, "mismatched input: {s}"),
+            VmafError::TooSmall(s) => write!(f, "frame too small: {s}"),
+            VmafError::Model { source, what } => write!(f, "model {source}: {what}"),
+            VmafError::Unsupported(s) => write!(f, "unsupported: {s}"),
+            VmafError::Backend(s) => write!(f, "backend: {s}"),
+            VmafError::Io(s) => write!(f, "I/O: {s}"),
+        }
+    }
+}
+
+impl std::error::Error for VmafError {}
+
+/// Smallest luma width/height: ADM's fourth DWT needs an input of at least
+/// 5 samples (libvmaf is undefined below that, and crashes at 16).
+pub const MIN_SIZE: usize = 33;
+
+/// One frame pair as handed to a backend.
+#[derive(Clone, Debug)]
+pub struct FrameJob {
+    pub index: u64,
+    pub reference: Arc<Frame>,
+    pub distorted: Arc<Frame>,
+    /// Reference of frame `index − 1`, for motion (None for the first frame).
+    pub prev_reference: Option<Arc<Frame>>,
+    /// False for frames `subsample` skips (only motion is computed).
+    pub scored: bool,
+}
+
+/// Computes per-frame features; implemented by the CPU engine and the HIP engine.
+pub trait FeatureBackend: Send {
+    /// Human-readable backend and device, e.g. "cpu (2 threads)".
+    fn describe(&self) -> String;
+    /// Queue one frame pair. May block while the backend is full.
+    fn submit(&mut self, job: FrameJob) -> Result<(), VmafError>;
+    /// Finished frames in submission order; with `wait`, everything submitted.
+    fn collect(&mut self, wait: bool) -> Result<Vec<RawFeatures>, VmafError>;
+    /// Drop queued work (flushing seek, state change).
+    fn reset(&mut self) -> Result<(), VmafError>;
+}
+
+/// What the element drives: a streaming VMAF computation.
+pub trait Engine: Send {
+    fn describe(&self) -> String;
+    /// Push one frame pair; returns the frames whose scores became final.
+    fn push(&mut self, reference: &Picture<'_>, distorted: &Picture<'_>) -> Result<Vec<FrameScores>, VmafError>;
+    /// End of stream (or segment): the remaining frames.
+    fn flush(&mut self) -> Result<Vec<FrameScores>, VmafError>;
+    /// Pooled scores over the frames finalised so far.
+    fn pooled(&self) -> PooledScores;
+    /// Forget all frames (after a flushing seek).
+    fn reset(&mut self) -> Result<(), VmafError>;
+}

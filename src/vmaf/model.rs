@@ -1,0 +1,469 @@
+//! libvmaf JSON models: feature list and options, normalisation, libsvm
+//! nu-SVR with RBF kernel, score transform and clipping
+//! (`read_json_model.c`, `predict.c`, `svm.cpp`), and bootstrap collections.
+
+use super::VmafError;
+use serde_json::Value;
+use std::path::Path;
+
+/// Built-in models: (version name, JSON text). Netflix's files, unmodified;
+/// their licence is `models/LICENSE`.
+pub const BUILT_IN: &[(&str, &str)] = &[
+    ("vmaf_v0.6.1", include_str!("../../models/vmaf_v0.6.1.json")),
+    ("vmaf_v0.6.1neg", include_str!("../../models/vmaf_v0.6.1neg.json")),
+    ("vmaf_4k_v0.6.1", include_str!("../../models/vmaf_4k_v0.6.1.json")),
+];
+
+/// One option value from `feature_opts_dicts`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OptValue {
+    Number(f64),
+    Bool(bool),
+}
+
+/// One model input: libvmaf's raw feature name plus its extractor options.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelFeature {
+    pub name: String,
+    pub options: Vec<(String, OptValue)>,
+    pub slope: f64,
+    pub intercept: f64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Transform {
+    pub enabled: bool,
+    pub p0: Option<f64>,
+    pub p1: Option<f64>,
+    pub p2: Option<f64>,
+    pub knots: Vec<(f64, f64)>,
+    pub out_lte_in: bool,
+    pub out_gte_in: bool,
+}
+
+/// libsvm model: support vectors as (coefficient, sparse (index, value) list).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Svm {
+    pub gamma: f64,
+    pub rho: f64,
+    pub support: Vec<(f64, Vec<(i32, f64)>)>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Model {
+    pub name: String,
+    pub features: Vec<ModelFeature>,
+    pub linear_rescale: bool,
+    pub slope: f64,
+    pub intercept: f64,
+    pub clip: Option<(f64, f64)>,
+    pub transform: Transform,
+    pub svm: Svm,
+}
+
+/// How a model is applied: libvmaf's `disable_clip` / `enable_transform` flags.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ModelFlags {
+    pub disable_clip: bool,
+    pub enable_transform: bool,
+}
+
+/// scores; "1".."N" give the confidence interval.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelSet {
+    pub main: Model,
+    pub bootstrap: Vec<Model>,
+}
+
+fn err(source: &str, what: impl Into<String>) -> VmafError {
+    VmafError::Model { source: source.to_string(), what: what.into() }
+}
+
+impl ModelSet {
+    /// A built-in version name (`vmaf_v0.6.1`) or a path to a JSON file.
+    pub fn load(name_or_path: &str) -> Result<Self, VmafError> {
+        if let Some((_, text)) = BUILT_IN.iter().find(|(n, _)| *n == name_or_path) {
+            return Self::parse(name_or_path, text);
+        }
+        let path = Path::new(name_or_path);
+        if !path.exists() {
+            let names: Vec<_> = BUILT_IN.iter().map(|(n, _)| *n).collect();
+            return Err(err(
+                name_or_path,
+                format!("no such file, and not a built-in model (built-in: {})", names.join(", ")),
+            ));
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| err(name_or_path, format!("cannot read: {e}")))?;
+        Self::parse(name_or_path, &text)
+    }
+
+    /// Parse a single model, or failing that a collection, as libvmaf does.
+    pub fn parse(source: &str, text: &str) -> Result<Self, VmafError> {
+        let json: Value = serde_json::from_str(text)
+            .map_err(|e| err(source, format!("invalid JSON at line {}, column {}: {e}", e.line(), e.column())))?;
+        let obj = json.as_object().ok_or_else(|| err(source, "top level is not a JSON object"))?;
+        if obj.contains_key("model_dict") {
+            return Ok(ModelSet { main: Model::from_json(source, &json)?, bootstrap: Vec::new() });
+        }
+        if obj.contains_key("0") {
+            let main = Model::from_json(&format!("{source}[\"0\"]"), &obj["0"])?;
+            let mut bootstrap = Vec::new();
+            let mut i = 1;
+            while let Some(m) = obj.get(&i.to_string()) {
+                let mut model = Model::from_json(&format!("{source}[\"{i}\"]"), m)?;
+                model.name = format!("vmaf_{i:04}");
+                bootstrap.push(model);
+                i += 1;
+            }
+            if bootstrap.is_empty() {
+                return Err(err(source, "model collection has only model \"0\""));
+            }
+            return Ok(ModelSet { main, bootstrap });
+        }
+        Err(err(source, "neither a model (no \"model_dict\") nor a model collection (no \"0\")"))
+    }
+}
+
+fn num_array(source: &str, md: &serde_json::Map<String, Value>, key: &str) -> Result<Vec<f64>, VmafError> {
+    let arr = md.get(key).and_then(Value::as_array).ok_or_else(|| err(source, format!("model_dict.{key} missing or not a list")))?;
+    arr.iter()
+        .enumerate()
+        .map(|(i, v)| v.as_f64().ok_or_else(|| err(source, format!("model_dict.{key}[{i}] is not a number"))))
+        .collect()
+}
+
+impl Model {
+    fn from_json(source: &str, json: &Value) -> Result<Self, VmafError> {
+        let md = json
+            .get("model_dict")
+            .and_then(Value::as_object)
+            .ok_or_else(|| err(source, "\"model_dict\" missing or not an object"))?;
+        let model_type = md.get("model_type").and_then(Value::as_str).ok_or_else(|| err(source, "model_dict.model_type missing"))?;
+        if !matches!(model_type, "LIBSVMNUSVR" | "BOOTSTRAP_LIBSVMNUSVR" | "RESIDUEBOOTSTRAP_LIBSVMNUSVR") {
+            return Err(err(source, format!("model_dict.model_type \"{model_type}\" is not a libsvm nu-SVR model")));
+        }
+        let names = md
+            .get("feature_names")
+            .and_then(Value::as_array)
+            .ok_or_else(|| err(source, "model_dict.feature_names missing or not a list"))?;
+        let names: Vec<String> = names
+            .iter()
+            .enumerate()
+            .map(|(i, v)| v.as_str().map(str::to_string).ok_or_else(|| err(source, format!("model_dict.feature_names[{i}] is not a string"))))
+            .collect::<Result<_, _>>()?;
+        if names.is_empty() {
+            return Err(err(source, "model_dict.feature_names is empty"));
+        }
+        let norm = md.get("norm_type").and_then(Value::as_str).unwrap_or("none");
+        let linear_rescale = match norm {
+            "linear_rescale" => true,
+            "none" => false,
+            other => return Err(err(source, format!("model_dict.norm_type \"{other}\" is unknown"))),
+        };
+        let (slopes, intercepts) = if linear_rescale {
+            let s = num_array(source, md, "slopes")?;
+            let i = num_array(source, md, "intercepts")?;
+            if s.len() != names.len() + 1 || i.len() != names.len() + 1 {
+                return Err(err(
+                    source,
+                    format!("model_dict.slopes/intercepts have {}/{} entries, {} features need {}", s.len(), i.len(), names.len(), names.len() + 1),
+                ));
+            }
+            (s, i)
+        } else {
+            (vec![1.0; names.len() + 1], vec![0.0; names.len() + 1])
+        };
+        let opts = md.get("feature_opts_dicts").and_then(Value::as_array);
+        if let Some(o) = opts
+            && o.len() != names.len()
+        {
+            return Err(err(source, format!("model_dict.feature_opts_dicts has {} entries for {} features", o.len(), names.len())));
+        }
+        let mut features = Vec::new();
+        for (i, name) in names.iter().enumerate() {
+            let mut options = Vec::new();
+            if let Some(d) = opts.and_then(|o| o[i].as_object()) {
+                for (k, v) in d {
+                    let val = match v {
+                        Value::Bool(b) => OptValue::Bool(*b),
+                        Value::Number(n) => OptValue::Number(n.as_f64().unwrap_or(0.0)),
+                        _ => return Err(err(source, format!("model_dict.feature_opts_dicts[{i}].{k} is neither a number nor a boolean"))),
+                    };
+                    options.push((k.clone(), val));
+                }
+            }
+            features.push(ModelFeature { name: name.clone(), options, slope: slopes[i + 1], intercept: intercepts[i + 1] });
+        }
+        let clip = match md.get("score_clip") {
+            None | Some(Value::Null) => None,
+            Some(v) => {
+                let a = v.as_array().filter(|a| a.len() == 2).ok_or_else(|| err(source, "model_dict.score_clip is not [min, max]"))?;
+                let lo = a[0].as_f64().ok_or_else(|| err(source, "model_dict.score_clip[0] is not a number"))?;
+                let hi = a[1].as_f64().ok_or_else(|| err(source, "model_dict.score_clip[1] is not a number"))?;
+                Some((lo, hi))
+            }
+        };
+        let transform = parse_transform(source, md.get("score_transform"))?;
+        let svm_text = md.get("model").and_then(Value::as_str).ok_or_else(|| err(source, "model_dict.model (the libsvm text) missing"))?;
+        let svm = parse_svm(source, svm_text, names.len())?;
+        Ok(Model {
+            name: "vmaf".into(),
+            features,
+            linear_rescale,
+            slope: slopes[0],
+            intercept: intercepts[0],
+            clip,
+            transform,
+            svm,
+        })
+    }
+
+    /// `predict.c:vmaf_predict_score_at_index` given the feature values in
+    /// `feature_names` order. `raw` skips transform and clip (bootstrap statistics).
+    pub fn predict(&self, values: &[f64], flags: ModelFlags, raw: bool) -> f64 {
+        let x: Vec<f64> = self
+            .features
+            .iter()
+            .zip(values)
+            .map(|(f, &v)| if self.linear_rescale { f.slope * v + f.intercept } else { v })
+            .collect();
+        let mut sum = 0.0;
+        for (coef, sv) in &self.svm.support {
+            sum += coef * rbf(&x, sv, self.svm.gamma);
+        }
+        sum -= self.svm.rho;
+        let mut y = if self.linear_rescale { (sum - self.intercept) / self.slope } else { sum };
+        if raw {
+            return y;
+        }
+        if self.transform.enabled || flags.enable_transform {
+            y = self.transform.apply(y);
+        }
+        if let Some((lo, hi)) = self.clip
+            && !flags.disable_clip
+        {
+            y = if y < lo { lo } else { y };
+            y = if y > hi { hi } else { y };
+        }
+        y
+    }
+}
+
+/// libsvm's RBF kernel on sparse vectors, summing squared differences in
+/// index order (`svm.cpp:Kernel::k_function`); `x` is dense with indices 1..n.
+fn rbf(x: &[f64], sv: &[(i32, f64)], gamma: f64) -> f64 {
+    let mut sum = 0.0;
+    let mut xi = 0usize;
+    let mut si = 0usize;
+    while xi < x.len() && si < sv.len() {
+        let (idx, val) = sv[si];
+        let xidx = xi as i32 + 1;
+        if xidx == idx {
+            let d = x[xi] - val;
+            sum += d * d;
+            xi += 1;
+            si += 1;
+        } else if xidx > idx {
+            sum += val * val;
+            si += 1;
+        } else {
+            sum += x[xi] * x[xi];
+            xi += 1;
+        }
+    }
+    for &v in &x[xi..] {
+        sum += v * v;
+    }
+    for &(_, v) in &sv[si..] {
+        sum += v * v;
+    }
+    (-gamma * sum).exp()
+}
+
+impl Transform {
+    /// `predict.c:transform`: polynomial, knots, then rectification.
+    pub fn apply(&self, y_in: f64) -> f64 {
+        let mut y = if self.p0.is_some() || self.p1.is_some() || self.p2.is_some() {
+            let mut o = 0.0;
+            if let Some(p0) = self.p0 {
+                o += p0;
+            }
+            if let Some(p1) = self.p1 {
+                o += p1 * y_in;
+            }
+            if let Some(p2) = self.p2 {
+                o += p2 * y_in * y_in;
+            }
+            o
+        } else {
+            y_in
+        };
+        if self.knots.len() > 1 {
+            y = piecewise_linear(y, &self.knots);
+        }
+        if self.out_lte_in && y > y_in {
+            y = y_in;
+        }
+        if self.out_gte_in && y < y_in {
+            y = y_in;
+        }
+        y
+    }
+}
+
+/// `predict.c:piecewise_linear_mapping` (knots validated at load).
+fn piecewise_linear(x: f64, knots: &[(f64, f64)]) -> f64 {
+    let n_seg = knots.len() - 1;
+    let mut y = 0.0;
+    for idx in 0..n_seg {
+        let (x0, y0) = knots[idx];
+        let (x1, y1) = knots[idx + 1];
+        let inside = x0 <= x && x <= x1;
+        let (slope, offset) = if y0 == y1 {
+            (0.0, y0)
+        } else if x0 == 0.0 {
+            ((y1 - y0) / x1, y0)
+        } else {
+            let a = (y1 - y0) / (x1 - x0);
+            (a, y0 - x0 * a)
+        };
+        if inside || (idx == 0 && x < x0) || (idx == n_seg - 1 && x > x1) {
+            y = slope * x + offset;
+        }
+    }
+    y
+}
+
+fn parse_transform(source: &str, v: Option<&Value>) -> Result<Transform, VmafError> {
+    let mut t = Transform::default();
+    let Some(v) = v else { return Ok(t) };
+    if v.is_null() {
+        return Ok(t);
+    }
+    let o = v.as_object().ok_or_else(|| err(source, "model_dict.score_transform is not an object"))?;
+    let truthy = |k: &str| -> bool {
+        match o.get(k) {
+            Some(Value::Bool(b)) => *b,
+            Some(Value::String(s)) => s == "true",
+            _ => false,
+        }
+    };
+    t.enabled = truthy("enabled");
+    t.out_lte_in = truthy("out_lte_in");
+    t.out_gte_in = truthy("out_gte_in");
+    for (k, slot) in [("p0", &mut t.p0), ("p1", &mut t.p1), ("p2", &mut t.p2)] {
+        match o.get(k) {
+            None | Some(Value::Null) => {}
+            Some(x) => *slot = Some(x.as_f64().ok_or_else(|| err(source, format!("model_dict.score_transform.{k} is not a number")))?),
+        }
+    }
+    if let Some(k) = o.get("knots").filter(|k| !k.is_null()) {
+        let arr = k.as_array().ok_or_else(|| err(source, "model_dict.score_transform.knots is not a list"))?;
+        if arr.len() > 10 {
+            return Err(err(source, "model_dict.score_transform.knots has more than 10 knots"));
+        }
+        for (i, p) in arr.iter().enumerate() {
+            let pair = p
+                .as_array()
+                .filter(|a| a.len() == 2)
+                .and_then(|a| Some((a[0].as_f64()?, a[1].as_f64()?)))
+                .ok_or_else(|| err(source, format!("model_dict.score_transform.knots[{i}] is not [x, y]")))?;
+            t.knots.push(pair);
+        }
+        for (i, w) in t.knots.windows(2).enumerate() {
+            if !(w[0].0 < w[1].0 && w[0].1 <= w[1].1) {
+                return Err(err(source, format!("model_dict.score_transform.knots[{i}..{}] do not increase", i + 1)));
+            }
+        }
+    }
+    Ok(t)
+}
+
+/// `svm.cpp:svm_parse_model_from_buffer` for a nu_svr / rbf model.
+fn parse_svm(source: &str, text: &str, n_features: usize) -> Result<Svm, VmafError> {
+    let mut lines = text.lines().enumerate();
+    let mut gamma = None;
+    let mut rho = None;
+    let mut total_sv = None;
+    let e = |line: usize, what: String| err(source, format!("libsvm model line {}: {what}", line + 1));
+    for (ln, line) in lines.by_ref() {
+        let mut it = line.split_whitespace();
+        let Some(key) = it.next() else { continue };
+        let val = it.next();
+        match key {
+            "svm_type" if val != Some("nu_svr") => return Err(e(ln, format!("svm_type {val:?} is not nu_svr"))),
+            "kernel_type" if val != Some("rbf") => return Err(e(ln, format!("kernel_type {val:?} is not rbf"))),
+            "gamma" => gamma = val.and_then(|v| v.parse::<f64>().ok()),
+            "rho" => rho = val.and_then(|v| v.parse::<f64>().ok()),
+            "total_sv" => total_sv = val.and_then(|v| v.parse::<usize>().ok()),
+            "SV" => break,
+            "svm_type" | "kernel_type" | "nr_class" => {}
+            other => return Err(e(ln, format!("unknown key \"{other}\""))),
+        }
+    }
+    let gamma = gamma.ok_or_else(|| err(source, "libsvm model has no valid gamma"))?;
+    let rho = rho.ok_or_else(|| err(source, "libsvm model has no valid rho"))?;
+    let total = total_sv.ok_or_else(|| err(source, "libsvm model has no valid total_sv"))?;
+    let mut support = Vec::with_capacity(total);
+    for (ln, line) in lines {
+        let mut it = line.split_whitespace();
+        let Some(coef) = it.next() else { continue };
+        let coef: f64 = coef.parse().map_err(|_| e(ln, format!("support vector coefficient \"{coef}\" is not a number")))?;
+        let mut nodes = Vec::new();
+        for tok in it {
+            let (i, v) = tok.split_once(':').ok_or_else(|| e(ln, format!("\"{tok}\" is not index:value")))?;
+            let i: i32 = i.parse().map_err(|_| e(ln, format!("index \"{i}\" is not an integer")))?;
+            let v: f64 = v.parse().map_err(|_| e(ln, format!("value \"{v}\" is not a number")))?;
+            if i < 1 || i as usize > n_features || nodes.last().is_some_and(|&(p, _)| p >= i) {
+                return Err(e(ln, format!("index {i} out of order or outside 1..={n_features}")));
+            }
+            nodes.push((i, v));
+        }
+        support.push((coef, nodes));
+    }
+    if support.len() != total {
+        return Err(err(source, format!("libsvm model promises {total} support vectors (total_sv) but has {}: truncated?", support.len())));
+    }
+    Ok(Svm { gamma, rho, support })
+}
+
+/// Bootstrap statistics of one frame (`predict.c:vmaf_bootstrap_predict_score_at_index`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bootstrap {
+    pub bagging: f64,
+    pub stddev: f64,
+    pub ci_lo: f64,
+    pub ci_hi: f64,
+}
+
+/// Mean, population stddev and the 95% interval of the raw collection
+/// scores, passed through the first collection model's transform and clip.
+pub fn bootstrap(models: &[Model], values: &[f64], flags: ModelFlags) -> Bootstrap {
+    let raw: Vec<f64> = models.iter().map(|m| m.predict(values, flags, true)).collect();
+    let n = raw.len() as f64;
+    let mean = raw.iter().sum::<f64>() / n;
+    let var = raw.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n;
+    let mut sorted = raw.clone();
+    sorted.sort_by(f64::total_cmp);
+    let pct = |p: f64| {
+        let pos = p * (sorted.len() - 1) as f64 / 100.0;
+        let lo = pos.floor() as usize;
+        let hi = pos.ceil() as usize;
+        sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+    };
+    let first = &models[0];
+    let post = |y: f64| {
+        let mut y = y;
+        if first.transform.enabled || flags.enable_transform {
+            y = first.transform.apply(y);
+        }
+        if let Some((lo, hi)) = first.clip
+            && !flags.disable_clip
+        {
+            y = y.clamp(lo, hi);
+        }
+        y
+    };
+    let slope = (post(mean + 0.01) - post(mean - 0.01)) / 0.02;
+    Bootstrap { bagging: post(mean), stddev: var.sqrt() * slope, ci_lo: post(pct(2.5)), ci_hi: post(pct(97.5)) }
+}

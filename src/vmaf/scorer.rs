@@ -1,0 +1,304 @@
+//! From per-frame features to per-frame scores: the motion lag, the model,
+//! bootstrap statistics, and pooling.
+
+use super::features::{motion, FeatureRef, Plan, RawFeatures};
+use super::model::{self, ModelFlags, ModelSet};
+use super::pool::Pooled;
+use super::{CpuBackend, Engine, FeatureBackend, Frame, FrameJob, Picture, PixelFormat, VmafError, MIN_SIZE};
+use std::sync::Arc;
+
+/// What to compute.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    pub models: ModelSet,
+    pub flags: ModelFlags,
+    pub psnr: bool,
+    pub ssim: bool,
+    pub ms_ssim: bool,
+    /// Worker threads for the CPU backend; 0 = all cores.
+    pub threads: usize,
+    /// Score every Nth frame (libvmaf's `n_subsample`); 1 = every frame.
+    pub subsample: u32,
+}
+
+impl EngineConfig {
+    pub fn new(models: ModelSet) -> Self {
+        Self { models, flags: ModelFlags::default(), psnr: false, ssim: false, ms_ssim: false, threads: 1, subsample: 1 }
+    }
+}
+
+/// Scores of one frame. `names` is shared by every frame of a stream and
+/// lists libvmaf's output keys in libvmaf's order; `values[i]` is `None`
+/// where libvmaf writes nothing.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FrameScores {
+    pub index: u64,
+    pub names: Arc<[String]>,
+    pub values: Vec<Option<f64>>,
+}
+
+impl FrameScores {
+    pub fn get(&self, name: &str) -> Option<f64> {
+        self.names.iter().position(|n| n == name).and_then(|i| self.values[i])
+    }
+    /// The main model's score (`vmaf`).
+    pub fn vmaf(&self) -> f64 {
+        self.get("vmaf").unwrap_or(f64::NAN)
+    }
+    pub fn iter(&self) -> impl Iterator<Item = (&str, f64)> {
+        self.names.iter().zip(&self.values).filter_map(|(n, v)| v.map(|v| (n.as_str(), v)))
+    }
+}
+
+/// Pooled statistics per metric over the frames finalised so far.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PooledScores {
+    pub names: Arc<[String]>,
+    pub stats: Vec<Pooled>,
+    pub frames: u64,
+}
+
+impl PooledScores {
+    pub fn get(&self, name: &str) -> Option<&Pooled> {
+        self.names.iter().position(|n| n == name).map(|i| &self.stats[i]).filter(|p| p.count > 0)
+    }
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Pooled)> {
+        self.names.iter().zip(&self.stats).filter(|(_, p)| p.count > 0).map(|(n, p)| (n.as_str(), p))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Geometry {
+    width: usize,
+    height: usize,
+    format: PixelFormat,
+    bpc: u8,
+}
+
+/// The streaming engine over any feature backend.
+pub struct Scorer<B: FeatureBackend> {
+    backend: B,
+    plan: Plan,
+    models: ModelSet,
+    flags: ModelFlags,
+    subsample: u64,
+    names: Arc<[String]>,
+    /// Index in `names` where the model outputs start.
+    n_features: usize,
+    geometry: Option<Geometry>,
+    next_index: u64,
+    prev_ref: Option<Arc<Frame>>,
+    pending: Option<RawFeatures>,
+    motion_state: f64,
+    pooled: Vec<Pooled>,
+    frames_scored: u64,
+}
+
+impl Scorer<CpuBackend> {
+    /// The CPU engine.
+    pub fn cpu(config: &EngineConfig) -> Result<Self, VmafError> {
+        let plan = Plan::new(&config.models, config.psnr, config.ssim, config.ms_ssim)?;
+        let backend = CpuBackend::new(plan, config.threads);
+        Self::with_backend(config, backend)
+    }
+}
+
+impl<B: FeatureBackend> Scorer<B> {
+    pub fn with_backend(config: &EngineConfig, backend: B) -> Result<Self, VmafError> {
+        let plan = Plan::new(&config.models, config.psnr, config.ssim, config.ms_ssim)?;
+        if config.subsample == 0 {
+            return Err(VmafError::Unsupported("subsample 0 (use 1 to score every frame)".into()));
+        }
+        Ok(Self {
+            backend,
+            plan,
+            models: config.models.clone(),
+            flags: config.flags,
+            subsample: u64::from(config.subsample),
+            names: Arc::from(Vec::new()),
+            n_features: 0,
+            geometry: None,
+            next_index: 0,
+            prev_ref: None,
+            pending: None,
+            motion_state: 0.0,
+            pooled: Vec::new(),
+            frames_scored: 0,
+        })
+    }
+
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    fn set_geometry(&mut self, g: Geometry) -> Result<(), VmafError> {
+        if let Some(old) = self.geometry {
+            if old != g {
+                return Err(VmafError::Mismatch(format!(
+                    "stream changed from {}x{} {:?} {}-bit to {}x{} {:?} {}-bit; reset the engine first",
+                    old.width, old.height, old.format, old.bpc, g.width, g.height, g.format, g.bpc
+                )));
+            }
+            return Ok(());
+        }
+        if g.width < MIN_SIZE || g.height < MIN_SIZE {
+            return Err(VmafError::TooSmall(format!("{}x{}: VMAF needs at least {MIN_SIZE}x{MIN_SIZE} luma samples", g.width, g.height)));
+        }
+        if self.plan.ms_ssim {
+            let (mut w, mut h) = (g.width, g.height);
+            for _ in 0..5 {
+                if w < 11 || h < 11 {
+                    return Err(VmafError::TooSmall(format!("{}x{}: MS-SSIM needs at least 176x176", g.width, g.height)));
+                }
+                w /= 2;
+                h /= 2;
+            }
+        }
+        let mut names = self.plan.metric_names(g.format != PixelFormat::Gray);
+        self.n_features = names.len();
+        names.push(self.models.main.name.clone());
+        if !self.models.bootstrap.is_empty() {
+            names.extend(self.models.bootstrap.iter().map(|m| m.name.clone()));
+            let base = &self.models.main.name;
+            names.extend(["bagging", "stddev", "ci_p95_lo", "ci_p95_hi"].map(|s| format!("{base}_{s}")));
+        }
+        self.pooled = vec![Pooled::default(); names.len()];
+        self.names = Arc::from(names);
+        self.geometry = Some(g);
+        Ok(())
+    }
+
+    fn finalize(&mut self, raw: RawFeatures, next_sad: Option<f64>) -> Option<FrameScores> {
+        let mut motion23 = None;
+        if let (Some(mp), Some(sad)) = (&self.plan.motion, raw.motion_sad) {
+            motion23 = Some(motion::motion2_motion3(raw.index as usize, sad, next_sad, mp, &mut self.motion_state));
+        }
+        if !raw.scored {
+            return None;
+        }
+        let mut values: Vec<Option<f64>> = Vec::with_capacity(self.names.len());
+        let p = &self.plan;
+        let adm = raw.adm;
+        let vif = raw.vif;
+        let feature = |r: FeatureRef| -> Option<f64> {
+            match r {
+                FeatureRef::Adm2 => adm.map(|a| a.adm2),
+                FeatureRef::Aim => adm.and_then(|a| a.aim),
+                FeatureRef::Adm3 => adm.and_then(|a| a.adm3),
+                FeatureRef::AdmScale(s) => adm.map(|a| a.scale(s)),
+                FeatureRef::Vif(s) => vif.map(|v| v.score(s)),
+                FeatureRef::MotionSad => raw.motion_sad,
+                FeatureRef::Motion2 => motion23.map(|m| m.0),
+                FeatureRef::Motion3 => motion23.map(|m| m.1),
+            }
+        };
+        for name in self.names[..self.n_features].iter() {
+            values.push(metric_value(name, &feature, &raw));
+        }
+        let inputs: Vec<f64> = p.inputs.iter().map(|&r| feature(r).unwrap_or(f64::NAN)).collect();
+        values.push(Some(self.models.main.predict(&inputs, self.flags, false)));
+        if !self.models.bootstrap.is_empty() {
+            for m in &self.models.bootstrap {
+                values.push(Some(m.predict(&inputs, self.flags, false)));
+            }
+            let b = model::bootstrap(&self.models.bootstrap, &inputs, self.flags);
+            values.extend([b.bagging, b.stddev, b.ci_lo, b.ci_hi].map(Some));
+        }
+        for (pool, v) in self.pooled.iter_mut().zip(&values) {
+            if let Some(v) = v {
+                pool.push(*v);
+            }
+        }
+        self.frames_scored += 1;
+        Some(FrameScores { index: raw.index, names: self.names.clone(), values })
+    }
+
+    fn absorb(&mut self, raws: Vec<RawFeatures>) -> Vec<FrameScores> {
+        let mut out = Vec::new();
+        for raw in raws {
+            if self.plan.motion.is_none() {
+                out.extend(self.finalize(raw, None));
+                continue;
+            }
+            if let Some(prev) = self.pending.take() {
+                out.extend(self.finalize(prev, raw.motion_sad));
+            }
+            self.pending = Some(raw);
+        }
+        out
+    }
+}
+
+/// Look a metric up by its output name.
+fn metric_value(name: &str, feature: &dyn Fn(FeatureRef) -> Option<f64>, raw: &RawFeatures) -> Option<f64> {
+    match name {
+        "psnr_y" => raw.psnr.map(|p| p[0]),
+        "psnr_cb" => raw.psnr.map(|p| p[1]),
+        "psnr_cr" => raw.psnr.map(|p| p[2]),
+        "float_ssim" => raw.ssim,
+        "float_ms_ssim" => raw.ms_ssim,
+        _ => {
+            // Strip an options suffix ("_egl_1") back to the base name.
+            let base = ["integer_adm_scale0", "integer_adm_scale1", "integer_adm_scale2", "integer_adm_scale3", "integer_adm2", "integer_aim",
+                "integer_adm3", "integer_vif_scale0", "integer_vif_scale1", "integer_vif_scale2", "integer_vif_scale3",
+                "VMAF_integer_feature_motion_sad_score", "integer_motion2", "integer_motion3"]
+                .into_iter()
+                .find(|b| name.starts_with(b))?;
+            let r = if base == "VMAF_integer_feature_motion_sad_score" { FeatureRef::MotionSad } else { FeatureRef::from_name(base)? };
+            feature(r)
+        }
+    }
+}
+
+impl<B: FeatureBackend> Engine for Scorer<B> {
+    fn describe(&self) -> String {
+        self.backend.describe()
+    }
+
+    fn push(&mut self, reference: &Picture<'_>, distorted: &Picture<'_>) -> Result<Vec<FrameScores>, VmafError> {
+        let g = Geometry { width: reference.width, height: reference.height, format: reference.format, bpc: reference.bpc };
+        let gd = Geometry { width: distorted.width, height: distorted.height, format: distorted.format, bpc: distorted.bpc };
+        if g != gd {
+            return Err(VmafError::Mismatch(format!(
+                "reference is {}x{} {:?} {}-bit but distorted is {}x{} {:?} {}-bit",
+                g.width, g.height, g.format, g.bpc, gd.width, gd.height, gd.format, gd.bpc
+            )));
+        }
+        self.set_geometry(g)?;
+        let index = self.next_index;
+        self.next_index += 1;
+        let r = Arc::new(Frame::from_picture(reference));
+        let d = Arc::new(Frame::from_picture(distorted));
+        let prev = if self.plan.motion.is_some() { self.prev_ref.replace(r.clone()) } else { None };
+        let job = FrameJob { index, reference: r, distorted: d, prev_reference: prev, scored: index % self.subsample == 0 };
+        self.backend.submit(job)?;
+        let raws = self.backend.collect(false)?;
+        Ok(self.absorb(raws))
+    }
+
+    fn flush(&mut self) -> Result<Vec<FrameScores>, VmafError> {
+        let raws = self.backend.collect(true)?;
+        let mut out = self.absorb(raws);
+        if let Some(last) = self.pending.take() {
+            out.extend(self.finalize(last, None));
+        }
+        self.prev_ref = None;
+        Ok(out)
+    }
+
+    fn pooled(&self) -> PooledScores {
+        PooledScores { names: self.names.clone(), stats: self.pooled.clone(), frames: self.frames_scored }
+    }
+
+    fn reset(&mut self) -> Result<(), VmafError> {
+        self.backend.reset()?;
+        self.next_index = 0;
+        self.prev_ref = None;
+        self.pending = None;
+        self.motion_state = 0.0;
+        self.pooled.iter_mut().for_each(|p| *p = Pooled::default());
+        self.frames_scored = 0;
+        self.geometry = None;
+        Ok(())
+    }
+}
