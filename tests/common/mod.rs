@@ -1,0 +1,188 @@
+//! Shared test helpers: the golden data in `../shared/testdata`, synthetic frames.
+#![allow(dead_code)]
+
+use gstvmafhip::vmaf::yuv::YuvFrame;
+use gstvmafhip::vmaf::{Engine, EngineConfig, FrameScores, ModelSet, PixelFormat, PooledScores, Scorer};
+use serde_json::Value;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// `../shared/testdata`, or `$VMAFHIP_TESTDATA`.
+pub fn testdata_dir() -> PathBuf {
+    if let Ok(p) = std::env::var("VMAFHIP_TESTDATA") {
+        return PathBuf::from(p);
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/testdata")
+}
+
+pub fn manifest() -> &'static Value {
+    static M: OnceLock<Value> = OnceLock::new();
+    M.get_or_init(|| {
+        let p = testdata_dir().join("manifest.json");
+        let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e} (golden data missing?)", p.display()));
+        serde_json::from_str(&text).expect("manifest.json parses")
+    })
+}
+
+/// Decompressed bytes of a `.yuv.zst`, cached under `target/golden-yuv`.
+pub fn yuv_bytes(zst_name: &str) -> Vec<u8> {
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("golden-yuv");
+    std::fs::create_dir_all(&cache).unwrap();
+    let out = cache.join(zst_name.trim_end_matches(".zst"));
+    if let Ok(b) = std::fs::read(&out) {
+        return b;
+    }
+    let f = std::fs::File::open(testdata_dir().join(zst_name)).unwrap();
+    let mut dec = ruzstd::decoding::StreamingDecoder::new(f).unwrap();
+    let mut bytes = Vec::new();
+    dec.read_to_end(&mut bytes).unwrap();
+    let tmp = out.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, &bytes).unwrap();
+    std::fs::rename(&tmp, &out).unwrap();
+    bytes
+}
+
+/// One run of one golden pair, as the manifest describes it.
+#[derive(Clone, Debug)]
+pub struct GoldenRun {
+    pub pair: String,
+    pub run: String,
+    pub ref_zst: String,
+    pub dis_zst: String,
+    pub width: usize,
+    pub height: usize,
+    pub format: PixelFormat,
+    pub bpc: u8,
+    pub model: String,
+    pub psnr: bool,
+    pub ssim: bool,
+    pub ms_ssim: bool,
+    pub subsample: u32,
+    pub threads: usize,
+    pub json: String,
+}
+
+pub fn golden_runs() -> Vec<GoldenRun> {
+    let mut out = Vec::new();
+    for p in manifest()["pairs"].as_array().unwrap() {
+        for r in p["runs"].as_array().unwrap() {
+            let cmd: Vec<&str> = r["command"].as_str().unwrap().split_whitespace().collect();
+            let arg = |flag: &str| cmd.iter().position(|&c| c == flag).map(|i| cmd[i + 1]);
+            let has_feature = |f: &str| cmd.windows(2).any(|w| w[0] == "--feature" && w[1] == f);
+            out.push(GoldenRun {
+                pair: p["id"].as_str().unwrap().into(),
+                run: r["name"].as_str().unwrap().into(),
+                ref_zst: p["ref"].as_str().unwrap().into(),
+                dis_zst: p["dis"].as_str().unwrap().into(),
+                width: p["width"].as_u64().unwrap() as usize,
+                height: p["height"].as_u64().unwrap() as usize,
+                format: PixelFormat::parse(p["vmaf_p"].as_str().unwrap()).unwrap(),
+                bpc: p["bitdepth"].as_u64().unwrap() as u8,
+                model: arg("--model").unwrap().trim_start_matches("version=").into(),
+                psnr: has_feature("psnr"),
+                ssim: has_feature("float_ssim"),
+                ms_ssim: has_feature("float_ms_ssim"),
+                subsample: arg("--subsample").map_or(1, |s| s.parse().unwrap()),
+                threads: arg("--threads").map_or(1, |s| s.parse().unwrap()),
+                json: r["json"].as_str().unwrap().into(),
+            });
+        }
+    }
+    out
+}
+
+impl GoldenRun {
+    pub fn config(&self) -> EngineConfig {
+        let mut c = EngineConfig::new(ModelSet::load(&self.model).unwrap());
+        c.psnr = self.psnr;
+        c.ssim = self.ssim;
+        c.ms_ssim = self.ms_ssim;
+        c.subsample = self.subsample;
+        c.threads = self.threads;
+        c
+    }
+
+    pub fn expected(&self) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(testdata_dir().join(&self.json)).unwrap()).unwrap()
+    }
+
+    /// Feed both files through any engine.
+    pub fn run_engine(&self, engine: &mut dyn Engine) -> (Vec<FrameScores>, PooledScores) {
+        let (rb, db) = (yuv_bytes(&self.ref_zst), yuv_bytes(&self.dis_zst));
+        let mut rf = YuvFrame::new(self.width, self.height, self.format, self.bpc).unwrap();
+        let mut df = YuvFrame::new(self.width, self.height, self.format, self.bpc).unwrap();
+        let fb = rf.frame_bytes();
+        assert_eq!(rb.len() % fb, 0, "{}: size is not a whole number of frames", self.ref_zst);
+        let mut frames = Vec::new();
+        for i in 0..rb.len() / fb {
+            rf.load(&rb[i * fb..(i + 1) * fb]).unwrap();
+            df.load(&db[i * fb..(i + 1) * fb]).unwrap();
+            frames.extend(engine.push(&rf.picture().unwrap(), &df.picture().unwrap()).unwrap());
+        }
+        frames.extend(engine.flush().unwrap());
+        (frames, engine.pooled())
+    }
+
+    pub fn run_cpu(&self) -> (Vec<FrameScores>, PooledScores) {
+        let mut e = Scorer::cpu(&self.config()).unwrap();
+        self.run_engine(&mut e)
+    }
+}
+
+/// Tolerance of one metric against libvmaf's 6-decimal JSON (tests/README in
+/// docs/testing.md): integer features are exact, so only print rounding
+/// (5e-7) separates them; model scores and float metrics get 1e-4.
+pub fn tolerance(name: &str) -> f64 {
+    if name.starts_with("integer_") || name.starts_with("VMAF_integer") { 1e-6 } else { 1e-4 }
+}
+
+/// Compare engine output with a libvmaf JSON; returns a list of mismatches.
+pub fn compare_with_golden(frames: &[FrameScores], pooled: &PooledScores, golden: &Value) -> Vec<String> {
+    let mut bad = Vec::new();
+    let gf = golden["frames"].as_array().unwrap();
+    if gf.len() != frames.len() {
+        bad.push(format!("{} frames, libvmaf lists {}", frames.len(), gf.len()));
+    }
+    for (f, g) in frames.iter().zip(gf) {
+        if g["frameNum"].as_u64().unwrap() != f.index {
+            bad.push(format!("frame {} where libvmaf lists {}", f.index, g["frameNum"]));
+        }
+        for (k, v) in g["metrics"].as_object().unwrap() {
+            let want = v.as_f64().unwrap();
+            match f.get(k) {
+                None => bad.push(format!("frame {}: {k} missing", f.index)),
+                Some(got) if (got - want).abs() > tolerance(k) => {
+                    bad.push(format!("frame {}: {k} = {got:.9}, libvmaf {want:.6}", f.index))
+                }
+                _ => {}
+            }
+        }
+    }
+    for (k, v) in golden["pooled_metrics"].as_object().unwrap() {
+        let Some(p) = pooled.get(k) else {
+            bad.push(format!("pooled {k} missing"));
+            continue;
+        };
+        for (m, got) in [("min", p.min), ("max", p.max), ("mean", p.mean()), ("harmonic_mean", p.harmonic_mean())] {
+            let want = v[m].as_f64().unwrap();
+            if (got - want).abs() > tolerance(k) {
+                bad.push(format!("pooled {k}.{m} = {got:.9}, libvmaf {want:.6}"));
+            }
+        }
+    }
+    bad
+}
+
+/// A deterministic textured 8-bit frame (moving pattern plus noise).
+pub fn textured_luma(i: u32, w: usize, h: usize, seed: u32) -> Vec<u8> {
+    let mut s = seed.wrapping_add(i.wrapping_mul(7919));
+    (0..w * h)
+        .map(|p| {
+            let (x, y) = ((p % w) as u32, (p / w) as u32);
+            s = s.wrapping_mul(1664525).wrapping_add(1013904223);
+            let v = ((x + 2 * i) * 5 + y * 3) % 160 + 40 + (s >> 29);
+            v as u8
+        })
+        .collect()
+}
