@@ -443,15 +443,23 @@ pub fn cm(scale: usize, src: &[&[i32]; 3], centre: &[&[i32]; 3], nbr: &[&[i32]; 
 
     let thr_at = |i: i32, j: i32| -> i32 {
         let mut thr = 0i32;
+        let interior = i > 0 && j > 0 && i < hi - 1 && j < wi - 1;
         for theta in 0..3 {
             let f = nbr[theta];
             let mut sum = 0i32;
-            for dy in -1..=1 {
-                for dx in -1..=1 {
-                    if dy == 0 && dx == 0 {
-                        continue;
+            if interior {
+                let c = i as usize * w + j as usize;
+                for o in [c - w - 1, c - w, c - w + 1, c - 1, c + 1, c + w - 1, c + w, c + w + 1] {
+                    sum = sum.wrapping_add(f[o]);
+                }
+            } else {
+                for dy in -1..=1 {
+                    for dx in -1..=1 {
+                        if dy == 0 && dx == 0 {
+                            continue;
+                        }
+                        sum = sum.wrapping_add(f[my(i + dy) * w + mx(j + dx)]);
                     }
-                    sum = sum.wrapping_add(f[my(i + dy) * w + mx(j + dx)]);
                 }
             }
             let yc = centre[theta][i as usize * w + j as usize];

@@ -149,6 +149,9 @@ pub struct Vif {
     v_xy: Vec<u32>,
     acc64: [Vec<u64>; 3],
     acc32: [Vec<u32>; 2],
+    acc32_sq: [Vec<u32>; 3],
+    h32: [Vec<u64>; 2],
+    h64: [Vec<u64>; 3],
     // Decimated images of the next scale (ref, dis).
     next_ref: Vec<u16>,
     next_dis: Vec<u16>,
@@ -190,6 +193,12 @@ impl Vif {
             v.resize(w, 0);
         }
         for v in &mut self.acc32 {
+            v.resize(w, 0);
+        }
+        for v in &mut self.acc32_sq {
+            v.resize(w, 0);
+        }
+        for v in self.h32.iter_mut().chain(self.h64.iter_mut()) {
             v.resize(w, 0);
         }
         let half = (w / 2) * (h / 2);
@@ -239,32 +248,25 @@ impl Vif {
         let mut total = VifAccum::default();
         for i in 0..h {
             // Vertical pass into u32 rows (libvmaf's tmp buffers are uint32).
-            {
-                let [a_xx, a_yy, a_xy] = &mut self.acc64;
-                let [a_mu1, a_mu2] = &mut self.acc32;
-                a_mu1[..w].fill(0);
-                a_mu2[..w].fill(0);
-                a_xx[..w].fill(0);
-                a_yy[..w].fill(0);
-                a_xy[..w].fill(0);
-                for (k, &c) in filt.iter().enumerate() {
-                    let row = mirror_r101(i as isize - half as isize + k as isize, h);
-                    let rr = &r[row * w..row * w + w];
-                    let dr = &d[row * w..row * w + w];
-                    let c = u32::from(c);
-                    for j in 0..w {
-                        let x = u32::from(rr[j]);
-                        let y = u32::from(dr[j]);
-                        let cx = c * x;
-                        let cy = c * y;
-                        a_mu1[j] = a_mu1[j].wrapping_add(cx);
-                        a_mu2[j] = a_mu2[j].wrapping_add(cy);
-                        a_xx[j] += u64::from(cx) * u64::from(x);
-                        a_yy[j] += u64::from(cy) * u64::from(y);
-                        a_xy[j] += u64::from(cx) * u64::from(y);
-                    }
+            // The filters are symmetric, so taps k and n−1−k share a multiply.
+            let rows: Vec<usize> = (0..filt.len()).map(|k| mirror_r101(i as isize - half as isize + k as isize, h)).collect();
+            let mu_round = 1u32 << (sh.mu_shift - 1);
+            if scale == 0 && bpc == 8 {
+                // Everything fits in u32: Σc·x² ≤ 65536·255² < 2^32.
+                vertical_u32(r, d, w, &rows, filt, &mut self.acc32, &mut self.acc32_sq);
+                let [a_mu1, a_mu2] = &self.acc32;
+                let [a_xx, a_yy, a_xy] = &self.acc32_sq;
+                for j in 0..w {
+                    self.v_mu1[PAD + j] = (a_mu1[j] + mu_round) >> 8;
+                    self.v_mu2[PAD + j] = (a_mu2[j] + mu_round) >> 8;
+                    self.v_xx[PAD + j] = a_xx[j];
+                    self.v_yy[PAD + j] = a_yy[j];
+                    self.v_xy[PAD + j] = a_xy[j];
                 }
-                let mu_round = 1u32 << (sh.mu_shift - 1);
+            } else {
+                vertical_u64(r, d, w, &rows, filt, &mut self.acc32, &mut self.acc64);
+                let [a_mu1, a_mu2] = &self.acc32;
+                let [a_xx, a_yy, a_xy] = &self.acc64;
                 for j in 0..w {
                     self.v_mu1[PAD + j] = a_mu1[j].wrapping_add(mu_round) >> sh.mu_shift;
                     self.v_mu2[PAD + j] = a_mu2[j].wrapping_add(mu_round) >> sh.mu_shift;
@@ -279,22 +281,38 @@ impl Vif {
             // Horizontal pass.
             let mut row_acc = VifAccum::default();
             let base = PAD - half;
-            for j in 0..w {
-                let mut mu1 = 0u32;
-                let mut mu2 = 0u32;
-                let mut xx = 0u64;
-                let mut yy = 0u64;
-                let mut xy = 0u64;
-                for (k, &c) in filt.iter().enumerate() {
-                    let idx = base + j + k;
-                    let c32 = u32::from(c);
-                    mu1 = mu1.wrapping_add(c32 * self.v_mu1[idx]);
-                    mu2 = mu2.wrapping_add(c32 * self.v_mu2[idx]);
-                    let c64 = u64::from(c);
-                    xx += c64 * u64::from(self.v_xx[idx]);
-                    yy += c64 * u64::from(self.v_yy[idx]);
-                    xy += c64 * u64::from(self.v_xy[idx]);
+            // Horizontal pass, tap-outer so every inner loop runs over a whole row.
+            let n = filt.len();
+            {
+                let [h_mu1, h_mu2] = &mut self.h32;
+                let [h_xx, h_yy, h_xy] = &mut self.h64;
+                let (h_mu1, h_mu2, h_xx, h_yy, h_xy) = (&mut h_mu1[..w], &mut h_mu2[..w], &mut h_xx[..w], &mut h_yy[..w], &mut h_xy[..w]);
+                let cc = u64::from(filt[half]);
+                let c0 = base + half;
+                for j in 0..w {
+                    h_mu1[j] = cc * u64::from(self.v_mu1[c0 + j]);
+                    h_mu2[j] = cc * u64::from(self.v_mu2[c0 + j]);
+                    h_xx[j] = cc * u64::from(self.v_xx[c0 + j]);
+                    h_yy[j] = cc * u64::from(self.v_yy[c0 + j]);
+                    h_xy[j] = cc * u64::from(self.v_xy[c0 + j]);
                 }
+                for k in 0..half {
+                    let c = u64::from(filt[k]);
+                    let (oa, ob) = (base + k, base + n - 1 - k);
+                    let pair = |v: &[u32], j: usize| u64::from(v[oa + j]) + u64::from(v[ob + j]);
+                    for j in 0..w {
+                        h_mu1[j] += c * pair(&self.v_mu1, j);
+                        h_mu2[j] += c * pair(&self.v_mu2, j);
+                        h_xx[j] += c * pair(&self.v_xx, j);
+                        h_yy[j] += c * pair(&self.v_yy, j);
+                        h_xy[j] += c * pair(&self.v_xy, j);
+                    }
+                }
+            }
+            for j in 0..w {
+                // Σc·mu < 2^32, so the u64 sums equal libvmaf's uint32 ones.
+                let (mu1, mu2) = (self.h32[0][j] as u32, self.h32[1][j] as u32);
+                let (xx, yy, xy) = (self.h64[0][j], self.h64[1][j], self.h64[2][j]);
                 row_acc.pixel(&self.table, egl, mu1, mu2, xx, yy, xy);
             }
             total.add(&row_acc);
@@ -357,6 +375,66 @@ impl Vif {
                 out_r[oi * ow + oj] = (sr.wrapping_add(32768) >> 16) as u16;
                 out_d[oi * ow + oj] = (sd.wrapping_add(32768) >> 16) as u16;
             }
+        }
+    }
+}
+
+/// Vertical moments of one output row, 8-bit scale 0: all in u32 (exact,
+/// see `statistic`). `rows` are the mirrored source rows of the taps.
+fn vertical_u32(r: &[u16], d: &[u16], w: usize, rows: &[usize], filt: &[u16], mu: &mut [Vec<u32>; 2], sq: &mut [Vec<u32>; 3]) {
+    let n = filt.len();
+    let half = n / 2;
+    let [m1, m2] = mu;
+    let [xx, yy, xy] = sq;
+    let (m1, m2, xx, yy, xy) = (&mut m1[..w], &mut m2[..w], &mut xx[..w], &mut yy[..w], &mut xy[..w]);
+    let c = u32::from(filt[half]);
+    let (rr, dr) = (&r[rows[half] * w..][..w], &d[rows[half] * w..][..w]);
+    for j in 0..w {
+        let (x, y) = (u32::from(rr[j]), u32::from(dr[j]));
+        m1[j] = c * x;
+        m2[j] = c * y;
+        xx[j] = c * (x * x);
+        yy[j] = c * (y * y);
+        xy[j] = c * (x * y);
+    }
+    for k in 0..half {
+        let c = u32::from(filt[k]);
+        let (ra, rb) = (&r[rows[k] * w..][..w], &r[rows[n - 1 - k] * w..][..w]);
+        let (da, db) = (&d[rows[k] * w..][..w], &d[rows[n - 1 - k] * w..][..w]);
+        for j in 0..w {
+            let (xa, xb) = (u32::from(ra[j]), u32::from(rb[j]));
+            let (ya, yb) = (u32::from(da[j]), u32::from(db[j]));
+            m1[j] += c * (xa + xb);
+            m2[j] += c * (ya + yb);
+            xx[j] += c * (xa * xa + xb * xb);
+            yy[j] += c * (ya * ya + yb * yb);
+            xy[j] += c * (xa * ya + xb * yb);
+        }
+    }
+}
+
+/// Vertical moments of one output row for scales 1..3 and deeper samples:
+/// means in u32 (Σc·x < 2^32), second moments in u64.
+fn vertical_u64(r: &[u16], d: &[u16], w: usize, rows: &[usize], filt: &[u16], mu: &mut [Vec<u32>; 2], sq: &mut [Vec<u64>; 3]) {
+    let [m1, m2] = mu;
+    let [xx, yy, xy] = sq;
+    let (m1, m2, xx, yy, xy) = (&mut m1[..w], &mut m2[..w], &mut xx[..w], &mut yy[..w], &mut xy[..w]);
+    m1.fill(0);
+    m2.fill(0);
+    xx.fill(0);
+    yy.fill(0);
+    xy.fill(0);
+    for (k, &c) in filt.iter().enumerate() {
+        let c = u32::from(c);
+        let (rr, dr) = (&r[rows[k] * w..][..w], &d[rows[k] * w..][..w]);
+        for j in 0..w {
+            let (x, y) = (u32::from(rr[j]), u32::from(dr[j]));
+            let (cx, cy) = (c * x, c * y);
+            m1[j] = m1[j].wrapping_add(cx);
+            m2[j] = m2[j].wrapping_add(cy);
+            xx[j] += u64::from(cx) * u64::from(x);
+            yy[j] += u64::from(cy) * u64::from(y);
+            xy[j] += u64::from(cx) * u64::from(y);
         }
     }
 }
