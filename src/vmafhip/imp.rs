@@ -1,0 +1,668 @@
+//! The `vmafhip` GstVideoAggregator subclass.
+
+use super::{Backend, LogLevel, PoolMethod, ResultsFormat, VmafFrameMessage, VmafPooledMessage};
+use crate::vmaf::output::{Format, Results};
+use crate::vmaf::{self, Engine, EngineConfig, FrameScores, ModelFlags, ModelSet, Picture, PixelFormat, Plane, PooledScores, Scorer};
+use gst::glib;
+use gst::prelude::*;
+use gst::subclass::prelude::*;
+use gst_base::prelude::*;
+use gst_base::subclass::prelude::*;
+use gst_video::prelude::*;
+use gst_video::subclass::prelude::*;
+use once_cell::sync::Lazy;
+use std::collections::VecDeque;
+use std::sync::Mutex;
+
+static CAT: Lazy<gst::DebugCategory> =
+    Lazy::new(|| gst::DebugCategory::new("vmafhip", gst::DebugColorFlags::empty(), Some("VMAF on HIP")));
+
+const DEFAULT_MODEL: &str = "vmaf_v0.6.1";
+const DEFAULT_DISABLE_CLIP: bool = false;
+const DEFAULT_ENABLE_TRANSFORM: bool = false;
+const DEFAULT_PHONE_MODEL: bool = false;
+const DEFAULT_PSNR: bool = false;
+const DEFAULT_SSIM: bool = false;
+const DEFAULT_MS_SSIM: bool = false;
+const DEFAULT_POOL_METHOD: PoolMethod = PoolMethod::Mean;
+const DEFAULT_THREADS: u32 = 0;
+const DEFAULT_SUBSAMPLE: u32 = 1;
+const DEFAULT_CONF_INTERVAL: bool = false;
+const DEFAULT_FRAME_MESSAGE: bool = false;
+const DEFAULT_RESULTS_FORMAT: ResultsFormat = ResultsFormat::None;
+const DEFAULT_LOG_LEVEL: LogLevel = LogLevel::None;
+const DEFAULT_BACKEND: Backend = Backend::Auto;
+const DEFAULT_DEVICE_ID: i32 = 0;
+
+const FORMATS: &[&str] = &[
+    "I420", "YV12", "NV12", "Y42B", "Y444", "GRAY8", "I420_10LE", "I422_10LE", "Y444_10LE", "I420_12LE", "I422_12LE", "Y444_12LE", "GRAY16_LE",
+];
+
+#[derive(Clone, Debug)]
+struct Settings {
+    model_filename: String,
+    disable_clip: bool,
+    enable_transform: bool,
+    phone_model: bool,
+    psnr: bool,
+    ssim: bool,
+    ms_ssim: bool,
+    pool_method: PoolMethod,
+    threads: u32,
+    subsample: u32,
+    conf_interval: bool,
+    frame_message: bool,
+    results_filename: Option<String>,
+    results_format: ResultsFormat,
+    log_level: LogLevel,
+    backend: Backend,
+    device_id: i32,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            model_filename: DEFAULT_MODEL.into(),
+            disable_clip: DEFAULT_DISABLE_CLIP,
+            enable_transform: DEFAULT_ENABLE_TRANSFORM,
+            phone_model: DEFAULT_PHONE_MODEL,
+            psnr: DEFAULT_PSNR,
+            ssim: DEFAULT_SSIM,
+            ms_ssim: DEFAULT_MS_SSIM,
+            pool_method: DEFAULT_POOL_METHOD,
+            threads: DEFAULT_THREADS,
+            subsample: DEFAULT_SUBSAMPLE,
+            conf_interval: DEFAULT_CONF_INTERVAL,
+            frame_message: DEFAULT_FRAME_MESSAGE,
+            results_filename: None,
+            results_format: DEFAULT_RESULTS_FORMAT,
+            log_level: DEFAULT_LOG_LEVEL,
+            backend: DEFAULT_BACKEND,
+            device_id: DEFAULT_DEVICE_ID,
+        }
+    }
+}
+
+/// Timing of a frame handed to the engine, until its scores are final.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    index: u64,
+    pts: Option<gst::ClockTime>,
+    running_time: Option<gst::ClockTime>,
+    stream_time: Option<gst::ClockTime>,
+    duration: Option<gst::ClockTime>,
+}
+
+struct State {
+    engine: Box<dyn Engine>,
+    backend: String,
+    settings: Settings,
+    pending: VecDeque<Pending>,
+    next_index: u64,
+    /// Kept only when a results file is written.
+    frames: Vec<FrameScores>,
+    /// Caps both pads agreed on (checked once per caps change).
+    checked: Option<(gst::Caps, gst::Caps)>,
+    dist_ended_warned: bool,
+    size: (usize, usize),
+}
+
+pub struct VmafHip {
+    ref_pad: gst_video::VideoAggregatorPad,
+    dist_pad: gst_video::VideoAggregatorPad,
+    settings: Mutex<Settings>,
+    state: Mutex<Option<State>>,
+}
+
+fn open_engine(s: &Settings) -> Result<(Box<dyn Engine>, String, Option<String>), gst::ErrorMessage> {
+    let models = ModelSet::load(&s.model_filename)
+        .map_err(|e| gst::error_msg!(gst::LibraryError::Settings, ["model-filename \"{}\": {e}", s.model_filename]))?;
+    if s.conf_interval && models.bootstrap.is_empty() {
+        return Err(gst::error_msg!(
+            gst::LibraryError::Settings,
+            ["conf-interval needs a bootstrap model collection (such as vmaf_b_v0.6.3.json); \"{}\" is a single model", s.model_filename]
+        ));
+    }
+    let mut config = EngineConfig::new(models);
+    config.flags = ModelFlags { disable_clip: s.disable_clip, enable_transform: s.enable_transform || s.phone_model };
+    config.psnr = s.psnr;
+    config.ssim = s.ssim;
+    config.ms_ssim = s.ms_ssim;
+    config.threads = s.threads as usize;
+    config.subsample = s.subsample.max(1);
+    match s.backend {
+        Backend::Hip => Err(gst::error_msg!(
+            gst::LibraryError::Init,
+            ["backend=hip: this build has no HIP engine yet; use backend=cpu or auto"]
+        )),
+        Backend::Auto | Backend::Cpu => {
+            let warning = (s.backend == Backend::Auto).then(|| "no HIP engine in this build: computing VMAF on the CPU".to_string());
+            let scorer = Scorer::cpu(&config).map_err(|e| gst::error_msg!(gst::LibraryError::Settings, ["{e}"]))?;
+            let name = scorer.describe();
+            Ok((Box::new(scorer), name, warning))
+        }
+    }
+}
+
+/// Borrow a mapped frame as an engine picture (NV12 chroma is deinterleaved).
+fn with_picture<R>(frame: &gst_video::VideoFrameRef<&gst::BufferRef>, f: impl FnOnce(&Picture<'_>) -> R) -> Result<R, String> {
+    let info = frame.info();
+    let (w, h) = (info.width() as usize, info.height() as usize);
+    let fmt = info.format();
+    use gst_video::VideoFormat as F;
+    let (pf, bpc) = match fmt {
+        F::I420 | F::Yv12 | F::Nv12 => (PixelFormat::Yuv420, 8),
+        F::Y42b => (PixelFormat::Yuv422, 8),
+        F::Y444 => (PixelFormat::Yuv444, 8),
+        F::Gray8 => (PixelFormat::Gray, 8),
+        F::I42010le => (PixelFormat::Yuv420, 10),
+        F::I42210le => (PixelFormat::Yuv422, 10),
+        F::Y44410le => (PixelFormat::Yuv444, 10),
+        F::I42012le => (PixelFormat::Yuv420, 12),
+        F::I42212le => (PixelFormat::Yuv422, 12),
+        F::Y44412le => (PixelFormat::Yuv444, 12),
+        F::Gray16Le => (PixelFormat::Gray, 16),
+        other => return Err(format!("unsupported format {other:?}")),
+    };
+    let nplanes = pf.plane_count();
+    let err = |e: vmaf::VmafError| e.to_string();
+    let comp_size = |c: u8| -> (usize, usize) { (info.comp_width(c) as usize, info.comp_height(c) as usize) };
+    if bpc == 8 {
+        let mut deinterleaved: Vec<Vec<u8>> = Vec::new();
+        let mut planes: Vec<Plane<'_, u8>> = Vec::new();
+        if fmt == F::Nv12 {
+            let (cw, ch) = comp_size(1);
+            let uv = frame.plane_data(1).map_err(|e| e.to_string())?;
+            let stride = frame.plane_stride()[1] as usize;
+            let mut u = Vec::with_capacity(cw * ch);
+            let mut v = Vec::with_capacity(cw * ch);
+            for y in 0..ch {
+                let row = &uv[y * stride..y * stride + 2 * cw];
+                u.extend(row.iter().step_by(2));
+                v.extend(row.iter().skip(1).step_by(2));
+            }
+            deinterleaved = vec![u, v];
+        }
+        let y = frame.plane_data(0).map_err(|e| e.to_string())?;
+        planes.push(Plane::new(y, w, h, frame.plane_stride()[0] as usize).map_err(err)?);
+        if nplanes == 3 {
+            if fmt == F::Nv12 {
+                let (cw, ch) = comp_size(1);
+                for p in &deinterleaved {
+                    planes.push(Plane::new(p, cw, ch, cw).map_err(err)?);
+                }
+            } else {
+                // Component order (Y, U, V) regardless of plane order (YV12).
+                for c in 1..3u8 {
+                    let (cw, ch) = comp_size(c);
+                    let p = info.comp_plane(c) as u32;
+                    let data = frame.plane_data(p).map_err(|e| e.to_string())?;
+                    planes.push(Plane::new(data, cw, ch, frame.plane_stride()[p as usize] as usize).map_err(err)?);
+                }
+            }
+        }
+        let pic = Picture::new_u8(pf, &planes).map_err(err)?;
+        Ok(f(&pic))
+    } else {
+        let mut owned: Vec<Vec<u16>> = Vec::new();
+        let mut dims = Vec::new();
+        for c in 0..nplanes as u8 {
+            let (cw, ch) = comp_size(c);
+            let p = info.comp_plane(c) as u32;
+            let data = frame.plane_data(p).map_err(|e| e.to_string())?;
+            let stride = frame.plane_stride()[p as usize] as usize;
+            let mut v = Vec::with_capacity(cw * ch);
+            for y in 0..ch {
+                let row = &data[y * stride..y * stride + 2 * cw];
+                v.extend(row.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]])));
+            }
+            owned.push(v);
+            dims.push((cw, ch));
+        }
+        let planes: Vec<Plane<'_, u16>> =
+            owned.iter().zip(&dims).map(|(v, &(cw, ch))| Plane::new(v, cw, ch, cw)).collect::<Result<_, _>>().map_err(err)?;
+        let pic = Picture::new_u16(pf, bpc, &planes).map_err(err)?;
+        Ok(f(&pic))
+    }
+}
+
+impl VmafHip {
+    fn post(&self, s: gst::Structure) {
+        let _ = self.obj().post_message(gst::message::Element::builder(s).src(&*self.obj()).build());
+    }
+
+    fn frame_message(state: &mut State, scores: &FrameScores) -> VmafFrameMessage {
+        while state.pending.front().is_some_and(|p| p.index < scores.index) {
+            state.pending.pop_front();
+        }
+        let timing = match state.pending.front() {
+            Some(p) if p.index == scores.index => state.pending.pop_front(),
+            _ => None,
+        };
+        let mut features = Vec::new();
+        let (mut psnr_y, mut ssim, mut ms_ssim, mut score) = (None, None, None, f64::NAN);
+        for (n, v) in scores.iter() {
+            match n {
+                "vmaf" => score = v,
+                "psnr_y" => psnr_y = Some(v),
+                "float_ssim" => ssim = Some(v),
+                "float_ms_ssim" => ms_ssim = Some(v),
+                _ => features.push((n.to_string(), v)),
+            }
+        }
+        VmafFrameMessage {
+            index: scores.index,
+            timestamp: timing.and_then(|t| t.pts),
+            stream_time: timing.and_then(|t| t.stream_time),
+            running_time: timing.and_then(|t| t.running_time),
+            duration: timing.and_then(|t| t.duration),
+            score,
+            psnr_y,
+            ssim,
+            ms_ssim,
+            features,
+            backend: state.backend.clone(),
+        }
+    }
+
+    fn pooled_message(state: &State, pooled: &PooledScores) -> Option<VmafPooledMessage> {
+        let v = pooled.get("vmaf")?;
+        let method = state.settings.pool_method;
+        let pm = match method {
+            PoolMethod::Min => vmaf::PoolMethod::Min,
+            PoolMethod::Max => vmaf::PoolMethod::Max,
+            PoolMethod::Mean => vmaf::PoolMethod::Mean,
+            PoolMethod::HarmonicMean => vmaf::PoolMethod::HarmonicMean,
+        };
+        let mean = |n: &str| pooled.get(n).map(|p| p.mean());
+        Some(VmafPooledMessage {
+            score: v.get(pm),
+            pool_method: match method {
+                PoolMethod::Min => "min",
+                PoolMethod::Max => "max",
+                PoolMethod::Mean => "mean",
+                PoolMethod::HarmonicMean => "harmonic_mean",
+            }
+            .to_string(),
+            min: v.min,
+            max: v.max,
+            mean: v.mean(),
+            harmonic_mean: v.harmonic_mean(),
+            frames: pooled.frames,
+            psnr_y: mean("psnr_y"),
+            ssim: mean("float_ssim"),
+            ms_ssim: mean("float_ms_ssim"),
+            features: pooled
+                .iter()
+                .filter(|(n, _)| !matches!(*n, "vmaf" | "psnr_y" | "float_ssim" | "float_ms_ssim"))
+                .map(|(n, p)| (n.to_string(), p.mean()))
+                .collect(),
+            backend: state.backend.clone(),
+        })
+    }
+
+    /// Drain the engine: last frame messages, the pooled message, the results
+    /// file; then reset for a possible next segment.
+    fn drain(&self) -> Result<(), gst::ErrorMessage> {
+        let (frames, pooled, write) = {
+            let mut guard = self.state.lock().unwrap();
+            let Some(state) = guard.as_mut() else { return Ok(()) };
+            let rest = state.engine.flush().map_err(|e| gst::error_msg!(gst::StreamError::Failed, ["VMAF failed: {e}"]))?;
+            let msgs: Vec<_> = if state.settings.frame_message { rest.iter().map(|s| Self::frame_message(state, s)).collect() } else { Vec::new() };
+            if state.settings.results_filename.is_some() {
+                state.frames.extend(rest);
+            }
+            let pooled = state.engine.pooled();
+            let pooled_msg = Self::pooled_message(state, &pooled);
+            let write = state.settings.results_filename.clone().map(|path| {
+                let fmt = match state.settings.results_format {
+                    ResultsFormat::Xml => Format::Xml,
+                    ResultsFormat::Csv => Format::Csv,
+                    // A filename without a format means JSON.
+                    ResultsFormat::Json | ResultsFormat::None => Format::Json,
+                };
+                let text = Results { frames: &state.frames, pooled: &pooled, width: state.size.0, height: state.size.1, fps: None, version: "3.2.0" }.write(fmt);
+                (path, text)
+            });
+            state.frames.clear();
+            state.pending.clear();
+            state.next_index = 0;
+            state.engine.reset().map_err(|e| gst::error_msg!(gst::StreamError::Failed, ["VMAF reset failed: {e}"]))?;
+            (msgs, pooled_msg, write)
+        };
+        for m in &frames {
+            self.post(gst::Structure::from(m));
+        }
+        if let Some(p) = &pooled {
+            gst::info!(CAT, imp = self, "pooled VMAF {:.6} over {} frames", p.score, p.frames);
+            self.post(gst::Structure::from(p));
+        }
+        if let Some((path, text)) = write {
+            std::fs::write(&path, text).map_err(|e| gst::error_msg!(gst::ResourceError::OpenWrite, ["results-filename \"{path}\": {e}"]))?;
+        }
+        Ok(())
+    }
+
+    /// Both sinks must carry the same video: same size and format.
+    fn check_caps(&self) -> Result<(), gst::FlowError> {
+        let (Some(rc), Some(dc)) = (self.ref_pad.current_caps(), self.dist_pad.current_caps()) else {
+            return Err(gst::FlowError::NotNegotiated);
+        };
+        {
+            let guard = self.state.lock().unwrap();
+            if let Some(st) = guard.as_ref()
+                && st.checked.as_ref().is_some_and(|(r, d)| *r == rc && *d == dc)
+            {
+                return Ok(());
+            }
+        }
+        let ri = gst_video::VideoInfo::from_caps(&rc).map_err(|_| gst::FlowError::NotNegotiated)?;
+        let di = gst_video::VideoInfo::from_caps(&dc).map_err(|_| gst::FlowError::NotNegotiated)?;
+        if ri.width() != di.width() || ri.height() != di.height() || ri.format() != di.format() {
+            let mut advice = Vec::new();
+            if ri.width() != di.width() || ri.height() != di.height() {
+                advice.push("videoscale");
+            }
+            if ri.format() != di.format() {
+                advice.push("videoconvert");
+            }
+            gst::element_imp_error!(
+                self,
+                gst::StreamError::Format,
+                ("ref_sink and dist_sink must carry the same width, height and format: ref_sink caps {rc}; dist_sink caps {dc}; insert {} before dist_sink", advice.join(" and ")),
+                ["caps mismatch between the two sink pads"]
+            );
+            return Err(gst::FlowError::NotNegotiated);
+        }
+        let mut guard = self.state.lock().unwrap();
+        if let Some(st) = guard.as_mut() {
+            st.checked = Some((rc, dc));
+            st.size = (ri.width() as usize, ri.height() as usize);
+        }
+        Ok(())
+    }
+}
+
+#[glib::object_subclass]
+impl ObjectSubclass for VmafHip {
+    const NAME: &'static str = "GstVmafHip";
+    type Type = super::VmafHip;
+    type ParentType = gst_video::VideoAggregator;
+
+    fn with_class(klass: &Self::Class) -> Self {
+        let templ = klass.pad_template("ref_sink").unwrap();
+        let ref_pad = gst::PadBuilder::<gst_video::VideoAggregatorPad>::from_template(&templ).build();
+        let templ = klass.pad_template("dist_sink").unwrap();
+        let dist_pad = gst::PadBuilder::<gst_video::VideoAggregatorPad>::from_template(&templ).build();
+        Self { ref_pad, dist_pad, settings: Mutex::new(Settings::default()), state: Mutex::new(None) }
+    }
+}
+
+impl ObjectImpl for VmafHip {
+    fn properties() -> &'static [glib::ParamSpec] {
+        static PROPS: Lazy<Vec<glib::ParamSpec>> = Lazy::new(|| {
+            vec![
+                glib::ParamSpecString::builder("model-filename")
+                    .nick("Model")
+                    .blurb("Built-in model version (vmaf_v0.6.1, vmaf_v0.6.1neg, vmaf_4k_v0.6.1) or path to a libvmaf JSON model or model collection")
+                    .default_value(Some(DEFAULT_MODEL))
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecBoolean::builder("disable-clip").nick("Disable clipping").blurb("Do not clip scores to the model's range").default_value(DEFAULT_DISABLE_CLIP).mutable_ready().build(),
+                glib::ParamSpecBoolean::builder("enable-transform").nick("Enable transform").blurb("Apply the model's score transform").default_value(DEFAULT_ENABLE_TRANSFORM).mutable_ready().build(),
+                glib::ParamSpecBoolean::builder("phone-model").nick("Phone model").blurb("Score for phone viewing (enables the score transform)").default_value(DEFAULT_PHONE_MODEL).mutable_ready().build(),
+                glib::ParamSpecBoolean::builder("psnr").nick("PSNR").blurb("Also compute PSNR (psnr_y, psnr_cb, psnr_cr)").default_value(DEFAULT_PSNR).mutable_ready().build(),
+                glib::ParamSpecBoolean::builder("ssim").nick("SSIM").blurb("Also compute SSIM (float_ssim)").default_value(DEFAULT_SSIM).mutable_ready().build(),
+                glib::ParamSpecBoolean::builder("ms-ssim").nick("MS-SSIM").blurb("Also compute MS-SSIM (float_ms_ssim; frames of at least 176x176)").default_value(DEFAULT_MS_SSIM).mutable_ready().build(),
+                glib::ParamSpecEnum::builder_with_default("pool-method", DEFAULT_POOL_METHOD).nick("Pool method").blurb("How the pooled message's score pools the frames").mutable_ready().build(),
+                glib::ParamSpecUInt::builder("threads").nick("Threads").blurb("CPU worker threads, 0 = one per core (results are identical for any count)").default_value(DEFAULT_THREADS).mutable_ready().build(),
+                glib::ParamSpecUInt::builder("subsample").nick("Subsample").blurb("Score every Nth frame (libvmaf's n_subsample); motion still sees every frame").minimum(1).default_value(DEFAULT_SUBSAMPLE).mutable_ready().build(),
+                glib::ParamSpecBoolean::builder("conf-interval").nick("Confidence interval").blurb("Add 95% confidence interval fields (needs a bootstrap model collection)").default_value(DEFAULT_CONF_INTERVAL).mutable_ready().build(),
+                glib::ParamSpecBoolean::builder("frame-message").nick("Frame messages").blurb("Post a VMAF element message for every scored frame").default_value(DEFAULT_FRAME_MESSAGE).mutable_ready().build(),
+                glib::ParamSpecString::builder("results-filename").nick("Results file").blurb("Write libvmaf-style results here at end of stream (JSON unless results-format says otherwise)").mutable_ready().build(),
+                glib::ParamSpecEnum::builder_with_default("results-format", DEFAULT_RESULTS_FORMAT).nick("Results format").blurb("Layout of the results file").mutable_ready().build(),
+                glib::ParamSpecEnum::builder_with_default("log-level", DEFAULT_LOG_LEVEL).nick("Log level").blurb("Threshold of the vmafhip debug category").mutable_ready().build(),
+                glib::ParamSpecEnum::builder_with_default("backend", DEFAULT_BACKEND).nick("Backend").blurb("Where features are computed: auto (GPU if usable, else CPU with a warning), cpu, hip").mutable_ready().build(),
+                glib::ParamSpecInt::builder("device-id").nick("Device").blurb("GPU index for the HIP backend").minimum(0).default_value(DEFAULT_DEVICE_ID).mutable_ready().build(),
+            ]
+        });
+        PROPS.as_ref()
+    }
+
+    fn set_property(&self, _id: usize, value: &glib::Value, pspec: &glib::ParamSpec) {
+        let mut s = self.settings.lock().unwrap();
+        match pspec.name() {
+            "model-filename" => s.model_filename = value.get::<Option<String>>().unwrap().unwrap_or_else(|| DEFAULT_MODEL.into()),
+            "disable-clip" => s.disable_clip = value.get().unwrap(),
+            "enable-transform" => s.enable_transform = value.get().unwrap(),
+            "phone-model" => s.phone_model = value.get().unwrap(),
+            "psnr" => s.psnr = value.get().unwrap(),
+            "ssim" => s.ssim = value.get().unwrap(),
+            "ms-ssim" => s.ms_ssim = value.get().unwrap(),
+            "pool-method" => s.pool_method = value.get().unwrap(),
+            "threads" => s.threads = value.get().unwrap(),
+            "subsample" => s.subsample = value.get().unwrap(),
+            "conf-interval" => s.conf_interval = value.get().unwrap(),
+            "frame-message" => s.frame_message = value.get().unwrap(),
+            "results-filename" => s.results_filename = value.get().unwrap(),
+            "results-format" => s.results_format = value.get().unwrap(),
+            "log-level" => {
+                s.log_level = value.get().unwrap();
+                CAT.set_threshold(match s.log_level {
+                    LogLevel::None => gst::DebugLevel::None,
+                    LogLevel::Error => gst::DebugLevel::Error,
+                    LogLevel::Warning => gst::DebugLevel::Warning,
+                    LogLevel::Info => gst::DebugLevel::Info,
+                    LogLevel::Debug => gst::DebugLevel::Debug,
+                });
+            }
+            "backend" => s.backend = value.get().unwrap(),
+            "device-id" => s.device_id = value.get().unwrap(),
+            other => unreachable!("unknown property {other}"),
+        }
+    }
+
+    fn property(&self, _id: usize, pspec: &glib::ParamSpec) -> glib::Value {
+        let s = self.settings.lock().unwrap();
+        match pspec.name() {
+            "model-filename" => s.model_filename.to_value(),
+            "disable-clip" => s.disable_clip.to_value(),
+            "enable-transform" => s.enable_transform.to_value(),
+            "phone-model" => s.phone_model.to_value(),
+            "psnr" => s.psnr.to_value(),
+            "ssim" => s.ssim.to_value(),
+            "ms-ssim" => s.ms_ssim.to_value(),
+            "pool-method" => s.pool_method.to_value(),
+            "threads" => s.threads.to_value(),
+            "subsample" => s.subsample.to_value(),
+            "conf-interval" => s.conf_interval.to_value(),
+            "frame-message" => s.frame_message.to_value(),
+            "results-filename" => s.results_filename.to_value(),
+            "results-format" => s.results_format.to_value(),
+            "log-level" => s.log_level.to_value(),
+            "backend" => s.backend.to_value(),
+            "device-id" => s.device_id.to_value(),
+            other => unreachable!("unknown property {other}"),
+        }
+    }
+
+    fn constructed(&self) {
+        self.parent_constructed();
+        let obj = self.obj();
+        obj.add_pad(&self.ref_pad).unwrap();
+        obj.add_pad(&self.dist_pad).unwrap();
+    }
+}
+
+impl GstObjectImpl for VmafHip {}
+
+impl ElementImpl for VmafHip {
+    fn metadata() -> Option<&'static gst::subclass::ElementMetadata> {
+        static META: Lazy<gst::subclass::ElementMetadata> = Lazy::new(|| {
+            gst::subclass::ElementMetadata::new(
+                "VMAF (HIP)",
+                "Filter/Analyzer/Video",
+                "Netflix VMAF between ref_sink and dist_sink, on the GPU through HIP or on the CPU, bit-exact with libvmaf; passes the reference through",
+                "vmafhip developers",
+            )
+        });
+        Some(&*META)
+    }
+
+    fn pad_templates() -> &'static [gst::PadTemplate] {
+        static TEMPLATES: Lazy<Vec<gst::PadTemplate>> = Lazy::new(|| {
+            let caps = gst_video::VideoCapsBuilder::new().format_list(FORMATS.iter().map(|f| f.parse::<gst_video::VideoFormat>().unwrap())).build();
+            vec![
+                gst::PadTemplate::with_gtype("src", gst::PadDirection::Src, gst::PadPresence::Always, &caps, gst_base::AggregatorPad::static_type()).unwrap(),
+                gst::PadTemplate::with_gtype("ref_sink", gst::PadDirection::Sink, gst::PadPresence::Always, &caps, gst_video::VideoAggregatorPad::static_type()).unwrap(),
+                gst::PadTemplate::with_gtype("dist_sink", gst::PadDirection::Sink, gst::PadPresence::Always, &caps, gst_video::VideoAggregatorPad::static_type()).unwrap(),
+            ]
+        });
+        TEMPLATES.as_ref()
+    }
+}
+
+impl AggregatorImpl for VmafHip {
+    fn start(&self) -> Result<(), gst::ErrorMessage> {
+        self.parent_start()?;
+        let settings = self.settings.lock().unwrap().clone();
+        let (engine, backend, warning) = open_engine(&settings)?;
+        gst::info!(CAT, imp = self, "computing VMAF with {backend}, model {}", settings.model_filename);
+        if let Some(w) = warning {
+            gst::element_imp_warning!(self, gst::LibraryError::Init, ("{w}"), ["backend=auto"]);
+        }
+        *self.state.lock().unwrap() = Some(State {
+            engine,
+            backend,
+            settings,
+            pending: VecDeque::new(),
+            next_index: 0,
+            frames: Vec::new(),
+            checked: None,
+            dist_ended_warned: false,
+            size: (0, 0),
+        });
+        Ok(())
+    }
+
+    fn stop(&self) -> Result<(), gst::ErrorMessage> {
+        *self.state.lock().unwrap() = None;
+        self.parent_stop()
+    }
+
+    fn aggregate(&self, timeout: bool) -> Result<gst::FlowSuccess, gst::FlowError> {
+        let ret = self.parent_aggregate(timeout);
+        if ret == Err(gst::FlowError::Eos) {
+            // Every sink is done: last messages and the pooled score go out before EOS.
+            if let Err(e) = self.drain() {
+                self.post_error_message(e);
+                return Err(gst::FlowError::Error);
+            }
+        }
+        ret
+    }
+
+    fn flush(&self) -> Result<gst::FlowSuccess, gst::FlowError> {
+        // A flushing seek ends the segment: report what was measured, start afresh.
+        if let Err(e) = self.drain() {
+            self.post_error_message(e);
+        }
+        if let Some(st) = self.state.lock().unwrap().as_mut() {
+            st.dist_ended_warned = false;
+        }
+        self.parent_flush()
+    }
+}
+
+impl VideoAggregatorImpl for VmafHip {
+    fn update_caps(&self, caps: &gst::Caps) -> Result<gst::Caps, gst::LoggableError> {
+        // The reference passes through unchanged, so src carries its caps.
+        match self.ref_pad.current_caps() {
+            Some(rc) => {
+                let out = rc.intersect(caps);
+                if out.is_empty() {
+                    return Err(gst::loggable_error!(CAT, "downstream does not accept the reference caps {rc}"));
+                }
+                Ok(out)
+            }
+            None => Ok(caps.clone()),
+        }
+    }
+
+    fn aggregate_frames(&self, token: &gst_video::subclass::AggregateFramesToken, outbuf: &mut gst::BufferRef) -> Result<gst::FlowSuccess, gst::FlowError> {
+        self.check_caps()?;
+        let Some(ref_frame) = self.ref_pad.prepared_frame(token) else {
+            if self.ref_pad.is_eos() {
+                // The output follows the reference: it ends when the reference ends.
+                if !self.dist_pad.is_eos() {
+                    gst::element_imp_warning!(self, gst::StreamError::Failed, ("ref_sink ended before dist_sink: the remaining distorted frames are not scored"), ["ref_sink EOS"]);
+                }
+                return Err(gst::FlowError::Eos);
+            }
+            outbuf.set_flags(gst::BufferFlags::GAP);
+            return Ok(gst::FlowSuccess::Ok);
+        };
+        {
+            // src passes the reference through.
+            let mut out = gst_video::VideoFrameRef::from_buffer_ref_writable(outbuf, ref_frame.info()).map_err(|_| gst::FlowError::Error)?;
+            ref_frame.copy(&mut out).map_err(|_| gst::FlowError::Error)?;
+        }
+        let Some(dist_frame) = self.dist_pad.prepared_frame(token) else {
+            let warn = {
+                let mut guard = self.state.lock().unwrap();
+                let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
+                !std::mem::replace(&mut st.dist_ended_warned, true)
+            };
+            if warn {
+                gst::element_imp_warning!(
+                    self,
+                    gst::StreamError::Failed,
+                    ("dist_sink has no frame for {}: reference frames pass through unscored until it has", outbuf.pts().display()),
+                    ["dist_sink ended or has a gap"]
+                );
+            }
+            return Ok(gst::FlowSuccess::Ok);
+        };
+        let segment = self.obj().src_pad().segment().downcast::<gst::ClockTime>().ok();
+        let pts = outbuf.pts();
+        let timing = |index| Pending {
+            index,
+            pts,
+            running_time: segment.as_ref().and_then(|s| s.to_running_time(pts)),
+            stream_time: segment.as_ref().and_then(|s| s.to_stream_time(pts)),
+            duration: outbuf.duration(),
+        };
+        let outcome = {
+            let mut guard = self.state.lock().unwrap();
+            let state = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
+            let index = state.next_index;
+            state.next_index += 1;
+            state.pending.push_back(timing(index));
+            let engine = &mut state.engine;
+            let pushed = with_picture(&ref_frame, |r| with_picture(&dist_frame, |d| engine.push(r, d)))
+                .and_then(|x| x)
+                .map_err(|e| e.to_string())
+                .and_then(|r| r.map_err(|e| e.to_string()));
+            pushed.map(|ready| {
+                let msgs: Vec<_> = if state.settings.frame_message { ready.iter().map(|s| Self::frame_message(state, s)).collect() } else { Vec::new() };
+                if state.settings.results_filename.is_some() {
+                    state.frames.extend(ready);
+                } else {
+                    // Keep the timing queue short when nobody asks for frame messages.
+                    while state.pending.len() > 8 {
+                        state.pending.pop_front();
+                    }
+                }
+                msgs
+            })
+        };
+        let msgs = outcome.map_err(|err| {
+            gst::element_imp_error!(self, gst::StreamError::Failed, ("VMAF failed: {err}"), ["while scoring a frame"]);
+            gst::FlowError::Error
+        })?;
+        for m in &msgs {
+            self.post(gst::Structure::from(m));
+        }
+        Ok(gst::FlowSuccess::Ok)
+    }
+}

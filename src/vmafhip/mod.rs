@@ -1,0 +1,303 @@
+//! # element-vmafhip
+//!
+//! `vmafhip` measures Netflix VMAF between a reference (`ref_sink`) and a
+//! distorted (`dist_sink`) video and passes the reference through on `src`.
+//! Scores are bit-exact with libvmaf's integer extractors. Per-frame scores
+//! (with `frame-message=true`) and one pooled score at end of stream are
+//! posted as element messages named `VMAF`, the layout of GStreamer 1.28's
+//! `vmaf` element plus extra fields; results files use libvmaf's layouts.
+//!
+//! ```text
+//! gst-launch-1.0 -m videotestsrc num-buffers=120 ! video/x-raw,width=1280,height=720 ! tee name=t \
+//!   t. ! queue ! vmafhip name=v frame-message=true ! fakesink \
+//!   t. ! queue ! x264enc bitrate=800 ! avdec_h264 ! v.dist_sink
+//! ```
+//! (`t.` feeds `v.ref_sink` through the first link.)
+//!
+//! Messages (structure `VMAF`): `type` = `frame` | `pooled`, `score`,
+//! `index`, `timestamp`, `stream-time`, `running-time`, `duration`,
+//! `psnr-y`, `ssim`, `ms-ssim`; ours: every model feature by its libvmaf
+//! name (`integer_adm2`, ...), `backend`, and in `pooled` `min`, `max`,
+//! `mean`, `harmonic-mean`, `frames`, `pool-method`. See [`VmafFrameMessage`]
+//! and [`VmafPooledMessage`].
+//!
+//! Since: 0.1
+
+mod imp;
+
+use glib::prelude::*;
+
+glib::wrapper! {
+    pub struct VmafHip(ObjectSubclass<imp::VmafHip>) @extends gst_video::VideoAggregator, gst_base::Aggregator, gst::Element, gst::Object;
+}
+
+pub fn register(plugin: &gst::Plugin) -> Result<(), glib::BoolError> {
+    #[cfg(feature = "doc")]
+    {
+        PoolMethod::static_type().mark_as_plugin_api(gst::PluginAPIFlags::empty());
+        ResultsFormat::static_type().mark_as_plugin_api(gst::PluginAPIFlags::empty());
+        Backend::static_type().mark_as_plugin_api(gst::PluginAPIFlags::empty());
+        LogLevel::static_type().mark_as_plugin_api(gst::PluginAPIFlags::empty());
+    }
+    gst::Element::register(Some(plugin), "vmafhip", gst::Rank::NONE, VmafHip::static_type())
+}
+
+/// `pool-method`: GStreamer 1.28 `GstVmafPoolMethod` values and nicks.
+#[derive(Debug, Eq, PartialEq, Hash, Clone, Copy, glib::Enum)]
+#[repr(u32)]
+#[enum_type(name = "GstVmafHipPoolMethod")]
+pub enum PoolMethod {
+    #[enum_value(name = "Minimum value", nick = "min")]
+    Min = 1,
+    #[enum_value(name = "Maximum value", nick = "max")]
+    Max = 2,
+    #[enum_value(name = "Arithmetic mean", nick = "mean")]
+    Mean = 3,
+    #[enum_value(name = "Harmonic mean", nick = "harmonic_mean")]
+    HarmonicMean = 4,
+}
+
+/// `results-format`: GStreamer 1.28 `GstVmafResultsFormat` values.
+#[derive(Debug, Eq, PartialEq, Hash, Clone, Copy, glib::Enum)]
+#[repr(u32)]
+#[enum_type(name = "GstVmafHipResultsFormat")]
+pub enum ResultsFormat {
+    #[enum_value(name = "No results file", nick = "none")]
+    None = 0,
+    #[enum_value(name = "Comma-separated values", nick = "csv")]
+    Csv = 1,
+    #[enum_value(name = "libvmaf XML", nick = "xml")]
+    Xml = 2,
+    #[enum_value(name = "libvmaf JSON", nick = "json")]
+    Json = 3,
+}
+
+/// `backend`: where the features are computed.
+#[derive(Debug, Eq, PartialEq, Hash, Clone, Copy, glib::Enum)]
+#[repr(u32)]
+#[enum_type(name = "GstVmafHipBackend")]
+pub enum Backend {
+    #[enum_value(name = "HIP when a GPU is usable, else CPU (with a warning)", nick = "auto")]
+    Auto = 0,
+    #[enum_value(name = "CPU engine", nick = "cpu")]
+    Cpu = 1,
+    #[enum_value(name = "HIP GPU engine; error when no GPU is usable", nick = "hip")]
+    Hip = 2,
+}
+
+/// `log-level`: how much the element logs about its work (debug category
+/// `vmafhip`), named like libvmaf's log levels.
+#[derive(Debug, Eq, PartialEq, Hash, Clone, Copy, glib::Enum)]
+#[repr(u32)]
+#[enum_type(name = "GstVmafHipLogLevel")]
+pub enum LogLevel {
+    #[enum_value(name = "None", nick = "none")]
+    None = 0,
+    #[enum_value(name = "Errors", nick = "error")]
+    Error = 1,
+    #[enum_value(name = "Warnings", nick = "warning")]
+    Warning = 2,
+    #[enum_value(name = "Information", nick = "info")]
+    Info = 3,
+    #[enum_value(name = "Debugging", nick = "debug")]
+    Debug = 4,
+}
+
+/// Structure name of every message this element posts.
+pub const MESSAGE_NAME: &str = "VMAF";
+
+/// A `frame` message: the scores of one frame.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VmafFrameMessage {
+    pub index: u64,
+    pub timestamp: Option<gst::ClockTime>,
+    pub stream_time: Option<gst::ClockTime>,
+    pub running_time: Option<gst::ClockTime>,
+    pub duration: Option<gst::ClockTime>,
+    /// The model's score (`vmaf`).
+    pub score: f64,
+    pub psnr_y: Option<f64>,
+    pub ssim: Option<f64>,
+    pub ms_ssim: Option<f64>,
+    /// Every other value libvmaf would print for this frame, by its libvmaf name.
+    pub features: Vec<(String, f64)>,
+    /// Which engine and device produced the numbers.
+    pub backend: String,
+}
+
+impl VmafFrameMessage {
+    pub fn feature(&self, name: &str) -> Option<f64> {
+        self.features.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
+    }
+}
+
+/// The `pooled` message at end of stream (or of a flushed segment).
+#[derive(Clone, Debug, PartialEq)]
+pub struct VmafPooledMessage {
+    /// The model score pooled with `pool-method`.
+    pub score: f64,
+    pub pool_method: String,
+    pub min: f64,
+    pub max: f64,
+    pub mean: f64,
+    pub harmonic_mean: f64,
+    pub frames: u64,
+    pub psnr_y: Option<f64>,
+    pub ssim: Option<f64>,
+    pub ms_ssim: Option<f64>,
+    /// Mean of every other metric, by libvmaf name.
+    pub features: Vec<(String, f64)>,
+    pub backend: String,
+}
+
+const CORE_FIELDS: &[&str] = &[
+    "type", "index", "timestamp", "stream-time", "running-time", "duration", "score", "psnr-y", "ssim", "ms-ssim", "backend",
+    "pool-method", "min", "max", "mean", "harmonic-mean", "frames",
+];
+
+fn get_time(s: &gst::StructureRef, name: &str) -> Option<gst::ClockTime> {
+    s.get::<u64>(name).ok().filter(|&v| v != u64::MAX).map(gst::ClockTime::from_nseconds)
+}
+
+fn extra_features(s: &gst::StructureRef) -> Vec<(String, f64)> {
+    s.iter()
+        .filter(|(n, _)| !CORE_FIELDS.contains(&n.as_str()))
+        .filter_map(|(n, v)| v.get::<f64>().ok().map(|v| (n.to_string(), v)))
+        .collect()
+}
+
+impl From<&VmafFrameMessage> for gst::Structure {
+    fn from(m: &VmafFrameMessage) -> gst::Structure {
+        let mut b = gst::Structure::builder(MESSAGE_NAME).field("type", "frame").field("index", m.index);
+        for (name, t) in [("timestamp", m.timestamp), ("stream-time", m.stream_time), ("running-time", m.running_time), ("duration", m.duration)] {
+            // GstClockTime fields; GST_CLOCK_TIME_NONE when unknown.
+            b = b.field(name, t.map_or(u64::MAX, |t| t.nseconds()));
+        }
+        b = b.field("score", m.score);
+        for (name, v) in [("psnr-y", m.psnr_y), ("ssim", m.ssim), ("ms-ssim", m.ms_ssim)] {
+            if let Some(v) = v {
+                b = b.field(name, v);
+            }
+        }
+        for (n, v) in &m.features {
+            b = b.field(n.as_str(), *v);
+        }
+        b.field("backend", m.backend.as_str()).build()
+    }
+}
+
+impl TryFrom<&gst::StructureRef> for VmafFrameMessage {
+    type Error = String;
+    fn try_from(s: &gst::StructureRef) -> Result<Self, String> {
+        if s.name() != MESSAGE_NAME || s.get::<&str>("type").ok() != Some("frame") {
+            return Err(format!("not a VMAF frame message: {s}"));
+        }
+        Ok(VmafFrameMessage {
+            index: s.get("index").map_err(|e| e.to_string())?,
+            timestamp: get_time(s, "timestamp"),
+            stream_time: get_time(s, "stream-time"),
+            running_time: get_time(s, "running-time"),
+            duration: get_time(s, "duration"),
+            score: s.get("score").map_err(|e| e.to_string())?,
+            psnr_y: s.get("psnr-y").ok(),
+            ssim: s.get("ssim").ok(),
+            ms_ssim: s.get("ms-ssim").ok(),
+            features: extra_features(s),
+            backend: s.get::<String>("backend").unwrap_or_default(),
+        })
+    }
+}
+
+impl From<&VmafPooledMessage> for gst::Structure {
+    fn from(m: &VmafPooledMessage) -> gst::Structure {
+        let mut b = gst::Structure::builder(MESSAGE_NAME)
+            .field("type", "pooled")
+            .field("score", m.score)
+            .field("pool-method", m.pool_method.as_str())
+            .field("min", m.min)
+            .field("max", m.max)
+            .field("mean", m.mean)
+            .field("harmonic-mean", m.harmonic_mean)
+            .field("frames", m.frames);
+        for (name, v) in [("psnr-y", m.psnr_y), ("ssim", m.ssim), ("ms-ssim", m.ms_ssim)] {
+            if let Some(v) = v {
+                b = b.field(name, v);
+            }
+        }
+        for (n, v) in &m.features {
+            b = b.field(n.as_str(), *v);
+        }
+        b.field("backend", m.backend.as_str()).build()
+    }
+}
+
+impl TryFrom<&gst::StructureRef> for VmafPooledMessage {
+    type Error = String;
+    fn try_from(s: &gst::StructureRef) -> Result<Self, String> {
+        if s.name() != MESSAGE_NAME || s.get::<&str>("type").ok() != Some("pooled") {
+            return Err(format!("not a VMAF pooled message: {s}"));
+        }
+        let f = |n: &str| s.get::<f64>(n).map_err(|e| format!("{n}: {e}"));
+        Ok(VmafPooledMessage {
+            score: f("score")?,
+            pool_method: s.get::<String>("pool-method").unwrap_or_default(),
+            min: f("min")?,
+            max: f("max")?,
+            mean: f("mean")?,
+            harmonic_mean: f("harmonic-mean")?,
+            frames: s.get("frames").map_err(|e| e.to_string())?,
+            psnr_y: s.get("psnr-y").ok(),
+            ssim: s.get("ssim").ok(),
+            ms_ssim: s.get("ms-ssim").ok(),
+            features: extra_features(s),
+            backend: s.get::<String>("backend").unwrap_or_default(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_message_round_trip() {
+        gst::init().unwrap();
+        let m = VmafFrameMessage {
+            index: 3,
+            timestamp: Some(gst::ClockTime::from_mseconds(100)),
+            stream_time: Some(gst::ClockTime::from_mseconds(100)),
+            running_time: None,
+            duration: Some(gst::ClockTime::from_mseconds(40)),
+            score: 91.5,
+            psnr_y: Some(40.0),
+            ssim: None,
+            ms_ssim: None,
+            features: vec![("integer_adm2".into(), 0.98), ("integer_vif_scale0".into(), 0.7)],
+            backend: "cpu (1 thread)".into(),
+        };
+        let s = gst::Structure::from(&m);
+        assert_eq!(VmafFrameMessage::try_from(s.as_ref()).unwrap(), m);
+        assert!(VmafPooledMessage::try_from(s.as_ref()).is_err());
+    }
+
+    #[test]
+    fn pooled_message_round_trip() {
+        gst::init().unwrap();
+        let m = VmafPooledMessage {
+            score: 80.5,
+            pool_method: "mean".into(),
+            min: 70.0,
+            max: 90.0,
+            mean: 80.5,
+            harmonic_mean: 80.1,
+            frames: 12,
+            psnr_y: None,
+            ssim: Some(0.97),
+            ms_ssim: None,
+            features: vec![("integer_motion2".into(), 3.0)],
+            backend: "cpu".into(),
+        };
+        let s = gst::Structure::from(&m);
+        assert_eq!(VmafPooledMessage::try_from(s.as_ref()).unwrap(), m);
+    }
+}
