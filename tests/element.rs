@@ -1,0 +1,362 @@
+//! The element in real pipelines and under gst_check::Harness.
+
+mod common;
+
+use common::*;
+use gst::prelude::*;
+use gstvmafhip::{VmafFrameMessage, VmafPooledMessage};
+use std::sync::Once;
+use std::time::Duration;
+
+fn init() {
+    static INIT: Once = Once::new();
+    INIT.call_once(|| {
+        gst::init().unwrap();
+        gstvmafhip::plugin_register_static().unwrap();
+    });
+}
+
+#[derive(Debug, Default)]
+struct Outcome {
+    frames: Vec<VmafFrameMessage>,
+    pooled: Vec<VmafPooledMessage>,
+    errors: Vec<String>,
+    warnings: Vec<String>,
+}
+
+/// Run a pipeline to EOS or error, collecting the element's messages.
+fn run(desc: &str) -> Outcome {
+    init();
+    let pipeline = gst::parse::launch(desc).unwrap().downcast::<gst::Pipeline>().unwrap();
+    let bus = pipeline.bus().unwrap();
+    pipeline.set_state(gst::State::Playing).unwrap();
+    let out = collect(&bus, &pipeline);
+    pipeline.set_state(gst::State::Null).unwrap();
+    out
+}
+
+fn collect(bus: &gst::Bus, _pipeline: &gst::Pipeline) -> Outcome {
+    let mut out = Outcome::default();
+    while let Some(msg) = bus.timed_pop(gst::ClockTime::from_seconds(120)) {
+        match msg.view() {
+            gst::MessageView::Element(e) => {
+                if let Some(s) = e.structure() {
+                    if let Ok(f) = VmafFrameMessage::try_from(s) {
+                        out.frames.push(f);
+                    } else if let Ok(p) = VmafPooledMessage::try_from(s) {
+                        out.pooled.push(p);
+                    }
+                }
+            }
+            gst::MessageView::Error(e) => {
+                out.errors.push(format!("{} ({:?})", e.error(), e.debug()));
+                break;
+            }
+            gst::MessageView::Warning(w) => out.warnings.push(w.error().to_string()),
+            gst::MessageView::Eos(_) => break,
+            _ => {}
+        }
+    }
+    out
+}
+
+fn raw_src(path: &str, run: &GoldenRun, fmt: &str) -> String {
+    format!(
+        "filesrc location={path} ! rawvideoparse width={} height={} format={fmt} framerate=25/1",
+        run.width, run.height
+    )
+}
+
+/// Golden pairs through filesrc ! rawvideoparse: per-frame messages and the
+/// results file match libvmaf.
+#[test]
+fn golden_pairs_through_pipelines() {
+    let cache = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("golden-yuv");
+    let cases = [
+        ("astronaut_576x324_420p8_12f_crf35", "vmaf_v0.6.1", "i420", "json"),
+        ("rocket_576x324_420p10_6f_crf30", "vmaf_v0.6.1", "i420-10le", "xml"),
+        ("coffee_576x324_420p8_12f_crf35", "vmaf_v0.6.1neg", "i420", "csv"),
+    ];
+    for (pair, runname, fmt, results) in cases {
+        let run = golden_runs().into_iter().find(|r| r.pair == pair && r.run == runname).unwrap();
+        yuv_bytes(&run.ref_zst);
+        yuv_bytes(&run.dis_zst);
+        let rp = cache.join(run.ref_zst.trim_end_matches(".zst"));
+        let dp = cache.join(run.dis_zst.trim_end_matches(".zst"));
+        let out_file = std::env::temp_dir().join(format!("vmafhip-{pair}-{runname}.{results}"));
+        let desc = format!(
+            "{} ! v.ref_sink {} ! v.dist_sink vmafhip name=v frame-message=true backend=cpu model-filename={} psnr={} ssim={} ms-ssim={} \
+             results-filename={} results-format={results} ! fakesink",
+            raw_src(rp.to_str().unwrap(), &run, fmt),
+            raw_src(dp.to_str().unwrap(), &run, fmt),
+            run.model,
+            run.psnr,
+            run.ssim,
+            run.ms_ssim,
+            out_file.display()
+        );
+        let out = run_pipeline_checked(&desc);
+        let golden = run.expected();
+        let gf = golden["frames"].as_array().unwrap();
+        assert_eq!(out.frames.len(), gf.len(), "{pair}");
+        assert_eq!(out.frames.iter().map(|f| f.index).collect::<Vec<_>>(), (0..gf.len() as u64).collect::<Vec<_>>());
+        for (m, g) in out.frames.iter().zip(gf) {
+            for (k, v) in g["metrics"].as_object().unwrap() {
+                let got = match k.as_str() {
+                    "vmaf" => Some(m.score),
+                    "psnr_y" => m.psnr_y,
+                    "float_ssim" => m.ssim,
+                    "float_ms_ssim" => m.ms_ssim,
+                    _ => m.feature(k),
+                };
+                let got = got.unwrap_or_else(|| panic!("{pair} frame {}: {k} missing", m.index));
+                assert!((got - v.as_f64().unwrap()).abs() <= tolerance(k), "{pair} frame {} {k}: {got} vs {v}", m.index);
+            }
+        }
+        assert_eq!(out.pooled.len(), 1);
+        let want = golden["pooled_metrics"]["vmaf"]["mean"].as_f64().unwrap();
+        assert!((out.pooled[0].mean - want).abs() < 1e-4);
+        // The results file in the asked layout.
+        let text = std::fs::read_to_string(&out_file).unwrap();
+        match results {
+            "json" => {
+                let j: serde_json::Value = serde_json::from_str(&text).unwrap();
+                let bad = j["frames"].as_array().unwrap().len();
+                assert_eq!(bad, gf.len());
+                assert!((j["pooled_metrics"]["vmaf"]["mean"].as_f64().unwrap() - want).abs() < 1e-4);
+            }
+            "xml" => {
+                assert!(text.starts_with("<VMAF version=\"3.2.0\">"));
+                assert_eq!(text.matches("<frame frameNum=").count(), gf.len());
+                assert!(text.contains(&format!("vmaf=\"{:.6}\"", gf[0]["metrics"]["vmaf"].as_f64().unwrap())), "{text}");
+            }
+            _ => {
+                let lines: Vec<_> = text.lines().collect();
+                assert!(lines[0].starts_with("Frame,integer_adm2_egl_1,"), "{}", lines[0]);
+                assert_eq!(lines.len(), gf.len() + 1);
+            }
+        }
+    }
+}
+
+fn run_pipeline_checked(desc: &str) -> Outcome {
+    let out = run(desc);
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    out
+}
+
+fn testsrc(n: u32, w: u32, h: u32, fmt: &str, pattern: &str) -> String {
+    format!("videotestsrc num-buffers={n} pattern={pattern} ! video/x-raw,width={w},height={h},format={fmt},framerate=30/1")
+}
+
+#[test]
+fn n_frames_give_n_messages_and_one_pooled() {
+    let desc = format!(
+        "{} ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! videobalance brightness=0.05 ! v.dist_sink \
+         vmafhip name=v frame-message=true backend=cpu ! fakesink",
+        testsrc(7, 160, 120, "I420", "ball")
+    );
+    let out = run_pipeline_checked(&desc);
+    assert_eq!(out.frames.iter().map(|f| f.index).collect::<Vec<_>>(), (0..7).collect::<Vec<_>>());
+    assert_eq!(out.pooled.len(), 1);
+    assert_eq!(out.pooled[0].frames, 7);
+    let mean = out.frames.iter().map(|f| f.score).sum::<f64>() / 7.0;
+    assert!((out.pooled[0].mean - mean).abs() < 1e-9);
+    // Timestamps follow the stream (30 fps).
+    assert_eq!(out.frames[3].timestamp, Some(gst::ClockTime::from_nseconds(100_000_000)));
+}
+
+#[test]
+fn identical_inputs_score_as_libvmaf_identical() {
+    let desc = format!(
+        "{} ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! v.dist_sink vmafhip name=v frame-message=true backend=cpu psnr=true ! fakesink",
+        testsrc(3, 128, 96, "I420", "snow")
+    );
+    let out = run_pipeline_checked(&desc);
+    assert_eq!(out.frames.len(), 3);
+    for f in &out.frames {
+        assert!((f.feature("integer_adm2").unwrap() - 1.0).abs() < 1e-3, "{f:?}");
+        assert!((f.feature("integer_vif_scale0").unwrap() - 1.0).abs() < 1e-3);
+        assert_eq!(f.psnr_y, Some(60.0));
+    }
+}
+
+#[test]
+fn mismatched_caps_is_an_error_naming_both() {
+    let desc = format!(
+        "{} ! v.ref_sink {} ! v.dist_sink vmafhip name=v backend=cpu ! fakesink",
+        testsrc(3, 160, 120, "I420", "ball"),
+        testsrc(3, 176, 144, "I420", "ball")
+    );
+    let out = run(&desc);
+    assert_eq!(out.errors.len(), 1, "{out:?}");
+    let e = &out.errors[0];
+    assert!(e.contains("width=(int)160") && e.contains("width=(int)176") && e.contains("videoscale"), "{e}");
+
+    let desc = format!(
+        "{} ! v.ref_sink {} ! v.dist_sink vmafhip name=v backend=cpu ! fakesink",
+        testsrc(3, 160, 120, "I420", "ball"),
+        testsrc(3, 160, 120, "Y444", "ball")
+    );
+    let out = run(&desc);
+    assert!(out.errors.first().is_some_and(|e| e.contains("videoconvert") && e.contains("Y444")), "{out:?}");
+}
+
+#[test]
+fn broken_model_file_is_a_clear_error_at_start() {
+    let path = std::env::temp_dir().join("vmafhip-broken-model.json");
+    let good = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/models/vmaf_v0.6.1.json")).unwrap();
+    std::fs::write(&path, &good[..good.len() / 2]).unwrap();
+    let desc = format!(
+        "{} ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! v.dist_sink vmafhip name=v backend=cpu model-filename={} ! fakesink",
+        testsrc(3, 64, 48, "I420", "ball"),
+        path.display()
+    );
+    init();
+    let pipeline = gst::parse::launch(&desc).unwrap().downcast::<gst::Pipeline>().unwrap();
+    assert!(pipeline.set_state(gst::State::Playing).is_err());
+    let out = collect(&pipeline.bus().unwrap(), &pipeline);
+    pipeline.set_state(gst::State::Null).unwrap();
+    assert!(out.errors.first().is_some_and(|e| e.contains("invalid JSON") && e.contains("vmafhip-broken-model.json")), "{out:?}");
+}
+
+#[test]
+fn dist_ending_first_scores_what_both_had() {
+    let desc = format!(
+        "{} ! v.ref_sink {} ! v.dist_sink vmafhip name=v frame-message=true backend=cpu ! fakesink",
+        testsrc(8, 96, 64, "I420", "ball"),
+        testsrc(5, 96, 64, "I420", "ball")
+    );
+    let out = run_pipeline_checked(&desc);
+    assert_eq!(out.frames.len(), 5, "{out:?}");
+    assert_eq!(out.pooled.first().map(|p| p.frames), Some(5));
+    assert!(out.warnings.iter().any(|w| w.contains("dist_sink has no frame")), "{:?}", out.warnings);
+}
+
+#[test]
+fn ten_and_twelve_bit_and_odd_sizes_and_subsample_and_threads() {
+    for (fmt, w, h) in [("I420_10LE", 96, 64), ("I422_12LE", 80, 72), ("Y444", 67, 45), ("I420", 75, 53), ("GRAY8", 64, 40)] {
+        // The distorted side is the same scene with another ball colour.
+        let caps = format!("video/x-raw,width={w},height={h},format={fmt},framerate=30/1");
+        let base = format!(
+            "videotestsrc num-buffers=4 pattern=ball ! {caps} ! v.ref_sink \
+             videotestsrc num-buffers=4 pattern=ball foreground-color=0xffc0c0c0 ! {caps} ! v.dist_sink \
+             vmafhip name=v frame-message=true backend=cpu"
+        );
+        let out = run_pipeline_checked(&format!("{base} ! fakesink"));
+        assert_eq!(out.frames.len(), 4, "{fmt} {w}x{h}: {out:?}");
+        assert!(out.frames.iter().all(|f| f.score.is_finite() && (0.0..=100.0).contains(&f.score)));
+        let threaded = run_pipeline_checked(&format!("{base} threads=3 ! fakesink"));
+        assert_eq!(out.frames.iter().map(|f| f.score).collect::<Vec<_>>(), threaded.frames.iter().map(|f| f.score).collect::<Vec<_>>());
+        let sub = run_pipeline_checked(&format!("{base} subsample=2 ! fakesink"));
+        assert_eq!(sub.frames.iter().map(|f| f.index).collect::<Vec<_>>(), [0, 2]);
+        assert_eq!(sub.frames[1].score, out.frames[2].score);
+    }
+}
+
+#[test]
+fn seek_reports_the_segment_and_restarts() {
+    init();
+    let desc = format!(
+        "{} ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! v.dist_sink vmafhip name=v frame-message=true backend=cpu ! fakesink sync=false",
+        testsrc(1000, 96, 64, "I420", "ball")
+    );
+    let pipeline = gst::parse::launch(&desc).unwrap().downcast::<gst::Pipeline>().unwrap();
+    let bus = pipeline.bus().unwrap();
+    pipeline.set_state(gst::State::Paused).unwrap();
+    pipeline.state(gst::ClockTime::from_seconds(10)).0.unwrap();
+    pipeline
+        .seek(
+            1.0,
+            gst::SeekFlags::FLUSH | gst::SeekFlags::ACCURATE,
+            gst::SeekType::Set,
+            gst::ClockTime::from_mseconds(500),
+            gst::SeekType::Set,
+            gst::ClockTime::from_mseconds(1000),
+        )
+        .unwrap();
+    pipeline.set_state(gst::State::Playing).unwrap();
+    let out = collect(&bus, &pipeline);
+    pipeline.set_state(gst::State::Null).unwrap();
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    // After the seek the stream restarts at frame index 0 and ends with a pooled message.
+    let last = out.pooled.last().expect("pooled at EOS");
+    assert_eq!(last.frames, 15, "{last:?}");
+    let after: Vec<_> = out.frames.iter().filter(|f| f.timestamp >= Some(gst::ClockTime::from_mseconds(500))).collect();
+    assert!(after.first().is_some_and(|f| f.index == 0), "{:?}", out.frames.iter().map(|f| (f.index, f.timestamp)).collect::<Vec<_>>());
+}
+
+#[test]
+fn state_changes_restart_cleanly() {
+    init();
+    let desc = format!(
+        "{} ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! v.dist_sink vmafhip name=v frame-message=true backend=cpu ! fakesink",
+        testsrc(5, 64, 48, "I420", "ball")
+    );
+    let pipeline = gst::parse::launch(&desc).unwrap().downcast::<gst::Pipeline>().unwrap();
+    for _ in 0..3 {
+        pipeline.set_state(gst::State::Playing).unwrap();
+        let out = collect(&pipeline.bus().unwrap(), &pipeline);
+        assert_eq!(out.frames.len(), 5);
+        assert_eq!(out.pooled.len(), 1);
+        pipeline.set_state(gst::State::Null).unwrap();
+    }
+}
+
+#[test]
+fn backend_auto_warns_and_hip_errors_without_an_engine() {
+    let base = format!("{} ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! v.dist_sink vmafhip name=v", testsrc(2, 64, 48, "I420", "ball"));
+    let out = run(&format!("{base} backend=auto ! fakesink"));
+    assert!(out.errors.is_empty());
+    assert!(out.warnings.iter().any(|w| w.contains("on the CPU")), "{:?}", out.warnings);
+    init();
+    let p = gst::parse::launch(&format!("{base} backend=hip ! fakesink")).unwrap().downcast::<gst::Pipeline>().unwrap();
+    assert!(p.set_state(gst::State::Playing).is_err());
+    let out = collect(&p.bus().unwrap(), &p);
+    p.set_state(gst::State::Null).unwrap();
+    assert!(out.errors.first().is_some_and(|e| e.contains("backend=hip")), "{out:?}");
+}
+
+#[test]
+fn harness_one_message_per_frame_including_the_last() {
+    init();
+    let element = gst::ElementFactory::make("vmafhip").property_from_str("backend", "cpu").property("frame-message", true).build().unwrap();
+    let mut h = gst_check::Harness::with_element(&element, None, Some("src"));
+    let bus = gst::Bus::new();
+    element.set_bus(Some(&bus));
+    let mut reference = gst_check::Harness::with_element(&element, Some("ref_sink"), None);
+    let mut distorted = gst_check::Harness::with_element(&element, Some("dist_sink"), None);
+    h.play();
+    let caps = "video/x-raw,format=GRAY8,width=64,height=48,framerate=25/1";
+    reference.set_src_caps_str(caps);
+    distorted.set_src_caps_str(caps);
+    for i in 0..3u64 {
+        for side in [&mut reference, &mut distorted] {
+            let mut buf = gst::Buffer::from_mut_slice(textured_luma(i as u32, 64, 48, 1));
+            let b = buf.get_mut().unwrap();
+            b.set_pts(gst::ClockTime::from_mseconds(40 * i));
+            b.set_duration(gst::ClockTime::from_mseconds(40));
+            side.push(buf).unwrap();
+        }
+    }
+    reference.push_event(gst::event::Eos::new());
+    distorted.push_event(gst::event::Eos::new());
+    let mut frames = Vec::new();
+    let mut pooled = None;
+    while pooled.is_none() {
+        let msg = bus.timed_pop_filtered(gst::ClockTime::from_seconds(30), &[gst::MessageType::Element]).expect("messages");
+        let s = msg.structure().unwrap();
+        if let Ok(f) = VmafFrameMessage::try_from(s) {
+            frames.push(f);
+        } else {
+            pooled = VmafPooledMessage::try_from(s).ok();
+        }
+    }
+    assert_eq!(frames.iter().map(|f| f.index).collect::<Vec<_>>(), [0, 1, 2]);
+    assert!(frames.iter().all(|f| (f.feature("integer_adm2").unwrap() - 1.0).abs() < 1e-3));
+    assert_eq!(pooled.unwrap().frames, 3);
+    // The reference comes out unchanged.
+    let out = h.pull().unwrap();
+    assert_eq!(out.map_readable().unwrap().as_slice(), textured_luma(0, 64, 48, 1).as_slice());
+    let _ = Duration::from_secs(0);
+}
