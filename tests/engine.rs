@@ -1,0 +1,163 @@
+//! Engine properties and every malformed-model error path.
+
+mod common;
+
+use gstvmafhip::vmaf::{Engine, EngineConfig, ModelSet, Picture, PixelFormat, Plane, Scorer, VmafError};
+use proptest::prelude::*;
+
+fn config() -> EngineConfig {
+    EngineConfig::new(ModelSet::load("vmaf_v0.6.1").unwrap())
+}
+
+fn gray_u8<'a>(data: &'a [u8], w: usize, h: usize, stride: usize) -> Picture<'a> {
+    Picture::new_u8(PixelFormat::Gray, &[Plane::new(data, w, h, stride).unwrap()]).unwrap()
+}
+
+fn run_u8(frames: &[(Vec<u8>, Vec<u8>)], w: usize, h: usize, stride: usize) -> Vec<gstvmafhip::vmaf::FrameScores> {
+    let mut e = Scorer::cpu(&config()).unwrap();
+    let mut out = Vec::new();
+    for (r, d) in frames {
+        out.extend(e.push(&gray_u8(r, w, h, stride), &gray_u8(d, w, h, stride)).unwrap());
+    }
+    out.extend(e.flush().unwrap());
+    out
+}
+
+fn pad_rows(img: &[u8], w: usize, h: usize, stride: usize, fill: u8) -> Vec<u8> {
+    let mut v = vec![fill; stride * h];
+    for y in 0..h {
+        v[y * stride..y * stride + w].copy_from_slice(&img[y * w..(y + 1) * w]);
+    }
+    v
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn identical_frames_score_near_one(w in 40usize..90, h in 40usize..70, seed in 0u32..1000) {
+        let img = common::textured_luma(0, w, h, seed);
+        let s = run_u8(&[(img.clone(), img)], w, h, w);
+        prop_assert!((s[0].get("integer_adm2").unwrap() - 1.0).abs() < 1e-3);
+        for k in 0..4 {
+            let name = format!("integer_vif_scale{}", k);
+            prop_assert!((s[0].get(&name).unwrap() - 1.0).abs() < 1e-3);
+        }
+    }
+
+    #[test]
+    fn stride_padding_changes_nothing(w in 40usize..80, h in 40usize..60, pad in 1usize..40, seed in 0u32..1000) {
+        let frames: Vec<_> = (0..3).map(|i| (common::textured_luma(i, w, h, seed), common::textured_luma(i, w, h, seed + 1))).collect();
+        let packed = run_u8(&frames, w, h, w);
+        let padded: Vec<_> = frames.iter().map(|(r, d)| (pad_rows(r, w, h, w + pad, 255), pad_rows(d, w, h, w + pad, 0))).collect();
+        prop_assert_eq!(packed, run_u8(&padded, w, h, w + pad));
+    }
+
+    #[test]
+    fn pooled_order_and_clip_range(seed in 0u32..1000) {
+        let (w, h) = (64, 48);
+        let frames: Vec<_> = (0..5).map(|i| (common::textured_luma(i, w, h, seed), common::textured_luma(i, w, h, seed ^ 77))).collect();
+        let mut e = Scorer::cpu(&config()).unwrap();
+        for (r, d) in &frames {
+            e.push(&gray_u8(r, w, h, w), &gray_u8(d, w, h, w)).unwrap();
+        }
+        let s = e.flush().unwrap();
+        prop_assert!(s.iter().all(|f| (0.0..=100.0).contains(&f.vmaf())));
+        let p = *e.pooled().get("vmaf").unwrap();
+        prop_assert!(p.min <= p.harmonic_mean() + 1e-12 && p.harmonic_mean() <= p.mean() + 1e-12 && p.mean() <= p.max);
+    }
+}
+
+#[test]
+fn static_sequence_has_zero_motion() {
+    let (w, h) = (64, 48);
+    let img = common::textured_luma(3, w, h, 9);
+    let s = run_u8(&vec![(img.clone(), img); 4], w, h, w);
+    assert!(s.iter().all(|f| f.get("integer_motion2") == Some(0.0)));
+}
+
+#[test]
+fn flat_frames_and_bit_depth_extremes() {
+    for bpc in [10u8, 12, 16] {
+        let (w, h) = (48, 40);
+        let max = ((1u32 << bpc) - 1) as u16;
+        let white = vec![max; w * h];
+        let black = vec![0u16; w * h];
+        let mut e = Scorer::cpu(&config()).unwrap();
+        let mut s = Vec::new();
+        for (r, d) in [(&white, &white), (&white, &black), (&black, &white)] {
+            let rp = Picture::new_u16(PixelFormat::Gray, bpc, &[Plane::new(r, w, h, w).unwrap()]).unwrap();
+            let dp = Picture::new_u16(PixelFormat::Gray, bpc, &[Plane::new(d, w, h, w).unwrap()]).unwrap();
+            s.extend(e.push(&rp, &dp).unwrap());
+        }
+        s.extend(e.flush().unwrap());
+        assert_eq!(s.len(), 3);
+        assert!(s.iter().all(|f| f.vmaf().is_finite()), "{bpc}-bit: {s:?}");
+        // Flat identical frames: every VIF pixel takes the non-log branch, num = den.
+        assert_eq!(s[0].get("integer_vif_scale0"), Some(1.0));
+    }
+}
+
+#[test]
+fn mismatches_and_tiny_frames_are_errors() {
+    let a = vec![0u8; 64 * 48];
+    let b = vec![0u8; 60 * 48];
+    let mut e = Scorer::cpu(&config()).unwrap();
+    let err = e.push(&gray_u8(&a, 64, 48, 64), &gray_u8(&b, 60, 48, 60)).unwrap_err();
+    assert!(matches!(err, VmafError::Mismatch(ref s) if s.contains("64x48") && s.contains("60x48")), "{err}");
+    let t = vec![0u8; 20 * 20];
+    let err = e.push(&gray_u8(&t, 20, 20, 20), &gray_u8(&t, 20, 20, 20)).unwrap_err();
+    assert!(matches!(err, VmafError::TooSmall(_)), "{err}");
+    assert!(Plane::new(&t, 20, 20, 19).is_err());
+    assert!(Plane::new(&t[..100], 20, 20, 20).is_err());
+}
+
+fn model_error(text: &str) -> String {
+    match ModelSet::parse("test.json", text) {
+        Err(VmafError::Model { source, what }) => {
+            assert_eq!(source, "test.json");
+            what
+        }
+        other => panic!("expected a model error, got {other:?}"),
+    }
+}
+
+#[test]
+fn every_malformed_model_error_path() {
+    let good = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/models/vmaf_v0.6.1.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&good).unwrap();
+    let with = |f: &dyn Fn(&mut serde_json::Value)| {
+        let mut j = json.clone();
+        f(&mut j);
+        j.to_string()
+    };
+    assert!(model_error(&good[..good.len() / 2]).contains("invalid JSON at line"));
+    assert!(model_error("[1,2]").contains("not a JSON object"));
+    assert!(model_error("{}").contains("neither a model"));
+    assert!(model_error(r#"{"model_dict": 3}"#).contains("\"model_dict\" missing or not an object"));
+    assert!(model_error(&with(&|j| j["model_dict"]["model_type"] = "RANDOMFOREST".into())).contains("not a libsvm"));
+    assert!(model_error(&with(&|j| j["model_dict"]["feature_names"] = serde_json::json!([]))).contains("empty"));
+    assert!(model_error(&with(&|j| j["model_dict"]["feature_names"][1] = 5.into())).contains("feature_names[1]"));
+    assert!(model_error(&with(&|j| j["model_dict"]["norm_type"] = "zscore".into())).contains("norm_type"));
+    assert!(model_error(&with(&|j| j["model_dict"]["slopes"] = serde_json::json!([1.0]))).contains("slopes/intercepts"));
+    assert!(model_error(&with(&|j| j["model_dict"]["intercepts"][2] = "x".into())).contains("intercepts[2]"));
+    assert!(model_error(&with(&|j| j["model_dict"]["score_clip"] = serde_json::json!([0.0]))).contains("score_clip"));
+    assert!(model_error(&with(&|j| j["model_dict"]["score_transform"]["p1"] = "a".into())).contains("score_transform.p1"));
+    assert!(model_error(&with(&|j| j["model_dict"]["score_transform"]["knots"] = serde_json::json!([[1, 1], [0, 2]]))).contains("do not increase"));
+    assert!(model_error(&with(&|j| j["model_dict"]["feature_opts_dicts"] = serde_json::json!([{}]))).contains("feature_opts_dicts"));
+    let svm = json["model_dict"]["model"].as_str().unwrap().to_string();
+    let svm_err = |s: String| model_error(&with(&|j| j["model_dict"]["model"] = s.clone().into()));
+    assert!(svm_err(svm.replace("rbf", "linear")).contains("kernel_type"));
+    assert!(svm_err(svm.replace("nu_svr", "c_svc")).contains("svm_type"));
+    assert!(svm_err(svm.replace("gamma 0.04", "gamma x")).contains("gamma"));
+    assert!(svm_err(svm.replace("rho ", "rhoo ")).contains("unknown key"));
+    assert!(svm_err(svm[..svm.len() * 2 / 3].to_string()).contains("truncated"));
+    assert!(svm_err(svm.replacen("1:0.65734273", "9:0.65734273", 1)).contains("outside 1..=6"));
+    assert!(svm_err(svm.replacen("1:0.65734273", "1=0.65734273", 1)).contains("index:value"));
+    assert!(model_error(&with(&|j| { j["model_dict"].as_object_mut().unwrap().remove("model"); })).contains("libsvm text"));
+    // Unknown features or options are refused when the engine is built.
+    let float_model = with(&|j| j["model_dict"]["feature_names"][0] = "VMAF_feature_adm2_score".into());
+    let m = ModelSet::parse("float.json", &float_model).unwrap();
+    assert!(matches!(Scorer::cpu(&EngineConfig::new(m)), Err(VmafError::Unsupported(s)) if s.contains("VMAF_feature_adm2_score")));
+    assert!(matches!(ModelSet::load("no_such_model"), Err(VmafError::Model { what, .. }) if what.contains("built-in")));
+}
