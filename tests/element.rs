@@ -29,7 +29,8 @@ fn run(desc: &str) -> Outcome {
     init();
     let pipeline = gst::parse::launch(desc).unwrap().downcast::<gst::Pipeline>().unwrap();
     let bus = pipeline.bus().unwrap();
-    pipeline.set_state(gst::State::Playing).unwrap();
+    // A refused start still posts its error on the bus, which `collect` reads.
+    let _ = pipeline.set_state(gst::State::Playing);
     let out = collect(&bus, &pipeline);
     pipeline.set_state(gst::State::Null).unwrap();
     out
@@ -359,4 +360,37 @@ fn harness_one_message_per_frame_including_the_last() {
     let out = h.pull().unwrap();
     assert_eq!(out.map_readable().unwrap().as_slice(), textured_luma(0, 64, 48, 1).as_slice());
     let _ = Duration::from_secs(0);
+}
+
+/// A bootstrap collection (model "0" plus perturbed copies) gives interval fields.
+#[test]
+fn conf_interval_with_a_model_collection() {
+    let good: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/models/vmaf_v0.6.1.json")).unwrap()).unwrap();
+    let mut coll = serde_json::Map::new();
+    for i in 0..5 {
+        let mut m = good.clone();
+        let svm = m["model_dict"]["model"].as_str().unwrap().replace("rho -1.33133", &format!("rho {}", -1.33133 + 0.05 * (i as f64 - 2.0)));
+        m["model_dict"]["model"] = svm.into();
+        coll.insert(i.to_string(), m);
+    }
+    let path = std::env::temp_dir().join("vmafhip-collection.json");
+    std::fs::write(&path, serde_json::Value::Object(coll).to_string()).unwrap();
+    let desc = format!(
+        "{} ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! videobalance brightness=0.04 ! v.dist_sink \
+         vmafhip name=v frame-message=true backend=cpu conf-interval=true model-filename={} ! fakesink",
+        testsrc(3, 96, 64, "I420", "ball"),
+        path.display()
+    );
+    let out = run_pipeline_checked(&desc);
+    assert_eq!(out.frames.len(), 3);
+    for f in &out.frames {
+        let (lo, hi, bag) = (f.feature("vmaf_ci_p95_lo").unwrap(), f.feature("vmaf_ci_p95_hi").unwrap(), f.feature("vmaf_bagging").unwrap());
+        assert!(lo < bag && bag < hi, "{lo} {bag} {hi}");
+        assert!(f.feature("vmaf_stddev").unwrap() > 0.0);
+    }
+    // A single model with conf-interval=true is refused at start.
+    let single = desc.replace(&path.display().to_string(), "vmaf_v0.6.1");
+    let out = run(&single);
+    assert!(out.errors.first().is_some_and(|e| e.contains("conf-interval needs a bootstrap model collection")), "{out:?}");
 }
