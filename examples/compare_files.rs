@@ -25,13 +25,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         quote(&args[1]),
         quote(&args[2])
     );
-    let pipeline = gst::parse::launch(&desc)?.downcast::<gst::Pipeline>().map_err(|_| "not a pipeline")?;
+    let pipeline = gst::parse::launch(&desc)?
+        .downcast::<gst::Pipeline>()
+        .map_err(|_| "not a pipeline")?;
     // Scale the distorted stream to whatever size the reference decodes to.
     let v = pipeline.by_name("v").ok_or("no vmafhip")?;
     let ref_pad = v.static_pad("ref_sink").ok_or("no ref_sink")?;
-    let dist_caps_filter = v.static_pad("dist_sink").and_then(|p| p.peer()).and_then(|p| p.parent_element()).ok_or("no dist capsfilter")?;
+    let dist_caps_filter = v
+        .static_pad("dist_sink")
+        .and_then(|p| p.peer())
+        .and_then(|p| p.parent_element())
+        .ok_or("no dist capsfilter")?;
     ref_pad.connect_notify(Some("caps"), move |pad, _| {
-        if let Some(s) = pad.current_caps().and_then(|c| c.structure(0).map(|s| s.to_owned())) {
+        if let Some(s) = pad
+            .current_caps()
+            .and_then(|c| c.structure(0).map(|s| s.to_owned()))
+        {
             let caps = gst::Caps::builder("video/x-raw")
                 .field("format", "I420")
                 .field("width", s.get::<i32>("width").unwrap_or(0))
@@ -48,9 +57,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             gst::MessageView::Element(e) => {
                 let Some(s) = e.structure() else { continue };
                 if let Ok(f) = VmafFrameMessage::try_from(s) {
-                    println!("frame {:5}  {:>12}  VMAF {:7.3}  PSNR-Y {:6.2}", f.index, f.timestamp.display().to_string(), f.score, f.psnr_y.unwrap_or(f64::NAN));
+                    println!(
+                        "frame {:5}  {:>12}  VMAF {:7.3}  PSNR-Y {:6.2}",
+                        f.index,
+                        f.timestamp.display().to_string(),
+                        f.score,
+                        f.psnr_y.unwrap_or(f64::NAN)
+                    );
                 } else if let Ok(p) = VmafPooledMessage::try_from(s) {
-                    println!("pooled over {} frames: mean {:.3}, harmonic {:.3}, min {:.3}, max {:.3} ({})", p.frames, p.mean, p.harmonic_mean, p.min, p.max, p.backend);
+                    println!(
+                        "pooled over {} frames: mean {:.3}, harmonic {:.3}, min {:.3}, max {:.3} ({})",
+                        p.frames, p.mean, p.harmonic_mean, p.min, p.max, p.backend
+                    );
                 }
             }
             gst::MessageView::Warning(w) => eprintln!("warning: {}", w.error()),

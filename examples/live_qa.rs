@@ -28,7 +28,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
          vmafhip name=v frame-message=true threads=0 ! fakesink sync=false",
         seconds * 30
     );
-    let pipeline = gst::parse::launch(&desc)?.downcast::<gst::Pipeline>().map_err(|_| "not a pipeline")?;
+    let pipeline = gst::parse::launch(&desc)?
+        .downcast::<gst::Pipeline>()
+        .map_err(|_| "not a pipeline")?;
     pipeline.set_state(gst::State::Playing)?;
     let bus = pipeline.bus().ok_or("no bus")?;
     let mut window = Vec::new();
@@ -42,11 +44,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     if window.len() == 30 {
                         let mean = window.iter().sum::<f64>() / 30.0;
                         let min = window.iter().cloned().fold(f64::INFINITY, f64::min);
-                        println!("{:>10}  last second: VMAF mean {mean:6.2}  min {min:6.2}", f.timestamp.display().to_string());
+                        println!(
+                            "{:>10}  last second: VMAF mean {mean:6.2}  min {min:6.2}",
+                            f.timestamp.display().to_string()
+                        );
                         window.clear();
                     }
                 } else if let Ok(p) = VmafPooledMessage::try_from(s) {
-                    println!("stream VMAF at {bitrate} kbit/s: {:.3} over {} frames (min {:.3})", p.mean, p.frames, p.min);
+                    println!(
+                        "stream VMAF at {bitrate} kbit/s: {:.3} over {} frames (min {:.3})",
+                        p.mean, p.frames, p.min
+                    );
                 }
             }
             gst::MessageView::Error(e) => {

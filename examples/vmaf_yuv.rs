@@ -59,7 +59,8 @@ fn parse() -> Result<Args, String> {
             "-h" | "--height" => a.height = val(&flag)?.parse().map_err(|_| "bad height")?,
             "-p" | "--pixel_format" => {
                 let v = val(&flag)?;
-                a.format = PixelFormat::parse(&v).ok_or_else(|| format!("pixel format {v}: use 420, 422, 444 or 400"))?
+                a.format = PixelFormat::parse(&v)
+                    .ok_or_else(|| format!("pixel format {v}: use 420, 422, 444 or 400"))?
             }
             "-b" | "--bitdepth" => a.bpc = val(&flag)?.parse().map_err(|_| "bad bit depth")?,
             "-m" | "--model" => {
@@ -73,7 +74,9 @@ fn parse() -> Result<Args, String> {
             "--feature" => a.features.push(val(&flag)?),
             "--threads" => a.threads = val(&flag)?.parse().map_err(|_| "bad thread count")?,
             "--subsample" => a.subsample = val(&flag)?.parse().map_err(|_| "bad subsample")?,
-            "--frame_cnt" => a.frame_cnt = Some(val(&flag)?.parse().map_err(|_| "bad frame count")?),
+            "--frame_cnt" => {
+                a.frame_cnt = Some(val(&flag)?.parse().map_err(|_| "bad frame count")?)
+            }
             "--json" => a.out_format = Format::Json,
             "--xml" => a.out_format = Format::Xml,
             "--csv" => a.out_format = Format::Csv,
@@ -96,13 +99,22 @@ fn run(a: Args) -> Result<(), Box<dyn std::error::Error>> {
             "psnr" => config.psnr = true,
             "float_ssim" => config.ssim = true,
             "float_ms_ssim" => config.ms_ssim = true,
-            other => return Err(format!("--feature {other}: supported are psnr, float_ssim, float_ms_ssim").into()),
+            other => {
+                return Err(format!(
+                    "--feature {other}: supported are psnr, float_ssim, float_ms_ssim"
+                )
+                .into());
+            }
         }
     }
     config.threads = a.threads;
     config.subsample = a.subsample;
     let mut engine = Scorer::cpu(&config)?;
-    let open = |p: &str| std::fs::File::open(p).map(BufReader::new).map_err(|e| format!("{p}: {e}"));
+    let open = |p: &str| {
+        std::fs::File::open(p)
+            .map(BufReader::new)
+            .map_err(|e| format!("{p}: {e}"))
+    };
     let (mut rf, mut df) = (open(&a.reference)?, open(&a.distorted)?);
     let mut rbuf = YuvFrame::new(a.width, a.height, a.format, a.bpc)?;
     let mut dbuf = YuvFrame::new(a.width, a.height, a.format, a.bpc)?;
@@ -116,7 +128,11 @@ fn run(a: Args) -> Result<(), Box<dyn std::error::Error>> {
         }
         let (hr, hd) = (rbuf.read_from(&mut rf)?, dbuf.read_from(&mut df)?);
         if hr != hd {
-            return Err(format!("{} ends after {n} frames but the other file goes on", if hr { &a.distorted } else { &a.reference }).into());
+            return Err(format!(
+                "{} ends after {n} frames but the other file goes on",
+                if hr { &a.distorted } else { &a.reference }
+            )
+            .into());
         }
         if !hr {
             break;
@@ -138,7 +154,14 @@ fn run(a: Args) -> Result<(), Box<dyn std::error::Error>> {
     }
     let pooled = engine.pooled();
     let fps = n as f64 / secs;
-    let results = Results { frames: &frames, pooled: &pooled, width: a.width, height: a.height, fps: Some(fps), version: "3.2.0" };
+    let results = Results {
+        frames: &frames,
+        pooled: &pooled,
+        width: a.width,
+        height: a.height,
+        fps: Some(fps),
+        version: "3.2.0",
+    };
     let text = results.write(a.out_format);
     match &a.output {
         Some(path) => std::fs::write(path, text).map_err(|e| format!("{path}: {e}"))?,
@@ -146,7 +169,10 @@ fn run(a: Args) -> Result<(), Box<dyn std::error::Error>> {
     }
     if !a.quiet {
         let vmaf = pooled.get("vmaf").map_or(f64::NAN, |p| p.mean());
-        eprintln!("vmaf_v: {vmaf:.6} ({n} frames, {fps:.2} fps, {})", engine.describe());
+        eprintln!(
+            "vmaf_v: {vmaf:.6} ({n} frames, {fps:.2} fps, {})",
+            engine.describe()
+        );
     }
     Ok(())
 }

@@ -27,7 +27,10 @@ struct Outcome {
 /// Run a pipeline to EOS or error, collecting the element's messages.
 fn run(desc: &str) -> Outcome {
     init();
-    let pipeline = gst::parse::launch(desc).unwrap().downcast::<gst::Pipeline>().unwrap();
+    let pipeline = gst::parse::launch(desc)
+        .unwrap()
+        .downcast::<gst::Pipeline>()
+        .unwrap();
     let bus = pipeline.bus().unwrap();
     // A refused start still posts its error on the bus, which `collect` reads.
     let _ = pipeline.set_state(gst::State::Playing);
@@ -74,12 +77,30 @@ fn raw_src(path: &str, run: &GoldenRun, fmt: &str) -> String {
 fn golden_pairs_through_pipelines() {
     let cache = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("golden-yuv");
     let cases = [
-        ("astronaut_576x324_420p8_12f_crf35", "vmaf_v0.6.1", "i420", "json"),
-        ("rocket_576x324_420p10_6f_crf30", "vmaf_v0.6.1", "i420-10le", "xml"),
-        ("coffee_576x324_420p8_12f_crf35", "vmaf_v0.6.1neg", "i420", "csv"),
+        (
+            "astronaut_576x324_420p8_12f_crf35",
+            "vmaf_v0.6.1",
+            "i420",
+            "json",
+        ),
+        (
+            "rocket_576x324_420p10_6f_crf30",
+            "vmaf_v0.6.1",
+            "i420-10le",
+            "xml",
+        ),
+        (
+            "coffee_576x324_420p8_12f_crf35",
+            "vmaf_v0.6.1neg",
+            "i420",
+            "csv",
+        ),
     ];
     for (pair, runname, fmt, results) in cases {
-        let run = golden_runs().into_iter().find(|r| r.pair == pair && r.run == runname).unwrap();
+        let run = golden_runs()
+            .into_iter()
+            .find(|r| r.pair == pair && r.run == runname)
+            .unwrap();
         yuv_bytes(&run.ref_zst);
         yuv_bytes(&run.dis_zst);
         let rp = cache.join(run.ref_zst.trim_end_matches(".zst"));
@@ -100,7 +121,10 @@ fn golden_pairs_through_pipelines() {
         let golden = run.expected();
         let gf = golden["frames"].as_array().unwrap();
         assert_eq!(out.frames.len(), gf.len(), "{pair}");
-        assert_eq!(out.frames.iter().map(|f| f.index).collect::<Vec<_>>(), (0..gf.len() as u64).collect::<Vec<_>>());
+        assert_eq!(
+            out.frames.iter().map(|f| f.index).collect::<Vec<_>>(),
+            (0..gf.len() as u64).collect::<Vec<_>>()
+        );
         for (m, g) in out.frames.iter().zip(gf) {
             for (k, v) in g["metrics"].as_object().unwrap() {
                 let got = match k.as_str() {
@@ -111,7 +135,11 @@ fn golden_pairs_through_pipelines() {
                     _ => m.feature(k),
                 };
                 let got = got.unwrap_or_else(|| panic!("{pair} frame {}: {k} missing", m.index));
-                assert!((got - v.as_f64().unwrap()).abs() <= tolerance(k), "{pair} frame {} {k}: {got} vs {v}", m.index);
+                assert!(
+                    (got - v.as_f64().unwrap()).abs() <= tolerance(k),
+                    "{pair} frame {} {k}: {got} vs {v}",
+                    m.index
+                );
             }
         }
         assert_eq!(out.pooled.len(), 1);
@@ -124,16 +152,28 @@ fn golden_pairs_through_pipelines() {
                 let j: serde_json::Value = serde_json::from_str(&text).unwrap();
                 let bad = j["frames"].as_array().unwrap().len();
                 assert_eq!(bad, gf.len());
-                assert!((j["pooled_metrics"]["vmaf"]["mean"].as_f64().unwrap() - want).abs() < 1e-4);
+                assert!(
+                    (j["pooled_metrics"]["vmaf"]["mean"].as_f64().unwrap() - want).abs() < 1e-4
+                );
             }
             "xml" => {
                 assert!(text.starts_with("<VMAF version=\"3.2.0\">"));
                 assert_eq!(text.matches("<frame frameNum=").count(), gf.len());
-                assert!(text.contains(&format!("vmaf=\"{:.6}\"", gf[0]["metrics"]["vmaf"].as_f64().unwrap())), "{text}");
+                assert!(
+                    text.contains(&format!(
+                        "vmaf=\"{:.6}\"",
+                        gf[0]["metrics"]["vmaf"].as_f64().unwrap()
+                    )),
+                    "{text}"
+                );
             }
             _ => {
                 let lines: Vec<_> = text.lines().collect();
-                assert!(lines[0].starts_with("Frame,integer_adm2_egl_1,"), "{}", lines[0]);
+                assert!(
+                    lines[0].starts_with("Frame,integer_adm2_egl_1,"),
+                    "{}",
+                    lines[0]
+                );
                 assert_eq!(lines.len(), gf.len() + 1);
             }
         }
@@ -147,7 +187,9 @@ fn run_pipeline_checked(desc: &str) -> Outcome {
 }
 
 fn testsrc(n: u32, w: u32, h: u32, fmt: &str, pattern: &str) -> String {
-    format!("videotestsrc num-buffers={n} pattern={pattern} ! video/x-raw,width={w},height={h},format={fmt},framerate=30/1")
+    format!(
+        "videotestsrc num-buffers={n} pattern={pattern} ! video/x-raw,width={w},height={h},format={fmt},framerate=30/1"
+    )
 }
 
 #[test]
@@ -158,13 +200,19 @@ fn n_frames_give_n_messages_and_one_pooled() {
         testsrc(7, 160, 120, "I420", "ball")
     );
     let out = run_pipeline_checked(&desc);
-    assert_eq!(out.frames.iter().map(|f| f.index).collect::<Vec<_>>(), (0..7).collect::<Vec<_>>());
+    assert_eq!(
+        out.frames.iter().map(|f| f.index).collect::<Vec<_>>(),
+        (0..7).collect::<Vec<_>>()
+    );
     assert_eq!(out.pooled.len(), 1);
     assert_eq!(out.pooled[0].frames, 7);
     let mean = out.frames.iter().map(|f| f.score).sum::<f64>() / 7.0;
     assert!((out.pooled[0].mean - mean).abs() < 1e-9);
     // Timestamps follow the stream (30 fps).
-    assert_eq!(out.frames[3].timestamp, Some(gst::ClockTime::from_nseconds(100_000_000)));
+    assert_eq!(
+        out.frames[3].timestamp,
+        Some(gst::ClockTime::from_nseconds(100_000_000))
+    );
 }
 
 #[test]
@@ -176,7 +224,10 @@ fn identical_inputs_score_as_libvmaf_identical() {
     let out = run_pipeline_checked(&desc);
     assert_eq!(out.frames.len(), 3);
     for f in &out.frames {
-        assert!((f.feature("integer_adm2").unwrap() - 1.0).abs() < 1e-3, "{f:?}");
+        assert!(
+            (f.feature("integer_adm2").unwrap() - 1.0).abs() < 1e-3,
+            "{f:?}"
+        );
         assert!((f.feature("integer_vif_scale0").unwrap() - 1.0).abs() < 1e-3);
         assert_eq!(f.psnr_y, Some(60.0));
     }
@@ -192,7 +243,10 @@ fn mismatched_caps_is_an_error_naming_both() {
     let out = run(&desc);
     assert_eq!(out.errors.len(), 1, "{out:?}");
     let e = &out.errors[0];
-    assert!(e.contains("width=(int)160") && e.contains("width=(int)176") && e.contains("videoscale"), "{e}");
+    assert!(
+        e.contains("width=(int)160") && e.contains("width=(int)176") && e.contains("videoscale"),
+        "{e}"
+    );
 
     let desc = format!(
         "{} ! v.ref_sink {} ! v.dist_sink vmafhip name=v backend=cpu ! fakesink",
@@ -200,13 +254,22 @@ fn mismatched_caps_is_an_error_naming_both() {
         testsrc(3, 160, 120, "Y444", "ball")
     );
     let out = run(&desc);
-    assert!(out.errors.first().is_some_and(|e| e.contains("videoconvert") && e.contains("Y444")), "{out:?}");
+    assert!(
+        out.errors
+            .first()
+            .is_some_and(|e| e.contains("videoconvert") && e.contains("Y444")),
+        "{out:?}"
+    );
 }
 
 #[test]
 fn broken_model_file_is_a_clear_error_at_start() {
     let path = std::env::temp_dir().join("vmafhip-broken-model.json");
-    let good = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/models/vmaf_v0.6.1.json")).unwrap();
+    let good = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/models/vmaf_v0.6.1.json"
+    ))
+    .unwrap();
     std::fs::write(&path, &good[..good.len() / 2]).unwrap();
     let desc = format!(
         "{} ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! v.dist_sink vmafhip name=v backend=cpu model-filename={} ! fakesink",
@@ -214,11 +277,19 @@ fn broken_model_file_is_a_clear_error_at_start() {
         path.display()
     );
     init();
-    let pipeline = gst::parse::launch(&desc).unwrap().downcast::<gst::Pipeline>().unwrap();
+    let pipeline = gst::parse::launch(&desc)
+        .unwrap()
+        .downcast::<gst::Pipeline>()
+        .unwrap();
     assert!(pipeline.set_state(gst::State::Playing).is_err());
     let out = collect(&pipeline.bus().unwrap(), &pipeline);
     pipeline.set_state(gst::State::Null).unwrap();
-    assert!(out.errors.first().is_some_and(|e| e.contains("invalid JSON") && e.contains("vmafhip-broken-model.json")), "{out:?}");
+    assert!(
+        out.errors
+            .first()
+            .is_some_and(|e| e.contains("invalid JSON") && e.contains("vmafhip-broken-model.json")),
+        "{out:?}"
+    );
 }
 
 #[test]
@@ -231,12 +302,24 @@ fn dist_ending_first_scores_what_both_had() {
     let out = run_pipeline_checked(&desc);
     assert_eq!(out.frames.len(), 5, "{out:?}");
     assert_eq!(out.pooled.first().map(|p| p.frames), Some(5));
-    assert!(out.warnings.iter().any(|w| w.contains("dist_sink has no frame")), "{:?}", out.warnings);
+    assert!(
+        out.warnings
+            .iter()
+            .any(|w| w.contains("dist_sink has no frame")),
+        "{:?}",
+        out.warnings
+    );
 }
 
 #[test]
 fn ten_and_twelve_bit_and_odd_sizes_and_subsample_and_threads() {
-    for (fmt, w, h) in [("I420_10LE", 96, 64), ("I422_12LE", 80, 72), ("Y444", 67, 45), ("I420", 75, 53), ("GRAY8", 64, 40)] {
+    for (fmt, w, h) in [
+        ("I420_10LE", 96, 64),
+        ("I422_12LE", 80, 72),
+        ("Y444", 67, 45),
+        ("I420", 75, 53),
+        ("GRAY8", 64, 40),
+    ] {
         // The distorted side is the same scene with another ball colour.
         let caps = format!("video/x-raw,width={w},height={h},format={fmt},framerate=30/1");
         let base = format!(
@@ -246,11 +329,21 @@ fn ten_and_twelve_bit_and_odd_sizes_and_subsample_and_threads() {
         );
         let out = run_pipeline_checked(&format!("{base} ! fakesink"));
         assert_eq!(out.frames.len(), 4, "{fmt} {w}x{h}: {out:?}");
-        assert!(out.frames.iter().all(|f| f.score.is_finite() && (0.0..=100.0).contains(&f.score)));
+        assert!(
+            out.frames
+                .iter()
+                .all(|f| f.score.is_finite() && (0.0..=100.0).contains(&f.score))
+        );
         let threaded = run_pipeline_checked(&format!("{base} threads=3 ! fakesink"));
-        assert_eq!(out.frames.iter().map(|f| f.score).collect::<Vec<_>>(), threaded.frames.iter().map(|f| f.score).collect::<Vec<_>>());
+        assert_eq!(
+            out.frames.iter().map(|f| f.score).collect::<Vec<_>>(),
+            threaded.frames.iter().map(|f| f.score).collect::<Vec<_>>()
+        );
         let sub = run_pipeline_checked(&format!("{base} subsample=2 ! fakesink"));
-        assert_eq!(sub.frames.iter().map(|f| f.index).collect::<Vec<_>>(), [0, 2]);
+        assert_eq!(
+            sub.frames.iter().map(|f| f.index).collect::<Vec<_>>(),
+            [0, 2]
+        );
         assert_eq!(sub.frames[1].score, out.frames[2].score);
     }
 }
@@ -262,7 +355,10 @@ fn seek_reports_the_segment_and_restarts() {
         "{} ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! v.dist_sink vmafhip name=v frame-message=true backend=cpu ! fakesink sync=false",
         testsrc(1000, 96, 64, "I420", "ball")
     );
-    let pipeline = gst::parse::launch(&desc).unwrap().downcast::<gst::Pipeline>().unwrap();
+    let pipeline = gst::parse::launch(&desc)
+        .unwrap()
+        .downcast::<gst::Pipeline>()
+        .unwrap();
     let bus = pipeline.bus().unwrap();
     pipeline.set_state(gst::State::Paused).unwrap();
     pipeline.state(gst::ClockTime::from_seconds(10)).0.unwrap();
@@ -283,8 +379,19 @@ fn seek_reports_the_segment_and_restarts() {
     // After the seek the stream restarts at frame index 0 and ends with a pooled message.
     let last = out.pooled.last().expect("pooled at EOS");
     assert_eq!(last.frames, 15, "{last:?}");
-    let after: Vec<_> = out.frames.iter().filter(|f| f.timestamp >= Some(gst::ClockTime::from_mseconds(500))).collect();
-    assert!(after.first().is_some_and(|f| f.index == 0), "{:?}", out.frames.iter().map(|f| (f.index, f.timestamp)).collect::<Vec<_>>());
+    let after: Vec<_> = out
+        .frames
+        .iter()
+        .filter(|f| f.timestamp >= Some(gst::ClockTime::from_mseconds(500)))
+        .collect();
+    assert!(
+        after.first().is_some_and(|f| f.index == 0),
+        "{:?}",
+        out.frames
+            .iter()
+            .map(|f| (f.index, f.timestamp))
+            .collect::<Vec<_>>()
+    );
 }
 
 #[test]
@@ -294,7 +401,10 @@ fn state_changes_restart_cleanly() {
         "{} ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! v.dist_sink vmafhip name=v frame-message=true backend=cpu ! fakesink",
         testsrc(5, 64, 48, "I420", "ball")
     );
-    let pipeline = gst::parse::launch(&desc).unwrap().downcast::<gst::Pipeline>().unwrap();
+    let pipeline = gst::parse::launch(&desc)
+        .unwrap()
+        .downcast::<gst::Pipeline>()
+        .unwrap();
     for _ in 0..3 {
         pipeline.set_state(gst::State::Playing).unwrap();
         let out = collect(&pipeline.bus().unwrap(), &pipeline);
@@ -306,22 +416,41 @@ fn state_changes_restart_cleanly() {
 
 #[test]
 fn backend_auto_warns_and_hip_errors_without_an_engine() {
-    let base = format!("{} ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! v.dist_sink vmafhip name=v", testsrc(2, 64, 48, "I420", "ball"));
+    let base = format!(
+        "{} ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! v.dist_sink vmafhip name=v",
+        testsrc(2, 64, 48, "I420", "ball")
+    );
     let out = run(&format!("{base} backend=auto ! fakesink"));
     assert!(out.errors.is_empty());
-    assert!(out.warnings.iter().any(|w| w.contains("on the CPU")), "{:?}", out.warnings);
+    assert!(
+        out.warnings.iter().any(|w| w.contains("on the CPU")),
+        "{:?}",
+        out.warnings
+    );
     init();
-    let p = gst::parse::launch(&format!("{base} backend=hip ! fakesink")).unwrap().downcast::<gst::Pipeline>().unwrap();
+    let p = gst::parse::launch(&format!("{base} backend=hip ! fakesink"))
+        .unwrap()
+        .downcast::<gst::Pipeline>()
+        .unwrap();
     assert!(p.set_state(gst::State::Playing).is_err());
     let out = collect(&p.bus().unwrap(), &p);
     p.set_state(gst::State::Null).unwrap();
-    assert!(out.errors.first().is_some_and(|e| e.contains("backend=hip")), "{out:?}");
+    assert!(
+        out.errors
+            .first()
+            .is_some_and(|e| e.contains("backend=hip")),
+        "{out:?}"
+    );
 }
 
 #[test]
 fn harness_one_message_per_frame_including_the_last() {
     init();
-    let element = gst::ElementFactory::make("vmafhip").property_from_str("backend", "cpu").property("frame-message", true).build().unwrap();
+    let element = gst::ElementFactory::make("vmafhip")
+        .property_from_str("backend", "cpu")
+        .property("frame-message", true)
+        .build()
+        .unwrap();
     let mut h = gst_check::Harness::with_element(&element, None, Some("src"));
     let bus = gst::Bus::new();
     element.set_bus(Some(&bus));
@@ -345,7 +474,12 @@ fn harness_one_message_per_frame_including_the_last() {
     let mut frames = Vec::new();
     let mut pooled = None;
     while pooled.is_none() {
-        let msg = bus.timed_pop_filtered(gst::ClockTime::from_seconds(30), &[gst::MessageType::Element]).expect("messages");
+        let msg = bus
+            .timed_pop_filtered(
+                gst::ClockTime::from_seconds(30),
+                &[gst::MessageType::Element],
+            )
+            .expect("messages");
         let s = msg.structure().unwrap();
         if let Ok(f) = VmafFrameMessage::try_from(s) {
             frames.push(f);
@@ -353,24 +487,43 @@ fn harness_one_message_per_frame_including_the_last() {
             pooled = VmafPooledMessage::try_from(s).ok();
         }
     }
-    assert_eq!(frames.iter().map(|f| f.index).collect::<Vec<_>>(), [0, 1, 2]);
-    assert!(frames.iter().all(|f| (f.feature("integer_adm2").unwrap() - 1.0).abs() < 1e-3));
+    assert_eq!(
+        frames.iter().map(|f| f.index).collect::<Vec<_>>(),
+        [0, 1, 2]
+    );
+    assert!(
+        frames
+            .iter()
+            .all(|f| (f.feature("integer_adm2").unwrap() - 1.0).abs() < 1e-3)
+    );
     assert_eq!(pooled.unwrap().frames, 3);
     // The reference comes out unchanged.
     let out = h.pull().unwrap();
-    assert_eq!(out.map_readable().unwrap().as_slice(), textured_luma(0, 64, 48, 1).as_slice());
+    assert_eq!(
+        out.map_readable().unwrap().as_slice(),
+        textured_luma(0, 64, 48, 1).as_slice()
+    );
     let _ = Duration::from_secs(0);
 }
 
 /// A bootstrap collection (model "0" plus perturbed copies) gives interval fields.
 #[test]
 fn conf_interval_with_a_model_collection() {
-    let good: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/models/vmaf_v0.6.1.json")).unwrap()).unwrap();
+    let good: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/models/vmaf_v0.6.1.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
     let mut coll = serde_json::Map::new();
     for i in 0..5 {
         let mut m = good.clone();
-        let svm = m["model_dict"]["model"].as_str().unwrap().replace("rho -1.33133", &format!("rho {}", -1.33133 + 0.05 * (i as f64 - 2.0)));
+        let svm = m["model_dict"]["model"].as_str().unwrap().replace(
+            "rho -1.33133",
+            &format!("rho {}", -1.33133 + 0.05 * (i as f64 - 2.0)),
+        );
         m["model_dict"]["model"] = svm.into();
         coll.insert(i.to_string(), m);
     }
@@ -385,12 +538,21 @@ fn conf_interval_with_a_model_collection() {
     let out = run_pipeline_checked(&desc);
     assert_eq!(out.frames.len(), 3);
     for f in &out.frames {
-        let (lo, hi, bag) = (f.feature("vmaf_ci_p95_lo").unwrap(), f.feature("vmaf_ci_p95_hi").unwrap(), f.feature("vmaf_bagging").unwrap());
+        let (lo, hi, bag) = (
+            f.feature("vmaf_ci_p95_lo").unwrap(),
+            f.feature("vmaf_ci_p95_hi").unwrap(),
+            f.feature("vmaf_bagging").unwrap(),
+        );
         assert!(lo < bag && bag < hi, "{lo} {bag} {hi}");
         assert!(f.feature("vmaf_stddev").unwrap() > 0.0);
     }
     // A single model with conf-interval=true is refused at start.
     let single = desc.replace(&path.display().to_string(), "vmaf_v0.6.1");
     let out = run(&single);
-    assert!(out.errors.first().is_some_and(|e| e.contains("conf-interval needs a bootstrap model collection")), "{out:?}");
+    assert!(
+        out.errors
+            .first()
+            .is_some_and(|e| e.contains("conf-interval needs a bootstrap model collection")),
+        "{out:?}"
+    );
 }

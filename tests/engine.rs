@@ -2,7 +2,9 @@
 
 mod common;
 
-use gstvmafhip::vmaf::{Engine, EngineConfig, ModelSet, Picture, PixelFormat, Plane, Scorer, VmafError};
+use gstvmafhip::vmaf::{
+    Engine, EngineConfig, ModelSet, Picture, PixelFormat, Plane, Scorer, VmafError,
+};
 use proptest::prelude::*;
 
 fn config() -> EngineConfig {
@@ -10,14 +12,26 @@ fn config() -> EngineConfig {
 }
 
 fn gray_u8<'a>(data: &'a [u8], w: usize, h: usize, stride: usize) -> Picture<'a> {
-    Picture::new_u8(PixelFormat::Gray, &[Plane::new(data, w, h, stride).unwrap()]).unwrap()
+    Picture::new_u8(
+        PixelFormat::Gray,
+        &[Plane::new(data, w, h, stride).unwrap()],
+    )
+    .unwrap()
 }
 
-fn run_u8(frames: &[(Vec<u8>, Vec<u8>)], w: usize, h: usize, stride: usize) -> Vec<gstvmafhip::vmaf::FrameScores> {
+fn run_u8(
+    frames: &[(Vec<u8>, Vec<u8>)],
+    w: usize,
+    h: usize,
+    stride: usize,
+) -> Vec<gstvmafhip::vmaf::FrameScores> {
     let mut e = Scorer::cpu(&config()).unwrap();
     let mut out = Vec::new();
     for (r, d) in frames {
-        out.extend(e.push(&gray_u8(r, w, h, stride), &gray_u8(d, w, h, stride)).unwrap());
+        out.extend(
+            e.push(&gray_u8(r, w, h, stride), &gray_u8(d, w, h, stride))
+                .unwrap(),
+        );
     }
     out.extend(e.flush().unwrap());
     out
@@ -86,8 +100,10 @@ fn flat_frames_and_bit_depth_extremes() {
         let mut e = Scorer::cpu(&config()).unwrap();
         let mut s = Vec::new();
         for (r, d) in [(&white, &white), (&white, &black), (&black, &white)] {
-            let rp = Picture::new_u16(PixelFormat::Gray, bpc, &[Plane::new(r, w, h, w).unwrap()]).unwrap();
-            let dp = Picture::new_u16(PixelFormat::Gray, bpc, &[Plane::new(d, w, h, w).unwrap()]).unwrap();
+            let rp = Picture::new_u16(PixelFormat::Gray, bpc, &[Plane::new(r, w, h, w).unwrap()])
+                .unwrap();
+            let dp = Picture::new_u16(PixelFormat::Gray, bpc, &[Plane::new(d, w, h, w).unwrap()])
+                .unwrap();
             s.extend(e.push(&rp, &dp).unwrap());
         }
         s.extend(e.flush().unwrap());
@@ -103,10 +119,17 @@ fn mismatches_and_tiny_frames_are_errors() {
     let a = vec![0u8; 64 * 48];
     let b = vec![0u8; 60 * 48];
     let mut e = Scorer::cpu(&config()).unwrap();
-    let err = e.push(&gray_u8(&a, 64, 48, 64), &gray_u8(&b, 60, 48, 60)).unwrap_err();
-    assert!(matches!(err, VmafError::Mismatch(ref s) if s.contains("64x48") && s.contains("60x48")), "{err}");
+    let err = e
+        .push(&gray_u8(&a, 64, 48, 64), &gray_u8(&b, 60, 48, 60))
+        .unwrap_err();
+    assert!(
+        matches!(err, VmafError::Mismatch(ref s) if s.contains("64x48") && s.contains("60x48")),
+        "{err}"
+    );
     let t = vec![0u8; 20 * 20];
-    let err = e.push(&gray_u8(&t, 20, 20, 20), &gray_u8(&t, 20, 20, 20)).unwrap_err();
+    let err = e
+        .push(&gray_u8(&t, 20, 20, 20), &gray_u8(&t, 20, 20, 20))
+        .unwrap_err();
     assert!(matches!(err, VmafError::TooSmall(_)), "{err}");
     assert!(Plane::new(&t, 20, 20, 19).is_err());
     assert!(Plane::new(&t[..100], 20, 20, 20).is_err());
@@ -124,7 +147,11 @@ fn model_error(text: &str) -> String {
 
 #[test]
 fn every_malformed_model_error_path() {
-    let good = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/models/vmaf_v0.6.1.json")).unwrap();
+    let good = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/models/vmaf_v0.6.1.json"
+    ))
+    .unwrap();
     let json: serde_json::Value = serde_json::from_str(&good).unwrap();
     let with = |f: &dyn Fn(&mut serde_json::Value)| {
         let mut j = json.clone();
@@ -134,17 +161,63 @@ fn every_malformed_model_error_path() {
     assert!(model_error(&good[..good.len() / 2]).contains("invalid JSON at line"));
     assert!(model_error("[1,2]").contains("not a JSON object"));
     assert!(model_error("{}").contains("neither a model"));
-    assert!(model_error(r#"{"model_dict": 3}"#).contains("\"model_dict\" missing or not an object"));
-    assert!(model_error(&with(&|j| j["model_dict"]["model_type"] = "RANDOMFOREST".into())).contains("not a libsvm"));
-    assert!(model_error(&with(&|j| j["model_dict"]["feature_names"] = serde_json::json!([]))).contains("empty"));
-    assert!(model_error(&with(&|j| j["model_dict"]["feature_names"][1] = 5.into())).contains("feature_names[1]"));
-    assert!(model_error(&with(&|j| j["model_dict"]["norm_type"] = "zscore".into())).contains("norm_type"));
-    assert!(model_error(&with(&|j| j["model_dict"]["slopes"] = serde_json::json!([1.0]))).contains("slopes/intercepts"));
-    assert!(model_error(&with(&|j| j["model_dict"]["intercepts"][2] = "x".into())).contains("intercepts[2]"));
-    assert!(model_error(&with(&|j| j["model_dict"]["score_clip"] = serde_json::json!([0.0]))).contains("score_clip"));
-    assert!(model_error(&with(&|j| j["model_dict"]["score_transform"]["p1"] = "a".into())).contains("score_transform.p1"));
-    assert!(model_error(&with(&|j| j["model_dict"]["score_transform"]["knots"] = serde_json::json!([[1, 1], [0, 2]]))).contains("do not increase"));
-    assert!(model_error(&with(&|j| j["model_dict"]["feature_opts_dicts"] = serde_json::json!([{}]))).contains("feature_opts_dicts"));
+    assert!(
+        model_error(r#"{"model_dict": 3}"#).contains("\"model_dict\" missing or not an object")
+    );
+    assert!(
+        model_error(&with(
+            &|j| j["model_dict"]["model_type"] = "RANDOMFOREST".into()
+        ))
+        .contains("not a libsvm")
+    );
+    assert!(
+        model_error(&with(
+            &|j| j["model_dict"]["feature_names"] = serde_json::json!([])
+        ))
+        .contains("empty")
+    );
+    assert!(
+        model_error(&with(&|j| j["model_dict"]["feature_names"][1] = 5.into()))
+            .contains("feature_names[1]")
+    );
+    assert!(
+        model_error(&with(&|j| j["model_dict"]["norm_type"] = "zscore".into()))
+            .contains("norm_type")
+    );
+    assert!(
+        model_error(&with(
+            &|j| j["model_dict"]["slopes"] = serde_json::json!([1.0])
+        ))
+        .contains("slopes/intercepts")
+    );
+    assert!(
+        model_error(&with(&|j| j["model_dict"]["intercepts"][2] = "x".into()))
+            .contains("intercepts[2]")
+    );
+    assert!(
+        model_error(&with(
+            &|j| j["model_dict"]["score_clip"] = serde_json::json!([0.0])
+        ))
+        .contains("score_clip")
+    );
+    assert!(
+        model_error(&with(
+            &|j| j["model_dict"]["score_transform"]["p1"] = "a".into()
+        ))
+        .contains("score_transform.p1")
+    );
+    assert!(
+        model_error(&with(
+            &|j| j["model_dict"]["score_transform"]["knots"] = serde_json::json!([[1, 1], [0, 2]])
+        ))
+        .contains("do not increase")
+    );
+    assert!(
+        model_error(&with(
+            &|j| j["model_dict"]["feature_opts_dicts"] = serde_json::json!([{}])
+        ))
+        .contains("feature_opts_dicts")
+    );
     let svm = json["model_dict"]["model"].as_str().unwrap().to_string();
     let svm_err = |s: String| model_error(&with(&|j| j["model_dict"]["model"] = s.clone().into()));
     assert!(svm_err(svm.replace("rbf", "linear")).contains("kernel_type"));
@@ -154,10 +227,20 @@ fn every_malformed_model_error_path() {
     assert!(svm_err(svm[..svm.len() * 2 / 3].to_string()).contains("truncated"));
     assert!(svm_err(svm.replacen("1:0.65734273", "9:0.65734273", 1)).contains("outside 1..=6"));
     assert!(svm_err(svm.replacen("1:0.65734273", "1=0.65734273", 1)).contains("index:value"));
-    assert!(model_error(&with(&|j| { j["model_dict"].as_object_mut().unwrap().remove("model"); })).contains("libsvm text"));
+    assert!(
+        model_error(&with(&|j| {
+            j["model_dict"].as_object_mut().unwrap().remove("model");
+        }))
+        .contains("libsvm text")
+    );
     // Unknown features or options are refused when the engine is built.
-    let float_model = with(&|j| j["model_dict"]["feature_names"][0] = "VMAF_feature_adm2_score".into());
+    let float_model =
+        with(&|j| j["model_dict"]["feature_names"][0] = "VMAF_feature_adm2_score".into());
     let m = ModelSet::parse("float.json", &float_model).unwrap();
-    assert!(matches!(Scorer::cpu(&EngineConfig::new(m)), Err(VmafError::Unsupported(s)) if s.contains("VMAF_feature_adm2_score")));
-    assert!(matches!(ModelSet::load("no_such_model"), Err(VmafError::Model { what, .. }) if what.contains("built-in")));
+    assert!(
+        matches!(Scorer::cpu(&EngineConfig::new(m)), Err(VmafError::Unsupported(s)) if s.contains("VMAF_feature_adm2_score"))
+    );
+    assert!(
+        matches!(ModelSet::load("no_such_model"), Err(VmafError::Model { what, .. }) if what.contains("built-in"))
+    );
 }

@@ -18,7 +18,13 @@ fn every_golden_run_matches_libvmaf() {
         }
         let (frames, pooled) = run.run_cpu();
         let bad = compare_with_golden(&frames, &pooled, &run.expected());
-        eprintln!("{} {}: {} frames, {} mismatches", run.pair, run.run, frames.len(), bad.len());
+        eprintln!(
+            "{} {}: {} frames, {} mismatches",
+            run.pair,
+            run.run,
+            frames.len(),
+            bad.len()
+        );
         if !bad.is_empty() {
             failures.push(format!("{} {}:\n  {}", run.pair, run.run, bad.join("\n  ")));
         }
@@ -31,21 +37,34 @@ fn every_golden_run_matches_libvmaf() {
 /// REFERENCE.md's full-precision anchors (libvmaf through its C API, %.17g).
 #[test]
 fn full_precision_anchors_astronaut_crf35() {
-    let run = golden_runs().into_iter().find(|r| r.pair == "astronaut_576x324_420p8_12f_crf35" && r.run == "vmaf_v0.6.1").unwrap();
+    let run = golden_runs()
+        .into_iter()
+        .find(|r| r.pair == "astronaut_576x324_420p8_12f_crf35" && r.run == "vmaf_v0.6.1")
+        .unwrap();
     let (frames, pooled) = run.run_cpu();
     let f0 = &frames[0];
     assert_eq!(f0.get("integer_adm2"), Some(0.93989380977736259));
     assert_eq!(f0.get("integer_adm_scale0"), Some(0.92983381780453811));
     assert_eq!(f0.get("integer_vif_scale0"), Some(0.49196279048919678));
-    assert!((f0.vmaf() - 75.144144605493764).abs() < 1e-12, "{}", f0.vmaf());
-    assert_eq!(frames[1].get("VMAF_integer_feature_motion_sad_score"), Some(7.8755644496085715));
+    assert!(
+        (f0.vmaf() - 75.144144605493764).abs() < 1e-12,
+        "{}",
+        f0.vmaf()
+    );
+    assert_eq!(
+        frames[1].get("VMAF_integer_feature_motion_sad_score"),
+        Some(7.8755644496085715)
+    );
     assert_eq!(frames[1].get("integer_motion2"), Some(7.8453266787430875));
     assert!((pooled.get("vmaf").unwrap().mean() - 80.537136493758751).abs() < 1e-12);
 }
 
 #[test]
 fn threads_and_subsample_give_identical_numbers() {
-    let run = golden_runs().into_iter().find(|r| r.pair == "coffee_576x324_420p8_12f_crf35" && r.run == "vmaf_v0.6.1").unwrap();
+    let run = golden_runs()
+        .into_iter()
+        .find(|r| r.pair == "coffee_576x324_420p8_12f_crf35" && r.run == "vmaf_v0.6.1")
+        .unwrap();
     let (single, _) = run.run_cpu();
     for threads in [2, 3, 0] {
         let mut c = run.config();
@@ -57,7 +76,10 @@ fn threads_and_subsample_give_identical_numbers() {
     c.subsample = 3;
     let mut e = Scorer::cpu(&c).unwrap();
     let (sub, pooled) = run.run_engine(&mut e);
-    assert_eq!(sub.iter().map(|f| f.index).collect::<Vec<_>>(), [0, 3, 6, 9]);
+    assert_eq!(
+        sub.iter().map(|f| f.index).collect::<Vec<_>>(),
+        [0, 3, 6, 9]
+    );
     for f in &sub {
         assert_eq!(Some(f), single.iter().find(|s| s.index == f.index));
     }

@@ -26,7 +26,11 @@ pub struct CpuBackend {
 impl CpuBackend {
     /// `threads` = 0 uses every core.
     pub fn new(plan: Plan, threads: usize) -> Self {
-        let threads = if threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { threads };
+        let threads = if threads == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            threads
+        };
         let mut b = CpuBackend {
             threads,
             inline: None,
@@ -87,15 +91,20 @@ impl CpuBackend {
     }
 
     fn receive(&mut self, block: bool) -> Result<(), VmafError> {
-        let Some(rx) = &self.results else { return Ok(()) };
+        let Some(rx) = &self.results else {
+            return Ok(());
+        };
         loop {
             let r = if block {
-                rx.recv().map_err(|_| VmafError::Backend("a CPU worker thread died".into()))?
+                rx.recv()
+                    .map_err(|_| VmafError::Backend("a CPU worker thread died".into()))?
             } else {
                 match rx.try_recv() {
                     Ok(r) => r,
                     Err(mpsc::TryRecvError::Empty) => return Ok(()),
-                    Err(mpsc::TryRecvError::Disconnected) => return Err(VmafError::Backend("a CPU worker thread died".into())),
+                    Err(mpsc::TryRecvError::Disconnected) => {
+                        return Err(VmafError::Backend("a CPU worker thread died".into()));
+                    }
                 }
             };
             self.in_flight -= 1;
@@ -118,7 +127,11 @@ impl CpuBackend {
 
 impl FeatureBackend for CpuBackend {
     fn describe(&self) -> String {
-        format!("cpu ({} thread{})", self.threads, if self.threads == 1 { "" } else { "s" })
+        format!(
+            "cpu ({} thread{})",
+            self.threads,
+            if self.threads == 1 { "" } else { "s" }
+        )
     }
 
     fn submit(&mut self, job: FrameJob) -> Result<(), VmafError> {

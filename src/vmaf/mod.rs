@@ -94,7 +94,11 @@ pub trait FeatureBackend: Send {
 pub trait Engine: Send {
     fn describe(&self) -> String;
     /// Push one frame pair; returns the frames whose scores became final.
-    fn push(&mut self, reference: &Picture<'_>, distorted: &Picture<'_>) -> Result<Vec<FrameScores>, VmafError>;
+    fn push(
+        &mut self,
+        reference: &Picture<'_>,
+        distorted: &Picture<'_>,
+    ) -> Result<Vec<FrameScores>, VmafError>;
     /// End of stream (or segment): the remaining frames.
     fn flush(&mut self) -> Result<Vec<FrameScores>, VmafError>;
     /// Pooled scores over the frames finalised so far.

@@ -10,8 +10,14 @@ use std::path::Path;
 /// their licence is `models/LICENSE`.
 pub const BUILT_IN: &[(&str, &str)] = &[
     ("vmaf_v0.6.1", include_str!("../../models/vmaf_v0.6.1.json")),
-    ("vmaf_v0.6.1neg", include_str!("../../models/vmaf_v0.6.1neg.json")),
-    ("vmaf_4k_v0.6.1", include_str!("../../models/vmaf_4k_v0.6.1.json")),
+    (
+        "vmaf_v0.6.1neg",
+        include_str!("../../models/vmaf_v0.6.1neg.json"),
+    ),
+    (
+        "vmaf_4k_v0.6.1",
+        include_str!("../../models/vmaf_4k_v0.6.1.json"),
+    ),
 ];
 
 /// One option value from `feature_opts_dicts`.
@@ -76,7 +82,10 @@ pub struct ModelSet {
 }
 
 fn err(source: &str, what: impl Into<String>) -> VmafError {
-    VmafError::Model { source: source.to_string(), what: what.into() }
+    VmafError::Model {
+        source: source.to_string(),
+        what: what.into(),
+    }
 }
 
 impl ModelSet {
@@ -90,20 +99,37 @@ impl ModelSet {
             let names: Vec<_> = BUILT_IN.iter().map(|(n, _)| *n).collect();
             return Err(err(
                 name_or_path,
-                format!("no such file, and not a built-in model (built-in: {})", names.join(", ")),
+                format!(
+                    "no such file, and not a built-in model (built-in: {})",
+                    names.join(", ")
+                ),
             ));
         }
-        let text = std::fs::read_to_string(path).map_err(|e| err(name_or_path, format!("cannot read: {e}")))?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| err(name_or_path, format!("cannot read: {e}")))?;
         Self::parse(name_or_path, &text)
     }
 
     /// Parse a single model, or failing that a collection, as libvmaf does.
     pub fn parse(source: &str, text: &str) -> Result<Self, VmafError> {
-        let json: Value = serde_json::from_str(text)
-            .map_err(|e| err(source, format!("invalid JSON at line {}, column {}: {e}", e.line(), e.column())))?;
-        let obj = json.as_object().ok_or_else(|| err(source, "top level is not a JSON object"))?;
+        let json: Value = serde_json::from_str(text).map_err(|e| {
+            err(
+                source,
+                format!(
+                    "invalid JSON at line {}, column {}: {e}",
+                    e.line(),
+                    e.column()
+                ),
+            )
+        })?;
+        let obj = json
+            .as_object()
+            .ok_or_else(|| err(source, "top level is not a JSON object"))?;
         if obj.contains_key("model_dict") {
-            return Ok(ModelSet { main: Model::from_json(source, &json)?, bootstrap: Vec::new() });
+            return Ok(ModelSet {
+                main: Model::from_json(source, &json)?,
+                bootstrap: Vec::new(),
+            });
         }
         if obj.contains_key("0") {
             let main = Model::from_json(&format!("{source}[\"0\"]"), &obj["0"])?;
@@ -120,15 +146,28 @@ impl ModelSet {
             }
             return Ok(ModelSet { main, bootstrap });
         }
-        Err(err(source, "neither a model (no \"model_dict\") nor a model collection (no \"0\")"))
+        Err(err(
+            source,
+            "neither a model (no \"model_dict\") nor a model collection (no \"0\")",
+        ))
     }
 }
 
-fn num_array(source: &str, md: &serde_json::Map<String, Value>, key: &str) -> Result<Vec<f64>, VmafError> {
-    let arr = md.get(key).and_then(Value::as_array).ok_or_else(|| err(source, format!("model_dict.{key} missing or not a list")))?;
+fn num_array(
+    source: &str,
+    md: &serde_json::Map<String, Value>,
+    key: &str,
+) -> Result<Vec<f64>, VmafError> {
+    let arr = md
+        .get(key)
+        .and_then(Value::as_array)
+        .ok_or_else(|| err(source, format!("model_dict.{key} missing or not a list")))?;
     arr.iter()
         .enumerate()
-        .map(|(i, v)| v.as_f64().ok_or_else(|| err(source, format!("model_dict.{key}[{i}] is not a number"))))
+        .map(|(i, v)| {
+            v.as_f64()
+                .ok_or_else(|| err(source, format!("model_dict.{key}[{i}] is not a number")))
+        })
         .collect()
 }
 
@@ -138,9 +177,18 @@ impl Model {
             .get("model_dict")
             .and_then(Value::as_object)
             .ok_or_else(|| err(source, "\"model_dict\" missing or not an object"))?;
-        let model_type = md.get("model_type").and_then(Value::as_str).ok_or_else(|| err(source, "model_dict.model_type missing"))?;
-        if !matches!(model_type, "LIBSVMNUSVR" | "BOOTSTRAP_LIBSVMNUSVR" | "RESIDUEBOOTSTRAP_LIBSVMNUSVR") {
-            return Err(err(source, format!("model_dict.model_type \"{model_type}\" is not a libsvm nu-SVR model")));
+        let model_type = md
+            .get("model_type")
+            .and_then(Value::as_str)
+            .ok_or_else(|| err(source, "model_dict.model_type missing"))?;
+        if !matches!(
+            model_type,
+            "LIBSVMNUSVR" | "BOOTSTRAP_LIBSVMNUSVR" | "RESIDUEBOOTSTRAP_LIBSVMNUSVR"
+        ) {
+            return Err(err(
+                source,
+                format!("model_dict.model_type \"{model_type}\" is not a libsvm nu-SVR model"),
+            ));
         }
         let names = md
             .get("feature_names")
@@ -149,16 +197,31 @@ impl Model {
         let names: Vec<String> = names
             .iter()
             .enumerate()
-            .map(|(i, v)| v.as_str().map(str::to_string).ok_or_else(|| err(source, format!("model_dict.feature_names[{i}] is not a string"))))
+            .map(|(i, v)| {
+                v.as_str().map(str::to_string).ok_or_else(|| {
+                    err(
+                        source,
+                        format!("model_dict.feature_names[{i}] is not a string"),
+                    )
+                })
+            })
             .collect::<Result<_, _>>()?;
         if names.is_empty() {
             return Err(err(source, "model_dict.feature_names is empty"));
         }
-        let norm = md.get("norm_type").and_then(Value::as_str).unwrap_or("none");
+        let norm = md
+            .get("norm_type")
+            .and_then(Value::as_str)
+            .unwrap_or("none");
         let linear_rescale = match norm {
             "linear_rescale" => true,
             "none" => false,
-            other => return Err(err(source, format!("model_dict.norm_type \"{other}\" is unknown"))),
+            other => {
+                return Err(err(
+                    source,
+                    format!("model_dict.norm_type \"{other}\" is unknown"),
+                ));
+            }
         };
         let (slopes, intercepts) = if linear_rescale {
             let s = num_array(source, md, "slopes")?;
@@ -166,7 +229,13 @@ impl Model {
             if s.len() != names.len() + 1 || i.len() != names.len() + 1 {
                 return Err(err(
                     source,
-                    format!("model_dict.slopes/intercepts have {}/{} entries, {} features need {}", s.len(), i.len(), names.len(), names.len() + 1),
+                    format!(
+                        "model_dict.slopes/intercepts have {}/{} entries, {} features need {}",
+                        s.len(),
+                        i.len(),
+                        names.len(),
+                        names.len() + 1
+                    ),
                 ));
             }
             (s, i)
@@ -177,7 +246,14 @@ impl Model {
         if let Some(o) = opts
             && o.len() != names.len()
         {
-            return Err(err(source, format!("model_dict.feature_opts_dicts has {} entries for {} features", o.len(), names.len())));
+            return Err(err(
+                source,
+                format!(
+                    "model_dict.feature_opts_dicts has {} entries for {} features",
+                    o.len(),
+                    names.len()
+                ),
+            ));
         }
         let mut features = Vec::new();
         for (i, name) in names.iter().enumerate() {
@@ -187,24 +263,46 @@ impl Model {
                     let val = match v {
                         Value::Bool(b) => OptValue::Bool(*b),
                         Value::Number(n) => OptValue::Number(n.as_f64().unwrap_or(0.0)),
-                        _ => return Err(err(source, format!("model_dict.feature_opts_dicts[{i}].{k} is neither a number nor a boolean"))),
+                        _ => {
+                            return Err(err(
+                                source,
+                                format!(
+                                    "model_dict.feature_opts_dicts[{i}].{k} is neither a number nor a boolean"
+                                ),
+                            ));
+                        }
                     };
                     options.push((k.clone(), val));
                 }
             }
-            features.push(ModelFeature { name: name.clone(), options, slope: slopes[i + 1], intercept: intercepts[i + 1] });
+            features.push(ModelFeature {
+                name: name.clone(),
+                options,
+                slope: slopes[i + 1],
+                intercept: intercepts[i + 1],
+            });
         }
         let clip = match md.get("score_clip") {
             None | Some(Value::Null) => None,
             Some(v) => {
-                let a = v.as_array().filter(|a| a.len() == 2).ok_or_else(|| err(source, "model_dict.score_clip is not [min, max]"))?;
-                let lo = a[0].as_f64().ok_or_else(|| err(source, "model_dict.score_clip[0] is not a number"))?;
-                let hi = a[1].as_f64().ok_or_else(|| err(source, "model_dict.score_clip[1] is not a number"))?;
+                let a = v
+                    .as_array()
+                    .filter(|a| a.len() == 2)
+                    .ok_or_else(|| err(source, "model_dict.score_clip is not [min, max]"))?;
+                let lo = a[0]
+                    .as_f64()
+                    .ok_or_else(|| err(source, "model_dict.score_clip[0] is not a number"))?;
+                let hi = a[1]
+                    .as_f64()
+                    .ok_or_else(|| err(source, "model_dict.score_clip[1] is not a number"))?;
                 Some((lo, hi))
             }
         };
         let transform = parse_transform(source, md.get("score_transform"))?;
-        let svm_text = md.get("model").and_then(Value::as_str).ok_or_else(|| err(source, "model_dict.model (the libsvm text) missing"))?;
+        let svm_text = md
+            .get("model")
+            .and_then(Value::as_str)
+            .ok_or_else(|| err(source, "model_dict.model (the libsvm text) missing"))?;
         let svm = parse_svm(source, svm_text, names.len())?;
         Ok(Model {
             name: "vmaf".into(),
@@ -225,14 +323,24 @@ impl Model {
             .features
             .iter()
             .zip(values)
-            .map(|(f, &v)| if self.linear_rescale { f.slope * v + f.intercept } else { v })
+            .map(|(f, &v)| {
+                if self.linear_rescale {
+                    f.slope * v + f.intercept
+                } else {
+                    v
+                }
+            })
             .collect();
         let mut sum = 0.0;
         for (coef, sv) in &self.svm.support {
             sum += coef * rbf(&x, sv, self.svm.gamma);
         }
         sum -= self.svm.rho;
-        let mut y = if self.linear_rescale { (sum - self.intercept) / self.slope } else { sum };
+        let mut y = if self.linear_rescale {
+            (sum - self.intercept) / self.slope
+        } else {
+            sum
+        };
         if raw {
             return y;
         }
@@ -340,7 +448,9 @@ fn parse_transform(source: &str, v: Option<&Value>) -> Result<Transform, VmafErr
     if v.is_null() {
         return Ok(t);
     }
-    let o = v.as_object().ok_or_else(|| err(source, "model_dict.score_transform is not an object"))?;
+    let o = v
+        .as_object()
+        .ok_or_else(|| err(source, "model_dict.score_transform is not an object"))?;
     let truthy = |k: &str| -> bool {
         match o.get(k) {
             Some(Value::Bool(b)) => *b,
@@ -354,25 +464,48 @@ fn parse_transform(source: &str, v: Option<&Value>) -> Result<Transform, VmafErr
     for (k, slot) in [("p0", &mut t.p0), ("p1", &mut t.p1), ("p2", &mut t.p2)] {
         match o.get(k) {
             None | Some(Value::Null) => {}
-            Some(x) => *slot = Some(x.as_f64().ok_or_else(|| err(source, format!("model_dict.score_transform.{k} is not a number")))?),
+            Some(x) => {
+                *slot = Some(x.as_f64().ok_or_else(|| {
+                    err(
+                        source,
+                        format!("model_dict.score_transform.{k} is not a number"),
+                    )
+                })?)
+            }
         }
     }
     if let Some(k) = o.get("knots").filter(|k| !k.is_null()) {
-        let arr = k.as_array().ok_or_else(|| err(source, "model_dict.score_transform.knots is not a list"))?;
+        let arr = k
+            .as_array()
+            .ok_or_else(|| err(source, "model_dict.score_transform.knots is not a list"))?;
         if arr.len() > 10 {
-            return Err(err(source, "model_dict.score_transform.knots has more than 10 knots"));
+            return Err(err(
+                source,
+                "model_dict.score_transform.knots has more than 10 knots",
+            ));
         }
         for (i, p) in arr.iter().enumerate() {
             let pair = p
                 .as_array()
                 .filter(|a| a.len() == 2)
                 .and_then(|a| Some((a[0].as_f64()?, a[1].as_f64()?)))
-                .ok_or_else(|| err(source, format!("model_dict.score_transform.knots[{i}] is not [x, y]")))?;
+                .ok_or_else(|| {
+                    err(
+                        source,
+                        format!("model_dict.score_transform.knots[{i}] is not [x, y]"),
+                    )
+                })?;
             t.knots.push(pair);
         }
         for (i, w) in t.knots.windows(2).enumerate() {
             if !(w[0].0 < w[1].0 && w[0].1 <= w[1].1) {
-                return Err(err(source, format!("model_dict.score_transform.knots[{i}..{}] do not increase", i + 1)));
+                return Err(err(
+                    source,
+                    format!(
+                        "model_dict.score_transform.knots[{i}..{}] do not increase",
+                        i + 1
+                    ),
+                ));
             }
         }
     }
@@ -385,14 +518,19 @@ fn parse_svm(source: &str, text: &str, n_features: usize) -> Result<Svm, VmafErr
     let mut gamma = None;
     let mut rho = None;
     let mut total_sv = None;
-    let e = |line: usize, what: String| err(source, format!("libsvm model line {}: {what}", line + 1));
+    let e =
+        |line: usize, what: String| err(source, format!("libsvm model line {}: {what}", line + 1));
     for (ln, line) in lines.by_ref() {
         let mut it = line.split_whitespace();
         let Some(key) = it.next() else { continue };
         let val = it.next();
         match key {
-            "svm_type" if val != Some("nu_svr") => return Err(e(ln, format!("svm_type {val:?} is not nu_svr"))),
-            "kernel_type" if val != Some("rbf") => return Err(e(ln, format!("kernel_type {val:?} is not rbf"))),
+            "svm_type" if val != Some("nu_svr") => {
+                return Err(e(ln, format!("svm_type {val:?} is not nu_svr")));
+            }
+            "kernel_type" if val != Some("rbf") => {
+                return Err(e(ln, format!("kernel_type {val:?} is not rbf")));
+            }
             "gamma" => gamma = val.and_then(|v| v.parse::<f64>().ok()),
             "rho" => rho = val.and_then(|v| v.parse::<f64>().ok()),
             "total_sv" => total_sv = val.and_then(|v| v.parse::<usize>().ok()),
@@ -408,23 +546,47 @@ fn parse_svm(source: &str, text: &str, n_features: usize) -> Result<Svm, VmafErr
     for (ln, line) in lines {
         let mut it = line.split_whitespace();
         let Some(coef) = it.next() else { continue };
-        let coef: f64 = coef.parse().map_err(|_| e(ln, format!("support vector coefficient \"{coef}\" is not a number")))?;
+        let coef: f64 = coef.parse().map_err(|_| {
+            e(
+                ln,
+                format!("support vector coefficient \"{coef}\" is not a number"),
+            )
+        })?;
         let mut nodes = Vec::new();
         for tok in it {
-            let (i, v) = tok.split_once(':').ok_or_else(|| e(ln, format!("\"{tok}\" is not index:value")))?;
-            let i: i32 = i.parse().map_err(|_| e(ln, format!("index \"{i}\" is not an integer")))?;
-            let v: f64 = v.parse().map_err(|_| e(ln, format!("value \"{v}\" is not a number")))?;
+            let (i, v) = tok
+                .split_once(':')
+                .ok_or_else(|| e(ln, format!("\"{tok}\" is not index:value")))?;
+            let i: i32 = i
+                .parse()
+                .map_err(|_| e(ln, format!("index \"{i}\" is not an integer")))?;
+            let v: f64 = v
+                .parse()
+                .map_err(|_| e(ln, format!("value \"{v}\" is not a number")))?;
             if i < 1 || i as usize > n_features || nodes.last().is_some_and(|&(p, _)| p >= i) {
-                return Err(e(ln, format!("index {i} out of order or outside 1..={n_features}")));
+                return Err(e(
+                    ln,
+                    format!("index {i} out of order or outside 1..={n_features}"),
+                ));
             }
             nodes.push((i, v));
         }
         support.push((coef, nodes));
     }
     if support.len() != total {
-        return Err(err(source, format!("libsvm model promises {total} support vectors (total_sv) but has {}: truncated?", support.len())));
+        return Err(err(
+            source,
+            format!(
+                "libsvm model promises {total} support vectors (total_sv) but has {}: truncated?",
+                support.len()
+            ),
+        ));
     }
-    Ok(Svm { gamma, rho, support })
+    Ok(Svm {
+        gamma,
+        rho,
+        support,
+    })
 }
 
 /// Bootstrap statistics of one frame (`predict.c:vmaf_bootstrap_predict_score_at_index`).
@@ -439,7 +601,10 @@ pub struct Bootstrap {
 /// Mean, population stddev and the 95% interval of the raw collection
 /// scores, passed through the first collection model's transform and clip.
 pub fn bootstrap(models: &[Model], values: &[f64], flags: ModelFlags) -> Bootstrap {
-    let raw: Vec<f64> = models.iter().map(|m| m.predict(values, flags, true)).collect();
+    let raw: Vec<f64> = models
+        .iter()
+        .map(|m| m.predict(values, flags, true))
+        .collect();
     let n = raw.len() as f64;
     let mean = raw.iter().sum::<f64>() / n;
     let var = raw.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n;
@@ -465,5 +630,10 @@ pub fn bootstrap(models: &[Model], values: &[f64], flags: ModelFlags) -> Bootstr
         y
     };
     let slope = (post(mean + 0.01) - post(mean - 0.01)) / 0.02;
-    Bootstrap { bagging: post(mean), stddev: var.sqrt() * slope, ci_lo: post(pct(2.5)), ci_hi: post(pct(97.5)) }
+    Bootstrap {
+        bagging: post(mean),
+        stddev: var.sqrt() * slope,
+        ci_lo: post(pct(2.5)),
+        ci_hi: post(pct(97.5)),
+    }
 }

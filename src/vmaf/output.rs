@@ -21,11 +21,19 @@ fn leading_zeros(v: f64) -> u32 {
 
 /// "%.6f", or "%.16f" for tiny fractions that would print as zeros.
 pub fn fmt_num(v: f64) -> String {
-    if leading_zeros(v) > 6 { format!("{v:.16}") } else { format!("{v:.6}") }
+    if leading_zeros(v) > 6 {
+        format!("{v:.16}")
+    } else {
+        format!("{v:.6}")
+    }
 }
 
 fn json_num(v: f64) -> String {
-    if v.is_finite() { fmt_num(v) } else { "null".into() }
+    if v.is_finite() {
+        fmt_num(v)
+    } else {
+        "null".into()
+    }
 }
 
 /// Result file layouts (the element's `results-format`).
@@ -70,11 +78,19 @@ impl Results<'_> {
         let mut s = String::new();
         s.push_str("{\n");
         let _ = writeln!(s, "  \"version\": \"{}\",", self.version);
-        let _ = writeln!(s, "  \"fps\": {},", self.fps.map_or("null".into(), |f| format!("{f:.2}")));
+        let _ = writeln!(
+            s,
+            "  \"fps\": {},",
+            self.fps.map_or("null".into(), |f| format!("{f:.2}"))
+        );
         s.push_str("  \"frames\": [");
         for (i, fr) in self.frames.iter().enumerate() {
             s.push_str(if i == 0 { "\n" } else { ",\n" });
-            let _ = writeln!(s, "    {{\n      \"frameNum\": {},\n      \"metrics\": {{", fr.index);
+            let _ = writeln!(
+                s,
+                "    {{\n      \"frameNum\": {},\n      \"metrics\": {{",
+                fr.index
+            );
             let items: Vec<_> = fr.iter().collect();
             for (k, (n, v)) in items.iter().enumerate() {
                 let _ = write!(s, "        \"{n}\": {}", json_num(*v));
@@ -102,8 +118,16 @@ impl Results<'_> {
     pub fn xml(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "<VMAF version=\"{}\">", self.version);
-        let _ = writeln!(s, "  <params qualityWidth=\"{}\" qualityHeight=\"{}\" />", self.width, self.height);
-        let _ = writeln!(s, "  <fyi fps=\"{}\" />", self.fps.map_or("0.00".into(), |f| format!("{f:.2}")));
+        let _ = writeln!(
+            s,
+            "  <params qualityWidth=\"{}\" qualityHeight=\"{}\" />",
+            self.width, self.height
+        );
+        let _ = writeln!(
+            s,
+            "  <fyi fps=\"{}\" />",
+            self.fps.map_or("0.00".into(), |f| format!("{f:.2}"))
+        );
         s.push_str("  <frames>\n");
         for fr in self.frames {
             let _ = write!(s, "    <frame frameNum=\"{}\" ", fr.index);

@@ -65,12 +65,21 @@ pub struct Plane<'a, T> {
 }
 
 impl<'a, T: Copy> Plane<'a, T> {
-    pub fn new(data: &'a [T], width: usize, height: usize, stride: usize) -> Result<Self, VmafError> {
+    pub fn new(
+        data: &'a [T],
+        width: usize,
+        height: usize,
+        stride: usize,
+    ) -> Result<Self, VmafError> {
         if width == 0 || height == 0 {
-            return Err(VmafError::InvalidPicture(format!("plane of {width}x{height} samples")));
+            return Err(VmafError::InvalidPicture(format!(
+                "plane of {width}x{height} samples"
+            )));
         }
         if stride < width {
-            return Err(VmafError::InvalidPicture(format!("stride {stride} is smaller than width {width}")));
+            return Err(VmafError::InvalidPicture(format!(
+                "stride {stride} is smaller than width {width}"
+            )));
         }
         let needed = stride * (height - 1) + width;
         if data.len() < needed {
@@ -79,7 +88,12 @@ impl<'a, T: Copy> Plane<'a, T> {
                 data.len()
             )));
         }
-        Ok(Self { data, width, height, stride })
+        Ok(Self {
+            data,
+            width,
+            height,
+            stride,
+        })
     }
 
     pub fn row(&self, y: usize) -> &'a [T] {
@@ -111,21 +125,39 @@ impl<'a> Picture<'a> {
         for (slot, plane) in slots.iter_mut().zip(planes) {
             *slot = Some(*plane);
         }
-        let pic = Self { format, bpc: 8, width: planes[0].width, height: planes[0].height, planes: Planes::U8(slots) };
+        let pic = Self {
+            format,
+            bpc: 8,
+            width: planes[0].width,
+            height: planes[0].height,
+            planes: Planes::U8(slots),
+        };
         pic.validate(planes.len())?;
         Ok(pic)
     }
 
     /// A 9..16-bit picture.
-    pub fn new_u16(format: PixelFormat, bpc: u8, planes: &[Plane<'a, u16>]) -> Result<Self, VmafError> {
+    pub fn new_u16(
+        format: PixelFormat,
+        bpc: u8,
+        planes: &[Plane<'a, u16>],
+    ) -> Result<Self, VmafError> {
         if !(9..=16).contains(&bpc) {
-            return Err(VmafError::InvalidPicture(format!("{bpc} bits per sample in a 16-bit container")));
+            return Err(VmafError::InvalidPicture(format!(
+                "{bpc} bits per sample in a 16-bit container"
+            )));
         }
         let mut slots = [None; 3];
         for (slot, plane) in slots.iter_mut().zip(planes) {
             *slot = Some(*plane);
         }
-        let pic = Self { format, bpc, width: planes[0].width, height: planes[0].height, planes: Planes::U16(slots) };
+        let pic = Self {
+            format,
+            bpc,
+            width: planes[0].width,
+            height: planes[0].height,
+            planes: Planes::U16(slots),
+        };
         pic.validate(planes.len())?;
         Ok(pic)
     }
@@ -133,7 +165,10 @@ impl<'a> Picture<'a> {
     fn validate(&self, given: usize) -> Result<(), VmafError> {
         let want = self.format.plane_count();
         if given < want {
-            return Err(VmafError::InvalidPicture(format!("{:?} needs {want} planes, got {given}", self.format)));
+            return Err(VmafError::InvalidPicture(format!(
+                "{:?} needs {want} planes, got {given}",
+                self.format
+            )));
         }
         if let Some((cw, ch)) = self.format.chroma_size(self.width, self.height) {
             for p in 1..3 {
@@ -178,7 +213,8 @@ impl OwnedPlane {
         self.data.clear();
         self.data.reserve(width * height);
         for y in 0..height {
-            self.data.extend(src.row(y)[..width].iter().map(|&v| v.into()));
+            self.data
+                .extend(src.row(y)[..width].iter().map(|&v| v.into()));
         }
     }
 }
@@ -203,7 +239,11 @@ impl Frame {
     }
 
     pub fn from_picture(pic: &Picture<'_>) -> Frame {
-        let mut frame = Frame { format: pic.format, bpc: pic.bpc, planes: Vec::new() };
+        let mut frame = Frame {
+            format: pic.format,
+            bpc: pic.bpc,
+            planes: Vec::new(),
+        };
         frame.fill_from(pic);
         frame
     }
@@ -218,11 +258,17 @@ impl Frame {
             let (w, h) = if p == 0 {
                 (pic.width, pic.height)
             } else {
-                pic.format.chroma_size(pic.width, pic.height).unwrap_or((0, 0))
+                pic.format
+                    .chroma_size(pic.width, pic.height)
+                    .unwrap_or((0, 0))
             };
             match &pic.planes {
-                Planes::U8(pl) => self.planes[p].copy_from(pl[p].as_ref().expect("validated"), w, h),
-                Planes::U16(pl) => self.planes[p].copy_from(pl[p].as_ref().expect("validated"), w, h),
+                Planes::U8(pl) => {
+                    self.planes[p].copy_from(pl[p].as_ref().expect("validated"), w, h)
+                }
+                Planes::U16(pl) => {
+                    self.planes[p].copy_from(pl[p].as_ref().expect("validated"), w, h)
+                }
             }
         }
     }

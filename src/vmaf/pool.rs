@@ -34,7 +34,13 @@ pub struct Pooled {
 
 impl Default for Pooled {
     fn default() -> Self {
-        Self { count: 0, sum: 0.0, min: f64::INFINITY, max: f64::NEG_INFINITY, inv_sum: 0.0 }
+        Self {
+            count: 0,
+            sum: 0.0,
+            min: f64::INFINITY,
+            max: f64::NEG_INFINITY,
+            inv_sum: 0.0,
+        }
     }
 }
 

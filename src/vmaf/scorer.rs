@@ -1,10 +1,12 @@
 //! From per-frame features to per-frame scores: the motion lag, the model,
 //! bootstrap statistics, and pooling.
 
-use super::features::{motion, FeatureRef, Plan, RawFeatures};
+use super::features::{FeatureRef, Plan, RawFeatures, motion};
 use super::model::{self, ModelFlags, ModelSet};
 use super::pool::Pooled;
-use super::{CpuBackend, Engine, FeatureBackend, Frame, FrameJob, Picture, PixelFormat, VmafError, MIN_SIZE};
+use super::{
+    CpuBackend, Engine, FeatureBackend, Frame, FrameJob, MIN_SIZE, Picture, PixelFormat, VmafError,
+};
 use std::sync::Arc;
 
 /// What to compute.
@@ -23,7 +25,15 @@ pub struct EngineConfig {
 
 impl EngineConfig {
     pub fn new(models: ModelSet) -> Self {
-        Self { models, flags: ModelFlags::default(), psnr: false, ssim: false, ms_ssim: false, threads: 1, subsample: 1 }
+        Self {
+            models,
+            flags: ModelFlags::default(),
+            psnr: false,
+            ssim: false,
+            ms_ssim: false,
+            threads: 1,
+            subsample: 1,
+        }
     }
 }
 
@@ -39,14 +49,20 @@ pub struct FrameScores {
 
 impl FrameScores {
     pub fn get(&self, name: &str) -> Option<f64> {
-        self.names.iter().position(|n| n == name).and_then(|i| self.values[i])
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .and_then(|i| self.values[i])
     }
     /// The main model's score (`vmaf`).
     pub fn vmaf(&self) -> f64 {
         self.get("vmaf").unwrap_or(f64::NAN)
     }
     pub fn iter(&self) -> impl Iterator<Item = (&str, f64)> {
-        self.names.iter().zip(&self.values).filter_map(|(n, v)| v.map(|v| (n.as_str(), v)))
+        self.names
+            .iter()
+            .zip(&self.values)
+            .filter_map(|(n, v)| v.map(|v| (n.as_str(), v)))
     }
 }
 
@@ -60,10 +76,18 @@ pub struct PooledScores {
 
 impl PooledScores {
     pub fn get(&self, name: &str) -> Option<&Pooled> {
-        self.names.iter().position(|n| n == name).map(|i| &self.stats[i]).filter(|p| p.count > 0)
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| &self.stats[i])
+            .filter(|p| p.count > 0)
     }
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Pooled)> {
-        self.names.iter().zip(&self.stats).filter(|(_, p)| p.count > 0).map(|(n, p)| (n.as_str(), p))
+        self.names
+            .iter()
+            .zip(&self.stats)
+            .filter(|(_, p)| p.count > 0)
+            .map(|(n, p)| (n.as_str(), p))
     }
 }
 
@@ -107,7 +131,9 @@ impl<B: FeatureBackend> Scorer<B> {
     pub fn with_backend(config: &EngineConfig, backend: B) -> Result<Self, VmafError> {
         let plan = Plan::new(&config.models, config.psnr, config.ssim, config.ms_ssim)?;
         if config.subsample == 0 {
-            return Err(VmafError::Unsupported("subsample 0 (use 1 to score every frame)".into()));
+            return Err(VmafError::Unsupported(
+                "subsample 0 (use 1 to score every frame)".into(),
+            ));
         }
         Ok(Self {
             backend,
@@ -142,13 +168,19 @@ impl<B: FeatureBackend> Scorer<B> {
             return Ok(());
         }
         if g.width < MIN_SIZE || g.height < MIN_SIZE {
-            return Err(VmafError::TooSmall(format!("{}x{}: VMAF needs at least {MIN_SIZE}x{MIN_SIZE} luma samples", g.width, g.height)));
+            return Err(VmafError::TooSmall(format!(
+                "{}x{}: VMAF needs at least {MIN_SIZE}x{MIN_SIZE} luma samples",
+                g.width, g.height
+            )));
         }
         if self.plan.ms_ssim {
             let (mut w, mut h) = (g.width, g.height);
             for _ in 0..5 {
                 if w < 11 || h < 11 {
-                    return Err(VmafError::TooSmall(format!("{}x{}: MS-SSIM needs at least 176x176", g.width, g.height)));
+                    return Err(VmafError::TooSmall(format!(
+                        "{}x{}: MS-SSIM needs at least 176x176",
+                        g.width, g.height
+                    )));
                 }
                 w /= 2;
                 h /= 2;
@@ -160,7 +192,9 @@ impl<B: FeatureBackend> Scorer<B> {
         if !self.models.bootstrap.is_empty() {
             names.extend(self.models.bootstrap.iter().map(|m| m.name.clone()));
             let base = &self.models.main.name;
-            names.extend(["bagging", "stddev", "ci_p95_lo", "ci_p95_hi"].map(|s| format!("{base}_{s}")));
+            names.extend(
+                ["bagging", "stddev", "ci_p95_lo", "ci_p95_hi"].map(|s| format!("{base}_{s}")),
+            );
         }
         self.pooled = vec![Pooled::default(); names.len()];
         self.names = Arc::from(names);
@@ -171,7 +205,13 @@ impl<B: FeatureBackend> Scorer<B> {
     fn finalize(&mut self, raw: RawFeatures, next_sad: Option<f64>) -> Option<FrameScores> {
         let mut motion23 = None;
         if let (Some(mp), Some(sad)) = (&self.plan.motion, raw.motion_sad) {
-            motion23 = Some(motion::motion2_motion3(raw.index as usize, sad, next_sad, mp, &mut self.motion_state));
+            motion23 = Some(motion::motion2_motion3(
+                raw.index as usize,
+                sad,
+                next_sad,
+                mp,
+                &mut self.motion_state,
+            ));
         }
         if !raw.scored {
             return None;
@@ -195,7 +235,11 @@ impl<B: FeatureBackend> Scorer<B> {
         for name in self.names[..self.n_features].iter() {
             values.push(metric_value(name, &feature, &raw));
         }
-        let inputs: Vec<f64> = p.inputs.iter().map(|&r| feature(r).unwrap_or(f64::NAN)).collect();
+        let inputs: Vec<f64> = p
+            .inputs
+            .iter()
+            .map(|&r| feature(r).unwrap_or(f64::NAN))
+            .collect();
         values.push(Some(self.models.main.predict(&inputs, self.flags, false)));
         if !self.models.bootstrap.is_empty() {
             for m in &self.models.bootstrap {
@@ -210,7 +254,11 @@ impl<B: FeatureBackend> Scorer<B> {
             }
         }
         self.frames_scored += 1;
-        Some(FrameScores { index: raw.index, names: self.names.clone(), values })
+        Some(FrameScores {
+            index: raw.index,
+            names: self.names.clone(),
+            values,
+        })
     }
 
     fn absorb(&mut self, raws: Vec<RawFeatures>) -> Vec<FrameScores> {
@@ -230,7 +278,11 @@ impl<B: FeatureBackend> Scorer<B> {
 }
 
 /// Look a metric up by its output name.
-fn metric_value(name: &str, feature: &dyn Fn(FeatureRef) -> Option<f64>, raw: &RawFeatures) -> Option<f64> {
+fn metric_value(
+    name: &str,
+    feature: &dyn Fn(FeatureRef) -> Option<f64>,
+    raw: &RawFeatures,
+) -> Option<f64> {
     match name {
         "psnr_y" => raw.psnr.map(|p| p[0]),
         "psnr_cb" => raw.psnr.map(|p| p[1]),
@@ -239,12 +291,29 @@ fn metric_value(name: &str, feature: &dyn Fn(FeatureRef) -> Option<f64>, raw: &R
         "float_ms_ssim" => raw.ms_ssim,
         _ => {
             // Strip an options suffix ("_egl_1") back to the base name.
-            let base = ["integer_adm_scale0", "integer_adm_scale1", "integer_adm_scale2", "integer_adm_scale3", "integer_adm2", "integer_aim",
-                "integer_adm3", "integer_vif_scale0", "integer_vif_scale1", "integer_vif_scale2", "integer_vif_scale3",
-                "VMAF_integer_feature_motion_sad_score", "integer_motion2", "integer_motion3"]
-                .into_iter()
-                .find(|b| name.starts_with(b))?;
-            let r = if base == "VMAF_integer_feature_motion_sad_score" { FeatureRef::MotionSad } else { FeatureRef::from_name(base)? };
+            let base = [
+                "integer_adm_scale0",
+                "integer_adm_scale1",
+                "integer_adm_scale2",
+                "integer_adm_scale3",
+                "integer_adm2",
+                "integer_aim",
+                "integer_adm3",
+                "integer_vif_scale0",
+                "integer_vif_scale1",
+                "integer_vif_scale2",
+                "integer_vif_scale3",
+                "VMAF_integer_feature_motion_sad_score",
+                "integer_motion2",
+                "integer_motion3",
+            ]
+            .into_iter()
+            .find(|b| name.starts_with(b))?;
+            let r = if base == "VMAF_integer_feature_motion_sad_score" {
+                FeatureRef::MotionSad
+            } else {
+                FeatureRef::from_name(base)?
+            };
             feature(r)
         }
     }
@@ -255,9 +324,23 @@ impl<B: FeatureBackend> Engine for Scorer<B> {
         self.backend.describe()
     }
 
-    fn push(&mut self, reference: &Picture<'_>, distorted: &Picture<'_>) -> Result<Vec<FrameScores>, VmafError> {
-        let g = Geometry { width: reference.width, height: reference.height, format: reference.format, bpc: reference.bpc };
-        let gd = Geometry { width: distorted.width, height: distorted.height, format: distorted.format, bpc: distorted.bpc };
+    fn push(
+        &mut self,
+        reference: &Picture<'_>,
+        distorted: &Picture<'_>,
+    ) -> Result<Vec<FrameScores>, VmafError> {
+        let g = Geometry {
+            width: reference.width,
+            height: reference.height,
+            format: reference.format,
+            bpc: reference.bpc,
+        };
+        let gd = Geometry {
+            width: distorted.width,
+            height: distorted.height,
+            format: distorted.format,
+            bpc: distorted.bpc,
+        };
         if g != gd {
             return Err(VmafError::Mismatch(format!(
                 "reference is {}x{} {:?} {}-bit but distorted is {}x{} {:?} {}-bit",
@@ -269,8 +352,18 @@ impl<B: FeatureBackend> Engine for Scorer<B> {
         self.next_index += 1;
         let r = Arc::new(Frame::from_picture(reference));
         let d = Arc::new(Frame::from_picture(distorted));
-        let prev = if self.plan.motion.is_some() { self.prev_ref.replace(r.clone()) } else { None };
-        let job = FrameJob { index, reference: r, distorted: d, prev_reference: prev, scored: index % self.subsample == 0 };
+        let prev = if self.plan.motion.is_some() {
+            self.prev_ref.replace(r.clone())
+        } else {
+            None
+        };
+        let job = FrameJob {
+            index,
+            reference: r,
+            distorted: d,
+            prev_reference: prev,
+            scored: index % self.subsample == 0,
+        };
         self.backend.submit(job)?;
         let raws = self.backend.collect(false)?;
         Ok(self.absorb(raws))
@@ -287,7 +380,11 @@ impl<B: FeatureBackend> Engine for Scorer<B> {
     }
 
     fn pooled(&self) -> PooledScores {
-        PooledScores { names: self.names.clone(), stats: self.pooled.clone(), frames: self.frames_scored }
+        PooledScores {
+            names: self.names.clone(),
+            stats: self.pooled.clone(),
+            frames: self.frames_scored,
+        }
     }
 
     fn reset(&mut self) -> Result<(), VmafError> {

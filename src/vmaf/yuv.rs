@@ -2,8 +2,8 @@
 //! Y then Cb then Cr, chroma laid out at ceil size as ffmpeg writes it;
 //! 8-bit samples in bytes, deeper samples as little-endian u16.
 
-use super::picture::{Picture, PixelFormat, Plane};
 use super::VmafError;
+use super::picture::{Picture, PixelFormat, Plane};
 use std::io::Read;
 
 /// One frame of raw samples, reusable across reads.
@@ -17,11 +17,25 @@ pub struct YuvFrame {
 }
 
 impl YuvFrame {
-    pub fn new(width: usize, height: usize, format: PixelFormat, bpc: u8) -> Result<Self, VmafError> {
+    pub fn new(
+        width: usize,
+        height: usize,
+        format: PixelFormat,
+        bpc: u8,
+    ) -> Result<Self, VmafError> {
         if !(8..=16).contains(&bpc) {
-            return Err(VmafError::InvalidPicture(format!("bit depth {bpc} (8..16 supported)")));
+            return Err(VmafError::InvalidPicture(format!(
+                "bit depth {bpc} (8..16 supported)"
+            )));
         }
-        let mut f = YuvFrame { width, height, format, bpc, bytes: Vec::new(), wide: Vec::new() };
+        let mut f = YuvFrame {
+            width,
+            height,
+            format,
+            bpc,
+            bytes: Vec::new(),
+            wide: Vec::new(),
+        };
         f.bytes.resize(f.frame_bytes(), 0);
         Ok(f)
     }
@@ -57,11 +71,18 @@ impl YuvFrame {
             return Ok(false);
         }
         if filled < self.bytes.len() {
-            return Err(VmafError::Io(format!("truncated frame: {filled} of {} bytes", self.bytes.len())));
+            return Err(VmafError::Io(format!(
+                "truncated frame: {filled} of {} bytes",
+                self.bytes.len()
+            )));
         }
         if self.bpc > 8 {
             self.wide.clear();
-            self.wide.extend(self.bytes.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]])));
+            self.wide.extend(
+                self.bytes
+                    .chunks_exact(2)
+                    .map(|b| u16::from_le_bytes([b[0], b[1]])),
+            );
         }
         Ok(true)
     }
@@ -69,7 +90,11 @@ impl YuvFrame {
     /// Load a frame from a byte slice of exactly `frame_bytes()`.
     pub fn load(&mut self, data: &[u8]) -> Result<(), VmafError> {
         let mut r = data;
-        if self.read_from(&mut r)? { Ok(()) } else { Err(VmafError::Io("empty frame".into())) }
+        if self.read_from(&mut r)? {
+            Ok(())
+        } else {
+            Err(VmafError::Io("empty frame".into()))
+        }
     }
 
     pub fn picture(&self) -> Result<Picture<'_>, VmafError> {

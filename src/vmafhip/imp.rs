@@ -2,7 +2,10 @@
 
 use super::{Backend, LogLevel, PoolMethod, ResultsFormat, VmafFrameMessage, VmafPooledMessage};
 use crate::vmaf::output::{Format, Results};
-use crate::vmaf::{self, Engine, EngineConfig, FrameScores, ModelFlags, ModelSet, Picture, PixelFormat, Plane, PooledScores, Scorer};
+use crate::vmaf::{
+    self, Engine, EngineConfig, FrameScores, ModelFlags, ModelSet, Picture, PixelFormat, Plane,
+    PooledScores, Scorer,
+};
 use gst::glib;
 use gst::prelude::*;
 use gst::subclass::prelude::*;
@@ -14,8 +17,13 @@ use once_cell::sync::Lazy;
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
-static CAT: Lazy<gst::DebugCategory> =
-    Lazy::new(|| gst::DebugCategory::new("vmafhip", gst::DebugColorFlags::empty(), Some("VMAF on HIP")));
+static CAT: Lazy<gst::DebugCategory> = Lazy::new(|| {
+    gst::DebugCategory::new(
+        "vmafhip",
+        gst::DebugColorFlags::empty(),
+        Some("VMAF on HIP"),
+    )
+});
 
 const DEFAULT_MODEL: &str = "vmaf_v0.6.1";
 const DEFAULT_DISABLE_CLIP: bool = false;
@@ -35,7 +43,19 @@ const DEFAULT_BACKEND: Backend = Backend::Auto;
 const DEFAULT_DEVICE_ID: i32 = 0;
 
 const FORMATS: &[&str] = &[
-    "I420", "YV12", "NV12", "Y42B", "Y444", "GRAY8", "I420_10LE", "I422_10LE", "Y444_10LE", "I420_12LE", "I422_12LE", "Y444_12LE", "GRAY16_LE",
+    "I420",
+    "YV12",
+    "NV12",
+    "Y42B",
+    "Y444",
+    "GRAY8",
+    "I420_10LE",
+    "I422_10LE",
+    "Y444_10LE",
+    "I420_12LE",
+    "I422_12LE",
+    "Y444_12LE",
+    "GRAY16_LE",
 ];
 
 #[derive(Clone, Debug)]
@@ -114,17 +134,29 @@ pub struct VmafHip {
     state: Mutex<Option<State>>,
 }
 
-fn open_engine(s: &Settings) -> Result<(Box<dyn Engine>, String, Option<String>), gst::ErrorMessage> {
-    let models = ModelSet::load(&s.model_filename)
-        .map_err(|e| gst::error_msg!(gst::LibraryError::Settings, ["model-filename \"{}\": {e}", s.model_filename]))?;
+fn open_engine(
+    s: &Settings,
+) -> Result<(Box<dyn Engine>, String, Option<String>), gst::ErrorMessage> {
+    let models = ModelSet::load(&s.model_filename).map_err(|e| {
+        gst::error_msg!(
+            gst::LibraryError::Settings,
+            ["model-filename \"{}\": {e}", s.model_filename]
+        )
+    })?;
     if s.conf_interval && models.bootstrap.is_empty() {
         return Err(gst::error_msg!(
             gst::LibraryError::Settings,
-            ["conf-interval needs a bootstrap model collection (such as vmaf_b_v0.6.3.json); \"{}\" is a single model", s.model_filename]
+            [
+                "conf-interval needs a bootstrap model collection (such as vmaf_b_v0.6.3.json); \"{}\" is a single model",
+                s.model_filename
+            ]
         ));
     }
     let mut config = EngineConfig::new(models);
-    config.flags = ModelFlags { disable_clip: s.disable_clip, enable_transform: s.enable_transform || s.phone_model };
+    config.flags = ModelFlags {
+        disable_clip: s.disable_clip,
+        enable_transform: s.enable_transform || s.phone_model,
+    };
     config.psnr = s.psnr;
     config.ssim = s.ssim;
     config.ms_ssim = s.ms_ssim;
@@ -136,8 +168,10 @@ fn open_engine(s: &Settings) -> Result<(Box<dyn Engine>, String, Option<String>)
             ["backend=hip: this build has no HIP engine yet; use backend=cpu or auto"]
         )),
         Backend::Auto | Backend::Cpu => {
-            let warning = (s.backend == Backend::Auto).then(|| "no HIP engine in this build: computing VMAF on the CPU".to_string());
-            let scorer = Scorer::cpu(&config).map_err(|e| gst::error_msg!(gst::LibraryError::Settings, ["{e}"]))?;
+            let warning = (s.backend == Backend::Auto)
+                .then(|| "no HIP engine in this build: computing VMAF on the CPU".to_string());
+            let scorer = Scorer::cpu(&config)
+                .map_err(|e| gst::error_msg!(gst::LibraryError::Settings, ["{e}"]))?;
             let name = scorer.describe();
             Ok((Box::new(scorer), name, warning))
         }
@@ -145,7 +179,10 @@ fn open_engine(s: &Settings) -> Result<(Box<dyn Engine>, String, Option<String>)
 }
 
 /// Borrow a mapped frame as an engine picture (NV12 chroma is deinterleaved).
-fn with_picture<R>(frame: &gst_video::VideoFrameRef<&gst::BufferRef>, f: impl FnOnce(&Picture<'_>) -> R) -> Result<R, String> {
+fn with_picture<R>(
+    frame: &gst_video::VideoFrameRef<&gst::BufferRef>,
+    f: impl FnOnce(&Picture<'_>) -> R,
+) -> Result<R, String> {
     let info = frame.info();
     let (w, h) = (info.width() as usize, info.height() as usize);
     let fmt = info.format();
@@ -166,7 +203,8 @@ fn with_picture<R>(frame: &gst_video::VideoFrameRef<&gst::BufferRef>, f: impl Fn
     };
     let nplanes = pf.plane_count();
     let err = |e: vmaf::VmafError| e.to_string();
-    let comp_size = |c: u8| -> (usize, usize) { (info.comp_width(c) as usize, info.comp_height(c) as usize) };
+    let comp_size =
+        |c: u8| -> (usize, usize) { (info.comp_width(c) as usize, info.comp_height(c) as usize) };
     if bpc == 8 {
         let mut deinterleaved: Vec<Vec<u8>> = Vec::new();
         let mut planes: Vec<Plane<'_, u8>> = Vec::new();
@@ -197,7 +235,10 @@ fn with_picture<R>(frame: &gst_video::VideoFrameRef<&gst::BufferRef>, f: impl Fn
                     let (cw, ch) = comp_size(c);
                     let p = info.comp_plane(c) as u32;
                     let data = frame.plane_data(p).map_err(|e| e.to_string())?;
-                    planes.push(Plane::new(data, cw, ch, frame.plane_stride()[p as usize] as usize).map_err(err)?);
+                    planes.push(
+                        Plane::new(data, cw, ch, frame.plane_stride()[p as usize] as usize)
+                            .map_err(err)?,
+                    );
                 }
             }
         }
@@ -214,13 +255,20 @@ fn with_picture<R>(frame: &gst_video::VideoFrameRef<&gst::BufferRef>, f: impl Fn
             let mut v = Vec::with_capacity(cw * ch);
             for y in 0..ch {
                 let row = &data[y * stride..y * stride + 2 * cw];
-                v.extend(row.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]])));
+                v.extend(
+                    row.chunks_exact(2)
+                        .map(|b| u16::from_le_bytes([b[0], b[1]])),
+                );
             }
             owned.push(v);
             dims.push((cw, ch));
         }
-        let planes: Vec<Plane<'_, u16>> =
-            owned.iter().zip(&dims).map(|(v, &(cw, ch))| Plane::new(v, cw, ch, cw)).collect::<Result<_, _>>().map_err(err)?;
+        let planes: Vec<Plane<'_, u16>> = owned
+            .iter()
+            .zip(&dims)
+            .map(|(v, &(cw, ch))| Plane::new(v, cw, ch, cw))
+            .collect::<Result<_, _>>()
+            .map_err(err)?;
         let pic = Picture::new_u16(pf, bpc, &planes).map_err(err)?;
         Ok(f(&pic))
     }
@@ -228,11 +276,17 @@ fn with_picture<R>(frame: &gst_video::VideoFrameRef<&gst::BufferRef>, f: impl Fn
 
 impl VmafHip {
     fn post(&self, s: gst::Structure) {
-        let _ = self.obj().post_message(gst::message::Element::builder(s).src(&*self.obj()).build());
+        let _ = self
+            .obj()
+            .post_message(gst::message::Element::builder(s).src(&*self.obj()).build());
     }
 
     fn frame_message(state: &mut State, scores: &FrameScores) -> VmafFrameMessage {
-        while state.pending.front().is_some_and(|p| p.index < scores.index) {
+        while state
+            .pending
+            .front()
+            .is_some_and(|p| p.index < scores.index)
+        {
             state.pending.pop_front();
         }
         let timing = match state.pending.front() {
@@ -306,9 +360,18 @@ impl VmafHip {
     fn drain(&self) -> Result<(), gst::ErrorMessage> {
         let (frames, pooled, write) = {
             let mut guard = self.state.lock().unwrap();
-            let Some(state) = guard.as_mut() else { return Ok(()) };
-            let rest = state.engine.flush().map_err(|e| gst::error_msg!(gst::StreamError::Failed, ["VMAF failed: {e}"]))?;
-            let msgs: Vec<_> = if state.settings.frame_message { rest.iter().map(|s| Self::frame_message(state, s)).collect() } else { Vec::new() };
+            let Some(state) = guard.as_mut() else {
+                return Ok(());
+            };
+            let rest = state
+                .engine
+                .flush()
+                .map_err(|e| gst::error_msg!(gst::StreamError::Failed, ["VMAF failed: {e}"]))?;
+            let msgs: Vec<_> = if state.settings.frame_message {
+                rest.iter().map(|s| Self::frame_message(state, s)).collect()
+            } else {
+                Vec::new()
+            };
             if state.settings.results_filename.is_some() {
                 state.frames.extend(rest);
             }
@@ -321,37 +384,62 @@ impl VmafHip {
                     // A filename without a format means JSON.
                     ResultsFormat::Json | ResultsFormat::None => Format::Json,
                 };
-                let text = Results { frames: &state.frames, pooled: &pooled, width: state.size.0, height: state.size.1, fps: None, version: "3.2.0" }.write(fmt);
+                let text = Results {
+                    frames: &state.frames,
+                    pooled: &pooled,
+                    width: state.size.0,
+                    height: state.size.1,
+                    fps: None,
+                    version: "3.2.0",
+                }
+                .write(fmt);
                 (path, text)
             });
             state.frames.clear();
             state.pending.clear();
             state.next_index = 0;
-            state.engine.reset().map_err(|e| gst::error_msg!(gst::StreamError::Failed, ["VMAF reset failed: {e}"]))?;
+            state.engine.reset().map_err(|e| {
+                gst::error_msg!(gst::StreamError::Failed, ["VMAF reset failed: {e}"])
+            })?;
             (msgs, pooled_msg, write)
         };
         for m in &frames {
             self.post(gst::Structure::from(m));
         }
         if let Some(p) = &pooled {
-            gst::info!(CAT, imp = self, "pooled VMAF {:.6} over {} frames", p.score, p.frames);
+            gst::info!(
+                CAT,
+                imp = self,
+                "pooled VMAF {:.6} over {} frames",
+                p.score,
+                p.frames
+            );
             self.post(gst::Structure::from(p));
         }
         if let Some((path, text)) = write {
-            std::fs::write(&path, text).map_err(|e| gst::error_msg!(gst::ResourceError::OpenWrite, ["results-filename \"{path}\": {e}"]))?;
+            std::fs::write(&path, text).map_err(|e| {
+                gst::error_msg!(
+                    gst::ResourceError::OpenWrite,
+                    ["results-filename \"{path}\": {e}"]
+                )
+            })?;
         }
         Ok(())
     }
 
     /// Both sinks must carry the same video: same size and format.
     fn check_caps(&self) -> Result<(), gst::FlowError> {
-        let (Some(rc), Some(dc)) = (self.ref_pad.current_caps(), self.dist_pad.current_caps()) else {
+        let (Some(rc), Some(dc)) = (self.ref_pad.current_caps(), self.dist_pad.current_caps())
+        else {
             return Err(gst::FlowError::NotNegotiated);
         };
         {
             let guard = self.state.lock().unwrap();
             if let Some(st) = guard.as_ref()
-                && st.checked.as_ref().is_some_and(|(r, d)| *r == rc && *d == dc)
+                && st
+                    .checked
+                    .as_ref()
+                    .is_some_and(|(r, d)| *r == rc && *d == dc)
             {
                 return Ok(());
             }
@@ -369,7 +457,10 @@ impl VmafHip {
             gst::element_imp_error!(
                 self,
                 gst::StreamError::Format,
-                ("ref_sink and dist_sink must carry the same width, height and format: ref_sink caps {rc}; dist_sink caps {dc}; insert {} before dist_sink", advice.join(" and ")),
+                (
+                    "ref_sink and dist_sink must carry the same width, height and format: ref_sink caps {rc}; dist_sink caps {dc}; insert {} before dist_sink",
+                    advice.join(" and ")
+                ),
                 ["caps mismatch between the two sink pads"]
             );
             return Err(gst::FlowError::NotNegotiated);
@@ -391,10 +482,17 @@ impl ObjectSubclass for VmafHip {
 
     fn with_class(klass: &Self::Class) -> Self {
         let templ = klass.pad_template("ref_sink").unwrap();
-        let ref_pad = gst::PadBuilder::<gst_video::VideoAggregatorPad>::from_template(&templ).build();
+        let ref_pad =
+            gst::PadBuilder::<gst_video::VideoAggregatorPad>::from_template(&templ).build();
         let templ = klass.pad_template("dist_sink").unwrap();
-        let dist_pad = gst::PadBuilder::<gst_video::VideoAggregatorPad>::from_template(&templ).build();
-        Self { ref_pad, dist_pad, settings: Mutex::new(Settings::default()), state: Mutex::new(None) }
+        let dist_pad =
+            gst::PadBuilder::<gst_video::VideoAggregatorPad>::from_template(&templ).build();
+        Self {
+            ref_pad,
+            dist_pad,
+            settings: Mutex::new(Settings::default()),
+            state: Mutex::new(None),
+        }
     }
 }
 
@@ -432,7 +530,12 @@ impl ObjectImpl for VmafHip {
     fn set_property(&self, _id: usize, value: &glib::Value, pspec: &glib::ParamSpec) {
         let mut s = self.settings.lock().unwrap();
         match pspec.name() {
-            "model-filename" => s.model_filename = value.get::<Option<String>>().unwrap().unwrap_or_else(|| DEFAULT_MODEL.into()),
+            "model-filename" => {
+                s.model_filename = value
+                    .get::<Option<String>>()
+                    .unwrap()
+                    .unwrap_or_else(|| DEFAULT_MODEL.into())
+            }
             "disable-clip" => s.disable_clip = value.get().unwrap(),
             "enable-transform" => s.enable_transform = value.get().unwrap(),
             "phone-model" => s.phone_model = value.get().unwrap(),
@@ -511,11 +614,38 @@ impl ElementImpl for VmafHip {
 
     fn pad_templates() -> &'static [gst::PadTemplate] {
         static TEMPLATES: Lazy<Vec<gst::PadTemplate>> = Lazy::new(|| {
-            let caps = gst_video::VideoCapsBuilder::new().format_list(FORMATS.iter().map(|f| f.parse::<gst_video::VideoFormat>().unwrap())).build();
+            let caps = gst_video::VideoCapsBuilder::new()
+                .format_list(
+                    FORMATS
+                        .iter()
+                        .map(|f| f.parse::<gst_video::VideoFormat>().unwrap()),
+                )
+                .build();
             vec![
-                gst::PadTemplate::with_gtype("src", gst::PadDirection::Src, gst::PadPresence::Always, &caps, gst_base::AggregatorPad::static_type()).unwrap(),
-                gst::PadTemplate::with_gtype("ref_sink", gst::PadDirection::Sink, gst::PadPresence::Always, &caps, gst_video::VideoAggregatorPad::static_type()).unwrap(),
-                gst::PadTemplate::with_gtype("dist_sink", gst::PadDirection::Sink, gst::PadPresence::Always, &caps, gst_video::VideoAggregatorPad::static_type()).unwrap(),
+                gst::PadTemplate::with_gtype(
+                    "src",
+                    gst::PadDirection::Src,
+                    gst::PadPresence::Always,
+                    &caps,
+                    gst_base::AggregatorPad::static_type(),
+                )
+                .unwrap(),
+                gst::PadTemplate::with_gtype(
+                    "ref_sink",
+                    gst::PadDirection::Sink,
+                    gst::PadPresence::Always,
+                    &caps,
+                    gst_video::VideoAggregatorPad::static_type(),
+                )
+                .unwrap(),
+                gst::PadTemplate::with_gtype(
+                    "dist_sink",
+                    gst::PadDirection::Sink,
+                    gst::PadPresence::Always,
+                    &caps,
+                    gst_video::VideoAggregatorPad::static_type(),
+                )
+                .unwrap(),
             ]
         });
         TEMPLATES.as_ref()
@@ -527,7 +657,12 @@ impl AggregatorImpl for VmafHip {
         self.parent_start()?;
         let settings = self.settings.lock().unwrap().clone();
         let (engine, backend, warning) = open_engine(&settings)?;
-        gst::info!(CAT, imp = self, "computing VMAF with {backend}, model {}", settings.model_filename);
+        gst::info!(
+            CAT,
+            imp = self,
+            "computing VMAF with {backend}, model {}",
+            settings.model_filename
+        );
         if let Some(w) = warning {
             gst::element_imp_warning!(self, gst::LibraryError::Init, ("{w}"), ["backend=auto"]);
         }
@@ -581,7 +716,10 @@ impl VideoAggregatorImpl for VmafHip {
             Some(rc) => {
                 let out = rc.intersect(caps);
                 if out.is_empty() {
-                    return Err(gst::loggable_error!(CAT, "downstream does not accept the reference caps {rc}"));
+                    return Err(gst::loggable_error!(
+                        CAT,
+                        "downstream does not accept the reference caps {rc}"
+                    ));
                 }
                 Ok(out)
             }
@@ -589,13 +727,22 @@ impl VideoAggregatorImpl for VmafHip {
         }
     }
 
-    fn aggregate_frames(&self, token: &gst_video::subclass::AggregateFramesToken, outbuf: &mut gst::BufferRef) -> Result<gst::FlowSuccess, gst::FlowError> {
+    fn aggregate_frames(
+        &self,
+        token: &gst_video::subclass::AggregateFramesToken,
+        outbuf: &mut gst::BufferRef,
+    ) -> Result<gst::FlowSuccess, gst::FlowError> {
         self.check_caps()?;
         let Some(ref_frame) = self.ref_pad.prepared_frame(token) else {
             if self.ref_pad.is_eos() {
                 // The output follows the reference: it ends when the reference ends.
                 if !self.dist_pad.is_eos() {
-                    gst::element_imp_warning!(self, gst::StreamError::Failed, ("ref_sink ended before dist_sink: the remaining distorted frames are not scored"), ["ref_sink EOS"]);
+                    gst::element_imp_warning!(
+                        self,
+                        gst::StreamError::Failed,
+                        ("ref_sink ended before dist_sink: the remaining distorted frames are not scored"),
+                        ["ref_sink EOS"]
+                    );
                 }
                 return Err(gst::FlowError::Eos);
             }
@@ -604,8 +751,12 @@ impl VideoAggregatorImpl for VmafHip {
         };
         {
             // src passes the reference through.
-            let mut out = gst_video::VideoFrameRef::from_buffer_ref_writable(outbuf, ref_frame.info()).map_err(|_| gst::FlowError::Error)?;
-            ref_frame.copy(&mut out).map_err(|_| gst::FlowError::Error)?;
+            let mut out =
+                gst_video::VideoFrameRef::from_buffer_ref_writable(outbuf, ref_frame.info())
+                    .map_err(|_| gst::FlowError::Error)?;
+            ref_frame
+                .copy(&mut out)
+                .map_err(|_| gst::FlowError::Error)?;
         }
         let Some(dist_frame) = self.dist_pad.prepared_frame(token) else {
             let warn = {
@@ -617,13 +768,21 @@ impl VideoAggregatorImpl for VmafHip {
                 gst::element_imp_warning!(
                     self,
                     gst::StreamError::Failed,
-                    ("dist_sink has no frame for {}: reference frames pass through unscored until it has", outbuf.pts().display()),
+                    (
+                        "dist_sink has no frame for {}: reference frames pass through unscored until it has",
+                        outbuf.pts().display()
+                    ),
                     ["dist_sink ended or has a gap"]
                 );
             }
             return Ok(gst::FlowSuccess::Ok);
         };
-        let segment = self.obj().src_pad().segment().downcast::<gst::ClockTime>().ok();
+        let segment = self
+            .obj()
+            .src_pad()
+            .segment()
+            .downcast::<gst::ClockTime>()
+            .ok();
         let pts = outbuf.pts();
         let timing = |index| Pending {
             index,
@@ -639,12 +798,21 @@ impl VideoAggregatorImpl for VmafHip {
             state.next_index += 1;
             state.pending.push_back(timing(index));
             let engine = &mut state.engine;
-            let pushed = with_picture(&ref_frame, |r| with_picture(&dist_frame, |d| engine.push(r, d)))
-                .and_then(|x| x)
-                .map_err(|e| e.to_string())
-                .and_then(|r| r.map_err(|e| e.to_string()));
+            let pushed = with_picture(&ref_frame, |r| {
+                with_picture(&dist_frame, |d| engine.push(r, d))
+            })
+            .and_then(|x| x)
+            .map_err(|e| e.to_string())
+            .and_then(|r| r.map_err(|e| e.to_string()));
             pushed.map(|ready| {
-                let msgs: Vec<_> = if state.settings.frame_message { ready.iter().map(|s| Self::frame_message(state, s)).collect() } else { Vec::new() };
+                let msgs: Vec<_> = if state.settings.frame_message {
+                    ready
+                        .iter()
+                        .map(|s| Self::frame_message(state, s))
+                        .collect()
+                } else {
+                    Vec::new()
+                };
                 if state.settings.results_filename.is_some() {
                     state.frames.extend(ready);
                 } else {
@@ -657,7 +825,12 @@ impl VideoAggregatorImpl for VmafHip {
             })
         };
         let msgs = outcome.map_err(|err| {
-            gst::element_imp_error!(self, gst::StreamError::Failed, ("VMAF failed: {err}"), ["while scoring a frame"]);
+            gst::element_imp_error!(
+                self,
+                gst::StreamError::Failed,
+                ("VMAF failed: {err}"),
+                ["while scoring a frame"]
+            );
             gst::FlowError::Error
         })?;
         for m in &msgs {

@@ -39,7 +39,12 @@ pub fn register(plugin: &gst::Plugin) -> Result<(), glib::BoolError> {
         Backend::static_type().mark_as_plugin_api(gst::PluginAPIFlags::empty());
         LogLevel::static_type().mark_as_plugin_api(gst::PluginAPIFlags::empty());
     }
-    gst::Element::register(Some(plugin), "vmafhip", gst::Rank::NONE, VmafHip::static_type())
+    gst::Element::register(
+        Some(plugin),
+        "vmafhip",
+        gst::Rank::NONE,
+        VmafHip::static_type(),
+    )
 }
 
 /// `pool-method`: GStreamer 1.28 `GstVmafPoolMethod` values and nicks.
@@ -77,7 +82,10 @@ pub enum ResultsFormat {
 #[repr(u32)]
 #[enum_type(name = "GstVmafHipBackend")]
 pub enum Backend {
-    #[enum_value(name = "HIP when a GPU is usable, else CPU (with a warning)", nick = "auto")]
+    #[enum_value(
+        name = "HIP when a GPU is usable, else CPU (with a warning)",
+        nick = "auto"
+    )]
     Auto = 0,
     #[enum_value(name = "CPU engine", nick = "cpu")]
     Cpu = 1,
@@ -127,7 +135,10 @@ pub struct VmafFrameMessage {
 
 impl VmafFrameMessage {
     pub fn feature(&self, name: &str) -> Option<f64> {
-        self.features.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
+        self.features
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| *v)
     }
 }
 
@@ -151,12 +162,30 @@ pub struct VmafPooledMessage {
 }
 
 const CORE_FIELDS: &[&str] = &[
-    "type", "index", "timestamp", "stream-time", "running-time", "duration", "score", "psnr-y", "ssim", "ms-ssim", "backend",
-    "pool-method", "min", "max", "mean", "harmonic-mean", "frames",
+    "type",
+    "index",
+    "timestamp",
+    "stream-time",
+    "running-time",
+    "duration",
+    "score",
+    "psnr-y",
+    "ssim",
+    "ms-ssim",
+    "backend",
+    "pool-method",
+    "min",
+    "max",
+    "mean",
+    "harmonic-mean",
+    "frames",
 ];
 
 fn get_time(s: &gst::StructureRef, name: &str) -> Option<gst::ClockTime> {
-    s.get::<u64>(name).ok().filter(|&v| v != u64::MAX).map(gst::ClockTime::from_nseconds)
+    s.get::<u64>(name)
+        .ok()
+        .filter(|&v| v != u64::MAX)
+        .map(gst::ClockTime::from_nseconds)
 }
 
 fn extra_features(s: &gst::StructureRef) -> Vec<(String, f64)> {
@@ -168,13 +197,24 @@ fn extra_features(s: &gst::StructureRef) -> Vec<(String, f64)> {
 
 impl From<&VmafFrameMessage> for gst::Structure {
     fn from(m: &VmafFrameMessage) -> gst::Structure {
-        let mut b = gst::Structure::builder(MESSAGE_NAME).field("type", "frame").field("index", m.index);
-        for (name, t) in [("timestamp", m.timestamp), ("stream-time", m.stream_time), ("running-time", m.running_time), ("duration", m.duration)] {
+        let mut b = gst::Structure::builder(MESSAGE_NAME)
+            .field("type", "frame")
+            .field("index", m.index);
+        for (name, t) in [
+            ("timestamp", m.timestamp),
+            ("stream-time", m.stream_time),
+            ("running-time", m.running_time),
+            ("duration", m.duration),
+        ] {
             // GstClockTime fields; GST_CLOCK_TIME_NONE when unknown.
             b = b.field(name, t.map_or(u64::MAX, |t| t.nseconds()));
         }
         b = b.field("score", m.score);
-        for (name, v) in [("psnr-y", m.psnr_y), ("ssim", m.ssim), ("ms-ssim", m.ms_ssim)] {
+        for (name, v) in [
+            ("psnr-y", m.psnr_y),
+            ("ssim", m.ssim),
+            ("ms-ssim", m.ms_ssim),
+        ] {
             if let Some(v) = v {
                 b = b.field(name, v);
             }
@@ -219,7 +259,11 @@ impl From<&VmafPooledMessage> for gst::Structure {
             .field("mean", m.mean)
             .field("harmonic-mean", m.harmonic_mean)
             .field("frames", m.frames);
-        for (name, v) in [("psnr-y", m.psnr_y), ("ssim", m.ssim), ("ms-ssim", m.ms_ssim)] {
+        for (name, v) in [
+            ("psnr-y", m.psnr_y),
+            ("ssim", m.ssim),
+            ("ms-ssim", m.ms_ssim),
+        ] {
             if let Some(v) = v {
                 b = b.field(name, v);
             }
@@ -272,7 +316,10 @@ mod tests {
             psnr_y: Some(40.0),
             ssim: None,
             ms_ssim: None,
-            features: vec![("integer_adm2".into(), 0.98), ("integer_vif_scale0".into(), 0.7)],
+            features: vec![
+                ("integer_adm2".into(), 0.98),
+                ("integer_vif_scale0".into(), 0.7),
+            ],
             backend: "cpu (1 thread)".into(),
         };
         let s = gst::Structure::from(&m);

@@ -2,7 +2,9 @@
 #![allow(dead_code)]
 
 use gstvmafhip::vmaf::yuv::YuvFrame;
-use gstvmafhip::vmaf::{Engine, EngineConfig, FrameScores, ModelSet, PixelFormat, PooledScores, Scorer};
+use gstvmafhip::vmaf::{
+    Engine, EngineConfig, FrameScores, ModelSet, PixelFormat, PooledScores, Scorer,
+};
 use serde_json::Value;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -20,7 +22,8 @@ pub fn manifest() -> &'static Value {
     static M: OnceLock<Value> = OnceLock::new();
     M.get_or_init(|| {
         let p = testdata_dir().join("manifest.json");
-        let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e} (golden data missing?)", p.display()));
+        let text = std::fs::read_to_string(&p)
+            .unwrap_or_else(|e| panic!("{}: {e} (golden data missing?)", p.display()));
         serde_json::from_str(&text).expect("manifest.json parses")
     })
 }
@@ -79,7 +82,10 @@ pub fn golden_runs() -> Vec<GoldenRun> {
                 height: p["height"].as_u64().unwrap() as usize,
                 format: PixelFormat::parse(p["vmaf_p"].as_str().unwrap()).unwrap(),
                 bpc: p["bitdepth"].as_u64().unwrap() as u8,
-                model: arg("--model").unwrap().trim_start_matches("version=").into(),
+                model: arg("--model")
+                    .unwrap()
+                    .trim_start_matches("version=")
+                    .into(),
                 psnr: has_feature("psnr"),
                 ssim: has_feature("float_ssim"),
                 ms_ssim: has_feature("float_ms_ssim"),
@@ -104,7 +110,8 @@ impl GoldenRun {
     }
 
     pub fn expected(&self) -> Value {
-        serde_json::from_str(&std::fs::read_to_string(testdata_dir().join(&self.json)).unwrap()).unwrap()
+        serde_json::from_str(&std::fs::read_to_string(testdata_dir().join(&self.json)).unwrap())
+            .unwrap()
     }
 
     /// Feed both files through any engine.
@@ -113,12 +120,21 @@ impl GoldenRun {
         let mut rf = YuvFrame::new(self.width, self.height, self.format, self.bpc).unwrap();
         let mut df = YuvFrame::new(self.width, self.height, self.format, self.bpc).unwrap();
         let fb = rf.frame_bytes();
-        assert_eq!(rb.len() % fb, 0, "{}: size is not a whole number of frames", self.ref_zst);
+        assert_eq!(
+            rb.len() % fb,
+            0,
+            "{}: size is not a whole number of frames",
+            self.ref_zst
+        );
         let mut frames = Vec::new();
         for i in 0..rb.len() / fb {
             rf.load(&rb[i * fb..(i + 1) * fb]).unwrap();
             df.load(&db[i * fb..(i + 1) * fb]).unwrap();
-            frames.extend(engine.push(&rf.picture().unwrap(), &df.picture().unwrap()).unwrap());
+            frames.extend(
+                engine
+                    .push(&rf.picture().unwrap(), &df.picture().unwrap())
+                    .unwrap(),
+            );
         }
         frames.extend(engine.flush().unwrap());
         (frames, engine.pooled())
@@ -134,27 +150,43 @@ impl GoldenRun {
 /// docs/testing.md): integer features are exact, so only print rounding
 /// (5e-7) separates them; model scores and float metrics get 1e-4.
 pub fn tolerance(name: &str) -> f64 {
-    if name.starts_with("integer_") || name.starts_with("VMAF_integer") { 1e-6 } else { 1e-4 }
+    if name.starts_with("integer_") || name.starts_with("VMAF_integer") {
+        1e-6
+    } else {
+        1e-4
+    }
 }
 
 /// Compare engine output with a libvmaf JSON; returns a list of mismatches.
-pub fn compare_with_golden(frames: &[FrameScores], pooled: &PooledScores, golden: &Value) -> Vec<String> {
+pub fn compare_with_golden(
+    frames: &[FrameScores],
+    pooled: &PooledScores,
+    golden: &Value,
+) -> Vec<String> {
     let mut bad = Vec::new();
     let gf = golden["frames"].as_array().unwrap();
     if gf.len() != frames.len() {
-        bad.push(format!("{} frames, libvmaf lists {}", frames.len(), gf.len()));
+        bad.push(format!(
+            "{} frames, libvmaf lists {}",
+            frames.len(),
+            gf.len()
+        ));
     }
     for (f, g) in frames.iter().zip(gf) {
         if g["frameNum"].as_u64().unwrap() != f.index {
-            bad.push(format!("frame {} where libvmaf lists {}", f.index, g["frameNum"]));
+            bad.push(format!(
+                "frame {} where libvmaf lists {}",
+                f.index, g["frameNum"]
+            ));
         }
         for (k, v) in g["metrics"].as_object().unwrap() {
             let want = v.as_f64().unwrap();
             match f.get(k) {
                 None => bad.push(format!("frame {}: {k} missing", f.index)),
-                Some(got) if (got - want).abs() > tolerance(k) => {
-                    bad.push(format!("frame {}: {k} = {got:.9}, libvmaf {want:.6}", f.index))
-                }
+                Some(got) if (got - want).abs() > tolerance(k) => bad.push(format!(
+                    "frame {}: {k} = {got:.9}, libvmaf {want:.6}",
+                    f.index
+                )),
                 _ => {}
             }
         }
@@ -164,7 +196,12 @@ pub fn compare_with_golden(frames: &[FrameScores], pooled: &PooledScores, golden
             bad.push(format!("pooled {k} missing"));
             continue;
         };
-        for (m, got) in [("min", p.min), ("max", p.max), ("mean", p.mean()), ("harmonic_mean", p.harmonic_mean())] {
+        for (m, got) in [
+            ("min", p.min),
+            ("max", p.max),
+            ("mean", p.mean()),
+            ("harmonic_mean", p.harmonic_mean()),
+        ] {
             let want = v[m].as_f64().unwrap();
             if (got - want).abs() > tolerance(k) {
                 bad.push(format!("pooled {k}.{m} = {got:.9}, libvmaf {want:.6}"));

@@ -10,8 +10,8 @@
 //! `powf(·, 1/3)` in float, exactly as libvmaf.
 
 use super::adm_tables::{
-    ceil_log2_minus, div_lookup, dwt_indices, half_of_pow2, pow2_unsigned, rfactors, rfactors_s123_fixed,
-    rfactors_scale0_fixed, Region, DWT_HI, DWT_LO, DWT_LO_SUM,
+    DWT_HI, DWT_LO, DWT_LO_SUM, Region, ceil_log2_minus, div_lookup, dwt_indices, half_of_pow2,
+    pow2_unsigned, rfactors, rfactors_s123_fixed, rfactors_scale0_fixed,
 };
 
 /// ADM options (`integer_adm.c:options`) that change numbers.
@@ -115,11 +115,22 @@ pub struct Adm {
 
 impl Adm {
     pub fn new() -> Self {
-        Self { div: div_lookup(), ..Default::default() }
+        Self {
+            div: div_lookup(),
+            ..Default::default()
+        }
     }
 
     /// `integer_compute_adm` for one frame of `w`x`h` luma.
-    pub fn compute(&mut self, reference: &[u16], distorted: &[u16], w: usize, h: usize, bpc: u8, p: &AdmParams) -> AdmScores {
+    pub fn compute(
+        &mut self,
+        reference: &[u16],
+        distorted: &[u16],
+        w: usize,
+        h: usize,
+        bpc: u8,
+        p: &AdmParams,
+    ) -> AdmScores {
         let mut out = AdmScores::default();
         let (mut cw, mut ch) = (w, h);
         let mut num = 0f64;
@@ -128,28 +139,107 @@ impl Adm {
         for scale in 0..4 {
             let (bw, bh) = (cw.div_ceil(2), ch.div_ceil(2));
             if scale == 0 {
-                dwt_scale0(reference, cw, ch, bpc, &mut self.ref_b, &mut self.tmp_lo, &mut self.tmp_hi);
-                dwt_scale0(distorted, cw, ch, bpc, &mut self.dis_b, &mut self.tmp_lo, &mut self.tmp_hi);
+                dwt_scale0(
+                    reference,
+                    cw,
+                    ch,
+                    bpc,
+                    &mut self.ref_b,
+                    &mut self.tmp_lo,
+                    &mut self.tmp_hi,
+                );
+                dwt_scale0(
+                    distorted,
+                    cw,
+                    ch,
+                    bpc,
+                    &mut self.dis_b,
+                    &mut self.tmp_lo,
+                    &mut self.tmp_hi,
+                );
             } else {
                 std::mem::swap(&mut self.ref_prev_a, &mut self.ref_b.a);
                 std::mem::swap(&mut self.dis_prev_a, &mut self.dis_b.a);
-                dwt_s123(&self.ref_prev_a, cw, ch, scale, &mut self.ref_b, &mut self.tmp_lo, &mut self.tmp_hi);
-                dwt_s123(&self.dis_prev_a, cw, ch, scale, &mut self.dis_b, &mut self.tmp_lo, &mut self.tmp_hi);
+                dwt_s123(
+                    &self.ref_prev_a,
+                    cw,
+                    ch,
+                    scale,
+                    &mut self.ref_b,
+                    &mut self.tmp_lo,
+                    &mut self.tmp_hi,
+                );
+                dwt_s123(
+                    &self.dis_prev_a,
+                    cw,
+                    ch,
+                    scale,
+                    &mut self.dis_b,
+                    &mut self.tmp_lo,
+                    &mut self.tmp_hi,
+                );
             }
             cw = bw;
             ch = bh;
             let n = bw * bh;
-            for t in [&mut self.rst, &mut self.add, &mut self.csf_y, &mut self.csf_flt] {
+            for t in [
+                &mut self.rst,
+                &mut self.add,
+                &mut self.csf_y,
+                &mut self.csf_flt,
+            ] {
                 t.resize(n);
             }
-            decouple(scale, &self.ref_b, &self.dis_b, p.enhn_gain_limit, &self.div, &mut self.rst, &mut self.add);
+            decouple(
+                scale,
+                &self.ref_b,
+                &self.dis_b,
+                p.enhn_gain_limit,
+                &self.div,
+                &mut self.rst,
+                &mut self.add,
+            );
             let den_scale = csf_den(scale, &self.ref_b, p);
             // Detail loss: CSF of the additive part, masking of the restored part.
-            csf(scale, &self.add.refs(), bw, bh, p, &mut self.csf_y, &mut self.csf_flt);
-            let num_scale = cm(scale, &self.rst.refs(), &self.csf_y.refs(), &self.csf_flt.refs(), bw, bh, p, p.noise_weight);
+            csf(
+                scale,
+                &self.add.refs(),
+                bw,
+                bh,
+                p,
+                &mut self.csf_y,
+                &mut self.csf_flt,
+            );
+            let num_scale = cm(
+                scale,
+                &self.rst.refs(),
+                &self.csf_y.refs(),
+                &self.csf_flt.refs(),
+                bw,
+                bh,
+                p,
+                p.noise_weight,
+            );
             // AIM: CSF of the restored part, masking of the additive part, no noise floor.
-            csf(scale, &self.rst.refs(), bw, bh, p, &mut self.csf_y, &mut self.csf_flt);
-            let aim_scale = cm(scale, &self.add.refs(), &self.csf_y.refs(), &self.csf_flt.refs(), bw, bh, p, 0.0);
+            csf(
+                scale,
+                &self.rst.refs(),
+                bw,
+                bh,
+                p,
+                &mut self.csf_y,
+                &mut self.csf_flt,
+            );
+            let aim_scale = cm(
+                scale,
+                &self.add.refs(),
+                &self.csf_y.refs(),
+                &self.csf_flt.refs(),
+                bw,
+                bh,
+                p,
+                0.0,
+            );
             num += f64::from(num_scale);
             den += f64::from(den_scale);
             aim_num += f64::from(aim_scale);
@@ -169,14 +259,23 @@ impl Adm {
             let aim = aim_num / den;
             out.adm2 = num / den;
             out.aim = Some(aim);
-            out.adm3 = Some((out.adm2 * p.dlm_weight + (1.0 - aim) * (1.0 - p.dlm_weight)).max(p.min_val));
+            out.adm3 =
+                Some((out.adm2 * p.dlm_weight + (1.0 - aim) * (1.0 - p.dlm_weight)).max(p.min_val));
         }
         out
     }
 }
 
 /// `adm_dwt2_8` / `adm_dwt2_16`: scale-0 DWT of pixels; everything narrowed to int16.
-pub fn dwt_scale0(src: &[u16], w: usize, h: usize, bpc: u8, out: &mut Bands, lo: &mut Vec<i32>, hi: &mut Vec<i32>) {
+pub fn dwt_scale0(
+    src: &[u16],
+    w: usize,
+    h: usize,
+    bpc: u8,
+    out: &mut Bands,
+    lo: &mut Vec<i32>,
+    hi: &mut Vec<i32>,
+) {
     let shift = if bpc == 8 { 8 } else { u32::from(bpc) };
     let round = 1i32 << (shift - 1);
     let centre = DWT_LO_SUM.wrapping_mul(round);
@@ -200,17 +299,27 @@ pub fn dwt_scale0(src: &[u16], w: usize, h: usize, bpc: u8, out: &mut Bands, lo:
             lo[j] = i32::from((l.wrapping_add(round) >> shift) as i16);
             hi[j] = i32::from((hh.wrapping_add(round) >> shift) as i16);
         }
-        horizontal(lo, hi, &ix, i * bw, out, |acc| i32::from(((acc + 32768) >> 16) as i16));
+        horizontal(lo, hi, &ix, i * bw, out, |acc| {
+            i32::from(((acc + 32768) >> 16) as i16)
+        });
     }
 }
 
 /// Horizontal DWT pass of one row pair (lo, hi) into the four bands.
 #[inline]
-fn horizontal(lo: &[i32], hi: &[i32], ix: &[[i32; 4]], base: usize, out: &mut Bands, fin: impl Fn(i64) -> i32) {
+fn horizontal(
+    lo: &[i32],
+    hi: &[i32],
+    ix: &[[i32; 4]],
+    base: usize,
+    out: &mut Bands,
+    fin: impl Fn(i64) -> i32,
+) {
     for (j, idx) in ix.iter().enumerate() {
         let sl = idx.map(|c| i64::from(lo[c as usize]));
         let sh = idx.map(|c| i64::from(hi[c as usize]));
-        let dot = |f: &[i32; 4], s: &[i64; 4]| -> i64 { (0..4).map(|k| i64::from(f[k]) * s[k]).sum() };
+        let dot =
+            |f: &[i32; 4], s: &[i64; 4]| -> i64 { (0..4).map(|k| i64::from(f[k]) * s[k]).sum() };
         out.a[base + j] = fin(dot(&DWT_LO, &sl));
         out.v[base + j] = fin(dot(&DWT_HI, &sl));
         out.h[base + j] = fin(dot(&DWT_LO, &sh));
@@ -219,7 +328,15 @@ fn horizontal(lo: &[i32], hi: &[i32], ix: &[[i32; 4]], base: usize, out: &mut Ba
 }
 
 /// `adm_dwt2_s123_combined` for one image: int64 sums narrowed to int32.
-pub fn dwt_s123(src: &[i32], w: usize, h: usize, scale: usize, out: &mut Bands, lo: &mut Vec<i32>, hi: &mut Vec<i32>) {
+pub fn dwt_s123(
+    src: &[i32],
+    w: usize,
+    h: usize,
+    scale: usize,
+    out: &mut Bands,
+    lo: &mut Vec<i32>,
+    hi: &mut Vec<i32>,
+) {
     let (v_add, v_shift): (i64, u32) = match scale {
         1 => (0, 0),
         _ => (32768, 16),
@@ -248,7 +365,9 @@ pub fn dwt_s123(src: &[i32], w: usize, h: usize, scale: usize, out: &mut Bands, 
             lo[j] = ((l + v_add) >> v_shift) as i32;
             hi[j] = ((hh + v_add) >> v_shift) as i32;
         }
-        horizontal(lo, hi, &ix, i * bw, out, |acc| ((acc + h_add) >> h_shift) as i32);
+        horizontal(lo, hi, &ix, i * bw, out, |acc| {
+            ((acc + h_add) >> h_shift) as i32
+        });
     }
 }
 
@@ -259,7 +378,15 @@ fn cos_1deg_sq() -> f32 {
 }
 
 /// `adm_decouple` (scale 0, int16) and `adm_decouple_s123` (int32), over E.
-pub fn decouple(scale: usize, rb: &Bands, db: &Bands, egl: f64, div: &[i32], rst: &mut Triple, add: &mut Triple) {
+pub fn decouple(
+    scale: usize,
+    rb: &Bands,
+    db: &Bands,
+    egl: f64,
+    div: &[i32],
+    rst: &mut Triple,
+    add: &mut Triple,
+) {
     let (w, h) = (rb.w, rb.hgt);
     let e = Region::extended(w, h);
     let cos_sq = f64::from(cos_1deg_sq());
@@ -275,7 +402,10 @@ pub fn decouple(scale: usize, rb: &Bands, db: &Bands, egl: f64, div: &[i32], rst
             let t_mag_sq = th * th + tv * tv;
             let dp = f64::from(ot_dp as f32) / 4096.0;
             let angle_flag = dp >= 0.0
-                && dp * dp >= cos_sq * (f64::from(o_mag_sq as f32) / 4096.0) * (f64::from(t_mag_sq as f32) / 4096.0);
+                && dp * dp
+                    >= cos_sq
+                        * (f64::from(o_mag_sq as f32) / 4096.0)
+                        * (f64::from(t_mag_sq as f32) / 4096.0);
             for theta in 0..3 {
                 let o = o_b[theta][at];
                 let t = t_b[theta][at];
@@ -283,12 +413,19 @@ pub fn decouple(scale: usize, rb: &Bands, db: &Bands, egl: f64, div: &[i32], rst
                     32768
                 } else if scale == 0 {
                     // int32_t = (int64 * int16 + 16384) >> 15
-                    (((i64::from(div[(o + 32768) as usize]) * i64::from(t)) + 16384) >> 15) as i32 as i64
+                    (((i64::from(div[(o + 32768) as usize]) * i64::from(t)) + 16384) >> 15) as i32
+                        as i64
                 } else {
                     let abs_o = o.unsigned_abs();
                     let sign: i64 = if o < 0 { -1 } else { 1 };
-                    let (msb, sh) = if abs_o < 32768 { (abs_o, 0) } else { best15_from32(abs_o) };
-                    (i64::from(div[msb as usize + 32768]) * i64::from(t) * sign + (1i64 << (14 + sh))) >> (15 + sh)
+                    let (msb, sh) = if abs_o < 32768 {
+                        (abs_o, 0)
+                    } else {
+                        best15_from32(abs_o)
+                    };
+                    (i64::from(div[msb as usize + 32768]) * i64::from(t) * sign
+                        + (1i64 << (14 + sh)))
+                        >> (15 + sh)
                 };
                 let k = k.clamp(0, 32768);
                 let mut r: i64 = (k * i64::from(o) + 16384) >> 15;
@@ -300,14 +437,26 @@ pub fn decouple(scale: usize, rb: &Bands, db: &Bands, egl: f64, div: &[i32], rst
                 let rst_f = (k as f32 / 32768.0) * (o as f32 / 64.0);
                 if angle_flag && rst_f > 0.0 {
                     let m = (r as f64 * egl).min_c(f64::from(t));
-                    r = if scale == 0 { i64::from(m as i16) } else { i64::from(m as i32) };
+                    r = if scale == 0 {
+                        i64::from(m as i16)
+                    } else {
+                        i64::from(m as i32)
+                    };
                 } else if angle_flag && rst_f < 0.0 {
                     let m = (r as f64 * egl).max_c(f64::from(t));
-                    r = if scale == 0 { i64::from(m as i16) } else { i64::from(m as i32) };
+                    r = if scale == 0 {
+                        i64::from(m as i16)
+                    } else {
+                        i64::from(m as i32)
+                    };
                 }
                 rst.0[theta][at] = r as i32;
                 let a = i64::from(t) - r;
-                add.0[theta][at] = if scale == 0 { i32::from(a as i16) } else { a as i32 };
+                add.0[theta][at] = if scale == 0 {
+                    i32::from(a as i16)
+                } else {
+                    a as i32
+                };
             }
         }
     }
@@ -382,13 +531,25 @@ pub fn csf_den(scale: usize, rb: &Bands, p: &AdmParams) -> f32 {
             (acc as f64 / div) * f64::from(rf[theta]).powi(3)
         };
         let band_val = (csf as f32).powf(1.0 / 3.0) + noise.powf(1.0 / 3.0);
-        total = if theta == 0 { band_val } else { total + band_val };
+        total = if theta == 0 {
+            band_val
+        } else {
+            total + band_val
+        };
     }
     total
 }
 
 /// `adm_csf` / `i4_adm_csf` over E: `y` = CSF-weighted band, `flt` ≈ |y|/30.
-pub fn csf(scale: usize, src: &[&[i32]; 3], w: usize, h: usize, p: &AdmParams, y: &mut Triple, flt: &mut Triple) {
+pub fn csf(
+    scale: usize,
+    src: &[&[i32]; 3],
+    w: usize,
+    h: usize,
+    p: &AdmParams,
+    y: &mut Triple,
+    flt: &mut Triple,
+) {
     let e = Region::extended(w, h);
     if scale == 0 {
         let rf = rfactors_scale0_fixed(p.norm_view_dist, p.ref_display_height);
@@ -401,7 +562,8 @@ pub fn csf(scale: usize, src: &[&[i32]; 3], w: usize, h: usize, p: &AdmParams, y
                     let v = rf[theta].wrapping_mul(src[theta][at]);
                     let yy = (v.wrapping_add(ADD[theta]) >> SHIFT[theta]) as i16;
                     y.0[theta][at] = i32::from(yy);
-                    flt.0[theta][at] = i32::from(((4369 * i32::from(yy).abs() + 2048) >> 12) as i16);
+                    flt.0[theta][at] =
+                        i32::from(((4369 * i32::from(yy).abs() + 2048) >> 12) as i16);
                 }
             }
         }
@@ -411,10 +573,12 @@ pub fn csf(scale: usize, src: &[&[i32]; 3], w: usize, h: usize, p: &AdmParams, y
             for i in e.top..e.bottom {
                 for j in e.left..e.right {
                     let at = i as usize * w + j as usize;
-                    let yy = ((i64::from(rf[theta]) * i64::from(src[theta][at]) + (1 << 27)) >> 28) as i32;
+                    let yy = ((i64::from(rf[theta]) * i64::from(src[theta][at]) + (1 << 27)) >> 28)
+                        as i32;
                     y.0[theta][at] = yy;
                     // The +2^31 rounding lives in an int32 in libvmaf and is −2^31.
-                    flt.0[theta][at] = ((143165577i64 * i64::from(yy.wrapping_abs()) - (1i64 << 31)) >> 32) as i32;
+                    flt.0[theta][at] =
+                        ((143165577i64 * i64::from(yy.wrapping_abs()) - (1i64 << 31)) >> 32) as i32;
                 }
             }
         }
@@ -424,17 +588,38 @@ pub fn csf(scale: usize, src: &[&[i32]; 3], w: usize, h: usize, p: &AdmParams, y
 /// `adm_cm` / `i4_adm_cm`: contrast masking of `src` by the CSF output of the
 /// other part (`centre` = its y, `nbr` = its |y|/30), summed over C.
 #[allow(clippy::too_many_arguments)]
-pub fn cm(scale: usize, src: &[&[i32]; 3], centre: &[&[i32]; 3], nbr: &[&[i32]; 3], w: usize, h: usize, p: &AdmParams, noise_weight: f64) -> f32 {
+pub fn cm(
+    scale: usize,
+    src: &[&[i32]; 3],
+    centre: &[&[i32]; 3],
+    nbr: &[&[i32]; 3],
+    w: usize,
+    h: usize,
+    p: &AdmParams,
+    noise_weight: f64,
+) -> f32 {
     let c = Region::core(w, h);
     let rows = c.top.max(0)..c.bottom.min(h as i32);
     let cols = c.left.max(0)..c.right.min(w as i32);
     let (wi, hi) = (w as i32, h as i32);
     // Neighbour mirror: −1 reads 1, n reads n−1.
     let my = |y: i32| -> usize {
-        (if y < 0 { -y } else if y >= hi { hi - 1 } else { y }) as usize
+        (if y < 0 {
+            -y
+        } else if y >= hi {
+            hi - 1
+        } else {
+            y
+        }) as usize
     };
     let mx = |x: i32| -> usize {
-        (if x < 0 { -x } else if x >= wi { wi - 1 } else { x }) as usize
+        (if x < 0 {
+            -x
+        } else if x >= wi {
+            wi - 1
+        } else {
+            x
+        }) as usize
     };
     let shift_inner = ceil_log2_minus(h, 0.0);
     let add_inner = half_of_pow2(shift_inner);
@@ -449,7 +634,16 @@ pub fn cm(scale: usize, src: &[&[i32]; 3], centre: &[&[i32]; 3], nbr: &[&[i32]; 
             let mut sum = 0i32;
             if interior {
                 let c = i as usize * w + j as usize;
-                for o in [c - w - 1, c - w, c - w + 1, c - 1, c + 1, c + w - 1, c + w, c + w + 1] {
+                for o in [
+                    c - w - 1,
+                    c - w,
+                    c - w + 1,
+                    c - 1,
+                    c + 1,
+                    c + w - 1,
+                    c + w,
+                    c + w + 1,
+                ] {
                     sum = sum.wrapping_add(f[o]);
                 }
             } else {
@@ -477,7 +671,11 @@ pub fn cm(scale: usize, src: &[&[i32]; 3], centre: &[&[i32]; 3], nbr: &[&[i32]; 
     let f: [f32; 3];
     if scale == 0 {
         let rf = rfactors_scale0_fixed(p.norm_view_dist, p.ref_display_height);
-        let shift_cub = [ceil_log2_minus(w, 4.0), ceil_log2_minus(w, 4.0), ceil_log2_minus(w, 3.0)];
+        let shift_cub = [
+            ceil_log2_minus(w, 4.0),
+            ceil_log2_minus(w, 4.0),
+            ceil_log2_minus(w, 3.0),
+        ];
         let add_cub = shift_cub.map(half_of_pow2);
         const SUB: [u32; 3] = [10, 10, 12];
         const SQ_SHIFT: [u32; 3] = [29, 29, 30];
@@ -490,7 +688,8 @@ pub fn cm(scale: usize, src: &[&[i32]; 3], centre: &[&[i32]; 3], nbr: &[&[i32]; 
                     let x = src[theta][at].wrapping_mul(rf[theta]);
                     let u = (x.wrapping_abs().wrapping_sub(thr.wrapping_shl(SUB[theta]))).max(0);
                     let u64v = i64::from(u);
-                    let u2 = ((u64v * u64v + (1i64 << (SQ_SHIFT[theta] - 1))) >> SQ_SHIFT[theta]) as i32;
+                    let u2 =
+                        ((u64v * u64v + (1i64 << (SQ_SHIFT[theta] - 1))) >> SQ_SHIFT[theta]) as i32;
                     inner[theta] += (i64::from(u2) * u64v + add_cub[theta]) >> shift_cub[theta];
                 }
             }
@@ -499,9 +698,12 @@ pub fn cm(scale: usize, src: &[&[i32]; 3], centre: &[&[i32]; 3], nbr: &[&[i32]; 
             }
         }
         f = [
-            (acc[0] as f64 / pow2_unsigned(52, i64::from(shift_cub[0]) + i64::from(shift_inner))) as f32,
-            (acc[1] as f64 / pow2_unsigned(52, i64::from(shift_cub[1]) + i64::from(shift_inner))) as f32,
-            (acc[2] as f64 / pow2_unsigned(57, i64::from(shift_cub[2]) + i64::from(shift_inner))) as f32,
+            (acc[0] as f64 / pow2_unsigned(52, i64::from(shift_cub[0]) + i64::from(shift_inner)))
+                as f32,
+            (acc[1] as f64 / pow2_unsigned(52, i64::from(shift_cub[1]) + i64::from(shift_inner)))
+                as f32,
+            (acc[2] as f64 / pow2_unsigned(57, i64::from(shift_cub[2]) + i64::from(shift_inner)))
+                as f32,
         ];
     } else {
         let rf = rfactors_s123_fixed(scale, p.norm_view_dist, p.ref_display_height);
@@ -513,7 +715,8 @@ pub fn cm(scale: usize, src: &[&[i32]; 3], centre: &[&[i32]; 3], nbr: &[&[i32]; 
                 let thr = thr_at(i, j);
                 let at = i as usize * w + j as usize;
                 for theta in 0..3 {
-                    let x = ((i64::from(src[theta][at]) * i64::from(rf[theta]) + (1 << 27)) >> 28) as i32;
+                    let x = ((i64::from(src[theta][at]) * i64::from(rf[theta]) + (1 << 27)) >> 28)
+                        as i32;
                     let u = (x.wrapping_abs().wrapping_sub(thr)).max(0);
                     let u64v = i64::from(u);
                     let u2 = ((u64v * u64v + (1i64 << 29)) >> 30) as i32;

@@ -40,11 +40,19 @@ const BASIS_AMPLITUDES: [[f32; 4]; 4] = [
 
 /// `dwt_quant_step`: the quantisation step Q(λ, θ), with libvmaf's mix of
 /// float and double intermediates.
-pub fn dwt_quant_step(lambda: usize, theta: usize, norm_view_dist: f64, ref_display_height: i32) -> f32 {
+pub fn dwt_quant_step(
+    lambda: usize,
+    theta: usize,
+    norm_view_dist: f64,
+    ref_display_height: i32,
+) -> f32 {
     let r = (norm_view_dist * f64::from(ref_display_height) * std::f64::consts::PI / 180.0) as f32;
-    let temp = (2.0f64.powi(lambda as i32 + 1) * f64::from(MODEL_F0) * f64::from(MODEL_G[theta]) / f64::from(r)).log10() as f32;
+    let temp = (2.0f64.powi(lambda as i32 + 1) * f64::from(MODEL_F0) * f64::from(MODEL_G[theta])
+        / f64::from(r))
+    .log10() as f32;
     let exponent = MODEL_K * temp * temp; // float products
-    (2.0 * f64::from(MODEL_A) * 10.0f64.powf(f64::from(exponent)) / f64::from(BASIS_AMPLITUDES[lambda][theta])) as f32
+    (2.0 * f64::from(MODEL_A) * 10.0f64.powf(f64::from(exponent))
+        / f64::from(BASIS_AMPLITUDES[lambda][theta])) as f32
 }
 
 /// The CSF factors (h/v, d) of one scale: `1.0f / Q`.
@@ -57,7 +65,9 @@ pub fn rfactors(scale: usize, nvd: f64, rdh: i32) -> [f32; 3] {
 /// Scale-0 fixed-point CSF factors (Q21, Q21, Q23). At the default viewing
 /// conditions libvmaf uses hard-coded values, not the computed ones.
 pub fn rfactors_scale0_fixed(nvd: f64, rdh: i32) -> [i32; 3] {
-    if (nvd * f64::from(rdh) - DEFAULT_NORM_VIEW_DIST * f64::from(DEFAULT_REF_DISPLAY_HEIGHT)).abs() < 1.0e-8 {
+    if (nvd * f64::from(rdh) - DEFAULT_NORM_VIEW_DIST * f64::from(DEFAULT_REF_DISPLAY_HEIGHT)).abs()
+        < 1.0e-8
+    {
         [36453, 36453, 49417]
     } else {
         let rf = rfactors(0, nvd, rdh);
@@ -113,14 +123,24 @@ impl Region {
         let top = (h as f64 * BORDER_FACTOR - 0.5 - 1.0) as i32;
         let right = w as i32 - left + 2;
         let bottom = h as i32 - top + 2;
-        Region { left: left.max(0), top: top.max(0), right: right.min(w as i32), bottom: bottom.min(h as i32) }
+        Region {
+            left: left.max(0),
+            top: top.max(0),
+            right: right.min(w as i32),
+            bottom: bottom.min(h as i32),
+        }
     }
 
     /// C: where the masking and the denominator sum (not clipped).
     pub fn core(w: usize, h: usize) -> Region {
         let left = (w as f64 * BORDER_FACTOR - 0.5) as i32;
         let top = (h as f64 * BORDER_FACTOR - 0.5) as i32;
-        Region { left, top, right: w as i32 - left, bottom: h as i32 - top }
+        Region {
+            left,
+            top,
+            right: w as i32 - left,
+            bottom: h as i32 - top,
+        }
     }
 
     pub fn area(&self) -> i32 {
@@ -157,18 +177,38 @@ mod tests {
     #[test]
     fn quant_steps_match_measured_values() {
         // REFERENCE.md §3: Q(λ) for LH / HH at nvd 3, rdh 1080, gcc/glibc.
-        let want = [(57.5323105, 169.759491), (31.2648239, 69.9346313), (23.0559978, 40.9888), (21.894577, 31.9358845)];
+        let want = [
+            (57.5323105, 169.759491),
+            (31.2648239, 69.9346313),
+            (23.0559978, 40.9888),
+            (21.894577, 31.9358845),
+        ];
         for (l, (lh, hh)) in want.iter().enumerate() {
-            assert!((f64::from(dwt_quant_step(l, 1, 3.0, 1080)) - lh).abs() < 1e-4, "λ{l} LH");
-            assert!((f64::from(dwt_quant_step(l, 2, 3.0, 1080)) - hh).abs() < 1e-4, "λ{l} HH");
+            assert!(
+                (f64::from(dwt_quant_step(l, 1, 3.0, 1080)) - lh).abs() < 1e-4,
+                "λ{l} LH"
+            );
+            assert!(
+                (f64::from(dwt_quant_step(l, 2, 3.0, 1080)) - hh).abs() < 1e-4,
+                "λ{l} HH"
+            );
         }
     }
 
     #[test]
     fn s123_fixed_factors_match_libvmaf() {
-        assert_eq!(rfactors_s123_fixed(1, 3.0, 1080), [137373792, 137373792, 61414028]);
-        assert_eq!(rfactors_s123_fixed(2, 3.0, 1080), [186284160, 186284160, 104783920]);
-        assert_eq!(rfactors_s123_fixed(3, 3.0, 1080), [196165808, 196165808, 134487184]);
+        assert_eq!(
+            rfactors_s123_fixed(1, 3.0, 1080),
+            [137373792, 137373792, 61414028]
+        );
+        assert_eq!(
+            rfactors_s123_fixed(2, 3.0, 1080),
+            [186284160, 186284160, 104783920]
+        );
+        assert_eq!(
+            rfactors_s123_fixed(3, 3.0, 1080),
+            [196165808, 196165808, 134487184]
+        );
     }
 
     #[test]

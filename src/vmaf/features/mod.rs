@@ -7,8 +7,8 @@ pub mod psnr;
 pub mod ssim;
 pub mod vif;
 
-use super::model::{ModelSet, OptValue};
 use super::VmafError;
+use super::model::{ModelSet, OptValue};
 use adm::{Adm, AdmParams, AdmScores};
 use motion::MotionParams;
 use vif::{Vif, VifScales};
@@ -42,7 +42,10 @@ pub enum FeatureRef {
 impl FeatureRef {
     /// libvmaf raw feature name → value (raw names and their aliases).
     pub fn from_name(name: &str) -> Option<Self> {
-        let n = name.strip_prefix("VMAF_integer_feature_").and_then(|s| s.strip_suffix("_score")).map(|s| format!("integer_{s}"));
+        let n = name
+            .strip_prefix("VMAF_integer_feature_")
+            .and_then(|s| s.strip_suffix("_score"))
+            .map(|s| format!("integer_{s}"));
         let n = n.as_deref().unwrap_or(name);
         Some(match n {
             "integer_adm2" => Self::Adm2,
@@ -117,31 +120,89 @@ struct OptSpec {
 }
 
 const ADM_OPTS: &[OptSpec] = &[
-    OptSpec { name: "adm_dlm_weight", alias: "dlmw", default: 0.5 },
-    OptSpec { name: "adm_enhn_gain_limit", alias: "egl", default: 100.0 },
-    OptSpec { name: "adm_min_val", alias: "min", default: 0.0 },
-    OptSpec { name: "adm_noise_weight", alias: "nw", default: 0.03125 },
-    OptSpec { name: "adm_norm_view_dist", alias: "nvd", default: 3.0 },
-    OptSpec { name: "adm_ref_display_height", alias: "rdh", default: 1080.0 },
+    OptSpec {
+        name: "adm_dlm_weight",
+        alias: "dlmw",
+        default: 0.5,
+    },
+    OptSpec {
+        name: "adm_enhn_gain_limit",
+        alias: "egl",
+        default: 100.0,
+    },
+    OptSpec {
+        name: "adm_min_val",
+        alias: "min",
+        default: 0.0,
+    },
+    OptSpec {
+        name: "adm_noise_weight",
+        alias: "nw",
+        default: 0.03125,
+    },
+    OptSpec {
+        name: "adm_norm_view_dist",
+        alias: "nvd",
+        default: 3.0,
+    },
+    OptSpec {
+        name: "adm_ref_display_height",
+        alias: "rdh",
+        default: 1080.0,
+    },
 ];
-const VIF_OPTS: &[OptSpec] = &[OptSpec { name: "vif_enhn_gain_limit", alias: "egl", default: 100.0 }];
+const VIF_OPTS: &[OptSpec] = &[OptSpec {
+    name: "vif_enhn_gain_limit",
+    alias: "egl",
+    default: 100.0,
+}];
 const MOTION_OPTS: &[OptSpec] = &[
-    OptSpec { name: "motion_blend_factor", alias: "mbf", default: 1.0 },
-    OptSpec { name: "motion_blend_offset", alias: "mbo", default: 40.0 },
-    OptSpec { name: "motion_force_zero", alias: "force_0", default: 0.0 },
-    OptSpec { name: "motion_fps_weight", alias: "mfw", default: 1.0 },
-    OptSpec { name: "motion_max_val", alias: "mmxv", default: 10000.0 },
-    OptSpec { name: "motion_moving_average", alias: "mma", default: 0.0 },
+    OptSpec {
+        name: "motion_blend_factor",
+        alias: "mbf",
+        default: 1.0,
+    },
+    OptSpec {
+        name: "motion_blend_offset",
+        alias: "mbo",
+        default: 40.0,
+    },
+    OptSpec {
+        name: "motion_force_zero",
+        alias: "force_0",
+        default: 0.0,
+    },
+    OptSpec {
+        name: "motion_fps_weight",
+        alias: "mfw",
+        default: 1.0,
+    },
+    OptSpec {
+        name: "motion_max_val",
+        alias: "mmxv",
+        default: 10000.0,
+    },
+    OptSpec {
+        name: "motion_moving_average",
+        alias: "mma",
+        default: 0.0,
+    },
 ];
 
 /// Resolve one extractor's options: values by option name, and the name
 /// suffix libvmaf derives from the non-default ones (sorted by option name).
-fn resolve(specs: &[OptSpec], given: &[(String, OptValue)], feature: &str) -> Result<(Vec<f64>, String), VmafError> {
+fn resolve(
+    specs: &[OptSpec],
+    given: &[(String, OptValue)],
+    feature: &str,
+) -> Result<(Vec<f64>, String), VmafError> {
     let mut vals: Vec<f64> = specs.iter().map(|s| s.default).collect();
     let mut bools = vec![false; specs.len()];
     for (k, v) in given {
         let Some(i) = specs.iter().position(|s| s.name == k || s.alias == k) else {
-            return Err(VmafError::Unsupported(format!("option \"{k}\" of feature {feature}")));
+            return Err(VmafError::Unsupported(format!(
+                "option \"{k}\" of feature {feature}"
+            )));
         };
         match v {
             OptValue::Number(n) => vals[i] = *n,
@@ -167,7 +228,12 @@ fn resolve(specs: &[OptSpec], given: &[(String, OptValue)], feature: &str) -> Re
 }
 
 impl Plan {
-    pub fn new(models: &ModelSet, psnr: bool, ssim: bool, ms_ssim: bool) -> Result<Self, VmafError> {
+    pub fn new(
+        models: &ModelSet,
+        psnr: bool,
+        ssim: bool,
+        ms_ssim: bool,
+    ) -> Result<Self, VmafError> {
         let mut plan = Plan {
             adm: None,
             vif_egl: None,
@@ -183,8 +249,16 @@ impl Plan {
         };
         let main = &models.main;
         for m in std::iter::once(main).chain(&models.bootstrap) {
-            if m.features.len() != main.features.len() || m.features.iter().zip(&main.features).any(|(a, b)| a.name != b.name || a.options != b.options) {
-                return Err(VmafError::Unsupported(format!("bootstrap model {} uses other features than the main model", m.name)));
+            if m.features.len() != main.features.len()
+                || m.features
+                    .iter()
+                    .zip(&main.features)
+                    .any(|(a, b)| a.name != b.name || a.options != b.options)
+            {
+                return Err(VmafError::Unsupported(format!(
+                    "bootstrap model {} uses other features than the main model",
+                    m.name
+                )));
             }
         }
         for f in &main.features {
@@ -246,11 +320,20 @@ impl Plan {
             match ex {
                 Extractor::Adm => {
                     let s = &self.adm_suffix;
-                    names.extend([format!("integer_adm2{s}"), format!("integer_aim{s}"), format!("integer_adm3{s}")]);
+                    names.extend([
+                        format!("integer_adm2{s}"),
+                        format!("integer_aim{s}"),
+                        format!("integer_adm3{s}"),
+                    ]);
                     names.extend((0..4).map(|i| format!("integer_adm_scale{i}{s}")));
                 }
-                Extractor::Motion => names.push(format!("VMAF_integer_feature_motion_sad_score{}", self.motion_suffix)),
-                Extractor::Vif => names.extend((0..4).map(|i| format!("integer_vif_scale{i}{}", self.vif_suffix))),
+                Extractor::Motion => names.push(format!(
+                    "VMAF_integer_feature_motion_sad_score{}",
+                    self.motion_suffix
+                )),
+                Extractor::Vif => {
+                    names.extend((0..4).map(|i| format!("integer_vif_scale{i}{}", self.vif_suffix)))
+                }
             }
         }
         if self.psnr {
@@ -266,15 +349,24 @@ impl Plan {
             names.push("float_ms_ssim".into());
         }
         if self.motion.is_some() {
-            names.extend([format!("integer_motion2{}", self.motion_suffix), format!("integer_motion3{}", self.motion_suffix)]);
+            names.extend([
+                format!("integer_motion2{}", self.motion_suffix),
+                format!("integer_motion3{}", self.motion_suffix),
+            ]);
         }
         names
     }
 }
 
-fn check_same<T: PartialEq + Copy>(slot: &mut Option<T>, v: T, name: &str) -> Result<(), VmafError> {
+fn check_same<T: PartialEq + Copy>(
+    slot: &mut Option<T>,
+    v: T,
+    name: &str,
+) -> Result<(), VmafError> {
     match slot {
-        Some(old) if *old != v => Err(VmafError::Unsupported(format!("{name}: two different option sets for one extractor"))),
+        Some(old) if *old != v => Err(VmafError::Unsupported(format!(
+            "{name}: two different option sets for one extractor"
+        ))),
         _ => {
             *slot = Some(v);
             Ok(())
@@ -307,17 +399,38 @@ pub struct CpuExtractor {
 
 impl CpuExtractor {
     pub fn new(plan: Plan) -> Self {
-        Self { plan, vif: Vif::new(), adm: Adm::new(), y_row: Vec::new() }
+        Self {
+            plan,
+            vif: Vif::new(),
+            adm: Adm::new(),
+            y_row: Vec::new(),
+        }
     }
 
     /// Everything for one frame pair; `prev_ref` is reference luma i − 1.
     pub fn extract(&mut self, job: &super::FrameJob) -> RawFeatures {
         let (r, d) = (&job.reference, &job.distorted);
         let (w, h, bpc) = (r.width(), r.height(), r.bpc);
-        let mut out = RawFeatures { index: job.index, scored: job.scored, ..Default::default() };
+        let mut out = RawFeatures {
+            index: job.index,
+            scored: job.scored,
+            ..Default::default()
+        };
         if let Some(mp) = &self.plan.motion {
             let sad = match (&job.prev_reference, mp.force_zero) {
-                (Some(prev), false) => motion::sad_score(motion::motion_sad(&prev.luma().data, &r.luma().data, w, h, bpc, &mut self.y_row), w, h, mp),
+                (Some(prev), false) => motion::sad_score(
+                    motion::motion_sad(
+                        &prev.luma().data,
+                        &r.luma().data,
+                        w,
+                        h,
+                        bpc,
+                        &mut self.y_row,
+                    ),
+                    w,
+                    h,
+                    mp,
+                ),
                 _ => 0.0,
             };
             out.motion_sad = Some(sad);
@@ -326,10 +439,16 @@ impl CpuExtractor {
             return out;
         }
         if let Some(p) = &self.plan.adm {
-            out.adm = Some(self.adm.compute(&r.luma().data, &d.luma().data, w, h, bpc, p));
+            out.adm = Some(
+                self.adm
+                    .compute(&r.luma().data, &d.luma().data, w, h, bpc, p),
+            );
         }
         if let Some(egl) = self.plan.vif_egl {
-            out.vif = Some(self.vif.compute(&r.luma().data, &d.luma().data, w, h, bpc, egl));
+            out.vif = Some(
+                self.vif
+                    .compute(&r.luma().data, &d.luma().data, w, h, bpc, egl),
+            );
         }
         if self.plan.psnr {
             let mut v = [0.0; 3];
@@ -377,8 +496,14 @@ mod tests {
 
     #[test]
     fn feature_names_resolve() {
-        assert_eq!(FeatureRef::from_name("VMAF_integer_feature_vif_scale2_score"), Some(FeatureRef::Vif(2)));
-        assert_eq!(FeatureRef::from_name("integer_adm2"), Some(FeatureRef::Adm2));
+        assert_eq!(
+            FeatureRef::from_name("VMAF_integer_feature_vif_scale2_score"),
+            Some(FeatureRef::Vif(2))
+        );
+        assert_eq!(
+            FeatureRef::from_name("integer_adm2"),
+            Some(FeatureRef::Adm2)
+        );
         assert_eq!(FeatureRef::from_name("VMAF_feature_adm2_score"), None);
     }
 }

@@ -30,14 +30,32 @@ pub struct MotionParams {
 
 impl Default for MotionParams {
     fn default() -> Self {
-        Self { force_zero: false, blend_factor: 1.0, blend_offset: 40.0, fps_weight: 1.0, max_val: 10000.0, moving_average: false }
+        Self {
+            force_zero: false,
+            blend_factor: 1.0,
+            blend_offset: 40.0,
+            fps_weight: 1.0,
+            max_val: 10000.0,
+            moving_average: false,
+        }
     }
 }
 
 /// `motion_score_pipeline_8` / `_16`: Σ|blur(prev − cur)| in Q8 per pixel.
 /// The CPU twin of `kernels/motion_sad.hip`.
-pub fn motion_sad(prev: &[u16], cur: &[u16], w: usize, h: usize, bpc: u8, y_row: &mut Vec<i32>) -> u64 {
-    let (shift, round) = if bpc == 8 { (8u32, 128i64) } else { (u32::from(bpc), 1i64 << (bpc - 1)) };
+pub fn motion_sad(
+    prev: &[u16],
+    cur: &[u16],
+    w: usize,
+    h: usize,
+    bpc: u8,
+    y_row: &mut Vec<i32>,
+) -> u64 {
+    let (shift, round) = if bpc == 8 {
+        (8u32, 128i64)
+    } else {
+        (u32::from(bpc), 1i64 << (bpc - 1))
+    };
     y_row.resize(w, 0);
     let mut sad = 0u64;
     let mut acc = vec![0i64; 0];
@@ -89,22 +107,38 @@ pub fn blend(x: f64, factor: f64, offset: f64) -> f64 {
 /// motion2 and motion3 of frame `i` from the SAD scores of frames `i` and
 /// `i + 1` (`next` is `None` for the last frame). `prev_processed` carries the
 /// moving-average state; `first_next` is sad[1] (for motion3 of frame 0).
-pub fn motion2_motion3(i: usize, sad_i: f64, next: Option<f64>, p: &MotionParams, prev_processed: &mut f64) -> (f64, f64) {
+pub fn motion2_motion3(
+    i: usize,
+    sad_i: f64,
+    next: Option<f64>,
+    p: &MotionParams,
+    prev_processed: &mut f64,
+) -> (f64, f64) {
     let cap = |x: f64| if x < p.max_val { x } else { p.max_val };
     if i == 0 {
         // motion3[0] is the blended sad[1] when a second frame exists.
-        let stamp = next.map(|s1| cap(blend(s1, p.blend_factor, p.blend_offset))).unwrap_or(0.0);
+        let stamp = next
+            .map(|s1| cap(blend(s1, p.blend_factor, p.blend_offset)))
+            .unwrap_or(0.0);
         *prev_processed = stamp;
         return (0.0, stamp);
     }
     let m2 = match next {
         None => sad_i,
         Some(hi) => {
-            if sad_i < hi { sad_i } else { hi }
+            if sad_i < hi {
+                sad_i
+            } else {
+                hi
+            }
         }
     };
     let processed = cap(blend(m2, p.blend_factor, p.blend_offset));
-    let m3 = if p.moving_average { (processed + *prev_processed) / 2.0 } else { processed };
+    let m3 = if p.moving_average {
+        (processed + *prev_processed) / 2.0
+    } else {
+        processed
+    };
     *prev_processed = processed;
     (m2, m3)
 }

@@ -17,7 +17,11 @@ pub fn psnr_plane(r: &[u16], d: &[u16], w: usize, h: usize, bpc: u8) -> f64 {
         }
         sse += row;
     }
-    let peak = if bpc == 8 { 255.0 } else { f64::from((1u32 << bpc) - 1) };
+    let peak = if bpc == 8 {
+        255.0
+    } else {
+        f64::from((1u32 << bpc) - 1)
+    };
     let mse = sse as f64 / (w * h) as f64;
     let v = 10.0 * (peak * peak / mse.max(1e-16)).log10();
     v.min(psnr_max(bpc))

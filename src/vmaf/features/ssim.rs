@@ -6,7 +6,10 @@
 //! to well within the 1e-4 the golden tests ask.
 
 /// 11-tap Gaussian window (`iqa/ssim_tools.h:g_gaussian_window_h`).
-const GAUSS: [f32; 11] = [0.001028, 0.007599, 0.036001, 0.109361, 0.213006, 0.266012, 0.213006, 0.109361, 0.036001, 0.007599, 0.001028];
+const GAUSS: [f32; 11] = [
+    0.001028, 0.007599, 0.036001, 0.109361, 0.213006, 0.266012, 0.213006, 0.109361, 0.036001,
+    0.007599, 0.001028,
+];
 
 /// One quadrant of the 9x9 low-pass `g_lpf` (`ms_ssim.c`), by distance from
 /// the centre; the table is symmetric in both axes.
@@ -30,7 +33,15 @@ pub fn to_float(luma: &[u16], bpc: u8) -> Vec<f32> {
         16 => 256.0,
         b => (1u32 << (b - 8)) as f32,
     };
-    luma.iter().map(|&v| if bpc == 8 { f32::from(v) } else { f32::from(v) / scaler }).collect()
+    luma.iter()
+        .map(|&v| {
+            if bpc == 8 {
+                f32::from(v)
+            } else {
+                f32::from(v) / scaler
+            }
+        })
+        .collect()
 }
 
 /// `KBND_SYMMETRIC`: −1 reads 0, n reads n−1.
@@ -47,7 +58,15 @@ fn sym(x: isize, n: usize) -> usize {
 }
 
 /// `_iqa_filter_pixel` with a `k`x`k` 2-D kernel (float products summed in double).
-fn filter_pixel(img: &[f32], w: usize, h: usize, x: usize, y: usize, k: usize, kernel: &dyn Fn(usize, usize) -> f32) -> f32 {
+fn filter_pixel(
+    img: &[f32],
+    w: usize,
+    h: usize,
+    x: usize,
+    y: usize,
+    k: usize,
+    kernel: &dyn Fn(usize, usize) -> f32,
+) -> f32 {
     let c = (k / 2) as isize;
     let even = if k % 2 == 0 { 1 } else { 0 };
     let mut sum = 0f64;
@@ -62,7 +81,14 @@ fn filter_pixel(img: &[f32], w: usize, h: usize, x: usize, y: usize, k: usize, k
 
 /// `_iqa_decimate`: keep pixel (f·x, f·y) of the filtered image; output
 /// `w/f + (w & 1)` by `h/f + (h & 1)`.
-fn decimate(img: &[f32], w: usize, h: usize, f: usize, k: usize, kernel: &dyn Fn(usize, usize) -> f32) -> (Vec<f32>, usize, usize) {
+fn decimate(
+    img: &[f32],
+    w: usize,
+    h: usize,
+    f: usize,
+    k: usize,
+    kernel: &dyn Fn(usize, usize) -> f32,
+) -> (Vec<f32>, usize, usize) {
     let sw = w / f + (w & 1);
     let sh = h / f + (h & 1);
     let mut out = Vec::with_capacity(sw * sh);
@@ -126,9 +152,14 @@ pub fn ssim_terms(r: &[f32], d: &[f32], w: usize, h: usize) -> (f32, f32, f32, f
         let sig2 = (s22[i] - m2 * m2).max(0.0);
         let sig12 = s12[i] - m1 * m2;
         let sig_both = f64::from(sig1 * sig2).sqrt() as f32;
-        let l = (2.0 * f64::from(m1) * f64::from(m2) + f64::from(c1)) / f64::from(m1 * m1 + m2 * m2 + c1);
+        let l = (2.0 * f64::from(m1) * f64::from(m2) + f64::from(c1))
+            / f64::from(m1 * m1 + m2 * m2 + c1);
         let c = (2.0 * f64::from(sig_both) + f64::from(c2)) / f64::from(sig1 + sig2 + c2);
-        let clamped = if sig12 < 0.0 && sig_both <= 0.0 { 0.0 } else { sig12 };
+        let clamped = if sig12 < 0.0 && sig_both <= 0.0 {
+            0.0
+        } else {
+            sig12
+        };
         let s = f64::from((clamped + c3) / (sig_both + c3));
         ssim += l * c * s;
         ls += l;
@@ -136,7 +167,12 @@ pub fn ssim_terms(r: &[f32], d: &[f32], w: usize, h: usize) -> (f32, f32, f32, f
         ss += s;
     }
     let n = (dw * dh) as f64;
-    ((ssim / n) as f32, (ls / n) as f32, (cs / n) as f32, (ss / n) as f32)
+    (
+        (ssim / n) as f32,
+        (ls / n) as f32,
+        (cs / n) as f32,
+        (ss / n) as f32,
+    )
 }
 
 /// `float_ssim`: SSIM after libvmaf's automatic box downscale.
@@ -183,7 +219,9 @@ pub fn float_ms_ssim(r: &[f32], d: &[f32], w: usize, h: usize) -> Option<f64> {
     for s in 0..5 {
         let (rr, sw, sh) = &refs[s];
         let (_, l, c, st) = ssim_terms(rr, &diss[s], *sw, *sh);
-        ms *= f64::from(l).powf(f64::from(MS_ALPHA[s])) * f64::from(c).powf(f64::from(MS_BETA[s])) * f64::from(st).powf(f64::from(MS_BETA[s]));
+        ms *= f64::from(l).powf(f64::from(MS_ALPHA[s]))
+            * f64::from(c).powf(f64::from(MS_BETA[s]))
+            * f64::from(st).powf(f64::from(MS_BETA[s]));
     }
     Some(ms)
 }

@@ -14,7 +14,10 @@ use super::mirror_r101;
 
 /// `integer_vif.h:vif_filter1d_table`: Q16 Gaussian taps, each row sums to 65536.
 pub const VIF_FILTERS: [&[u16]; 4] = [
-    &[489, 935, 1640, 2640, 3896, 5274, 6547, 7455, 7784, 7455, 6547, 5274, 3896, 2640, 1640, 935, 489],
+    &[
+        489, 935, 1640, 2640, 3896, 5274, 6547, 7455, 7784, 7455, 6547, 5274, 3896, 2640, 1640,
+        935, 489,
+    ],
     &[1244, 3663, 7925, 12590, 14692, 12590, 7925, 3663, 1244],
     &[3571, 16004, 26386, 16004, 3571],
     &[10904, 43728, 10904],
@@ -74,7 +77,16 @@ impl VifAccum {
     /// `mu1`, `mu2` are the Q16·(8-bit) means; `xx`, `yy`, `xy` the 64-bit
     /// filtered second moments before the final `>> 16`.
     #[inline]
-    pub fn pixel(&mut self, table: &[u16], egl: f64, mu1: u32, mu2: u32, xx: u64, yy: u64, xy: u64) {
+    pub fn pixel(
+        &mut self,
+        table: &[u16],
+        egl: f64,
+        mu1: u32,
+        mu2: u32,
+        xx: u64,
+        yy: u64,
+        xy: u64,
+    ) {
         let mu1_sq = ((u64::from(mu1) * u64::from(mu1) + 0x8000_0000) >> 32) as u32;
         let mu2_sq = ((u64::from(mu2) * u64::from(mu2) + 0x8000_0000) >> 32) as u32;
         let mu1_mu2 = ((u64::from(mu1) * u64::from(mu2) + 0x8000_0000) >> 32) as u32;
@@ -99,7 +111,8 @@ impl VifAccum {
                 }
                 let numer1 = (sv_sq as u32).wrapping_add(SIGMA_NSQ as u32);
                 let numer1_tmp = (g * g * f64::from(sigma1_sq)) as i64 + i64::from(numer1);
-                self.num_log += log2_fixed(table, numer1_tmp as u64) - log2_fixed(table, u64::from(numer1));
+                self.num_log +=
+                    log2_fixed(table, numer1_tmp as u64) - log2_fixed(table, u64::from(numer1));
             }
         } else {
             self.num_non_log += i64::from(sigma2_sq);
@@ -122,19 +135,32 @@ impl VifShifts {
     pub fn for_scale(scale: usize, bpc: u8) -> Self {
         if scale == 0 {
             if bpc == 8 {
-                Self { mu_shift: 8, sq_shift: 0 }
+                Self {
+                    mu_shift: 8,
+                    sq_shift: 0,
+                }
             } else {
-                Self { mu_shift: u32::from(bpc), sq_shift: 2 * (u32::from(bpc) - 8) }
+                Self {
+                    mu_shift: u32::from(bpc),
+                    sq_shift: 2 * (u32::from(bpc) - 8),
+                }
             }
         } else {
-            Self { mu_shift: 16, sq_shift: 16 }
+            Self {
+                mu_shift: 16,
+                sq_shift: 16,
+            }
         }
     }
 }
 
 #[inline]
 fn rnd_u64(x: u64, s: u32) -> u64 {
-    if s == 0 { x } else { (x + (1u64 << (s - 1))) >> s }
+    if s == 0 {
+        x
+    } else {
+        (x + (1u64 << (s - 1))) >> s
+    }
 }
 
 /// Scratch for one VIF extractor; sized once for the largest scale.
@@ -177,7 +203,10 @@ impl VifScales {
 
 impl Vif {
     pub fn new() -> Self {
-        Self { table: log2_table(), ..Default::default() }
+        Self {
+            table: log2_table(),
+            ..Default::default()
+        }
     }
 
     pub fn table(&self) -> &[u16] {
@@ -186,7 +215,13 @@ impl Vif {
 
     fn ensure(&mut self, w: usize, h: usize) {
         let n = w + 2 * PAD;
-        for v in [&mut self.v_mu1, &mut self.v_mu2, &mut self.v_xx, &mut self.v_yy, &mut self.v_xy] {
+        for v in [
+            &mut self.v_mu1,
+            &mut self.v_mu2,
+            &mut self.v_xx,
+            &mut self.v_yy,
+            &mut self.v_xy,
+        ] {
             v.resize(n, 0);
         }
         for v in &mut self.acc64 {
@@ -202,13 +237,26 @@ impl Vif {
             v.resize(w, 0);
         }
         let half = (w / 2) * (h / 2);
-        for v in [&mut self.next_ref, &mut self.next_dis, &mut self.cur_ref, &mut self.cur_dis] {
+        for v in [
+            &mut self.next_ref,
+            &mut self.next_dis,
+            &mut self.cur_ref,
+            &mut self.cur_dis,
+        ] {
             v.resize(half.max(1), 0);
         }
     }
 
     /// All four scales. `skip_scale0` mirrors the `vif_skip_scale0` option.
-    pub fn compute(&mut self, reference: &[u16], distorted: &[u16], w: usize, h: usize, bpc: u8, egl: f64) -> VifScales {
+    pub fn compute(
+        &mut self,
+        reference: &[u16],
+        distorted: &[u16],
+        w: usize,
+        h: usize,
+        bpc: u8,
+        egl: f64,
+    ) -> VifScales {
         self.ensure(w, h);
         let mut out = VifScales::default();
         let mut cur_ref = std::mem::take(&mut self.cur_ref);
@@ -218,15 +266,31 @@ impl Vif {
         let (mut sw, mut sh) = (w, h);
         for scale in 0..4 {
             if scale > 0 {
-                let (src_r, src_d): (&[u16], &[u16]) =
-                    if scale == 1 { (reference, distorted) } else { (&cur_ref, &cur_dis) };
-                self.decimate(src_r, src_d, sw, sh, scale, bpc, &mut next_ref, &mut next_dis);
+                let (src_r, src_d): (&[u16], &[u16]) = if scale == 1 {
+                    (reference, distorted)
+                } else {
+                    (&cur_ref, &cur_dis)
+                };
+                self.decimate(
+                    src_r,
+                    src_d,
+                    sw,
+                    sh,
+                    scale,
+                    bpc,
+                    &mut next_ref,
+                    &mut next_dis,
+                );
                 std::mem::swap(&mut cur_ref, &mut next_ref);
                 std::mem::swap(&mut cur_dis, &mut next_dis);
                 sw /= 2;
                 sh /= 2;
             }
-            let (r, d): (&[u16], &[u16]) = if scale == 0 { (reference, distorted) } else { (&cur_ref, &cur_dis) };
+            let (r, d): (&[u16], &[u16]) = if scale == 0 {
+                (reference, distorted)
+            } else {
+                (&cur_ref, &cur_dis)
+            };
             let acc = self.statistic(r, d, sw, sh, scale, bpc, egl);
             let (num, den) = acc.num_den();
             out.num[scale] = num;
@@ -241,7 +305,16 @@ impl Vif {
 
     /// `vif_statistic_8` / `vif_statistic_16` for one scale of a `w`x`h` image.
     #[allow(clippy::too_many_arguments)]
-    pub fn statistic(&mut self, r: &[u16], d: &[u16], w: usize, h: usize, scale: usize, bpc: u8, egl: f64) -> VifAccum {
+    pub fn statistic(
+        &mut self,
+        r: &[u16],
+        d: &[u16],
+        w: usize,
+        h: usize,
+        scale: usize,
+        bpc: u8,
+        egl: f64,
+    ) -> VifAccum {
         let filt = VIF_FILTERS[scale];
         let half = filt.len() / 2;
         let sh = VifShifts::for_scale(scale, bpc);
@@ -249,7 +322,9 @@ impl Vif {
         for i in 0..h {
             // Vertical pass into u32 rows (libvmaf's tmp buffers are uint32).
             // The filters are symmetric, so taps k and n−1−k share a multiply.
-            let rows: Vec<usize> = (0..filt.len()).map(|k| mirror_r101(i as isize - half as isize + k as isize, h)).collect();
+            let rows: Vec<usize> = (0..filt.len())
+                .map(|k| mirror_r101(i as isize - half as isize + k as isize, h))
+                .collect();
             let mu_round = 1u32 << (sh.mu_shift - 1);
             if scale == 0 && bpc == 8 {
                 // Everything fits in u32: Σc·x² ≤ 65536·255² < 2^32.
@@ -275,7 +350,13 @@ impl Vif {
                     self.v_xy[PAD + j] = rnd_u64(a_xy[j], sh.sq_shift) as u32;
                 }
             }
-            for v in [&mut self.v_mu1, &mut self.v_mu2, &mut self.v_xx, &mut self.v_yy, &mut self.v_xy] {
+            for v in [
+                &mut self.v_mu1,
+                &mut self.v_mu2,
+                &mut self.v_xx,
+                &mut self.v_yy,
+                &mut self.v_xy,
+            ] {
                 pad_row(v, w, half);
             }
             // Horizontal pass.
@@ -286,7 +367,13 @@ impl Vif {
             {
                 let [h_mu1, h_mu2] = &mut self.h32;
                 let [h_xx, h_yy, h_xy] = &mut self.h64;
-                let (h_mu1, h_mu2, h_xx, h_yy, h_xy) = (&mut h_mu1[..w], &mut h_mu2[..w], &mut h_xx[..w], &mut h_yy[..w], &mut h_xy[..w]);
+                let (h_mu1, h_mu2, h_xx, h_yy, h_xy) = (
+                    &mut h_mu1[..w],
+                    &mut h_mu2[..w],
+                    &mut h_xx[..w],
+                    &mut h_yy[..w],
+                    &mut h_xy[..w],
+                );
                 let cc = u64::from(filt[half]);
                 let c0 = base + half;
                 for j in 0..w {
@@ -324,7 +411,17 @@ impl Vif {
     /// `w`x`h` image with the filter of `new_scale` and keep even samples.
     /// Only the kept samples are computed (each output is independent).
     #[allow(clippy::too_many_arguments)]
-    fn decimate(&mut self, r: &[u16], d: &[u16], w: usize, h: usize, new_scale: usize, bpc: u8, out_r: &mut Vec<u16>, out_d: &mut Vec<u16>) {
+    fn decimate(
+        &mut self,
+        r: &[u16],
+        d: &[u16],
+        w: usize,
+        h: usize,
+        new_scale: usize,
+        bpc: u8,
+        out_r: &mut Vec<u16>,
+        out_d: &mut Vec<u16>,
+    ) {
         let filt = VIF_FILTERS[new_scale];
         let half = filt.len() / 2;
         // Vertical shift: from 8-bit (or bpc) pixels into the ×256 domain at
@@ -381,12 +478,26 @@ impl Vif {
 
 /// Vertical moments of one output row, 8-bit scale 0: all in u32 (exact,
 /// see `statistic`). `rows` are the mirrored source rows of the taps.
-fn vertical_u32(r: &[u16], d: &[u16], w: usize, rows: &[usize], filt: &[u16], mu: &mut [Vec<u32>; 2], sq: &mut [Vec<u32>; 3]) {
+fn vertical_u32(
+    r: &[u16],
+    d: &[u16],
+    w: usize,
+    rows: &[usize],
+    filt: &[u16],
+    mu: &mut [Vec<u32>; 2],
+    sq: &mut [Vec<u32>; 3],
+) {
     let n = filt.len();
     let half = n / 2;
     let [m1, m2] = mu;
     let [xx, yy, xy] = sq;
-    let (m1, m2, xx, yy, xy) = (&mut m1[..w], &mut m2[..w], &mut xx[..w], &mut yy[..w], &mut xy[..w]);
+    let (m1, m2, xx, yy, xy) = (
+        &mut m1[..w],
+        &mut m2[..w],
+        &mut xx[..w],
+        &mut yy[..w],
+        &mut xy[..w],
+    );
     let c = u32::from(filt[half]);
     let (rr, dr) = (&r[rows[half] * w..][..w], &d[rows[half] * w..][..w]);
     for j in 0..w {
@@ -415,10 +526,24 @@ fn vertical_u32(r: &[u16], d: &[u16], w: usize, rows: &[usize], filt: &[u16], mu
 
 /// Vertical moments of one output row for scales 1..3 and deeper samples:
 /// means in u32 (Σc·x < 2^32), second moments in u64.
-fn vertical_u64(r: &[u16], d: &[u16], w: usize, rows: &[usize], filt: &[u16], mu: &mut [Vec<u32>; 2], sq: &mut [Vec<u64>; 3]) {
+fn vertical_u64(
+    r: &[u16],
+    d: &[u16],
+    w: usize,
+    rows: &[usize],
+    filt: &[u16],
+    mu: &mut [Vec<u32>; 2],
+    sq: &mut [Vec<u64>; 3],
+) {
     let [m1, m2] = mu;
     let [xx, yy, xy] = sq;
-    let (m1, m2, xx, yy, xy) = (&mut m1[..w], &mut m2[..w], &mut xx[..w], &mut yy[..w], &mut xy[..w]);
+    let (m1, m2, xx, yy, xy) = (
+        &mut m1[..w],
+        &mut m2[..w],
+        &mut xx[..w],
+        &mut yy[..w],
+        &mut xy[..w],
+    );
     m1.fill(0);
     m2.fill(0);
     xx.fill(0);
