@@ -1,7 +1,7 @@
 //! From per-frame features to per-frame scores: the motion lag, the model,
 //! bootstrap statistics, and pooling.
 
-use super::features::{FeatureRef, Plan, RawFeatures, motion};
+use super::features::{FeatureRef, MetricSource, Plan, RawFeatures, motion};
 use super::model::{self, ModelFlags, ModelSet};
 use super::pool::Pooled;
 use super::{
@@ -107,8 +107,8 @@ pub struct Scorer<B: FeatureBackend> {
     flags: ModelFlags,
     subsample: u64,
     names: Arc<[String]>,
-    /// Index in `names` where the model outputs start.
-    n_features: usize,
+    /// Sources of the metrics before the model outputs in `names`.
+    sources: Vec<MetricSource>,
     geometry: Option<Geometry>,
     next_index: u64,
     prev_ref: Option<Arc<Frame>>,
@@ -142,7 +142,7 @@ impl<B: FeatureBackend> Scorer<B> {
             flags: config.flags,
             subsample: u64::from(config.subsample),
             names: Arc::from(Vec::new()),
-            n_features: 0,
+            sources: Vec::new(),
             geometry: None,
             next_index: 0,
             prev_ref: None,
@@ -186,8 +186,12 @@ impl<B: FeatureBackend> Scorer<B> {
                 h /= 2;
             }
         }
-        let mut names = self.plan.metric_names(g.format != PixelFormat::Gray);
-        self.n_features = names.len();
+        let (mut names, sources): (Vec<String>, Vec<MetricSource>) = self
+            .plan
+            .metrics(g.format != PixelFormat::Gray)
+            .into_iter()
+            .unzip();
+        self.sources = sources;
         names.push(self.models.main.name.clone());
         if !self.models.bootstrap.is_empty() {
             names.extend(self.models.bootstrap.iter().map(|m| m.name.clone()));
@@ -232,8 +236,13 @@ impl<B: FeatureBackend> Scorer<B> {
                 FeatureRef::Motion3 => motion23.map(|m| m.1),
             }
         };
-        for name in self.names[..self.n_features].iter() {
-            values.push(metric_value(name, &feature, &raw));
+        for src in &self.sources {
+            values.push(match *src {
+                MetricSource::Feature(r) => feature(r),
+                MetricSource::Psnr(p) => raw.psnr.map(|v| v[p]),
+                MetricSource::Ssim => raw.ssim,
+                MetricSource::MsSsim => raw.ms_ssim,
+            });
         }
         let inputs: Vec<f64> = p
             .inputs
@@ -274,48 +283,6 @@ impl<B: FeatureBackend> Scorer<B> {
             self.pending = Some(raw);
         }
         out
-    }
-}
-
-/// Look a metric up by its output name.
-fn metric_value(
-    name: &str,
-    feature: &dyn Fn(FeatureRef) -> Option<f64>,
-    raw: &RawFeatures,
-) -> Option<f64> {
-    match name {
-        "psnr_y" => raw.psnr.map(|p| p[0]),
-        "psnr_cb" => raw.psnr.map(|p| p[1]),
-        "psnr_cr" => raw.psnr.map(|p| p[2]),
-        "float_ssim" => raw.ssim,
-        "float_ms_ssim" => raw.ms_ssim,
-        _ => {
-            // Strip an options suffix ("_egl_1") back to the base name.
-            let base = [
-                "integer_adm_scale0",
-                "integer_adm_scale1",
-                "integer_adm_scale2",
-                "integer_adm_scale3",
-                "integer_adm2",
-                "integer_aim",
-                "integer_adm3",
-                "integer_vif_scale0",
-                "integer_vif_scale1",
-                "integer_vif_scale2",
-                "integer_vif_scale3",
-                "VMAF_integer_feature_motion_sad_score",
-                "integer_motion2",
-                "integer_motion3",
-            ]
-            .into_iter()
-            .find(|b| name.starts_with(b))?;
-            let r = if base == "VMAF_integer_feature_motion_sad_score" {
-                FeatureRef::MotionSad
-            } else {
-                FeatureRef::from_name(base)?
-            };
-            feature(r)
-        }
     }
 }
 

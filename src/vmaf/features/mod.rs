@@ -75,6 +75,15 @@ impl FeatureRef {
     }
 }
 
+/// Where an output metric's value comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MetricSource {
+    Feature(FeatureRef),
+    Psnr(usize),
+    Ssim,
+    MsSsim,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Extractor {
     Adm,
@@ -313,48 +322,63 @@ impl Plan {
         Ok(plan)
     }
 
-    /// Output metric names in libvmaf's (single-threaded) collector order.
-    pub fn metric_names(&self, chroma: bool) -> Vec<String> {
-        let mut names = Vec::new();
+    /// Output metrics in libvmaf's (single-threaded) collector order: the
+    /// name libvmaf prints and where the value comes from.
+    pub fn metrics(&self, chroma: bool) -> Vec<(String, MetricSource)> {
+        use FeatureRef as F;
+        use MetricSource::Feature;
+        let mut m = Vec::new();
         for ex in &self.order {
             match ex {
                 Extractor::Adm => {
                     let s = &self.adm_suffix;
-                    names.extend([
-                        format!("integer_adm2{s}"),
-                        format!("integer_aim{s}"),
-                        format!("integer_adm3{s}"),
-                    ]);
-                    names.extend((0..4).map(|i| format!("integer_adm_scale{i}{s}")));
+                    m.push((format!("integer_adm2{s}"), Feature(F::Adm2)));
+                    m.push((format!("integer_aim{s}"), Feature(F::Aim)));
+                    m.push((format!("integer_adm3{s}"), Feature(F::Adm3)));
+                    m.extend(
+                        (0..4)
+                            .map(|i| (format!("integer_adm_scale{i}{s}"), Feature(F::AdmScale(i)))),
+                    );
                 }
-                Extractor::Motion => names.push(format!(
-                    "VMAF_integer_feature_motion_sad_score{}",
-                    self.motion_suffix
+                Extractor::Motion => m.push((
+                    format!(
+                        "VMAF_integer_feature_motion_sad_score{}",
+                        self.motion_suffix
+                    ),
+                    Feature(F::MotionSad),
                 )),
-                Extractor::Vif => {
-                    names.extend((0..4).map(|i| format!("integer_vif_scale{i}{}", self.vif_suffix)))
-                }
+                Extractor::Vif => m.extend((0..4).map(|i| {
+                    (
+                        format!("integer_vif_scale{i}{}", self.vif_suffix),
+                        Feature(F::Vif(i)),
+                    )
+                })),
             }
         }
         if self.psnr {
-            names.push("psnr_y".into());
+            m.push(("psnr_y".into(), MetricSource::Psnr(0)));
             if chroma {
-                names.extend(["psnr_cb".into(), "psnr_cr".into()]);
+                m.push(("psnr_cb".into(), MetricSource::Psnr(1)));
+                m.push(("psnr_cr".into(), MetricSource::Psnr(2)));
             }
         }
         if self.ssim {
-            names.push("float_ssim".into());
+            m.push(("float_ssim".into(), MetricSource::Ssim));
         }
         if self.ms_ssim {
-            names.push("float_ms_ssim".into());
+            m.push(("float_ms_ssim".into(), MetricSource::MsSsim));
         }
         if self.motion.is_some() {
-            names.extend([
+            m.push((
                 format!("integer_motion2{}", self.motion_suffix),
+                Feature(F::Motion2),
+            ));
+            m.push((
                 format!("integer_motion3{}", self.motion_suffix),
-            ]);
+                Feature(F::Motion3),
+            ));
         }
-        names
+        m
     }
 }
 
@@ -395,6 +419,7 @@ pub struct CpuExtractor {
     vif: Vif,
     adm: Adm,
     y_row: Vec<i32>,
+    acc: Vec<i64>,
 }
 
 impl CpuExtractor {
@@ -404,6 +429,7 @@ impl CpuExtractor {
             vif: Vif::new(),
             adm: Adm::new(),
             y_row: Vec::new(),
+            acc: Vec::new(),
         }
     }
 
@@ -426,6 +452,7 @@ impl CpuExtractor {
                         h,
                         bpc,
                         &mut self.y_row,
+                        &mut self.acc,
                     ),
                     w,
                     h,
