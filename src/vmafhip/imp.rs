@@ -796,14 +796,18 @@ impl VideoAggregatorImpl for VmafHip {
             let state = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
             let index = state.next_index;
             state.next_index += 1;
-            state.pending.push_back(timing(index));
+            // Timings are only consumed by frame messages; queue them only then.
+            if state.settings.frame_message {
+                state.pending.push_back(timing(index));
+            }
             let engine = &mut state.engine;
             let pushed = with_picture(&ref_frame, |r| {
-                with_picture(&dist_frame, |d| engine.push(r, d))
+                with_picture(&dist_frame, |d| {
+                    engine.push(r, d).map_err(|e| e.to_string())
+                })
             })
-            .and_then(|x| x)
-            .map_err(|e| e.to_string())
-            .and_then(|r| r.map_err(|e| e.to_string()));
+            .flatten()
+            .flatten();
             pushed.map(|ready| {
                 let msgs: Vec<_> = if state.settings.frame_message {
                     ready
@@ -815,11 +819,6 @@ impl VideoAggregatorImpl for VmafHip {
                 };
                 if state.settings.results_filename.is_some() {
                     state.frames.extend(ready);
-                } else {
-                    // Keep the timing queue short when nobody asks for frame messages.
-                    while state.pending.len() > 8 {
-                        state.pending.pop_front();
-                    }
                 }
                 msgs
             })
