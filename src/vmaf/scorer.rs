@@ -153,10 +153,6 @@ impl<B: FeatureBackend> Scorer<B> {
         })
     }
 
-    pub fn plan(&self) -> &Plan {
-        &self.plan
-    }
-
     fn set_geometry(&mut self, g: Geometry) -> Result<(), VmafError> {
         if let Some(old) = self.geometry {
             if old != g {

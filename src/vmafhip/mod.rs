@@ -181,6 +181,32 @@ const CORE_FIELDS: &[&str] = &[
     "frames",
 ];
 
+/// The fields both message types end with: optional metrics, every other
+/// metric by libvmaf name, the backend.
+fn finish(
+    mut b: gst::structure::Builder,
+    optional: [Option<f64>; 3],
+    features: &[(String, f64)],
+    backend: &str,
+) -> gst::Structure {
+    for (name, v) in ["psnr-y", "ssim", "ms-ssim"].into_iter().zip(optional) {
+        if let Some(v) = v {
+            b = b.field(name, v);
+        }
+    }
+    for (n, v) in features {
+        b = b.field(n.as_str(), *v);
+    }
+    b.field("backend", backend).build()
+}
+
+fn expect_type(s: &gst::StructureRef, kind: &str) -> Result<(), String> {
+    if s.name() != MESSAGE_NAME || s.get::<&str>("type").ok() != Some(kind) {
+        return Err(format!("not a VMAF {kind} message: {s}"));
+    }
+    Ok(())
+}
+
 fn get_time(s: &gst::StructureRef, name: &str) -> Option<gst::ClockTime> {
     s.get::<u64>(name)
         .ok()
@@ -210,28 +236,14 @@ impl From<&VmafFrameMessage> for gst::Structure {
             b = b.field(name, t.map_or(u64::MAX, |t| t.nseconds()));
         }
         b = b.field("score", m.score);
-        for (name, v) in [
-            ("psnr-y", m.psnr_y),
-            ("ssim", m.ssim),
-            ("ms-ssim", m.ms_ssim),
-        ] {
-            if let Some(v) = v {
-                b = b.field(name, v);
-            }
-        }
-        for (n, v) in &m.features {
-            b = b.field(n.as_str(), *v);
-        }
-        b.field("backend", m.backend.as_str()).build()
+        finish(b, [m.psnr_y, m.ssim, m.ms_ssim], &m.features, &m.backend)
     }
 }
 
 impl TryFrom<&gst::StructureRef> for VmafFrameMessage {
     type Error = String;
     fn try_from(s: &gst::StructureRef) -> Result<Self, String> {
-        if s.name() != MESSAGE_NAME || s.get::<&str>("type").ok() != Some("frame") {
-            return Err(format!("not a VMAF frame message: {s}"));
-        }
+        expect_type(s, "frame")?;
         Ok(VmafFrameMessage {
             index: s.get("index").map_err(|e| e.to_string())?,
             timestamp: get_time(s, "timestamp"),
@@ -250,7 +262,7 @@ impl TryFrom<&gst::StructureRef> for VmafFrameMessage {
 
 impl From<&VmafPooledMessage> for gst::Structure {
     fn from(m: &VmafPooledMessage) -> gst::Structure {
-        let mut b = gst::Structure::builder(MESSAGE_NAME)
+        let b = gst::Structure::builder(MESSAGE_NAME)
             .field("type", "pooled")
             .field("score", m.score)
             .field("pool-method", m.pool_method.as_str())
@@ -259,28 +271,14 @@ impl From<&VmafPooledMessage> for gst::Structure {
             .field("mean", m.mean)
             .field("harmonic-mean", m.harmonic_mean)
             .field("frames", m.frames);
-        for (name, v) in [
-            ("psnr-y", m.psnr_y),
-            ("ssim", m.ssim),
-            ("ms-ssim", m.ms_ssim),
-        ] {
-            if let Some(v) = v {
-                b = b.field(name, v);
-            }
-        }
-        for (n, v) in &m.features {
-            b = b.field(n.as_str(), *v);
-        }
-        b.field("backend", m.backend.as_str()).build()
+        finish(b, [m.psnr_y, m.ssim, m.ms_ssim], &m.features, &m.backend)
     }
 }
 
 impl TryFrom<&gst::StructureRef> for VmafPooledMessage {
     type Error = String;
     fn try_from(s: &gst::StructureRef) -> Result<Self, String> {
-        if s.name() != MESSAGE_NAME || s.get::<&str>("type").ok() != Some("pooled") {
-            return Err(format!("not a VMAF pooled message: {s}"));
-        }
+        expect_type(s, "pooled")?;
         let f = |n: &str| s.get::<f64>(n).map_err(|e| format!("{n}: {e}"));
         Ok(VmafPooledMessage {
             score: f("score")?,

@@ -209,10 +209,6 @@ impl Vif {
         }
     }
 
-    pub fn table(&self) -> &[u16] {
-        &self.table
-    }
-
     fn ensure(&mut self, w: usize, h: usize) {
         let n = w + 2 * PAD;
         for v in [
@@ -247,7 +243,7 @@ impl Vif {
         }
     }
 
-    /// All four scales. `skip_scale0` mirrors the `vif_skip_scale0` option.
+    /// All four scales of one frame pair (`integer_vif.c:extract`).
     pub fn compute(
         &mut self,
         reference: &[u16],
