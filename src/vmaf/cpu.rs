@@ -3,7 +3,8 @@
 //! identical to a single-threaded run.
 
 use super::features::{CpuExtractor, Plan, RawFeatures};
-use super::{FeatureBackend, FrameJob, VmafError};
+use super::{FeatureBackend, Frame, FrameInput, FrameJob, VmafError};
+use std::sync::Arc;
 use std::collections::BTreeMap;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
@@ -21,6 +22,8 @@ pub struct CpuBackend {
     /// Submission order of in-flight frames.
     order: std::collections::VecDeque<u64>,
     ready: Vec<RawFeatures>,
+    /// Reference of the previous frame, for motion.
+    prev_ref: Option<Arc<Frame>>,
 }
 
 impl CpuBackend {
@@ -42,6 +45,7 @@ impl CpuBackend {
             pending: BTreeMap::new(),
             order: Default::default(),
             ready: Vec::new(),
+            prev_ref: None,
         };
         b.start();
         b
@@ -134,7 +138,22 @@ impl FeatureBackend for CpuBackend {
         )
     }
 
-    fn submit(&mut self, job: FrameJob) -> Result<(), VmafError> {
+    fn submit(&mut self, input: FrameInput<'_>) -> Result<(), VmafError> {
+        let reference = Arc::new(Frame::from_picture(input.reference));
+        let distorted = Arc::new(Frame::from_picture(input.distorted));
+        drop(input.keep);
+        let prev_reference = if self.plan.motion.is_some() {
+            self.prev_ref.replace(reference.clone())
+        } else {
+            None
+        };
+        let job = FrameJob {
+            index: input.index,
+            reference,
+            distorted,
+            prev_reference,
+            scored: input.scored,
+        };
         if let Some(ex) = &mut self.inline {
             self.ready.push(ex.extract(&job));
             return Ok(());
@@ -164,7 +183,13 @@ impl FeatureBackend for CpuBackend {
         Ok(std::mem::take(&mut self.ready))
     }
 
+    fn flush(&mut self) -> Result<Vec<RawFeatures>, VmafError> {
+        self.prev_ref = None;
+        self.collect(true)
+    }
+
     fn reset(&mut self) -> Result<(), VmafError> {
+        self.prev_ref = None;
         if self.inline.is_none() {
             self.stop();
             self.start();

@@ -66,7 +66,23 @@ impl std::error::Error for VmafError {}
 /// 5 samples (libvmaf is undefined below that, and crashes at 16).
 pub const MIN_SIZE: usize = 33;
 
-/// One frame pair as handed to a backend.
+/// Keeps the memory behind a [`FrameInput`]'s pictures alive until a backend
+/// that reads it asynchronously (a DMA upload) is done with it.
+pub type KeepAlive = Box<dyn std::any::Any + Send>;
+
+/// One frame pair as the engine hands it to a backend: borrowed pictures,
+/// which a backend copies (CPU) or uploads (GPU) before `submit` returns, or,
+/// when `keep` is given, until it drops `keep`.
+pub struct FrameInput<'a> {
+    pub index: u64,
+    /// False for frames `subsample` skips (only motion is computed).
+    pub scored: bool,
+    pub reference: &'a Picture<'a>,
+    pub distorted: &'a Picture<'a>,
+    pub keep: Option<KeepAlive>,
+}
+
+/// One frame pair as the CPU workers take it: owned frames.
 #[derive(Clone, Debug)]
 pub struct FrameJob {
     pub index: u64,
@@ -82,10 +98,14 @@ pub struct FrameJob {
 pub trait FeatureBackend: Send {
     /// Human-readable backend and device, e.g. "cpu (2 threads)".
     fn describe(&self) -> String;
-    /// Queue one frame pair. May block while the backend is full.
-    fn submit(&mut self, job: FrameJob) -> Result<(), VmafError>;
+    /// Queue one frame pair. May block while the backend is full. The
+    /// backend keeps what motion needs of the previous reference itself.
+    fn submit(&mut self, input: FrameInput<'_>) -> Result<(), VmafError>;
     /// Finished frames in submission order; with `wait`, everything submitted.
     fn collect(&mut self, wait: bool) -> Result<Vec<RawFeatures>, VmafError>;
+    /// End of a stream: everything submitted, and the previous reference is
+    /// forgotten (the next frame starts a new motion sequence).
+    fn flush(&mut self) -> Result<Vec<RawFeatures>, VmafError>;
     /// Drop queued work (flushing seek, state change).
     fn reset(&mut self) -> Result<(), VmafError>;
 }
@@ -98,6 +118,17 @@ pub trait Engine: Send {
         &mut self,
         reference: &Picture<'_>,
         distorted: &Picture<'_>,
+    ) -> Result<Vec<FrameScores>, VmafError> {
+        self.push_kept(reference, distorted, None)
+    }
+    /// As [`Engine::push`], with `keep` holding the pictures' memory alive so
+    /// that a GPU backend may upload straight from it (pinned memory) and
+    /// drop `keep` once the copy is done.
+    fn push_kept(
+        &mut self,
+        reference: &Picture<'_>,
+        distorted: &Picture<'_>,
+        keep: Option<KeepAlive>,
     ) -> Result<Vec<FrameScores>, VmafError>;
     /// End of stream (or segment): the remaining frames.
     fn flush(&mut self) -> Result<Vec<FrameScores>, VmafError>;

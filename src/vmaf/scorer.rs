@@ -5,7 +5,8 @@ use super::features::{FeatureRef, MetricSource, Plan, RawFeatures, motion};
 use super::model::{self, ModelFlags, ModelSet};
 use super::pool::Pooled;
 use super::{
-    CpuBackend, Engine, FeatureBackend, Frame, FrameJob, MIN_SIZE, Picture, PixelFormat, VmafError,
+    CpuBackend, Engine, FeatureBackend, FrameInput, KeepAlive, MIN_SIZE, Picture, PixelFormat,
+    VmafError,
 };
 use std::sync::Arc;
 
@@ -111,7 +112,6 @@ pub struct Scorer<B: FeatureBackend> {
     sources: Vec<MetricSource>,
     geometry: Option<Geometry>,
     next_index: u64,
-    prev_ref: Option<Arc<Frame>>,
     pending: Option<RawFeatures>,
     motion_state: f64,
     pooled: Vec<Pooled>,
@@ -145,7 +145,6 @@ impl<B: FeatureBackend> Scorer<B> {
             sources: Vec::new(),
             geometry: None,
             next_index: 0,
-            prev_ref: None,
             pending: None,
             motion_state: 0.0,
             pooled: Vec::new(),
@@ -287,10 +286,11 @@ impl<B: FeatureBackend> Engine for Scorer<B> {
         self.backend.describe()
     }
 
-    fn push(
+    fn push_kept(
         &mut self,
         reference: &Picture<'_>,
         distorted: &Picture<'_>,
+        keep: Option<KeepAlive>,
     ) -> Result<Vec<FrameScores>, VmafError> {
         let g = Geometry {
             width: reference.width,
@@ -313,32 +313,23 @@ impl<B: FeatureBackend> Engine for Scorer<B> {
         self.set_geometry(g)?;
         let index = self.next_index;
         self.next_index += 1;
-        let r = Arc::new(Frame::from_picture(reference));
-        let d = Arc::new(Frame::from_picture(distorted));
-        let prev = if self.plan.motion.is_some() {
-            self.prev_ref.replace(r.clone())
-        } else {
-            None
-        };
-        let job = FrameJob {
+        self.backend.submit(FrameInput {
             index,
-            reference: r,
-            distorted: d,
-            prev_reference: prev,
             scored: index % self.subsample == 0,
-        };
-        self.backend.submit(job)?;
+            reference,
+            distorted,
+            keep,
+        })?;
         let raws = self.backend.collect(false)?;
         Ok(self.absorb(raws))
     }
 
     fn flush(&mut self) -> Result<Vec<FrameScores>, VmafError> {
-        let raws = self.backend.collect(true)?;
+        let raws = self.backend.flush()?;
         let mut out = self.absorb(raws);
         if let Some(last) = self.pending.take() {
             out.extend(self.finalize(last, None));
         }
-        self.prev_ref = None;
         Ok(out)
     }
 
@@ -353,7 +344,6 @@ impl<B: FeatureBackend> Engine for Scorer<B> {
     fn reset(&mut self) -> Result<(), VmafError> {
         self.backend.reset()?;
         self.next_index = 0;
-        self.prev_ref = None;
         self.pending = None;
         self.motion_state = 0.0;
         self.pooled.iter_mut().for_each(|p| *p = Pooled::default());

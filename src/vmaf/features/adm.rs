@@ -131,11 +131,10 @@ impl Adm {
         bpc: u8,
         p: &AdmParams,
     ) -> AdmScores {
-        let mut out = AdmScores::default();
         let (mut cw, mut ch) = (w, h);
-        let mut num = 0f64;
-        let mut den = 0f64;
-        let mut aim_num = 0f64;
+        let mut nums = [0f32; 4];
+        let mut dens = [0f32; 4];
+        let mut aims = [0f32; 4];
         for scale in 0..4 {
             let (bw, bh) = (cw.div_ceil(2), ch.div_ceil(2));
             if scale == 0 {
@@ -240,24 +239,50 @@ impl Adm {
                 p,
                 0.0,
             );
-            num += f64::from(num_scale);
-            den += f64::from(den_scale);
-            aim_num += f64::from(aim_scale);
-            out.num[scale] = num_scale;
-            out.den[scale] = den_scale;
+            nums[scale] = num_scale;
+            dens[scale] = den_scale;
+            aims[scale] = aim_scale;
+        }
+        AdmScores::finish(nums, dens, aims, w, h, p)
+    }
+}
+
+impl AdmScores {
+    /// `integer_compute_adm`'s end: the per-scale floats summed in double,
+    /// the tiny-value floor, and adm2 / aim / adm3.
+    pub fn finish(
+        num: [f32; 4],
+        den: [f32; 4],
+        aim: [f32; 4],
+        w: usize,
+        h: usize,
+        p: &AdmParams,
+    ) -> AdmScores {
+        let mut out = AdmScores {
+            num,
+            den,
+            ..Default::default()
+        };
+        let mut num_sum = 0f64;
+        let mut den_sum = 0f64;
+        let mut aim_sum = 0f64;
+        for scale in 0..4 {
+            num_sum += f64::from(num[scale]);
+            den_sum += f64::from(den[scale]);
+            aim_sum += f64::from(aim[scale]);
         }
         let limit = 1e-10 * (w * h) as f64 / (1920.0 * 1080.0);
-        if num < limit {
-            num = 0.0;
+        if num_sum < limit {
+            num_sum = 0.0;
         }
-        if den < limit {
-            den = 0.0;
+        if den_sum < limit {
+            den_sum = 0.0;
         }
-        if den == 0.0 {
+        if den_sum == 0.0 {
             out.adm2 = 1.0;
         } else {
-            let aim = aim_num / den;
-            out.adm2 = num / den;
+            let aim = aim_sum / den_sum;
+            out.adm2 = num_sum / den_sum;
             out.aim = Some(aim);
             out.adm3 =
                 Some((out.adm2 * p.dlm_weight + (1.0 - aim) * (1.0 - p.dlm_weight)).max(p.min_val));
@@ -372,7 +397,7 @@ pub fn dwt_s123(
 }
 
 /// (float)cos²(1°), `adm_decouple`.
-fn cos_1deg_sq() -> f32 {
+pub fn cos_1deg_sq() -> f32 {
     let c = (1.0f64 * std::f64::consts::PI / 180.0).cos();
     (c * c) as f32
 }
@@ -485,49 +510,92 @@ fn best15_from32(x: u32) -> (u32, i64) {
 
 /// `adm_csf_den_scale` / `adm_csf_den_s123`: Σ|ref band|³ over C, per band.
 pub fn csf_den(scale: usize, rb: &Bands, p: &AdmParams) -> f32 {
-    let (w, h) = (rb.w, rb.hgt);
+    let sums = csf_den_sums(scale, &rb.hvd(), rb.w, rb.hgt);
+    csf_den_finish(scale, sums, rb.w, rb.hgt, p)
+}
+
+/// Shifts of the denominator sums: (per-row shift, its rounding term, and
+/// for scales 1..3 the square and cube shifts).
+pub struct DenShifts {
+    pub shift_acc: u32,
+    pub add_acc: u64,
+    pub shift_sq: u32,
+    pub add_sq: u64,
+    pub shift_cub: u32,
+    pub add_cub: u64,
+}
+
+pub fn den_shifts(scale: usize, c: &Region) -> DenShifts {
+    if scale == 0 {
+        let shift = (f64::from(c.area()).log2() - 20.0).ceil() as i32;
+        let shift = shift.max(0) as u32;
+        DenShifts {
+            shift_acc: shift,
+            add_acc: if shift > 0 { 1 << (shift - 1) } else { 0 },
+            shift_sq: 0,
+            add_sq: 0,
+            shift_cub: 0,
+            add_cub: 0,
+        }
+    } else {
+        let shift_sq = [31u32, 30, 31][scale - 1];
+        let shift_cub = ceil_log2_minus((c.right - c.left) as usize, 0.0);
+        let shift_acc = ceil_log2_minus((c.bottom - c.top) as usize, 0.0);
+        DenShifts {
+            shift_acc,
+            add_acc: half_of_pow2(shift_acc) as u64,
+            shift_sq,
+            add_sq: 1u64 << shift_sq,
+            shift_cub,
+            add_cub: half_of_pow2(shift_cub) as u64,
+        }
+    }
+}
+
+/// The integer part of the denominator: per band (h, v, d), the per-row
+/// rounded sums of |x|³ over C. The CPU twin of `adm_csf_den` in
+/// `kernels/adm.hip`.
+pub fn csf_den_sums(scale: usize, bands: &[&[i32]; 3], w: usize, h: usize) -> [u64; 3] {
     let c = Region::core(w, h);
-    let rf = rfactors(scale, p.norm_view_dist, p.ref_display_height);
-    let area = c.area();
-    let noise = (f64::from(area) * p.noise_weight) as f32;
-    let bands = rb.hvd();
-    let mut total = 0f32;
+    let s = den_shifts(scale, &c);
+    let mut out = [0u64; 3];
     for (theta, band) in bands.iter().enumerate() {
-        let csf = if scale == 0 {
-            let shift = (f64::from(area).log2() - 20.0).ceil() as i32;
-            let shift = shift.max(0) as u32;
-            let add: u64 = if shift > 0 { 1 << (shift - 1) } else { 0 };
-            let mut acc = 0u64;
-            for i in c.top..c.bottom {
-                let row = &band[i as usize * w..];
-                let mut inner = 0u64;
+        let mut acc = 0u64;
+        for i in c.top..c.bottom {
+            let row = &band[i as usize * w..];
+            let mut inner = 0u64;
+            if scale == 0 {
                 for j in c.left..c.right {
                     let x = u64::from(row[j as usize].unsigned_abs() as u16);
                     inner += x * x * x;
                 }
-                acc += (inner + add) >> shift;
-            }
-            let div = 2f64.powi(18 - shift as i32);
-            (acc as f64 / div) * f64::from(rf[theta]).powi(3)
-        } else {
-            let shift_sq = [31u32, 30, 31][scale - 1];
-            let add_sq = 1u64 << shift_sq;
-            let convert = [32i64, 27, 23][scale - 1];
-            let shift_cub = ceil_log2_minus((c.right - c.left) as usize, 0.0);
-            let add_cub = half_of_pow2(shift_cub) as u64;
-            let shift_acc = ceil_log2_minus((c.bottom - c.top) as usize, 0.0);
-            let add_acc = half_of_pow2(shift_acc) as u64;
-            let mut acc = 0u64;
-            for i in c.top..c.bottom {
-                let row = &band[i as usize * w..];
-                let mut inner = 0u64;
+            } else {
                 for j in c.left..c.right {
                     let x = u64::from(row[j as usize].unsigned_abs());
-                    inner += ((((x * x) + add_sq) >> shift_sq) * x + add_cub) >> shift_cub;
+                    inner += ((((x * x) + s.add_sq) >> s.shift_sq) * x + s.add_cub) >> s.shift_cub;
                 }
-                acc += (inner + add_acc) >> shift_acc;
             }
-            let div = pow2_unsigned(convert, i64::from(shift_acc) + i64::from(shift_cub));
+            acc += (inner + s.add_acc) >> s.shift_acc;
+        }
+        out[theta] = acc;
+    }
+    out
+}
+
+/// The float part of the denominator from [`csf_den_sums`].
+pub fn csf_den_finish(scale: usize, sums: [u64; 3], w: usize, h: usize, p: &AdmParams) -> f32 {
+    let c = Region::core(w, h);
+    let s = den_shifts(scale, &c);
+    let rf = rfactors(scale, p.norm_view_dist, p.ref_display_height);
+    let noise = (f64::from(c.area()) * p.noise_weight) as f32;
+    let mut total = 0f32;
+    for (theta, &acc) in sums.iter().enumerate() {
+        let csf = if scale == 0 {
+            let div = 2f64.powi(18 - s.shift_acc as i32);
+            (acc as f64 / div) * f64::from(rf[theta]).powi(3)
+        } else {
+            let convert = [32i64, 27, 23][scale - 1];
+            let div = pow2_unsigned(convert, i64::from(s.shift_acc) + i64::from(s.shift_cub));
             (acc as f64 / div) * f64::from(rf[theta]).powi(3)
         };
         let band_val = (csf as f32).powf(1.0 / 3.0) + noise.powf(1.0 / 3.0);
@@ -598,6 +666,67 @@ pub fn cm(
     p: &AdmParams,
     noise_weight: f64,
 ) -> f32 {
+    let sums = cm_sums(scale, src, centre, nbr, w, h, p);
+    cm_finish(scale, sums, w, h, noise_weight)
+}
+
+/// Shifts of the masking sums: per band the cube shift, and the per-row shift.
+pub struct CmShifts {
+    pub shift_cub: [u32; 3],
+    pub shift_inner: u32,
+}
+
+impl CmShifts {
+    pub fn new(scale: usize, w: usize, h: usize) -> Self {
+        let shift_cub = if scale == 0 {
+            [
+                ceil_log2_minus(w, 4.0),
+                ceil_log2_minus(w, 4.0),
+                ceil_log2_minus(w, 3.0),
+            ]
+        } else {
+            [ceil_log2_minus(w, 0.0); 3]
+        };
+        CmShifts {
+            shift_cub,
+            shift_inner: ceil_log2_minus(h, 0.0),
+        }
+    }
+}
+
+/// The float part of the masking from [`cm_sums`]: per band a power-of-two
+/// division, cube roots and the noise floor.
+pub fn cm_finish(scale: usize, acc: [i64; 3], w: usize, h: usize, noise_weight: f64) -> f32 {
+    let sh = CmShifts::new(scale, w, h);
+    let noise = (f64::from(Region::core(w, h).area()) * noise_weight) as f32;
+    let f: [f32; 3] = if scale == 0 {
+        let k = [52i64, 52, 57];
+        [0, 1, 2].map(|t| {
+            (acc[t] as f64
+                / pow2_unsigned(k[t], i64::from(sh.shift_cub[t]) + i64::from(sh.shift_inner)))
+                as f32
+        })
+    } else {
+        let k = [45i64, 39, 36][scale - 1];
+        let fs = pow2_unsigned(k, i64::from(sh.shift_cub[0]) + i64::from(sh.shift_inner)) as f32;
+        acc.map(|a| a as f32 / fs)
+    };
+    let nz = noise.powf(1.0 / 3.0);
+    let b = f.map(|x| x.powf(1.0 / 3.0) + nz);
+    (b[0] + b[1]) + b[2]
+}
+
+/// The integer part of the masking: per band, the per-row rounded sums over
+/// C. The CPU twin of `adm_cm` in `kernels/adm.hip`.
+pub fn cm_sums(
+    scale: usize,
+    src: &[&[i32]; 3],
+    centre: &[&[i32]; 3],
+    nbr: &[&[i32]; 3],
+    w: usize,
+    h: usize,
+    p: &AdmParams,
+) -> [i64; 3] {
     let c = Region::core(w, h);
     let rows = c.top.max(0)..c.bottom.min(h as i32);
     let cols = c.left.max(0)..c.right.min(w as i32);
@@ -621,10 +750,9 @@ pub fn cm(
             x
         }) as usize
     };
-    let shift_inner = ceil_log2_minus(h, 0.0);
+    let sh = CmShifts::new(scale, w, h);
+    let shift_inner = sh.shift_inner;
     let add_inner = half_of_pow2(shift_inner);
-    let area = c.area();
-    let noise = (f64::from(area) * noise_weight) as f32;
 
     let thr_at = |i: i32, j: i32| -> i32 {
         let mut thr = 0i32;
@@ -668,14 +796,9 @@ pub fn cm(
     };
 
     let mut acc = [0i64; 3];
-    let f: [f32; 3];
     if scale == 0 {
         let rf = rfactors_scale0_fixed(p.norm_view_dist, p.ref_display_height);
-        let shift_cub = [
-            ceil_log2_minus(w, 4.0),
-            ceil_log2_minus(w, 4.0),
-            ceil_log2_minus(w, 3.0),
-        ];
+        let shift_cub = sh.shift_cub;
         let add_cub = shift_cub.map(half_of_pow2);
         const SUB: [u32; 3] = [10, 10, 12];
         const SQ_SHIFT: [u32; 3] = [29, 29, 30];
@@ -697,17 +820,9 @@ pub fn cm(
                 acc[theta] += (inner[theta] + add_inner) >> shift_inner;
             }
         }
-        f = [
-            (acc[0] as f64 / pow2_unsigned(52, i64::from(shift_cub[0]) + i64::from(shift_inner)))
-                as f32,
-            (acc[1] as f64 / pow2_unsigned(52, i64::from(shift_cub[1]) + i64::from(shift_inner)))
-                as f32,
-            (acc[2] as f64 / pow2_unsigned(57, i64::from(shift_cub[2]) + i64::from(shift_inner)))
-                as f32,
-        ];
     } else {
         let rf = rfactors_s123_fixed(scale, p.norm_view_dist, p.ref_display_height);
-        let shift_cub = ceil_log2_minus(w, 0.0);
+        let shift_cub = sh.shift_cub[0];
         let add_cub = half_of_pow2(shift_cub);
         for i in rows {
             let mut inner = [0i64; 3];
@@ -727,13 +842,8 @@ pub fn cm(
                 acc[theta] += (inner[theta] + add_inner) >> shift_inner;
             }
         }
-        let k = [45i64, 39, 36][scale - 1];
-        let fs = pow2_unsigned(k, i64::from(shift_cub) + i64::from(shift_inner)) as f32;
-        f = acc.map(|a| a as f32 / fs);
     }
-    let nz = noise.powf(1.0 / 3.0);
-    let b = f.map(|x| x.powf(1.0 / 3.0) + nz);
-    (b[0] + b[1]) + b[2]
+    acc
 }
 
 #[cfg(test)]

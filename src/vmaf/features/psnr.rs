@@ -7,6 +7,11 @@ pub fn psnr_max(bpc: u8) -> f64 {
 
 /// PSNR of one plane (`w`x`h`, packed rows): 10·log10(peak²/mse), capped.
 pub fn psnr_plane(r: &[u16], d: &[u16], w: usize, h: usize, bpc: u8) -> f64 {
+    psnr_from_sse(sse_plane(r, d, w, h), w, h, bpc)
+}
+
+/// Σ(r − d)² over one plane; the CPU twin of `kernels/psnr.hip`.
+pub fn sse_plane(r: &[u16], d: &[u16], w: usize, h: usize) -> u64 {
     let mut sse = 0u64;
     for y in 0..h {
         // libvmaf sums each 8-bit row in uint32 (exact for w < 66051).
@@ -17,6 +22,11 @@ pub fn psnr_plane(r: &[u16], d: &[u16], w: usize, h: usize, bpc: u8) -> f64 {
         }
         sse += row;
     }
+    sse
+}
+
+/// 10·log10(peak²/mse), capped at [`psnr_max`].
+pub fn psnr_from_sse(sse: u64, w: usize, h: usize, bpc: u8) -> f64 {
     let peak = if bpc == 8 {
         255.0
     } else {

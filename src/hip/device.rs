@@ -1,0 +1,776 @@
+//! Devices, device and pinned host memory, streams and events.
+
+use super::ffi::{self, Handle};
+use super::{Api, HipError, PINNED, Runtime};
+use std::ffi::{c_int, c_void};
+use std::sync::{Arc, Weak};
+
+/// What a device is, as the messages and the kernel cache need it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceInfo {
+    pub ordinal: usize,
+    pub name: String,
+    /// `sm_90` on NVIDIA, the full gcnArchName (`gfx90a:sramecc+:xnack-`) on AMD.
+    pub arch: String,
+    /// Threads per warp / wavefront, read from the device.
+    pub warp_size: u32,
+    pub multiprocessors: u32,
+    pub total_memory: usize,
+}
+
+/// An opened GPU: on NVIDIA its retained primary context, on AMD its ordinal.
+pub struct Device {
+    pub(crate) rt: Arc<Runtime>,
+    handle: c_int,
+    ctx: Handle,
+    pub info: DeviceInfo,
+}
+
+// SAFETY: a CUDA context and a HIP device ordinal may be used from any
+// thread once made current there (`make_current`); the handle is immutable.
+unsafe impl Send for Device {}
+// SAFETY: as above; no method mutates the struct.
+unsafe impl Sync for Device {}
+
+impl Device {
+    /// Opens device `ordinal` of `rt`.
+    pub fn open(rt: &Arc<Runtime>, ordinal: usize) -> Result<Arc<Device>, HipError> {
+        let count = rt.device_count()?;
+        if ordinal >= count {
+            return Err(HipError::NoDevice(format!(
+                "device-id {ordinal} asked for, but {} reports {count} device{}",
+                rt.libraries,
+                if count == 1 { "" } else { "s" }
+            )));
+        }
+        let ord = ordinal as c_int;
+        let mut name = [0u8; 256];
+        let mut warp: c_int = 0;
+        let mut sms: c_int = 0;
+        let mut mem: usize = 0;
+        let (handle, ctx, arch) = match &rt.api {
+            Api::Nvidia { cu, .. } => {
+                let mut dev: c_int = 0;
+                // SAFETY: valid out-pointers and buffer lengths throughout.
+                unsafe {
+                    rt.check((cu.device_get)(&mut dev, ord), "cuDeviceGet")?;
+                    rt.check(
+                        (cu.device_get_name)(name.as_mut_ptr().cast(), 255, dev),
+                        "cuDeviceGetName",
+                    )?;
+                    rt.check(
+                        (cu.device_get_attribute)(&mut warp, ffi::CU_ATTR_WARP_SIZE, dev),
+                        "cuDeviceGetAttribute",
+                    )?;
+                    rt.check(
+                        (cu.device_get_attribute)(&mut sms, ffi::CU_ATTR_MULTIPROCESSOR_COUNT, dev),
+                        "cuDeviceGetAttribute",
+                    )?;
+                    let (mut major, mut minor) = (0, 0);
+                    rt.check(
+                        (cu.device_get_attribute)(&mut major, ffi::CU_ATTR_CC_MAJOR, dev),
+                        "cuDeviceGetAttribute",
+                    )?;
+                    rt.check(
+                        (cu.device_get_attribute)(&mut minor, ffi::CU_ATTR_CC_MINOR, dev),
+                        "cuDeviceGetAttribute",
+                    )?;
+                    rt.check((cu.device_total_mem)(&mut mem, dev), "cuDeviceTotalMem")?;
+                    let mut ctx: Handle = std::ptr::null_mut();
+                    rt.check(
+                        (cu.primary_ctx_retain)(&mut ctx, dev),
+                        "cuDevicePrimaryCtxRetain",
+                    )?;
+                    (dev, ctx, format!("sm_{major}{minor}"))
+                }
+            }
+            Api::Amd { hip, props, .. } => {
+                // SAFETY: valid out-pointers and buffer lengths; the
+                // properties buffer is larger than either struct layout.
+                unsafe {
+                    rt.check((hip.set_device)(ord), "hipSetDevice")?;
+                    rt.check(
+                        (hip.device_get_name)(name.as_mut_ptr().cast(), 255, ord),
+                        "hipDeviceGetName",
+                    )?;
+                    rt.check(
+                        (hip.device_get_attribute)(&mut warp, ffi::HIP_ATTR_WARP_SIZE, ord),
+                        "hipDeviceGetAttribute",
+                    )?;
+                    rt.check(
+                        (hip.device_get_attribute)(
+                            &mut sms,
+                            ffi::HIP_ATTR_MULTIPROCESSOR_COUNT,
+                            ord,
+                        ),
+                        "hipDeviceGetAttribute",
+                    )?;
+                    rt.check((hip.device_total_mem)(&mut mem, ord), "hipDeviceTotalMem")?;
+                    let (get, offset) = props.ok_or_else(|| {
+                        HipError::NotFound("libamdhip64 exports no hipGetDeviceProperties".into())
+                    })?;
+                    let mut buf = vec![0u8; ffi::DEVICE_PROP_BYTES];
+                    rt.check(get(buf.as_mut_ptr().cast(), ord), "hipGetDeviceProperties")?;
+                    let arch = &buf[offset..offset + 256];
+                    let end = arch.iter().position(|&b| b == 0).unwrap_or(256);
+                    let arch = String::from_utf8_lossy(&arch[..end]).into_owned();
+                    if !arch.starts_with("gfx") {
+                        return Err(HipError::NoDevice(format!(
+                            "device {ordinal} reports architecture {arch:?}, not a gfx name"
+                        )));
+                    }
+                    (ord, std::ptr::null_mut(), arch)
+                }
+            }
+        };
+        let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+        Ok(Arc::new(Device {
+            rt: rt.clone(),
+            handle,
+            ctx,
+            info: DeviceInfo {
+                ordinal,
+                name: String::from_utf8_lossy(&name[..end]).trim().to_string(),
+                arch,
+                warp_size: warp.max(1) as u32,
+                multiprocessors: sms.max(1) as u32,
+                total_memory: mem,
+            },
+        }))
+    }
+
+    pub fn runtime(&self) -> &Arc<Runtime> {
+        &self.rt
+    }
+
+    /// Makes this device current on the calling thread (the current device
+    /// is per thread; GStreamer may call from any streaming thread).
+    pub fn make_current(&self) -> Result<(), HipError> {
+        match &self.rt.api {
+            // SAFETY: `ctx` is the retained primary context of this device.
+            Api::Nvidia { cu, .. } => self
+                .rt
+                .check(unsafe { (cu.ctx_set_current)(self.ctx) }, "cuCtxSetCurrent"),
+            // SAFETY: plain call with a valid ordinal.
+            Api::Amd { hip, .. } => self
+                .rt
+                .check(unsafe { (hip.set_device)(self.handle) }, "hipSetDevice"),
+        }
+    }
+
+    /// Waits for all work on the device (teardown only).
+    pub fn synchronize(&self) -> Result<(), HipError> {
+        self.make_current()?;
+        match &self.rt.api {
+            // SAFETY: plain call; the context is current.
+            Api::Nvidia { cu, .. } => self
+                .rt
+                .check(unsafe { (cu.ctx_synchronize)() }, "cuCtxSynchronize"),
+            // SAFETY: plain call; the device is current.
+            Api::Amd { hip, .. } => self
+                .rt
+                .check(unsafe { (hip.device_synchronize)() }, "hipDeviceSynchronize"),
+        }
+    }
+
+    /// Free and total device memory, in bytes.
+    pub fn memory_info(&self) -> Result<(usize, usize), HipError> {
+        self.make_current()?;
+        let (mut free, mut total) = (0usize, 0usize);
+        match &self.rt.api {
+            // SAFETY: valid out-pointers.
+            Api::Nvidia { cu, .. } => self.rt.check(
+                unsafe { (cu.mem_get_info)(&mut free, &mut total) },
+                "cuMemGetInfo",
+            )?,
+            // SAFETY: valid out-pointers.
+            Api::Amd { hip, .. } => self.rt.check(
+                unsafe { (hip.mem_get_info)(&mut free, &mut total) },
+                "hipMemGetInfo",
+            )?,
+        }
+        Ok((free, total))
+    }
+}
+
+impl Drop for Device {
+    fn drop(&mut self) {
+        if let Api::Nvidia { cu, .. } = &self.rt.api {
+            // SAFETY: releases the retain taken in `open`, exactly once.
+            // A failure here cannot be acted on; the context dies with the process.
+            let _ = unsafe { (cu.primary_ctx_release)(self.handle) };
+        }
+    }
+}
+
+/// Device memory of `bytes` bytes; freed on drop.
+pub struct DeviceBuffer {
+    dev: Arc<Device>,
+    ptr: u64,
+    bytes: usize,
+}
+
+// SAFETY: a device address is plain data; the memory is only touched by
+// device work ordered through streams.
+unsafe impl Send for DeviceBuffer {}
+// SAFETY: as above; `&DeviceBuffer` exposes no host access to the memory.
+unsafe impl Sync for DeviceBuffer {}
+
+impl DeviceBuffer {
+    /// Allocates `bytes` (at least 1) of device memory; `what` names it in errors.
+    pub fn new(dev: &Arc<Device>, bytes: usize, what: &str) -> Result<Self, HipError> {
+        dev.make_current()?;
+        let bytes = bytes.max(1);
+        let mut ptr = 0u64;
+        let r = match &dev.rt.api {
+            // SAFETY: valid out-pointer; the context is current.
+            Api::Nvidia { cu, .. } => (unsafe { (cu.mem_alloc)(&mut ptr, bytes) }, "cuMemAlloc"),
+            // SAFETY: valid out-pointer; the device is current.
+            Api::Amd { hip, .. } => (unsafe { (hip.malloc)(&mut ptr, bytes) }, "hipMalloc"),
+        };
+        // CUDA_ERROR_OUT_OF_MEMORY and hipErrorOutOfMemory are both 2.
+        if r.0 == 2 {
+            return Err(HipError::OutOfMemory {
+                bytes,
+                what: what.to_string(),
+            });
+        }
+        dev.rt.check(r.0, r.1)?;
+        Ok(Self {
+            dev: dev.clone(),
+            ptr,
+            bytes,
+        })
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    pub(crate) fn addr(&self) -> u64 {
+        self.ptr
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        // Kernels may still read the memory: let them finish first.
+        let _ = self.dev.synchronize();
+        let _ = match &self.dev.rt.api {
+            // SAFETY: `ptr` came from cuMemAlloc and is freed exactly once.
+            Api::Nvidia { cu, .. } => unsafe { (cu.mem_free)(self.ptr) },
+            // SAFETY: `ptr` came from hipMalloc and is freed exactly once.
+            Api::Amd { hip, .. } => unsafe { (hip.free)(self.ptr) },
+        }; // nothing to do about a failed free at teardown
+    }
+}
+
+/// Page-locked host memory the GPU can DMA from and to. Shared through an
+/// `Arc`; host access goes through [`PinnedHostMem`], the exclusive owner,
+/// while copies use the raw address.
+pub struct PinnedBuffer {
+    dev: Arc<Device>,
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: the allocation is plain host memory owned by this value; Rust
+// references into it are only made by the exclusive `PinnedHostMem`.
+unsafe impl Send for PinnedBuffer {}
+// SAFETY: `&PinnedBuffer` gives out no references into the memory.
+unsafe impl Sync for PinnedBuffer {}
+
+impl PinnedBuffer {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Drop for PinnedBuffer {
+    fn drop(&mut self) {
+        let me = self.ptr as usize;
+        PINNED.lock().unwrap().retain(|(a, _, _)| *a != me);
+        // A copy may still read or write the memory: let it finish first.
+        let _ = self.dev.synchronize();
+        let _ = match &self.dev.rt.api {
+            // SAFETY: `ptr` came from cuMemHostAlloc and is freed once.
+            Api::Nvidia { cu, .. } => unsafe { (cu.mem_free_host)(self.ptr.cast()) },
+            // SAFETY: `ptr` came from hipHostMalloc and is freed once.
+            Api::Amd { hip, .. } => unsafe { (hip.host_free)(self.ptr.cast()) },
+        }; // nothing to do about a failed free at teardown
+    }
+}
+
+/// The exclusive host-side owner of a pinned buffer: reads and writes it as
+/// a byte slice. Uploads take [`PinnedHostMem::shared`] and read the memory by
+/// address, so callers must not write while an upload from it is in flight
+/// (the engine's slot ring and GStreamer's buffer refcounts ensure that).
+pub struct PinnedHostMem {
+    buf: Arc<PinnedBuffer>,
+}
+
+impl PinnedHostMem {
+    /// Allocates `len` bytes (at least 1) of pinned host memory.
+    pub fn new(dev: &Arc<Device>, len: usize) -> Result<Self, HipError> {
+        dev.make_current()?;
+        let len = len.max(1);
+        let mut p: *mut c_void = std::ptr::null_mut();
+        let r = match &dev.rt.api {
+            // SAFETY: valid out-pointer; flags 0 = default pinned memory.
+            Api::Nvidia { cu, .. } => (
+                unsafe { (cu.mem_host_alloc)(&mut p, len, 0) },
+                "cuMemHostAlloc",
+            ),
+            // SAFETY: as above.
+            Api::Amd { hip, .. } => (unsafe { (hip.host_malloc)(&mut p, len, 0) }, "hipHostMalloc"),
+        };
+        if r.0 == 2 {
+            return Err(HipError::OutOfMemory {
+                bytes: len,
+                what: "pinned host memory".into(),
+            });
+        }
+        dev.rt.check(r.0, r.1)?;
+        if p.is_null() {
+            return Err(HipError::OutOfMemory {
+                bytes: len,
+                what: "pinned host memory (null)".into(),
+            });
+        }
+        // SAFETY: fresh allocation of `len` bytes; zero it so it is never read uninitialised.
+        unsafe { std::ptr::write_bytes(p.cast::<u8>(), 0, len) };
+        let buf = Arc::new(PinnedBuffer {
+            dev: dev.clone(),
+            ptr: p.cast(),
+            len,
+        });
+        PINNED
+            .lock()
+            .unwrap()
+            .push((p as usize, len, Arc::downgrade(&buf)));
+        Ok(Self { buf })
+    }
+
+    /// The buffer, for uploads and downloads by address.
+    pub fn shared(&self) -> &Arc<PinnedBuffer> {
+        &self.buf
+    }
+}
+
+impl AsRef<[u8]> for PinnedHostMem {
+    fn as_ref(&self) -> &[u8] {
+        // SAFETY: `ptr` is a live allocation of `len` initialised bytes; only
+        // this exclusive owner makes references into it.
+        unsafe { std::slice::from_raw_parts(self.buf.ptr, self.buf.len) }
+    }
+}
+
+impl AsMut<[u8]> for PinnedHostMem {
+    fn as_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as for `as_ref`, and `&mut self` makes this the only reference.
+        unsafe { std::slice::from_raw_parts_mut(self.buf.ptr, self.buf.len) }
+    }
+}
+
+/// The pinned buffer that holds `data`, and `data`'s offset in it, if
+/// `data` lies inside a live pinned buffer of this process.
+pub fn pinned_owner(data: &[u8]) -> Option<(Arc<PinnedBuffer>, usize)> {
+    let start = data.as_ptr() as usize;
+    let end = start + data.len();
+    let reg = PINNED.lock().unwrap();
+    reg.iter().find_map(|(a, len, weak): &(usize, usize, Weak<PinnedBuffer>)| {
+        if start >= *a && end <= a + len {
+            weak.upgrade().map(|b| (b, start - a))
+        } else {
+            None
+        }
+    })
+}
+
+/// An ordered queue of device work.
+pub struct Stream {
+    dev: Arc<Device>,
+    raw: Handle,
+}
+
+// SAFETY: CUDA and HIP streams may be used from any thread.
+unsafe impl Send for Stream {}
+// SAFETY: as above; stream calls are thread-safe in both runtimes.
+unsafe impl Sync for Stream {}
+
+impl Stream {
+    /// A non-blocking stream (it does not synchronise with the legacy default stream).
+    pub fn new(dev: &Arc<Device>) -> Result<Self, HipError> {
+        dev.make_current()?;
+        let mut raw: Handle = std::ptr::null_mut();
+        match &dev.rt.api {
+            // SAFETY: valid out-pointer.
+            Api::Nvidia { cu, .. } => dev.rt.check(
+                unsafe { (cu.stream_create)(&mut raw, ffi::CU_STREAM_NON_BLOCKING) },
+                "cuStreamCreate",
+            )?,
+            // SAFETY: valid out-pointer.
+            Api::Amd { hip, .. } => dev.rt.check(
+                unsafe { (hip.stream_create_with_flags)(&mut raw, ffi::HIP_STREAM_NON_BLOCKING) },
+                "hipStreamCreateWithFlags",
+            )?,
+        }
+        Ok(Self {
+            dev: dev.clone(),
+            raw,
+        })
+    }
+
+    pub fn device(&self) -> &Arc<Device> {
+        &self.dev
+    }
+
+    pub(crate) fn raw(&self) -> Handle {
+        self.raw
+    }
+
+    /// Asynchronous 2D copy host → device: `rows` rows of `width_bytes`,
+    /// from `src` at `src_offset` with `src_pitch`, to `dst` at `dst_offset`
+    /// with `dst_pitch`. Bounds are checked on both sides. `src` must stay
+    /// unwritten until the copy completed (record an event after it).
+    #[allow(clippy::too_many_arguments)]
+    pub fn upload_2d(
+        &self,
+        dst: &DeviceBuffer,
+        dst_offset: usize,
+        dst_pitch: usize,
+        src: &PinnedBuffer,
+        src_offset: usize,
+        src_pitch: usize,
+        width_bytes: usize,
+        rows: usize,
+    ) -> Result<(), HipError> {
+        if rows == 0 || width_bytes == 0 {
+            return Ok(());
+        }
+        let span = |off: usize, pitch: usize| off + pitch * (rows - 1) + width_bytes;
+        if width_bytes > src_pitch
+            || width_bytes > dst_pitch
+            || span(src_offset, src_pitch) > src.len
+            || span(dst_offset, dst_pitch) > dst.bytes
+        {
+            return Err(HipError::Usage(format!(
+                "2D upload of {rows}x{width_bytes} bytes out of bounds (source {} bytes, pitch {src_pitch}; destination {} bytes, pitch {dst_pitch})",
+                src.len, dst.bytes
+            )));
+        }
+        match &self.dev.rt.api {
+            Api::Nvidia { cu, .. } => {
+                let p = ffi::CudaMemcpy2D {
+                    src_x_in_bytes: 0,
+                    src_y: 0,
+                    src_memory_type: ffi::CU_MEMORYTYPE_HOST,
+                    // SAFETY: offset checked against the allocation above.
+                    src_host: unsafe { src.ptr.add(src_offset) }.cast(),
+                    src_device: 0,
+                    src_array: std::ptr::null_mut(),
+                    src_pitch,
+                    dst_x_in_bytes: 0,
+                    dst_y: 0,
+                    dst_memory_type: ffi::CU_MEMORYTYPE_DEVICE,
+                    dst_host: std::ptr::null_mut(),
+                    dst_device: dst.ptr + dst_offset as u64,
+                    dst_array: std::ptr::null_mut(),
+                    dst_pitch,
+                    width_in_bytes: width_bytes,
+                    height: rows,
+                };
+                // SAFETY: both regions were bounds-checked; `p` lives across the call.
+                self.dev
+                    .rt
+                    .check(unsafe { (cu.memcpy_2d_async)(&p, self.raw) }, "cuMemcpy2DAsync")
+            }
+            // SAFETY: both regions were bounds-checked above.
+            Api::Amd { hip, .. } => self.dev.rt.check(
+                unsafe {
+                    (hip.memcpy_2d_async)(
+                        dst.ptr + dst_offset as u64,
+                        dst_pitch,
+                        src.ptr.add(src_offset).cast(),
+                        src_pitch,
+                        width_bytes,
+                        rows,
+                        ffi::HIP_MEMCPY_HOST_TO_DEVICE,
+                        self.raw,
+                    )
+                },
+                "hipMemcpy2DAsync",
+            ),
+        }
+    }
+
+    /// Asynchronous copy of `bytes` device → pinned host.
+    pub fn download(
+        &self,
+        dst: &PinnedBuffer,
+        dst_offset: usize,
+        src: &DeviceBuffer,
+        src_offset: usize,
+        bytes: usize,
+    ) -> Result<(), HipError> {
+        if dst_offset + bytes > dst.len || src_offset + bytes > src.bytes {
+            return Err(HipError::Usage(format!(
+                "download of {bytes} bytes out of bounds"
+            )));
+        }
+        match &self.dev.rt.api {
+            // SAFETY: both regions bounds-checked above.
+            Api::Nvidia { cu, .. } => self.dev.rt.check(
+                unsafe {
+                    (cu.memcpy_dtoh_async)(
+                        dst.ptr.add(dst_offset).cast(),
+                        src.ptr + src_offset as u64,
+                        bytes,
+                        self.raw,
+                    )
+                },
+                "cuMemcpyDtoHAsync",
+            ),
+            // SAFETY: both regions bounds-checked above.
+            Api::Amd { hip, .. } => self.dev.rt.check(
+                unsafe {
+                    (hip.memcpy_async)(
+                        dst.ptr.add(dst_offset).cast(),
+                        (src.ptr + src_offset as u64) as *const c_void,
+                        bytes,
+                        ffi::HIP_MEMCPY_DEVICE_TO_HOST,
+                        self.raw,
+                    )
+                },
+                "hipMemcpyAsync",
+            ),
+        }
+    }
+
+    /// Asynchronous host → device copy of a small host slice through
+    /// pageable memory, completed before returning (tables at set-up).
+    pub fn upload_blocking(
+        &self,
+        dst: &DeviceBuffer,
+        dst_offset: usize,
+        src: &[u8],
+    ) -> Result<(), HipError> {
+        if dst_offset + src.len() > dst.bytes {
+            return Err(HipError::Usage(format!(
+                "upload of {} bytes out of bounds",
+                src.len()
+            )));
+        }
+        match &self.dev.rt.api {
+            // SAFETY: bounds checked; the stream is synchronised below, before `src` can go away.
+            Api::Nvidia { cu, .. } => self.dev.rt.check(
+                unsafe {
+                    (cu.memcpy_htod_async)(
+                        dst.ptr + dst_offset as u64,
+                        src.as_ptr().cast(),
+                        src.len(),
+                        self.raw,
+                    )
+                },
+                "cuMemcpyHtoDAsync",
+            )?,
+            // SAFETY: as above.
+            Api::Amd { hip, .. } => self.dev.rt.check(
+                unsafe {
+                    (hip.memcpy_async)(
+                        (dst.ptr + dst_offset as u64) as *mut c_void,
+                        src.as_ptr().cast(),
+                        src.len(),
+                        ffi::HIP_MEMCPY_HOST_TO_DEVICE,
+                        self.raw,
+                    )
+                },
+                "hipMemcpyAsync",
+            )?,
+        }
+        self.synchronize()
+    }
+
+    /// Asynchronously sets `bytes` bytes of `dst` from `offset` to `value`.
+    pub fn memset(
+        &self,
+        dst: &DeviceBuffer,
+        offset: usize,
+        bytes: usize,
+        value: u8,
+    ) -> Result<(), HipError> {
+        if offset + bytes > dst.bytes {
+            return Err(HipError::Usage(format!("memset of {bytes} bytes out of bounds")));
+        }
+        match &self.dev.rt.api {
+            // SAFETY: bounds checked above.
+            Api::Nvidia { cu, .. } => self.dev.rt.check(
+                unsafe { (cu.memset_d8_async)(dst.ptr + offset as u64, value, bytes, self.raw) },
+                "cuMemsetD8Async",
+            ),
+            // SAFETY: bounds checked above.
+            Api::Amd { hip, .. } => self.dev.rt.check(
+                unsafe {
+                    (hip.memset_async)(dst.ptr + offset as u64, c_int::from(value), bytes, self.raw)
+                },
+                "hipMemsetAsync",
+            ),
+        }
+    }
+
+    /// Records `ev` after the work queued so far.
+    pub fn record(&self, ev: &Event) -> Result<(), HipError> {
+        match &self.dev.rt.api {
+            // SAFETY: both handles are live.
+            Api::Nvidia { cu, .. } => self
+                .dev
+                .rt
+                .check(unsafe { (cu.event_record)(ev.raw, self.raw) }, "cuEventRecord"),
+            // SAFETY: both handles are live.
+            Api::Amd { hip, .. } => self
+                .dev
+                .rt
+                .check(unsafe { (hip.event_record)(ev.raw, self.raw) }, "hipEventRecord"),
+        }
+    }
+
+    /// Makes later work on this stream wait for `ev` (recorded on any stream).
+    pub fn wait(&self, ev: &Event) -> Result<(), HipError> {
+        match &self.dev.rt.api {
+            // SAFETY: both handles are live.
+            Api::Nvidia { cu, .. } => self.dev.rt.check(
+                unsafe { (cu.stream_wait_event)(self.raw, ev.raw, 0) },
+                "cuStreamWaitEvent",
+            ),
+            // SAFETY: both handles are live.
+            Api::Amd { hip, .. } => self.dev.rt.check(
+                unsafe { (hip.stream_wait_event)(self.raw, ev.raw, 0) },
+                "hipStreamWaitEvent",
+            ),
+        }
+    }
+
+    pub fn synchronize(&self) -> Result<(), HipError> {
+        match &self.dev.rt.api {
+            // SAFETY: live handle.
+            Api::Nvidia { cu, .. } => self
+                .dev
+                .rt
+                .check(unsafe { (cu.stream_synchronize)(self.raw) }, "cuStreamSynchronize"),
+            // SAFETY: live handle.
+            Api::Amd { hip, .. } => self
+                .dev
+                .rt
+                .check(unsafe { (hip.stream_synchronize)(self.raw) }, "hipStreamSynchronize"),
+        }
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        let _ = self.synchronize(); // teardown: nothing to report to
+        let _ = match &self.dev.rt.api {
+            // SAFETY: destroys the stream created in `new`, once.
+            Api::Nvidia { cu, .. } => unsafe { (cu.stream_destroy)(self.raw) },
+            // SAFETY: as above.
+            Api::Amd { hip, .. } => unsafe { (hip.stream_destroy)(self.raw) },
+        };
+    }
+}
+
+/// A point in a stream's work that the host or other streams can wait for.
+pub struct Event {
+    dev: Arc<Device>,
+    raw: Handle,
+}
+
+// SAFETY: CUDA and HIP events may be used from any thread.
+unsafe impl Send for Event {}
+// SAFETY: as above.
+unsafe impl Sync for Event {}
+
+impl Event {
+    pub fn new(dev: &Arc<Device>) -> Result<Self, HipError> {
+        dev.make_current()?;
+        let mut raw: Handle = std::ptr::null_mut();
+        match &dev.rt.api {
+            // SAFETY: valid out-pointer.
+            Api::Nvidia { cu, .. } => dev.rt.check(
+                unsafe { (cu.event_create)(&mut raw, ffi::CU_EVENT_DEFAULT) },
+                "cuEventCreate",
+            )?,
+            // SAFETY: valid out-pointer.
+            Api::Amd { hip, .. } => dev.rt.check(
+                unsafe { (hip.event_create_with_flags)(&mut raw, ffi::HIP_EVENT_DEFAULT) },
+                "hipEventCreateWithFlags",
+            )?,
+        }
+        Ok(Self {
+            dev: dev.clone(),
+            raw,
+        })
+    }
+
+    /// True once the work before the last `record` has completed.
+    pub fn query(&self) -> Result<bool, HipError> {
+        let (r, name) = match &self.dev.rt.api {
+            // SAFETY: live handle.
+            Api::Nvidia { cu, .. } => (unsafe { (cu.event_query)(self.raw) }, "cuEventQuery"),
+            // SAFETY: live handle.
+            Api::Amd { hip, .. } => (unsafe { (hip.event_query)(self.raw) }, "hipEventQuery"),
+        };
+        if r == ffi::CUDA_ERROR_NOT_READY || r == ffi::HIP_ERROR_NOT_READY {
+            return Ok(false);
+        }
+        self.dev.rt.check(r, name)?;
+        Ok(true)
+    }
+
+    pub fn synchronize(&self) -> Result<(), HipError> {
+        match &self.dev.rt.api {
+            // SAFETY: live handle.
+            Api::Nvidia { cu, .. } => self
+                .dev
+                .rt
+                .check(unsafe { (cu.event_synchronize)(self.raw) }, "cuEventSynchronize"),
+            // SAFETY: live handle.
+            Api::Amd { hip, .. } => self
+                .dev
+                .rt
+                .check(unsafe { (hip.event_synchronize)(self.raw) }, "hipEventSynchronize"),
+        }
+    }
+
+    /// Milliseconds between two completed events.
+    pub fn elapsed_ms(start: &Event, end: &Event) -> Result<f32, HipError> {
+        let mut ms = 0f32;
+        match &start.dev.rt.api {
+            // SAFETY: valid out-pointer, live handles.
+            Api::Nvidia { cu, .. } => start.dev.rt.check(
+                unsafe { (cu.event_elapsed_time)(&mut ms, start.raw, end.raw) },
+                "cuEventElapsedTime",
+            )?,
+            // SAFETY: valid out-pointer, live handles.
+            Api::Amd { hip, .. } => start.dev.rt.check(
+                unsafe { (hip.event_elapsed_time)(&mut ms, start.raw, end.raw) },
+                "hipEventElapsedTime",
+            )?,
+        }
+        Ok(ms)
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        let _ = match &self.dev.rt.api {
+            // SAFETY: destroys the event created in `new`, once.
+            Api::Nvidia { cu, .. } => unsafe { (cu.event_destroy)(self.raw) },
+            // SAFETY: as above.
+            Api::Amd { hip, .. } => unsafe { (hip.event_destroy)(self.raw) },
+        }; // teardown: nothing to report to
+    }
+}

@@ -1,0 +1,1019 @@
+//! The HIP feature backend: VMAF's integer extractors as kernels, with a
+//! ring of per-frame slots on streams owned by this backend.
+//!
+//! Per frame, on its slot's stream: upload luma (and chroma for PSNR) from
+//! pinned memory, motion SAD against the previous reference (waiting on the
+//! event that marks its upload), the four VIF scales, the four ADM scales,
+//! PSNR; then one 448-byte read-back of integer sums into pinned memory.
+//! The float finish (log-domain ratios, cube roots, model) runs on the CPU
+//! with the very functions the CPU engine uses, so the GPU reproduces the
+//! CPU's numbers exactly when its integer sums are equal.
+//!
+//! Slots are reused in order: frame *j* takes slot *j mod N* once frames up
+//! to *j − N + 1* are retired (frame *j − N + 1* reads slot *j mod N*'s
+//! reference for motion). Upload of frame *j + 1* overlaps the kernels of
+//! frame *j*; the caller blocks only when the ring is full.
+
+#![forbid(unsafe_code)]
+
+use super::module::ArgKind as K;
+use super::{
+    Arg, Device, DeviceBuffer, Event, HipError, Kernel, Module, PinnedBuffer, PinnedHostMem,
+    Runtime, Stream, Vendor, compile_source, pinned_owner, read_u64s, u16_bytes,
+};
+use crate::vmaf::features::adm::{
+    self, AdmParams, AdmScores, CmShifts, cm_finish, csf_den_finish, den_shifts,
+};
+use crate::vmaf::features::adm_tables::{
+    DWT_LO_SUM, Region, div_lookup, dwt_indices, rfactors_s123_fixed, rfactors_scale0_fixed,
+};
+use crate::vmaf::features::vif::{VifAccum, VifScales, VifShifts, log2_table};
+use crate::vmaf::features::{Plan, RawFeatures, motion, psnr, ssim};
+use crate::vmaf::picture::Planes;
+use crate::vmaf::{FeatureBackend, FrameInput, KeepAlive, Picture, PixelFormat, VmafError};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The kernel sources, embedded at build time; compiled at first use.
+pub const KERNEL_SOURCES: [(&str, &str); 8] = [
+    ("motion_sad.hip", include_str!("../../kernels/motion_sad.hip")),
+    ("psnr_sse.hip", include_str!("../../kernels/psnr_sse.hip")),
+    ("vif_statistic.hip", include_str!("../../kernels/vif_statistic.hip")),
+    ("vif_decimate.hip", include_str!("../../kernels/vif_decimate.hip")),
+    ("adm_dwt.hip", include_str!("../../kernels/adm_dwt.hip")),
+    ("adm_decouple.hip", include_str!("../../kernels/adm_decouple.hip")),
+    ("adm_cm.hip", include_str!("../../kernels/adm_cm.hip")),
+    ("adm_csf_den.hip", include_str!("../../kernels/adm_csf_den.hip")),
+];
+
+/// Widest frame the GPU path takes: motion's per-row sums stay exact in 64
+/// bits only while a row's uint32 sum cannot wrap (|v| ≤ 65535 per sample).
+pub const MAX_WIDTH: usize = 65536;
+
+/// Read-back layout, in u64 slots.
+const R_VIF: usize = 0; // 4 scales × (num_log, den_log, num_non_log, den_non_log)
+const R_ADM: usize = 16; // 4 scales × (num θ0..2, aim θ0..2, den θ0..2)
+const R_MOTION: usize = 52;
+const R_PSNR: usize = 53; // 3 planes
+const R_LEN: usize = 56;
+
+/// How to open the backend.
+#[derive(Clone, Debug)]
+pub struct HipOptions {
+    pub vendor: Vendor,
+    pub device_id: usize,
+    /// Frame slots in the ring (at least 3).
+    pub ring: usize,
+}
+
+impl Default for HipOptions {
+    fn default() -> Self {
+        Self {
+            vendor: Vendor::Auto,
+            device_id: 0,
+            ring: 6,
+        }
+    }
+}
+
+/// Every kernel of every stage, loaded once per device and process and
+/// shared by all backends on that device.
+struct Kernels {
+    motion8: Kernel,
+    motion16: Kernel,
+    sse8: Kernel,
+    sse16: Kernel,
+    vif_stat8: Kernel,
+    vif_stat16: Kernel,
+    vif_dec8: Kernel,
+    vif_dec16: Kernel,
+    dwt0_8: Kernel,
+    dwt0_16: Kernel,
+    dwt123: Kernel,
+    decouple: Kernel,
+    cm: Kernel,
+    csf_den: Kernel,
+    /// 2048·log2 table (u16) and ADM's reciprocal table (i32), device copies.
+    log_table: DeviceBuffer,
+    div_table: DeviceBuffer,
+    /// Seconds spent compiling (0 when every module came from the cache).
+    compile_note: String,
+}
+
+fn load_kernels(dev: &Arc<Device>) -> Result<Kernels, HipError> {
+    let rt = dev.runtime().clone();
+    let mut modules: HashMap<&str, Arc<Module>> = HashMap::new();
+    let mut compiled = Vec::new();
+    let t0 = std::time::Instant::now();
+    for (file, src) in KERNEL_SOURCES {
+        let (code, cached) = compile_source(&rt, &dev.info.arch, file, src)?;
+        if !cached {
+            compiled.push(file);
+        }
+        modules.insert(file, Module::load(dev, &code)?);
+    }
+    let m = |f: &str| modules[f].clone();
+    let ptr2_i3_ptr = [K::Ptr, K::Ptr, K::I32, K::I32, K::I32, K::Ptr];
+    let sse = [K::Ptr, K::Ptr, K::I32, K::I32, K::Ptr];
+    let vif = [
+        K::Ptr,
+        K::Ptr,
+        K::I32,
+        K::I32,
+        K::I32,
+        K::I32,
+        K::I32,
+        K::F64,
+        K::Ptr,
+        K::Ptr,
+    ];
+    let dec8 = [K::Ptr, K::Ptr, K::Ptr, K::Ptr, K::I32, K::I32, K::I32, K::I32];
+    let dec16 = [
+        K::Ptr,
+        K::Ptr,
+        K::Ptr,
+        K::Ptr,
+        K::I32,
+        K::I32,
+        K::I32,
+        K::I32,
+        K::I32,
+    ];
+    let dwt0 = [
+        K::Ptr,
+        K::Ptr,
+        K::Ptr,
+        K::Ptr,
+        K::I32,
+        K::I32,
+        K::I32,
+        K::I32,
+        K::Ptr,
+        K::Ptr,
+        K::I32,
+        K::I32,
+        K::I32,
+    ];
+    let dwt123 = [
+        K::Ptr,
+        K::Ptr,
+        K::Ptr,
+        K::Ptr,
+        K::I32,
+        K::I32,
+        K::I32,
+        K::I32,
+        K::Ptr,
+        K::Ptr,
+        K::I64,
+        K::I32,
+        K::I64,
+        K::I32,
+    ];
+    let decouple = [
+        K::Ptr,
+        K::Ptr,
+        K::Ptr,
+        K::Ptr,
+        K::I32,
+        K::I32,
+        K::I32,
+        K::I32,
+        K::I32,
+        K::I32,
+        K::I32,
+        K::F64,
+        K::F64,
+        K::I64,
+        K::I64,
+        K::I64,
+    ];
+    let cm = [
+        K::Ptr,
+        K::I32,
+        K::I32,
+        K::I32,
+        K::I32,
+        K::I32,
+        K::I32,
+        K::I32,
+        K::I64,
+        K::I64,
+        K::I64,
+        K::I32,
+        K::I32,
+        K::I32,
+        K::I32,
+        K::Ptr,
+    ];
+    let den = [
+        K::Ptr,
+        K::I32,
+        K::I32,
+        K::I32,
+        K::I32,
+        K::I32,
+        K::I32,
+        K::I32,
+        K::I32,
+        K::I32,
+        K::Ptr,
+    ];
+    let stream = Stream::new(dev)?;
+    let table = log2_table();
+    let log_table = DeviceBuffer::new(dev, table.len() * 2, "VIF log2 table")?;
+    stream.upload_blocking(&log_table, 0, u16_bytes(&table))?;
+    let div: Vec<u8> = div_lookup().iter().flat_map(|v| v.to_le_bytes()).collect();
+    let div_table = DeviceBuffer::new(dev, div.len(), "ADM reciprocal table")?;
+    stream.upload_blocking(&div_table, 0, &div)?;
+    Ok(Kernels {
+        motion8: m("motion_sad.hip").kernel("motion_sad_8", &ptr2_i3_ptr)?,
+        motion16: m("motion_sad.hip").kernel("motion_sad_16", &ptr2_i3_ptr)?,
+        sse8: m("psnr_sse.hip").kernel("psnr_sse_8", &sse)?,
+        sse16: m("psnr_sse.hip").kernel("psnr_sse_16", &sse)?,
+        vif_stat8: m("vif_statistic.hip").kernel("vif_statistic_8", &vif)?,
+        vif_stat16: m("vif_statistic.hip").kernel("vif_statistic_16", &vif)?,
+        vif_dec8: m("vif_decimate.hip").kernel("vif_decimate_8", &dec8)?,
+        vif_dec16: m("vif_decimate.hip").kernel("vif_decimate_16", &dec16)?,
+        dwt0_8: m("adm_dwt.hip").kernel("adm_dwt0_8", &dwt0)?,
+        dwt0_16: m("adm_dwt.hip").kernel("adm_dwt0_16", &dwt0)?,
+        dwt123: m("adm_dwt.hip").kernel("adm_dwt123", &dwt123)?,
+        decouple: m("adm_decouple.hip").kernel("adm_decouple_csf", &decouple)?,
+        cm: m("adm_cm.hip").kernel("adm_cm", &cm)?,
+        csf_den: m("adm_csf_den.hip").kernel("adm_csf_den", &den)?,
+        log_table,
+        div_table,
+        compile_note: if compiled.is_empty() {
+            "kernels from cache".into()
+        } else {
+            format!(
+                "compiled {} kernel file(s) in {:.1} s",
+                compiled.len(),
+                t0.elapsed().as_secs_f64()
+            )
+        },
+    })
+}
+
+/// Opened devices and their kernels, per (vendor, ordinal), for the process.
+type Opened = (Arc<Device>, Arc<Kernels>);
+fn open_device(vendor: Vendor, ordinal: usize) -> Result<Opened, HipError> {
+    static OPEN: OnceLock<Mutex<HashMap<(Vendor, usize), Opened>>> = OnceLock::new();
+    let rt = Runtime::load(vendor)?;
+    let key = (rt.vendor(), ordinal);
+    let mut map = OPEN.get_or_init(Default::default).lock().unwrap();
+    if let Some(o) = map.get(&key) {
+        return Ok(o.clone());
+    }
+    let dev = Device::open(&rt, ordinal)?;
+    let kernels = Arc::new(load_kernels(&dev)?);
+    map.insert(key, (dev.clone(), kernels.clone()));
+    Ok((dev, kernels))
+}
+
+fn be(e: HipError) -> VmafError {
+    VmafError::Backend(format!("HIP: {e}"))
+}
+
+/// Sizes and tables that depend on the stream's geometry.
+struct Layout {
+    w: usize,
+    h: usize,
+    bpc: u8,
+    format: PixelFormat,
+    /// Bytes per sample of the uploaded pictures (1 or 2).
+    bps: usize,
+    /// Planes uploaded: luma, plus both chroma planes when PSNR asks for them.
+    planes: Vec<(usize, usize)>,
+    /// VIF image size per scale.
+    vif: [(usize, usize); 4],
+    /// ADM input size and band size per scale.
+    adm_in: [(usize, usize); 4],
+    adm_band: [(usize, usize); 4],
+    /// DWT index tables of every scale (ix then iy), and their offsets.
+    dwt_tables: DeviceBuffer,
+    dwt_offsets: [(usize, usize); 4],
+}
+
+/// Device memory and sync objects of one frame in flight.
+struct Slot {
+    stream: Stream,
+    uploaded: Event,
+    done: Event,
+    /// Packed pictures for inputs that are not already in pinned memory.
+    staging: PinnedHostMem,
+    /// Uploaded planes: reference then distorted for each plane of `Layout::planes`.
+    pix: Vec<DeviceBuffer>,
+    vif_a: [DeviceBuffer; 2],
+    vif_b: [DeviceBuffer; 2],
+    bands_ref: Vec<DeviceBuffer>,
+    bands_dis: Vec<DeviceBuffer>,
+    work: DeviceBuffer,
+    accum: DeviceBuffer,
+    result: PinnedHostMem,
+    flight: Option<InFlight>,
+}
+
+struct InFlight {
+    index: u64,
+    scored: bool,
+    motion_computed: bool,
+    /// Pinned buffers uploaded from in place, and what keeps them unwritten.
+    _sources: Vec<Arc<PinnedBuffer>>,
+    _keep: Option<KeepAlive>,
+    ssim: Option<f64>,
+    ms_ssim: Option<f64>,
+}
+
+/// VMAF's per-frame features on a GPU.
+pub struct HipBackend {
+    dev: Arc<Device>,
+    kernels: Arc<Kernels>,
+    plan: Plan,
+    ring: usize,
+    layout: Option<Layout>,
+    slots: Vec<Slot>,
+    /// Slot of the next frame.
+    next_slot: usize,
+    /// Frames in flight, oldest first: (index, slot).
+    order: VecDeque<(u64, usize)>,
+    /// Slot holding the previous reference, for motion.
+    prev_slot: Option<usize>,
+    ready: Vec<RawFeatures>,
+}
+
+impl HipBackend {
+    /// Opens the GPU (`options.vendor`, `options.device_id`) and its kernels.
+    pub fn new(plan: Plan, options: &HipOptions) -> Result<Self, HipError> {
+        let (dev, kernels) = open_device(options.vendor, options.device_id)?;
+        Ok(Self {
+            dev,
+            kernels,
+            plan,
+            ring: options.ring.max(3),
+            layout: None,
+            slots: Vec::new(),
+            next_slot: 0,
+            order: VecDeque::new(),
+            prev_slot: None,
+            ready: Vec::new(),
+        })
+    }
+
+    pub fn device(&self) -> &Arc<Device> {
+        &self.dev
+    }
+
+    /// How the kernels were obtained (compiled now, or from the disk cache).
+    pub fn compile_note(&self) -> &str {
+        &self.kernels.compile_note
+    }
+
+    fn setup(&mut self, pic: &Picture<'_>) -> Result<(), VmafError> {
+        let (w, h) = (pic.width, pic.height);
+        if w > MAX_WIDTH {
+            return Err(VmafError::Unsupported(format!(
+                "{w} samples wide: the HIP backend takes at most {MAX_WIDTH} (use backend=cpu)"
+            )));
+        }
+        let bps = if pic.bpc == 8 { 1 } else { 2 };
+        let mut planes = vec![(w, h)];
+        if self.plan.psnr
+            && let Some(c) = pic.format.chroma_size(w, h)
+        {
+            planes.push(c);
+            planes.push(c);
+        }
+        let mut vif = [(w, h); 4];
+        for s in 1..4 {
+            vif[s] = (vif[s - 1].0 / 2, vif[s - 1].1 / 2);
+        }
+        let mut adm_in = [(w, h); 4];
+        let mut adm_band = [(w.div_ceil(2), h.div_ceil(2)); 4];
+        for s in 1..4 {
+            adm_in[s] = adm_band[s - 1];
+            adm_band[s] = (adm_in[s].0.div_ceil(2), adm_in[s].1.div_ceil(2));
+        }
+        // DWT index tables: ix (band width × 4) then iy (band height × 4), per scale.
+        let mut table: Vec<u8> = Vec::new();
+        let mut dwt_offsets = [(0, 0); 4];
+        for s in 0..4 {
+            let ix = dwt_indices(adm_in[s].0);
+            let iy = dwt_indices(adm_in[s].1);
+            dwt_offsets[s].0 = table.len();
+            table.extend(ix.iter().flatten().flat_map(|v| v.to_le_bytes()));
+            dwt_offsets[s].1 = table.len();
+            table.extend(iy.iter().flatten().flat_map(|v| v.to_le_bytes()));
+        }
+        self.dev.make_current().map_err(be)?;
+        let dwt_tables =
+            DeviceBuffer::new(&self.dev, table.len(), "DWT index tables").map_err(be)?;
+        let setup_stream = Stream::new(&self.dev).map_err(be)?;
+        setup_stream
+            .upload_blocking(&dwt_tables, 0, &table)
+            .map_err(be)?;
+        let layout = Layout {
+            w,
+            h,
+            bpc: pic.bpc,
+            format: pic.format,
+            bps,
+            planes,
+            vif,
+            adm_in,
+            adm_band,
+            dwt_tables,
+            dwt_offsets,
+        };
+        let mut slots = Vec::with_capacity(self.ring);
+        for _ in 0..self.ring {
+            slots.push(self.new_slot(&layout).map_err(be)?);
+        }
+        self.slots = slots;
+        self.layout = Some(layout);
+        self.next_slot = 0;
+        self.prev_slot = None;
+        Ok(())
+    }
+
+    fn new_slot(&self, l: &Layout) -> Result<Slot, HipError> {
+        let dev = &self.dev;
+        let mut pix = Vec::new();
+        let mut staging_len = 0;
+        for &(pw, ph) in &l.planes {
+            for side in ["reference", "distorted"] {
+                pix.push(DeviceBuffer::new(dev, pw * ph * l.bps, side)?);
+                staging_len += pw * ph * l.bps;
+            }
+        }
+        let half = l.vif[1].0 * l.vif[1].1 * 2;
+        let buf = |what: &str, n: usize| DeviceBuffer::new(dev, n, what);
+        let mut bands_ref = Vec::new();
+        let mut bands_dis = Vec::new();
+        for &(bw, bh) in &l.adm_band {
+            bands_ref.push(buf("ADM reference bands", 4 * bw * bh * 4)?);
+            bands_dis.push(buf("ADM distorted bands", 4 * bw * bh * 4)?);
+        }
+        let n0 = l.adm_band[0].0 * l.adm_band[0].1;
+        Ok(Slot {
+            stream: Stream::new(dev)?,
+            uploaded: Event::new(dev)?,
+            done: Event::new(dev)?,
+            staging: PinnedHostMem::new(dev, staging_len)?,
+            pix,
+            vif_a: [buf("VIF scale image", half)?, buf("VIF scale image", half)?],
+            vif_b: [buf("VIF scale image", half)?, buf("VIF scale image", half)?],
+            bands_ref,
+            bands_dis,
+            work: buf("ADM decouple/CSF planes", 18 * n0 * 4)?,
+            accum: buf("feature sums", R_LEN * 8)?,
+            result: PinnedHostMem::new(dev, R_LEN * 8)?,
+            flight: None,
+        })
+    }
+
+    /// Retires the oldest frame in flight (waiting when `block`); false if
+    /// it is not done and `block` is false.
+    fn retire_one(&mut self, block: bool) -> Result<bool, VmafError> {
+        let Some(&(index, s)) = self.order.front() else {
+            return Ok(false);
+        };
+        let slot = &mut self.slots[s];
+        if block {
+            slot.done.synchronize().map_err(be)?;
+        } else if !slot.done.query().map_err(be)? {
+            return Ok(false);
+        }
+        self.order.pop_front();
+        let f = slot.flight.take().ok_or_else(|| {
+            VmafError::Backend(format!("HIP: frame {index} lost its slot record"))
+        })?;
+        let sums = read_u64s(slot.result.as_ref(), R_LEN);
+        let layout = self.layout.as_ref().expect("slots exist only with a layout");
+        self.ready.push(finish(&self.plan, layout, &f, &sums));
+        Ok(true)
+    }
+
+    fn submit_frame(&mut self, input: FrameInput<'_>) -> Result<(), VmafError> {
+        let ring = self.ring as u64;
+        // Frame j takes slot j mod N once frames ≤ j − N + 1 are retired.
+        while let Some(&(oldest, _)) = self.order.front() {
+            if oldest + ring > input.index + 1 && self.order.len() < self.ring - 1 {
+                break;
+            }
+            self.retire_one(true)?;
+        }
+        let s = self.next_slot;
+        let prev = self.prev_slot;
+        let k = self.kernels.clone();
+        let l = self.layout.as_ref().expect("set up before submitting");
+        let slot = &self.slots[s];
+        let st = &slot.stream;
+        let mut sources = Vec::new();
+        // Upload every plane, reference and distorted, in place when it is pinned.
+        let mut staged = 0usize;
+        let mut staging_writes: Vec<(usize, usize, usize)> = Vec::new(); // (plane, side, offset)
+        for (p, &(pw, ph)) in l.planes.iter().enumerate() {
+            for (side, pic) in [input.reference, input.distorted].into_iter().enumerate() {
+                let (bytes, pitch) = plane_bytes(pic, p);
+                let dst = &slot.pix[2 * p + side];
+                let row = pw * l.bps;
+                match pinned_owner(bytes) {
+                    Some((buf, off)) if input.keep.is_some() => {
+                        st.upload_2d(dst, 0, row, &buf, off, pitch, row, ph)
+                            .map_err(be)?;
+                        sources.push(buf);
+                    }
+                    _ => {
+                        staging_writes.push((p, side, staged));
+                        staged += row * ph;
+                    }
+                }
+            }
+        }
+        if !staging_writes.is_empty() {
+            let slot = &mut self.slots[s];
+            let dst_all = slot.staging.as_mut();
+            for &(p, side, off) in &staging_writes {
+                let pic = if side == 0 { input.reference } else { input.distorted };
+                let (bytes, pitch) = plane_bytes(pic, p);
+                let (pw, ph) = l.planes[p];
+                let row = pw * l.bps;
+                for y in 0..ph {
+                    dst_all[off + y * row..off + (y + 1) * row]
+                        .copy_from_slice(&bytes[y * pitch..y * pitch + row]);
+                }
+            }
+            let slot = &self.slots[s];
+            for &(p, side, off) in &staging_writes {
+                let (pw, ph) = l.planes[p];
+                let row = pw * l.bps;
+                slot.stream
+                    .upload_2d(
+                        &slot.pix[2 * p + side],
+                        0,
+                        row,
+                        slot.staging.shared(),
+                        off,
+                        row,
+                        row,
+                        ph,
+                    )
+                    .map_err(be)?;
+            }
+        }
+        let slot = &self.slots[s];
+        let st = &slot.stream;
+        st.record(&slot.uploaded).map_err(be)?;
+        st.memset(&slot.accum, 0, R_LEN * 8, 0).map_err(be)?;
+        let mut motion_computed = false;
+        if let Some(mp) = &self.plan.motion
+            && let Some(ps) = prev
+            && !mp.force_zero
+        {
+            let p = &self.slots[ps];
+            st.wait(&p.uploaded).map_err(be)?;
+            let kern = if l.bps == 1 { &k.motion8 } else { &k.motion16 };
+            let shift = if l.bpc == 8 { 8 } else { i32::from(l.bpc) };
+            st.launch(
+                kern,
+                (blocks(l.w), l.h as u32, 1),
+                (256, 1, 1),
+                0,
+                &[
+                    Arg::Buf(&p.pix[0], 0),
+                    Arg::Buf(&slot.pix[0], 0),
+                    Arg::I32(l.w as i32),
+                    Arg::I32(l.h as i32),
+                    Arg::I32(shift),
+                    Arg::Buf(&slot.accum, R_MOTION * 8),
+                ],
+            )
+            .map_err(be)?;
+            motion_computed = true;
+        }
+        if input.scored {
+            if let Some(egl) = self.plan.vif_egl {
+                launch_vif(&k, l, slot, egl).map_err(be)?;
+            }
+            if let Some(p) = &self.plan.adm {
+                launch_adm(&k, l, slot, p).map_err(be)?;
+            }
+            if self.plan.psnr {
+                for (p, &(pw, ph)) in l.planes.iter().enumerate() {
+                    let kern = if l.bps == 1 { &k.sse8 } else { &k.sse16 };
+                    st.launch(
+                        kern,
+                        (blocks(pw), ph as u32, 1),
+                        (256, 1, 1),
+                        0,
+                        &[
+                            Arg::Buf(&slot.pix[2 * p], 0),
+                            Arg::Buf(&slot.pix[2 * p + 1], 0),
+                            Arg::I32(pw as i32),
+                            Arg::I32(ph as i32),
+                            Arg::Buf(&slot.accum, (R_PSNR + p) * 8),
+                        ],
+                    )
+                    .map_err(be)?;
+                }
+            }
+        }
+        st.download(slot.result.shared(), 0, &slot.accum, 0, R_LEN * 8)
+            .map_err(be)?;
+        st.record(&slot.done).map_err(be)?;
+        // SSIM and MS-SSIM stay on the CPU (float extractors; see docs/architecture.md).
+        let (mut ssim_v, mut ms_ssim_v) = (None, None);
+        if input.scored && (self.plan.ssim || self.plan.ms_ssim) {
+            let f = crate::vmaf::Frame::from_picture(input.reference);
+            let g = crate::vmaf::Frame::from_picture(input.distorted);
+            let rf = ssim::to_float(&f.luma().data, f.bpc);
+            let df = ssim::to_float(&g.luma().data, g.bpc);
+            if self.plan.ssim {
+                ssim_v = ssim::float_ssim(&rf, &df, l.w, l.h);
+            }
+            if self.plan.ms_ssim {
+                ms_ssim_v = ssim::float_ms_ssim(&rf, &df, l.w, l.h);
+            }
+        }
+        self.slots[s].flight = Some(InFlight {
+            index: input.index,
+            scored: input.scored,
+            motion_computed,
+            _sources: sources,
+            _keep: input.keep,
+            ssim: ssim_v,
+            ms_ssim: ms_ssim_v,
+        });
+        self.order.push_back((input.index, s));
+        self.prev_slot = Some(s);
+        self.next_slot = (s + 1) % self.ring;
+        Ok(())
+    }
+
+    fn drain(&mut self) -> Result<(), VmafError> {
+        while !self.order.is_empty() {
+            self.retire_one(true)?;
+        }
+        Ok(())
+    }
+}
+
+fn blocks(n: usize) -> u32 {
+    n.div_ceil(256).max(1) as u32
+}
+
+/// The bytes of plane `p` of `pic` from its first sample, and its pitch in bytes.
+fn plane_bytes<'a>(pic: &'a Picture<'a>, p: usize) -> (&'a [u8], usize) {
+    match &pic.planes {
+        Planes::U8(pl) => {
+            let pl = pl[p].as_ref().expect("validated picture");
+            (pl.data, pl.stride)
+        }
+        Planes::U16(pl) => {
+            let pl = pl[p].as_ref().expect("validated picture");
+            (u16_bytes(pl.data), pl.stride * 2)
+        }
+    }
+}
+
+fn launch_vif(k: &Kernels, l: &Layout, slot: &Slot, egl: f64) -> Result<(), HipError> {
+    let st = &slot.stream;
+    // Scale s reads: raw pixels (s = 0), then alternately vif_a, vif_b, vif_a.
+    let bufs = [&slot.vif_a, &slot.vif_b, &slot.vif_a];
+    for scale in 0..4 {
+        let (sw, sh) = l.vif[scale];
+        if scale > 0 {
+            let (pw, ph) = l.vif[scale - 1];
+            let out = bufs[scale - 1];
+            let (ow, oh) = (pw / 2, ph / 2);
+            let grid = (blocks(ow), oh as u32, 2);
+            if scale == 1 {
+                let keep_u32 = i32::from(l.bpc == 8);
+                let v_shift = i32::from(l.bpc);
+                let mut args = vec![
+                    Arg::Buf(&slot.pix[0], 0),
+                    Arg::Buf(&slot.pix[1], 0),
+                    Arg::Buf(&out[0], 0),
+                    Arg::Buf(&out[1], 0),
+                    Arg::I32(pw as i32),
+                    Arg::I32(ph as i32),
+                    Arg::I32(v_shift),
+                    Arg::I32(keep_u32),
+                ];
+                if l.bps == 1 {
+                    st.launch(&k.vif_dec8, grid, (256, 1, 1), 0, &args)?;
+                } else {
+                    args.push(Arg::I32(1));
+                    st.launch(&k.vif_dec16, grid, (256, 1, 1), 0, &args)?;
+                }
+            } else {
+                let src = bufs[scale - 2];
+                st.launch(
+                    &k.vif_dec16,
+                    grid,
+                    (256, 1, 1),
+                    0,
+                    &[
+                        Arg::Buf(&src[0], 0),
+                        Arg::Buf(&src[1], 0),
+                        Arg::Buf(&out[0], 0),
+                        Arg::Buf(&out[1], 0),
+                        Arg::I32(pw as i32),
+                        Arg::I32(ph as i32),
+                        Arg::I32(16),
+                        Arg::I32(0),
+                        Arg::I32(scale as i32),
+                    ],
+                )?;
+            }
+        }
+        let sh_ = VifShifts::for_scale(scale, l.bpc);
+        let (r, d) = if scale == 0 {
+            (&slot.pix[0], &slot.pix[1])
+        } else {
+            (&bufs[scale - 1][0], &bufs[scale - 1][1])
+        };
+        let kern = if scale == 0 && l.bps == 1 {
+            &k.vif_stat8
+        } else {
+            &k.vif_stat16
+        };
+        st.launch(
+            kern,
+            (blocks(sw), sh as u32, 1),
+            (256, 1, 1),
+            0,
+            &[
+                Arg::Buf(r, 0),
+                Arg::Buf(d, 0),
+                Arg::I32(sw as i32),
+                Arg::I32(sh as i32),
+                Arg::I32(scale as i32),
+                Arg::I32(sh_.mu_shift as i32),
+                Arg::I32(sh_.sq_shift as i32),
+                Arg::F64(egl),
+                Arg::Buf(&k.log_table, 0),
+                Arg::Buf(&slot.accum, (R_VIF + 4 * scale) * 8),
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+fn launch_adm(k: &Kernels, l: &Layout, slot: &Slot, p: &AdmParams) -> Result<(), HipError> {
+    let st = &slot.stream;
+    let cos_sq = f64::from(adm::cos_1deg_sq());
+    for scale in 0..4 {
+        let (w, h) = l.adm_in[scale];
+        let (bw, bh) = l.adm_band[scale];
+        let (ox, oy) = l.dwt_offsets[scale];
+        let grid = (blocks(bw), bh as u32, 2);
+        if scale == 0 {
+            let shift = if l.bpc == 8 { 8 } else { i32::from(l.bpc) };
+            let round = 1i32 << (shift - 1);
+            let kern = if l.bps == 1 { &k.dwt0_8 } else { &k.dwt0_16 };
+            st.launch(
+                kern,
+                grid,
+                (256, 1, 1),
+                0,
+                &[
+                    Arg::Buf(&slot.pix[0], 0),
+                    Arg::Buf(&slot.pix[1], 0),
+                    Arg::Buf(&slot.bands_ref[0], 0),
+                    Arg::Buf(&slot.bands_dis[0], 0),
+                    Arg::I32(w as i32),
+                    Arg::I32(h as i32),
+                    Arg::I32(bw as i32),
+                    Arg::I32(bh as i32),
+                    Arg::Buf(&l.dwt_tables, ox),
+                    Arg::Buf(&l.dwt_tables, oy),
+                    Arg::I32(shift),
+                    Arg::I32(round),
+                    Arg::I32(DWT_LO_SUM.wrapping_mul(round)),
+                ],
+            )?;
+        } else {
+            let (v_add, v_shift) = if scale == 1 { (0, 0) } else { (32768, 16) };
+            let (h_add, h_shift) = if scale == 2 { (32768, 16) } else { (16384, 15) };
+            st.launch(
+                &k.dwt123,
+                grid,
+                (256, 1, 1),
+                0,
+                &[
+                    Arg::Buf(&slot.bands_ref[scale - 1], 0),
+                    Arg::Buf(&slot.bands_dis[scale - 1], 0),
+                    Arg::Buf(&slot.bands_ref[scale], 0),
+                    Arg::Buf(&slot.bands_dis[scale], 0),
+                    Arg::I32(w as i32),
+                    Arg::I32(h as i32),
+                    Arg::I32(bw as i32),
+                    Arg::I32(bh as i32),
+                    Arg::Buf(&l.dwt_tables, ox),
+                    Arg::Buf(&l.dwt_tables, oy),
+                    Arg::I64(v_add),
+                    Arg::I32(v_shift),
+                    Arg::I64(h_add),
+                    Arg::I32(h_shift),
+                ],
+            )?;
+        }
+        let rf: [i64; 3] = if scale == 0 {
+            rfactors_scale0_fixed(p.norm_view_dist, p.ref_display_height).map(i64::from)
+        } else {
+            rfactors_s123_fixed(scale, p.norm_view_dist, p.ref_display_height).map(i64::from)
+        };
+        let e = Region::extended(bw, bh);
+        st.launch(
+            &k.decouple,
+            (blocks((e.right - e.left).max(0) as usize), (e.bottom - e.top).max(0) as u32, 1),
+            (256, 1, 1),
+            0,
+            &[
+                Arg::Buf(&slot.bands_ref[scale], 0),
+                Arg::Buf(&slot.bands_dis[scale], 0),
+                Arg::Buf(&k.div_table, 0),
+                Arg::Buf(&slot.work, 0),
+                Arg::I32(bw as i32),
+                Arg::I32(bh as i32),
+                Arg::I32(e.top),
+                Arg::I32(e.bottom),
+                Arg::I32(e.left),
+                Arg::I32(e.right),
+                Arg::I32(scale as i32),
+                Arg::F64(p.enhn_gain_limit),
+                Arg::F64(cos_sq),
+                Arg::I64(rf[0]),
+                Arg::I64(rf[1]),
+                Arg::I64(rf[2]),
+            ],
+        )?;
+        let c = Region::core(bw, bh);
+        let (top, bottom) = (c.top.max(0), c.bottom.min(bh as i32));
+        let (left, right) = (c.left.max(0), c.right.min(bw as i32));
+        let shifts = CmShifts::new(scale, bw, bh);
+        let base = (R_ADM + 9 * scale) * 8;
+        st.launch(
+            &k.cm,
+            (1, (bottom - top).max(0) as u32, 1),
+            (256, 1, 1),
+            0,
+            &[
+                Arg::Buf(&slot.work, 0),
+                Arg::I32(bw as i32),
+                Arg::I32(bh as i32),
+                Arg::I32(top),
+                Arg::I32(bottom),
+                Arg::I32(left),
+                Arg::I32(right),
+                Arg::I32(scale as i32),
+                Arg::I64(rf[0]),
+                Arg::I64(rf[1]),
+                Arg::I64(rf[2]),
+                Arg::I32(shifts.shift_cub[0] as i32),
+                Arg::I32(shifts.shift_cub[1] as i32),
+                Arg::I32(shifts.shift_cub[2] as i32),
+                Arg::I32(shifts.shift_inner as i32),
+                Arg::Buf(&slot.accum, base),
+            ],
+        )?;
+        let ds = den_shifts(scale, &c);
+        st.launch(
+            &k.csf_den,
+            (1, (c.bottom - c.top).max(0) as u32, 1),
+            (256, 1, 1),
+            0,
+            &[
+                Arg::Buf(&slot.bands_ref[scale], 0),
+                Arg::I32(bw as i32),
+                Arg::I32(bh as i32),
+                Arg::I32(c.top),
+                Arg::I32(c.left),
+                Arg::I32(c.right),
+                Arg::I32(scale as i32),
+                Arg::I32(ds.shift_acc as i32),
+                Arg::I32(ds.shift_sq as i32),
+                Arg::I32(ds.shift_cub as i32),
+                Arg::Buf(&slot.accum, base + 6 * 8),
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+/// The CPU finish of one frame's integer sums: the same functions, in the
+/// same order, as the CPU engine's extractors end with.
+fn finish(plan: &Plan, l: &Layout, f: &InFlight, sums: &[u64]) -> RawFeatures {
+    let mut out = RawFeatures {
+        index: f.index,
+        scored: f.scored,
+        ..Default::default()
+    };
+    if let Some(mp) = &plan.motion {
+        out.motion_sad = Some(if f.motion_computed {
+            motion::sad_score(sums[R_MOTION], l.w, l.h, mp)
+        } else {
+            0.0
+        });
+    }
+    if !f.scored {
+        return out;
+    }
+    if plan.vif_egl.is_some() {
+        let mut v = VifScales::default();
+        for s in 0..4 {
+            let b = R_VIF + 4 * s;
+            let acc = VifAccum {
+                num_log: sums[b] as i64,
+                den_log: sums[b + 1] as i64,
+                num_non_log: sums[b + 2] as i64,
+                den_non_log: sums[b + 3] as i64,
+            };
+            (v.num[s], v.den[s]) = acc.num_den();
+        }
+        out.vif = Some(v);
+    }
+    if let Some(p) = &plan.adm {
+        let (mut num, mut den, mut aim) = ([0f32; 4], [0f32; 4], [0f32; 4]);
+        for s in 0..4 {
+            let (bw, bh) = l.adm_band[s];
+            let b = R_ADM + 9 * s;
+            let i3 = |o: usize| [sums[b + o] as i64, sums[b + o + 1] as i64, sums[b + o + 2] as i64];
+            num[s] = cm_finish(s, i3(0), bw, bh, p.noise_weight);
+            aim[s] = cm_finish(s, i3(3), bw, bh, 0.0);
+            den[s] = csf_den_finish(s, [sums[b + 6], sums[b + 7], sums[b + 8]], bw, bh, p);
+        }
+        out.adm = Some(AdmScores::finish(num, den, aim, l.w, l.h, p));
+    }
+    if plan.psnr {
+        let mut v = [0.0; 3];
+        for (p, &(pw, ph)) in l.planes.iter().enumerate() {
+            v[p] = psnr::psnr_from_sse(sums[R_PSNR + p], pw, ph, l.bpc);
+        }
+        out.psnr = Some(v);
+    }
+    out.ssim = f.ssim;
+    out.ms_ssim = f.ms_ssim;
+    out
+}
+
+impl FeatureBackend for HipBackend {
+    fn describe(&self) -> String {
+        let i = &self.dev.info;
+        format!(
+            "hip: {} #{} ({}, warp {}, {} via {})",
+            i.name,
+            i.ordinal,
+            i.arch,
+            i.warp_size,
+            self.dev.runtime().vendor().name(),
+            self.dev.runtime().libraries
+        )
+    }
+
+    fn submit(&mut self, input: FrameInput<'_>) -> Result<(), VmafError> {
+        self.dev.make_current().map_err(be)?;
+        let pic = input.reference;
+        let changed = match &self.layout {
+            None => true,
+            Some(l) => {
+                l.w != pic.width || l.h != pic.height || l.bpc != pic.bpc || l.format != pic.format
+            }
+        };
+        if changed {
+            self.drain()?;
+            self.setup(pic)?;
+        }
+        self.submit_frame(input)
+    }
+
+    fn collect(&mut self, wait: bool) -> Result<Vec<RawFeatures>, VmafError> {
+        self.dev.make_current().map_err(be)?;
+        if wait {
+            self.drain()?;
+        } else {
+            while self.retire_one(false)? {}
+        }
+        Ok(std::mem::take(&mut self.ready))
+    }
+
+    fn flush(&mut self) -> Result<Vec<RawFeatures>, VmafError> {
+        let out = self.collect(true)?;
+        self.prev_slot = None;
+        Ok(out)
+    }
+
+    fn reset(&mut self) -> Result<(), VmafError> {
+        self.dev.make_current().map_err(be)?;
+        for slot in &mut self.slots {
+            slot.stream.synchronize().map_err(be)?;
+            slot.flight = None;
+        }
+        self.order.clear();
+        self.ready.clear();
+        self.prev_slot = None;
+        Ok(())
+    }
+}

@@ -1,0 +1,211 @@
+//! Raw types and the two function tables loaded at run time.
+//!
+//! Nothing here is linked: `libloading` opens the vendor libraries by soname
+//! on first use, so the plugin loads on machines with neither stack.
+//!
+//! * AMD: `libamdhip64.so.7`, `.6`, `.5` (then `/opt/rocm/lib`), with hiprtc
+//!   from `libhiprtc.so.7` / `.6` or, on ROCm 5, from libamdhip64 itself.
+//! * NVIDIA: `libcuda.so.1` (driver API) with `libnvrtc.so.13` / `.12`.
+//!
+//! Enum values and struct layouts used below were read from each version's
+//! headers (ROCm 5.2's `hip_runtime_api.h` on Debian 12, HIP 6.x/7.x's, CUDA
+//! 13's `cuda.h`); see docs/architecture.md.
+
+use libloading::Library;
+use std::ffi::{c_char, c_int, c_uint, c_void};
+
+pub type Handle = *mut c_void;
+
+/// Declares a table of C functions and its loader; a missing symbol is an
+/// error naming the symbol and the library.
+macro_rules! table {
+    ($name:ident { $( $field:ident : $sym:literal => fn($($arg:ty),*) -> $ret:ty ),* $(,)? }) => {
+        pub struct $name {
+            $( pub $field: unsafe extern "C" fn($($arg),*) -> $ret, )*
+        }
+        impl $name {
+            /// # Safety
+            /// `lib` must be the library these C signatures were written for.
+            pub unsafe fn load(lib: &Library, lib_name: &str) -> Result<Self, String> {
+                Ok(Self {
+                    $( $field: {
+                        // SAFETY: the caller vouches for the signature; the
+                        // pointer is copied out and `lib` outlives the table
+                        // (both live in the same `Runtime`).
+                        let sym = unsafe {
+                            lib.get::<unsafe extern "C" fn($($arg),*) -> $ret>(concat!($sym, "\0").as_bytes())
+                        }.map_err(|e| format!("{} has no {}: {e}", lib_name, $sym))?;
+                        *sym
+                    }, )*
+                })
+            }
+        }
+    };
+}
+
+// ---------------------------------------------------------------- NVIDIA
+
+table!(CudaFns {
+    init: "cuInit" => fn(c_uint) -> c_int,
+    driver_get_version: "cuDriverGetVersion" => fn(*mut c_int) -> c_int,
+    device_get_count: "cuDeviceGetCount" => fn(*mut c_int) -> c_int,
+    device_get: "cuDeviceGet" => fn(*mut c_int, c_int) -> c_int,
+    device_get_name: "cuDeviceGetName" => fn(*mut c_char, c_int, c_int) -> c_int,
+    device_get_attribute: "cuDeviceGetAttribute" => fn(*mut c_int, c_int, c_int) -> c_int,
+    device_total_mem: "cuDeviceTotalMem_v2" => fn(*mut usize, c_int) -> c_int,
+    primary_ctx_retain: "cuDevicePrimaryCtxRetain" => fn(*mut Handle, c_int) -> c_int,
+    primary_ctx_release: "cuDevicePrimaryCtxRelease_v2" => fn(c_int) -> c_int,
+    ctx_set_current: "cuCtxSetCurrent" => fn(Handle) -> c_int,
+    ctx_synchronize: "cuCtxSynchronize" => fn() -> c_int,
+    mem_alloc: "cuMemAlloc_v2" => fn(*mut u64, usize) -> c_int,
+    mem_free: "cuMemFree_v2" => fn(u64) -> c_int,
+    mem_get_info: "cuMemGetInfo_v2" => fn(*mut usize, *mut usize) -> c_int,
+    mem_host_alloc: "cuMemHostAlloc" => fn(*mut *mut c_void, usize, c_uint) -> c_int,
+    mem_free_host: "cuMemFreeHost" => fn(*mut c_void) -> c_int,
+    memcpy_2d_async: "cuMemcpy2DAsync_v2" => fn(*const CudaMemcpy2D, Handle) -> c_int,
+    memcpy_htod_async: "cuMemcpyHtoDAsync_v2" => fn(u64, *const c_void, usize, Handle) -> c_int,
+    memcpy_dtoh_async: "cuMemcpyDtoHAsync_v2" => fn(*mut c_void, u64, usize, Handle) -> c_int,
+    memset_d8_async: "cuMemsetD8Async" => fn(u64, u8, usize, Handle) -> c_int,
+    stream_create: "cuStreamCreate" => fn(*mut Handle, c_uint) -> c_int,
+    stream_destroy: "cuStreamDestroy_v2" => fn(Handle) -> c_int,
+    stream_synchronize: "cuStreamSynchronize" => fn(Handle) -> c_int,
+    stream_wait_event: "cuStreamWaitEvent" => fn(Handle, Handle, c_uint) -> c_int,
+    event_create: "cuEventCreate" => fn(*mut Handle, c_uint) -> c_int,
+    event_record: "cuEventRecord" => fn(Handle, Handle) -> c_int,
+    event_query: "cuEventQuery" => fn(Handle) -> c_int,
+    event_synchronize: "cuEventSynchronize" => fn(Handle) -> c_int,
+    event_elapsed_time: "cuEventElapsedTime" => fn(*mut f32, Handle, Handle) -> c_int,
+    event_destroy: "cuEventDestroy_v2" => fn(Handle) -> c_int,
+    module_load_data: "cuModuleLoadData" => fn(*mut Handle, *const c_void) -> c_int,
+    module_get_function: "cuModuleGetFunction" => fn(*mut Handle, Handle, *const c_char) -> c_int,
+    module_unload: "cuModuleUnload" => fn(Handle) -> c_int,
+    launch_kernel: "cuLaunchKernel" => fn(Handle, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, Handle, *mut *mut c_void, *mut *mut c_void) -> c_int,
+    get_error_name: "cuGetErrorName" => fn(c_int, *mut *const c_char) -> c_int,
+});
+
+/// `CUDA_MEMCPY2D` (cuda.h), the `_v2` layout.
+#[repr(C)]
+pub struct CudaMemcpy2D {
+    pub src_x_in_bytes: usize,
+    pub src_y: usize,
+    pub src_memory_type: c_uint,
+    pub src_host: *const c_void,
+    pub src_device: u64,
+    pub src_array: Handle,
+    pub src_pitch: usize,
+    pub dst_x_in_bytes: usize,
+    pub dst_y: usize,
+    pub dst_memory_type: c_uint,
+    pub dst_host: *mut c_void,
+    pub dst_device: u64,
+    pub dst_array: Handle,
+    pub dst_pitch: usize,
+    pub width_in_bytes: usize,
+    pub height: usize,
+}
+
+pub const CU_MEMORYTYPE_HOST: c_uint = 1;
+pub const CU_MEMORYTYPE_DEVICE: c_uint = 2;
+pub const CU_STREAM_NON_BLOCKING: c_uint = 1;
+pub const CU_EVENT_DEFAULT: c_uint = 0;
+pub const CUDA_ERROR_NOT_READY: c_int = 600;
+pub const CU_ATTR_WARP_SIZE: c_int = 10;
+pub const CU_ATTR_MULTIPROCESSOR_COUNT: c_int = 16;
+pub const CU_ATTR_CC_MAJOR: c_int = 75;
+pub const CU_ATTR_CC_MINOR: c_int = 76;
+
+table!(NvrtcFns {
+    version: "nvrtcVersion" => fn(*mut c_int, *mut c_int) -> c_int,
+    create_program: "nvrtcCreateProgram" => fn(*mut Handle, *const c_char, *const c_char, c_int, *const *const c_char, *const *const c_char) -> c_int,
+    compile_program: "nvrtcCompileProgram" => fn(Handle, c_int, *const *const c_char) -> c_int,
+    get_program_log_size: "nvrtcGetProgramLogSize" => fn(Handle, *mut usize) -> c_int,
+    get_program_log: "nvrtcGetProgramLog" => fn(Handle, *mut c_char) -> c_int,
+    get_code_size: "nvrtcGetCUBINSize" => fn(Handle, *mut usize) -> c_int,
+    get_code: "nvrtcGetCUBIN" => fn(Handle, *mut c_char) -> c_int,
+    destroy_program: "nvrtcDestroyProgram" => fn(*mut Handle) -> c_int,
+    get_error_string: "nvrtcGetErrorString" => fn(c_int) -> *const c_char,
+});
+
+// ---------------------------------------------------------------- AMD
+
+table!(HipFns {
+    init: "hipInit" => fn(c_uint) -> c_int,
+    runtime_get_version: "hipRuntimeGetVersion" => fn(*mut c_int) -> c_int,
+    get_device_count: "hipGetDeviceCount" => fn(*mut c_int) -> c_int,
+    set_device: "hipSetDevice" => fn(c_int) -> c_int,
+    device_get_name: "hipDeviceGetName" => fn(*mut c_char, c_int, c_int) -> c_int,
+    device_get_attribute: "hipDeviceGetAttribute" => fn(*mut c_int, c_int, c_int) -> c_int,
+    device_total_mem: "hipDeviceTotalMem" => fn(*mut usize, c_int) -> c_int,
+    device_synchronize: "hipDeviceSynchronize" => fn() -> c_int,
+    malloc: "hipMalloc" => fn(*mut u64, usize) -> c_int,
+    free: "hipFree" => fn(u64) -> c_int,
+    mem_get_info: "hipMemGetInfo" => fn(*mut usize, *mut usize) -> c_int,
+    host_malloc: "hipHostMalloc" => fn(*mut *mut c_void, usize, c_uint) -> c_int,
+    host_free: "hipHostFree" => fn(*mut c_void) -> c_int,
+    memcpy_2d_async: "hipMemcpy2DAsync" => fn(u64, usize, *const c_void, usize, usize, usize, c_int, Handle) -> c_int,
+    memcpy_async: "hipMemcpyAsync" => fn(*mut c_void, *const c_void, usize, c_int, Handle) -> c_int,
+    memset_async: "hipMemsetAsync" => fn(u64, c_int, usize, Handle) -> c_int,
+    stream_create_with_flags: "hipStreamCreateWithFlags" => fn(*mut Handle, c_uint) -> c_int,
+    stream_destroy: "hipStreamDestroy" => fn(Handle) -> c_int,
+    stream_synchronize: "hipStreamSynchronize" => fn(Handle) -> c_int,
+    stream_wait_event: "hipStreamWaitEvent" => fn(Handle, Handle, c_uint) -> c_int,
+    event_create_with_flags: "hipEventCreateWithFlags" => fn(*mut Handle, c_uint) -> c_int,
+    event_record: "hipEventRecord" => fn(Handle, Handle) -> c_int,
+    event_query: "hipEventQuery" => fn(Handle) -> c_int,
+    event_synchronize: "hipEventSynchronize" => fn(Handle) -> c_int,
+    event_elapsed_time: "hipEventElapsedTime" => fn(*mut f32, Handle, Handle) -> c_int,
+    event_destroy: "hipEventDestroy" => fn(Handle) -> c_int,
+    module_load_data: "hipModuleLoadData" => fn(*mut Handle, *const c_void) -> c_int,
+    module_get_function: "hipModuleGetFunction" => fn(*mut Handle, Handle, *const c_char) -> c_int,
+    module_unload: "hipModuleUnload" => fn(Handle) -> c_int,
+    module_launch_kernel: "hipModuleLaunchKernel" => fn(Handle, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, Handle, *mut *mut c_void, *mut *mut c_void) -> c_int,
+    get_error_name: "hipGetErrorName" => fn(c_int) -> *const c_char,
+});
+
+/// `hipGetDeviceProperties` (ROCm 5 layout) or `hipGetDevicePropertiesR0600`
+/// (ROCm 6 and later); which one is chosen from the symbols present.
+pub type HipGetDeviceProperties = unsafe extern "C" fn(*mut c_void, c_int) -> c_int;
+/// Byte offset of `char gcnArchName[256]` in each layout: 396 in ROCm 5's
+/// `hipDeviceProp_t` (792 bytes), 1160 in `hipDeviceProp_tR0600` (1472
+/// bytes), both measured with `offsetof` against the headers.
+pub const GCN_ARCH_OFFSET_R0500: usize = 396;
+pub const GCN_ARCH_OFFSET_R0600: usize = 1160;
+/// Large enough for either layout.
+pub const DEVICE_PROP_BYTES: usize = 4096;
+
+pub const HIP_MEMCPY_HOST_TO_DEVICE: c_int = 1;
+pub const HIP_MEMCPY_DEVICE_TO_HOST: c_int = 2;
+pub const HIP_STREAM_NON_BLOCKING: c_uint = 1;
+pub const HIP_EVENT_DEFAULT: c_uint = 0;
+pub const HIP_ERROR_NOT_READY: c_int = 600;
+pub const HIP_ERROR_NO_DEVICE: c_int = 100;
+pub const HIP_ERROR_INVALID_DEVICE: c_int = 101;
+/// `hipDeviceAttribute_t`: the same values in ROCm 5.2's and HIP 6/7's headers.
+pub const HIP_ATTR_WARP_SIZE: c_int = 87;
+pub const HIP_ATTR_MULTIPROCESSOR_COUNT: c_int = 63;
+
+table!(HiprtcFns {
+    version: "hiprtcVersion" => fn(*mut c_int, *mut c_int) -> c_int,
+    create_program: "hiprtcCreateProgram" => fn(*mut Handle, *const c_char, *const c_char, c_int, *const *const c_char, *const *const c_char) -> c_int,
+    compile_program: "hiprtcCompileProgram" => fn(Handle, c_int, *const *const c_char) -> c_int,
+    get_program_log_size: "hiprtcGetProgramLogSize" => fn(Handle, *mut usize) -> c_int,
+    get_program_log: "hiprtcGetProgramLog" => fn(Handle, *mut c_char) -> c_int,
+    get_code_size: "hiprtcGetCodeSize" => fn(Handle, *mut usize) -> c_int,
+    get_code: "hiprtcGetCode" => fn(Handle, *mut c_char) -> c_int,
+    destroy_program: "hiprtcDestroyProgram" => fn(*mut Handle) -> c_int,
+    get_error_string: "hiprtcGetErrorString" => fn(c_int) -> *const c_char,
+});
+
+/// Opens the first library of `names` that loads; the error lists every try.
+pub fn open_first(names: &[&str]) -> Result<(Library, String), String> {
+    let mut tried = Vec::new();
+    for name in names {
+        // SAFETY: these are the vendors' runtime libraries; their
+        // initialisers are designed to run in any process.
+        match unsafe { Library::new(*name) } {
+            Ok(lib) => return Ok((lib, (*name).to_string())),
+            Err(e) => tried.push(format!("{name} ({e})")),
+        }
+    }
+    Err(tried.join("; "))
+}

@@ -1,0 +1,343 @@
+//! The run-time HIP layer: the only module with `unsafe`.
+//!
+//! A HIP-shaped safe API (device, stream, event, device buffer, pinned host
+//! buffer, 2D copies, module, kernel launch) over two function tables loaded
+//! with `libloading` on first use: AMD's `libamdhip64` + hiprtc and NVIDIA's
+//! `libcuda` + nvrtc (what HIP's own NVIDIA path wraps). Nothing is linked, so
+//! the plugin loads, and `gst-inspect-1.0 vmafhip` works, with neither.
+//!
+//! Every call is checked; a failure becomes a [`HipError`] naming the call.
+//! [`engine`] runs VMAF's extractors on top of this layer with no `unsafe`.
+
+mod device;
+pub mod engine;
+mod ffi;
+mod module;
+
+pub use device::{
+    Device, DeviceBuffer, DeviceInfo, Event, PinnedBuffer, PinnedHostMem, Stream, pinned_owner,
+};
+pub use engine::{HipBackend, HipOptions, KERNEL_SOURCES};
+pub use module::{Arg, ArgKind, Kernel, Module, PRELUDE, cache_dir, compile, compile_source};
+
+use ffi::{CudaFns, HipFns, HiprtcFns, NvrtcFns};
+use libloading::Library;
+use std::ffi::{CStr, c_int};
+use std::fmt;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Which vendor stack to use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Vendor {
+    /// AMD first, then NVIDIA.
+    Auto,
+    Amd,
+    Nvidia,
+}
+
+impl Vendor {
+    /// `VMAFHIP_VENDOR` (`auto`, `amd`, `nvidia`) overrides `Auto`.
+    pub fn from_env_or(self) -> Vendor {
+        if self != Vendor::Auto {
+            return self;
+        }
+        match std::env::var("VMAFHIP_VENDOR").ok().as_deref() {
+            Some("amd") => Vendor::Amd,
+            Some("nvidia") => Vendor::Nvidia,
+            _ => Vendor::Auto,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Vendor::Auto => "auto",
+            Vendor::Amd => "amd",
+            Vendor::Nvidia => "nvidia",
+        }
+    }
+}
+
+/// Everything the HIP layer can report.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HipError {
+    /// No runtime library could be opened; lists what was tried.
+    NotFound(String),
+    /// The runtime loaded but has no usable device.
+    NoDevice(String),
+    /// A runtime call failed: the call, its code and the runtime's name for it.
+    Call {
+        call: &'static str,
+        code: i32,
+        name: String,
+    },
+    /// The kernel compiler rejected a source; `log` is its output.
+    Compile {
+        file: String,
+        arch: String,
+        log: String,
+    },
+    /// A device allocation failed for lack of memory.
+    OutOfMemory { bytes: usize, what: String },
+    /// Arguments do not fit a kernel's declared signature, or a copy is out of bounds.
+    Usage(String),
+}
+
+impl fmt::Display for HipError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HipError::NotFound(s) => write!(f, "no GPU runtime found: {s}"),
+            HipError::NoDevice(s) => write!(f, "no usable GPU: {s}"),
+            HipError::Call { call, code, name } => write!(f, "{call} failed: {name} ({code})"),
+            HipError::Compile { file, arch, log } => {
+                write!(f, "compiling {file} for {arch} failed:\n{log}")
+            }
+            HipError::OutOfMemory { bytes, what } => {
+                write!(f, "out of GPU memory allocating {bytes} bytes for {what}")
+            }
+            HipError::Usage(s) => write!(f, "{s}"),
+        }
+    }
+}
+
+impl std::error::Error for HipError {}
+
+/// One loaded vendor stack.
+pub struct Runtime {
+    api: Api,
+    /// Library names actually opened, for messages.
+    pub libraries: String,
+    /// Runtime and compiler versions, part of the kernel cache key.
+    pub version: String,
+    // Keep the libraries open for as long as the tables are used.
+    _libs: Vec<Library>,
+}
+
+pub(crate) enum Api {
+    Amd {
+        hip: HipFns,
+        rtc: HiprtcFns,
+        props: Option<(ffi::HipGetDeviceProperties, usize)>,
+    },
+    Nvidia {
+        cu: CudaFns,
+        rtc: NvrtcFns,
+    },
+}
+
+impl Runtime {
+    pub fn vendor(&self) -> Vendor {
+        match self.api {
+            Api::Amd { .. } => Vendor::Amd,
+            Api::Nvidia { .. } => Vendor::Nvidia,
+        }
+    }
+
+    /// The runtime of `vendor`, loaded once per process.
+    pub fn load(vendor: Vendor) -> Result<Arc<Runtime>, HipError> {
+        static AMD: OnceLock<Result<Arc<Runtime>, HipError>> = OnceLock::new();
+        static NVIDIA: OnceLock<Result<Arc<Runtime>, HipError>> = OnceLock::new();
+        match vendor.from_env_or() {
+            Vendor::Amd => AMD.get_or_init(load_amd).clone(),
+            Vendor::Nvidia => NVIDIA.get_or_init(load_nvidia).clone(),
+            Vendor::Auto => match AMD.get_or_init(load_amd).clone() {
+                Ok(rt) if rt.device_count().unwrap_or(0) > 0 => Ok(rt),
+                amd => match NVIDIA.get_or_init(load_nvidia).clone() {
+                    Ok(rt) => Ok(rt),
+                    Err(nv) => Err(match amd {
+                        Ok(_) => HipError::NoDevice(format!(
+                            "AMD runtime loaded but reports no device; NVIDIA: {nv}"
+                        )),
+                        Err(a) => HipError::NotFound(format!("AMD: {a}; NVIDIA: {nv}")),
+                    }),
+                },
+            },
+        }
+    }
+
+    /// Number of devices the runtime sees (0 when it reports "no device").
+    pub fn device_count(&self) -> Result<usize, HipError> {
+        let mut n: c_int = 0;
+        match &self.api {
+            Api::Amd { hip, .. } => {
+                // SAFETY: `n` is a valid out-pointer.
+                let r = unsafe { (hip.get_device_count)(&mut n) };
+                if r == ffi::HIP_ERROR_NO_DEVICE || r == ffi::HIP_ERROR_INVALID_DEVICE {
+                    return Ok(0);
+                }
+                self.check(r, "hipGetDeviceCount")?;
+            }
+            Api::Nvidia { cu, .. } => {
+                // SAFETY: `n` is a valid out-pointer.
+                self.check(unsafe { (cu.device_get_count)(&mut n) }, "cuDeviceGetCount")?;
+            }
+        }
+        Ok(n.max(0) as usize)
+    }
+
+    /// Turns a runtime return code into a result naming the call.
+    pub(crate) fn check(&self, code: c_int, call: &'static str) -> Result<(), HipError> {
+        if code == 0 {
+            return Ok(());
+        }
+        Err(HipError::Call {
+            call,
+            code,
+            name: self.error_name(code),
+        })
+    }
+
+    fn error_name(&self, code: c_int) -> String {
+        match &self.api {
+            Api::Amd { hip, .. } => {
+                // SAFETY: hipGetErrorName returns a static string for any code.
+                let p = unsafe { (hip.get_error_name)(code) };
+                cstr_or(p, "unknown HIP error")
+            }
+            Api::Nvidia { cu, .. } => {
+                let mut p = std::ptr::null();
+                // SAFETY: `p` is a valid out-pointer; the string is static.
+                let r = unsafe { (cu.get_error_name)(code, &mut p) };
+                if r != 0 {
+                    return "unknown CUDA error".into();
+                }
+                cstr_or(p, "unknown CUDA error")
+            }
+        }
+    }
+}
+
+fn cstr_or(p: *const std::ffi::c_char, default: &str) -> String {
+    if p.is_null() {
+        return default.into();
+    }
+    // SAFETY: the runtimes return NUL-terminated static strings.
+    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+}
+
+fn load_amd() -> Result<Arc<Runtime>, HipError> {
+    let (hiplib, hipname) = ffi::open_first(&[
+        "libamdhip64.so.7",
+        "libamdhip64.so.6",
+        "libamdhip64.so.5",
+        "/opt/rocm/lib/libamdhip64.so",
+    ])
+    .map_err(HipError::NotFound)?;
+    // SAFETY: libamdhip64 exports these functions with these C signatures
+    // (hip_runtime_api.h of ROCm 5.2 and HIP 6/7).
+    let hip = unsafe { HipFns::load(&hiplib, &hipname) }.map_err(HipError::NotFound)?;
+    // ROCm 6+ ship hiprtc separately; ROCm 5 exports it from libamdhip64.
+    let mut libs = Vec::new();
+    let (rtc, rtcname) = match ffi::open_first(&[
+        "libhiprtc.so.7",
+        "libhiprtc.so.6",
+        "/opt/rocm/lib/libhiprtc.so",
+    ]) {
+        // SAFETY: hiprtc's C API, same signatures in every ROCm since 5.
+        Ok((lib, name)) => {
+            let t = unsafe { HiprtcFns::load(&lib, &name) }.map_err(HipError::NotFound)?;
+            libs.push(lib);
+            (t, name)
+        }
+        // SAFETY: as above; ROCm 5's libamdhip64 carries the same symbols.
+        Err(_) => (
+            unsafe { HiprtcFns::load(&hiplib, &hipname) }.map_err(|e| {
+                HipError::NotFound(format!("hiprtc: no libhiprtc.so.7/.6 and {e}"))
+            })?,
+            hipname.clone(),
+        ),
+    };
+    // SAFETY: the R0600 symbol takes hipDeviceProp_tR0600*, the old one the
+    // ROCm 5 struct; our buffer is larger than either.
+    let props = unsafe {
+        match hiplib.get::<ffi::HipGetDeviceProperties>(b"hipGetDevicePropertiesR0600\0") {
+            Ok(f) => Some((*f, ffi::GCN_ARCH_OFFSET_R0600)),
+            Err(_) => hiplib
+                .get::<ffi::HipGetDeviceProperties>(b"hipGetDeviceProperties\0")
+                .ok()
+                .map(|f| (*f, ffi::GCN_ARCH_OFFSET_R0500)),
+        }
+    };
+    let mut rt = Runtime {
+        api: Api::Amd { hip, rtc, props },
+        libraries: format!("{hipname} + hiprtc from {rtcname}"),
+        version: String::new(),
+        _libs: Vec::new(),
+    };
+    libs.insert(0, hiplib);
+    rt._libs = libs;
+    if let Api::Amd { hip, rtc, .. } = &rt.api {
+        // SAFETY: plain calls with valid out-pointers.
+        // With no AMD GPU, ROCm answers hipErrorNoDevice (100) or, as ROCm
+        // 5.2 does, hipErrorInvalidDevice (101): the runtime is still usable
+        // for compiling, and `device_count` reports 0.
+        rt.check(unsafe { (hip.init)(0) }, "hipInit").or_else(|e| match e {
+            HipError::Call { code, .. }
+                if code == ffi::HIP_ERROR_NO_DEVICE || code == ffi::HIP_ERROR_INVALID_DEVICE =>
+            {
+                Ok(())
+            }
+            e => Err(e),
+        })?;
+        let mut v: c_int = 0;
+        // SAFETY: valid out-pointer.
+        rt.check(unsafe { (hip.runtime_get_version)(&mut v) }, "hipRuntimeGetVersion")?;
+        let (mut a, mut b) = (0, 0);
+        // SAFETY: valid out-pointers.
+        let _ = unsafe { (rtc.version)(&mut a, &mut b) }; // version is informational only
+        rt.version = format!("hip{v}-hiprtc{a}.{b}");
+    }
+    Ok(Arc::new(rt))
+}
+
+fn load_nvidia() -> Result<Arc<Runtime>, HipError> {
+    let (culib, cuname) = ffi::open_first(&["libcuda.so.1", "libcuda.so"]).map_err(HipError::NotFound)?;
+    // SAFETY: libcuda exports the driver API with these signatures (cuda.h).
+    let cu = unsafe { CudaFns::load(&culib, &cuname) }.map_err(HipError::NotFound)?;
+    let (rtclib, rtcname) = ffi::open_first(&[
+        "libnvrtc.so.13",
+        "libnvrtc.so.12",
+        "/usr/local/cuda/lib64/libnvrtc.so",
+    ])
+    .map_err(|e| HipError::NotFound(format!("nvrtc: {e}")))?;
+    // SAFETY: nvrtc's C API (nvrtc.h), stable since CUDA 11.
+    let rtc = unsafe { NvrtcFns::load(&rtclib, &rtcname) }.map_err(HipError::NotFound)?;
+    let mut rt = Runtime {
+        api: Api::Nvidia { cu, rtc },
+        libraries: format!("{cuname} + {rtcname}"),
+        version: String::new(),
+        _libs: vec![culib, rtclib],
+    };
+    if let Api::Nvidia { cu, rtc } = &rt.api {
+        // SAFETY: cuInit with flags 0.
+        rt.check(unsafe { (cu.init)(0) }, "cuInit")?;
+        let mut v: c_int = 0;
+        // SAFETY: valid out-pointer.
+        rt.check(unsafe { (cu.driver_get_version)(&mut v) }, "cuDriverGetVersion")?;
+        let (mut a, mut b) = (0, 0);
+        // SAFETY: valid out-pointers.
+        let _ = unsafe { (rtc.version)(&mut a, &mut b) }; // informational only
+        rt.version = format!("cuda{v}-nvrtc{a}.{b}");
+    }
+    Ok(Arc::new(rt))
+}
+
+/// Address ranges of live pinned buffers, so an upload can tell whether a
+/// host slice is DMA-able as it stands (see [`pinned_owner`]).
+pub(crate) static PINNED: Mutex<Vec<(usize, usize, std::sync::Weak<PinnedBuffer>)>> =
+    Mutex::new(Vec::new());
+
+/// The bytes of a `u16` slice (native endian), for uploads of deep pictures.
+pub fn u16_bytes(v: &[u16]) -> &[u8] {
+    // SAFETY: u8 has no alignment or validity requirements, the length is
+    // exactly the slice's size in bytes, and the borrow is carried over.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}
+
+/// The `u64` values of a byte slice (little endian), for read-backs.
+pub fn read_u64s(bytes: &[u8], n: usize) -> Vec<u64> {
+    bytes
+        .chunks_exact(8)
+        .take(n)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        .collect()
+}
