@@ -26,16 +26,28 @@ __device__ __forceinline__ i64 log2_fixed(const u16* table, u64 x) {
     return (i64)table[x >> k] + 2048 * (i64)k;
 }
 
+// Shared memory of one block, declared once per kernel entry (a static
+// __shared__ array inside each template instance would be allocated once per
+// instance and overflow the limit).
+struct VifShared {
+    u32 mu1[VMAF_BLOCK + 16], mu2[VMAF_BLOCK + 16];
+    u32 xx[VMAF_BLOCK + 16], yy[VMAF_BLOCK + 16], xy[VMAF_BLOCK + 16];
+    u64 red[4 * VMAF_BLOCK];
+};
+
 // Template flag `Small`: 8-bit scale 0, where every vertical sum fits a
 // uint32 (sum c*x^2 <= 65536*255^2 < 2^32), as libvmaf keeps them.
 template <typename In, int N, bool Small>
 __device__ void vif_statistic_impl(const In* ref, const In* dis, int w, int h, int scale,
                                    int mu_shift, int sq_shift, double egl, const u16* table,
-                                   u64* out) {
+                                   u64* out, VifShared& sh) {
     const int half = N / 2;
-    __shared__ u32 s_mu1[VMAF_BLOCK + 16], s_mu2[VMAF_BLOCK + 16];
-    __shared__ u32 s_xx[VMAF_BLOCK + 16], s_yy[VMAF_BLOCK + 16], s_xy[VMAF_BLOCK + 16];
-    __shared__ u64 red[4 * VMAF_BLOCK];
+    u32* s_mu1 = sh.mu1;
+    u32* s_mu2 = sh.mu2;
+    u32* s_xx = sh.xx;
+    u32* s_yy = sh.yy;
+    u32* s_xy = sh.xy;
+    u64* red = sh.red;
     const u16* f = vif_filter(scale);
     const int i = blockIdx.y;
     const int j0 = blockIdx.x * VMAF_BLOCK;
@@ -132,14 +144,16 @@ __device__ void vif_statistic_impl(const In* ref, const In* dis, int w, int h, i
 }
 
 #define VIF_ARGS int w, int h, int scale, int mu_shift, int sq_shift, double egl, const u16* table, u64* out
-#define VIF_PASS w, h, scale, mu_shift, sq_shift, egl, table, out
+#define VIF_PASS w, h, scale, mu_shift, sq_shift, egl, table, out, sh
 
 // Scale 0 of 8-bit input.
 VMAF_KERNEL void vif_statistic_8(const u8* ref, const u8* dis, VIF_ARGS) {
+    __shared__ VifShared sh;
     vif_statistic_impl<u8, 17, true>(ref, dis, VIF_PASS);
 }
 // Scale 0 of 9..16-bit input, and scales 1..3 (16-bit decimated images).
 VMAF_KERNEL void vif_statistic_16(const u16* ref, const u16* dis, VIF_ARGS) {
+    __shared__ VifShared sh;
     switch (scale) {
     case 0: vif_statistic_impl<u16, 17, false>(ref, dis, VIF_PASS); break;
     case 1: vif_statistic_impl<u16, 9, false>(ref, dis, VIF_PASS); break;

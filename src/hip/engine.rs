@@ -312,12 +312,18 @@ struct Slot {
     accum: DeviceBuffer,
     result: PinnedHostMem,
     flight: Option<InFlight>,
+    /// Events between stages, recorded only while profiling (see `STAGES`).
+    marks: Vec<Event>,
 }
+
+/// Stages timed by [`HipBackend::set_profiling`], in stream order.
+pub const STAGES: [&str; 6] = ["upload", "motion", "vif", "adm", "psnr", "readback"];
 
 struct InFlight {
     index: u64,
     scored: bool,
     motion_computed: bool,
+    profiled: bool,
     /// Pinned buffers uploaded from in place, and what keeps them unwritten.
     _sources: Vec<Arc<PinnedBuffer>>,
     _keep: Option<KeepAlive>,
@@ -340,6 +346,10 @@ pub struct HipBackend {
     /// Slot holding the previous reference, for motion.
     prev_slot: Option<usize>,
     ready: Vec<RawFeatures>,
+    profiling: bool,
+    /// Per stage: total milliseconds and frames, while profiling.
+    stage_ms: [f64; 6],
+    profiled_frames: u64,
 }
 
 impl HipBackend {
@@ -357,7 +367,29 @@ impl HipBackend {
             order: VecDeque::new(),
             prev_slot: None,
             ready: Vec::new(),
+            profiling: false,
+            stage_ms: [0.0; 6],
+            profiled_frames: 0,
         })
+    }
+
+    /// Records device events between stages of every frame from now on (or
+    /// stops); the totals restart. Timings of frames that overlap on the
+    /// device include each other's time: profile with one frame in flight.
+    pub fn set_profiling(&mut self, on: bool) {
+        self.profiling = on;
+        self.stage_ms = [0.0; 6];
+        self.profiled_frames = 0;
+    }
+
+    /// Mean device milliseconds per frame of each stage in [`STAGES`].
+    pub fn stage_times(&self) -> Vec<(&'static str, f64)> {
+        let n = self.profiled_frames.max(1) as f64;
+        STAGES
+            .iter()
+            .zip(self.stage_ms)
+            .map(|(s, ms)| (*s, ms / n))
+            .collect()
     }
 
     pub fn device(&self) -> &Arc<Device> {
@@ -469,6 +501,9 @@ impl HipBackend {
             accum: buf("feature sums", R_LEN * 8)?,
             result: PinnedHostMem::new(dev, R_LEN * 8)?,
             flight: None,
+            marks: (0..=STAGES.len())
+                .map(|_| Event::new(dev))
+                .collect::<Result<_, _>>()?,
         })
     }
 
@@ -488,6 +523,13 @@ impl HipBackend {
         let f = slot.flight.take().ok_or_else(|| {
             VmafError::Backend(format!("HIP: frame {index} lost its slot record"))
         })?;
+        if f.profiled {
+            for k in 0..STAGES.len() {
+                self.stage_ms[k] +=
+                    f64::from(Event::elapsed_ms(&slot.marks[k], &slot.marks[k + 1]).map_err(be)?);
+            }
+            self.profiled_frames += 1;
+        }
         let sums = read_u64s(slot.result.as_ref(), R_LEN);
         let layout = self.layout.as_ref().expect("slots exist only with a layout");
         self.ready.push(finish(&self.plan, layout, &f, &sums));
@@ -509,6 +551,14 @@ impl HipBackend {
         let l = self.layout.as_ref().expect("set up before submitting");
         let slot = &self.slots[s];
         let st = &slot.stream;
+        let prof = self.profiling;
+        let mark = |k: usize| -> Result<(), VmafError> {
+            if prof {
+                st.record(&slot.marks[k]).map_err(be)?;
+            }
+            Ok(())
+        };
+        mark(0)?;
         let mut sources = Vec::new();
         // Upload every plane, reference and distorted, in place when it is pinned.
         let mut staged = 0usize;
@@ -564,7 +614,14 @@ impl HipBackend {
         }
         let slot = &self.slots[s];
         let st = &slot.stream;
+        let mark = |k: usize| -> Result<(), VmafError> {
+            if prof {
+                st.record(&slot.marks[k]).map_err(be)?;
+            }
+            Ok(())
+        };
         st.record(&slot.uploaded).map_err(be)?;
+        mark(1)?;
         st.memset(&slot.accum, 0, R_LEN * 8, 0).map_err(be)?;
         let mut motion_computed = false;
         if let Some(mp) = &self.plan.motion
@@ -592,13 +649,20 @@ impl HipBackend {
             .map_err(be)?;
             motion_computed = true;
         }
+        mark(2)?;
+        if input.scored
+            && let Some(egl) = self.plan.vif_egl
+        {
+            launch_vif(&k, l, slot, egl).map_err(be)?;
+        }
+        mark(3)?;
+        if input.scored
+            && let Some(p) = &self.plan.adm
+        {
+            launch_adm(&k, l, slot, p).map_err(be)?;
+        }
+        mark(4)?;
         if input.scored {
-            if let Some(egl) = self.plan.vif_egl {
-                launch_vif(&k, l, slot, egl).map_err(be)?;
-            }
-            if let Some(p) = &self.plan.adm {
-                launch_adm(&k, l, slot, p).map_err(be)?;
-            }
             if self.plan.psnr {
                 for (p, &(pw, ph)) in l.planes.iter().enumerate() {
                     let kern = if l.bps == 1 { &k.sse8 } else { &k.sse16 };
@@ -619,8 +683,10 @@ impl HipBackend {
                 }
             }
         }
+        mark(5)?;
         st.download(slot.result.shared(), 0, &slot.accum, 0, R_LEN * 8)
             .map_err(be)?;
+        mark(6)?;
         st.record(&slot.done).map_err(be)?;
         // SSIM and MS-SSIM stay on the CPU (float extractors; see docs/architecture.md).
         let (mut ssim_v, mut ms_ssim_v) = (None, None);
@@ -640,6 +706,7 @@ impl HipBackend {
             index: input.index,
             scored: input.scored,
             motion_computed,
+            profiled: self.profiling,
             _sources: sources,
             _keep: input.keep,
             ssim: ssim_v,

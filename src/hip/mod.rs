@@ -17,7 +17,7 @@ mod module;
 pub use device::{
     Device, DeviceBuffer, DeviceInfo, Event, PinnedBuffer, PinnedHostMem, Stream, pinned_owner,
 };
-pub use engine::{HipBackend, HipOptions, KERNEL_SOURCES};
+pub use engine::{HipBackend, HipOptions, KERNEL_SOURCES, MAX_WIDTH, STAGES};
 pub use module::{Arg, ArgKind, Kernel, Module, PRELUDE, cache_dir, compile, compile_source};
 
 use ffi::{CudaFns, HipFns, HiprtcFns, NvrtcFns};

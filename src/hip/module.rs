@@ -104,6 +104,10 @@ pub fn compile_source(
 /// Compiles `source` for `arch` with `rt`'s compiler, bypassing the cache.
 /// Needs no device: hiprtc and nvrtc compile for any architecture they know.
 pub fn compile(rt: &Runtime, arch: &str, file: &str, source: &str) -> Result<Vec<u8>, HipError> {
+    // ROCm 5.2's hiprtc crashes when two threads compile at once: one
+    // compile at a time per process.
+    static COMPILING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = COMPILING.lock().unwrap_or_else(|e| e.into_inner());
     let opts = &options(&rt.api, arch);
     let nul = |s: &str| CString::new(s).map_err(|_| HipError::Usage(format!("NUL in {s:?}")));
     let src = nul(source)?;
@@ -187,7 +191,7 @@ pub fn compile(rt: &Runtime, arch: &str, file: &str, source: &str) -> Result<Vec
             if (t.log_size)(prog, &mut n) == 0 && n > 0 {
                 let mut buf = vec![0u8; n];
                 let _ = (t.log)(prog, buf.as_mut_ptr().cast()); // best effort: it is already an error
-                String::from_utf8_lossy(&buf[..n.saturating_sub(1)]).into_owned()
+                String::from_utf8_lossy(&buf).trim_end_matches('\0').to_string()
             } else {
                 String::new()
             }

@@ -152,6 +152,11 @@ impl<B: FeatureBackend> Scorer<B> {
         })
     }
 
+    /// The feature backend, e.g. to profile a GPU backend.
+    pub fn backend_mut(&mut self) -> &mut B {
+        &mut self.backend
+    }
+
     fn set_geometry(&mut self, g: Geometry) -> Result<(), VmafError> {
         if let Some(old) = self.geometry {
             if old != g {
