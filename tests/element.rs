@@ -415,13 +415,22 @@ fn state_changes_restart_cleanly() {
 }
 
 #[test]
-fn backend_auto_warns_and_hip_errors_without_an_engine() {
+fn backend_auto_falls_back_and_hip_errors_without_a_gpu() {
     let base = format!(
-        "{} ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! v.dist_sink vmafhip name=v",
+        "{} ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! v.dist_sink vmafhip name=v frame-message=true",
         testsrc(2, 64, 48, "I420", "ball")
     );
+    let gpu = gstvmafhip::hip::Runtime::load(gstvmafhip::hip::Vendor::Auto)
+        .and_then(|rt| gstvmafhip::hip::Device::open(&rt, 0))
+        .is_ok();
     let out = run(&format!("{base} backend=auto ! fakesink"));
     assert!(out.errors.is_empty());
+    if gpu {
+        // With a GPU, auto uses it and the messages say so.
+        assert!(out.frames.iter().all(|f| f.backend.starts_with("hip:")), "{out:?}");
+        return;
+    }
+    assert!(out.frames.iter().all(|f| f.backend.starts_with("cpu")), "{out:?}");
     assert!(
         out.warnings.iter().any(|w| w.contains("on the CPU")),
         "{:?}",
@@ -435,10 +444,11 @@ fn backend_auto_warns_and_hip_errors_without_an_engine() {
     assert!(p.set_state(gst::State::Playing).is_err());
     let out = collect(&p.bus().unwrap(), &p);
     p.set_state(gst::State::Null).unwrap();
+    // The error names what was looked for.
     assert!(
-        out.errors
-            .first()
-            .is_some_and(|e| e.contains("backend=hip")),
+        out.errors.first().is_some_and(|e| e.contains("backend=hip")
+            && e.contains("libamdhip64")
+            && e.contains("libcuda")),
         "{out:?}"
     );
 }

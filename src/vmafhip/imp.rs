@@ -1,9 +1,13 @@
 //! The `vmafhip` GstVideoAggregator subclass.
 
-use super::{Backend, LogLevel, PoolMethod, ResultsFormat, VmafFrameMessage, VmafPooledMessage};
+use super::{
+    Backend, LogLevel, PoolMethod, ResultsFormat, Vendor, VmafFrameMessage, VmafPooledMessage,
+};
+use crate::hip::{self, HipBackend, HipOptions};
 use crate::vmaf::output::{Format, Results};
 use crate::vmaf::{
-    self, Engine, EngineConfig, FrameScores, ModelFlags, ModelSet, Picture, PixelFormat, Plane,
+    self, Engine, EngineConfig, FrameScores, KeepAlive, ModelFlags, ModelSet, Picture, PixelFormat,
+    Plan, Plane,
     PooledScores, Scorer,
 };
 use gst::glib;
@@ -40,6 +44,7 @@ const DEFAULT_FRAME_MESSAGE: bool = false;
 const DEFAULT_RESULTS_FORMAT: ResultsFormat = ResultsFormat::None;
 const DEFAULT_LOG_LEVEL: LogLevel = LogLevel::None;
 const DEFAULT_BACKEND: Backend = Backend::Auto;
+const DEFAULT_VENDOR: Vendor = Vendor::Auto;
 const DEFAULT_DEVICE_ID: i32 = 0;
 
 const FORMATS: &[&str] = &[
@@ -77,6 +82,7 @@ struct Settings {
     log_level: LogLevel,
     backend: Backend,
     device_id: i32,
+    vendor: Vendor,
 }
 
 impl Default for Settings {
@@ -99,6 +105,7 @@ impl Default for Settings {
             log_level: DEFAULT_LOG_LEVEL,
             backend: DEFAULT_BACKEND,
             device_id: DEFAULT_DEVICE_ID,
+            vendor: DEFAULT_VENDOR,
         }
     }
 }
@@ -162,20 +169,59 @@ fn open_engine(
     config.ms_ssim = s.ms_ssim;
     config.threads = s.threads as usize;
     config.subsample = s.subsample.max(1);
-    match s.backend {
-        Backend::Hip => Err(gst::error_msg!(
-            gst::LibraryError::Init,
-            ["backend=hip: this build has no HIP engine yet; use backend=cpu or auto"]
-        )),
-        Backend::Auto | Backend::Cpu => {
-            let warning = (s.backend == Backend::Auto)
-                .then(|| "no HIP engine in this build: computing VMAF on the CPU".to_string());
-            let scorer = Scorer::cpu(&config)
-                .map_err(|e| gst::error_msg!(gst::LibraryError::Settings, ["{e}"]))?;
-            let name = scorer.describe();
-            Ok((Box::new(scorer), name, warning))
-        }
-    }
+    let open_hip = || -> Result<Box<dyn Engine>, String> {
+        let plan = Plan::new(&config.models, config.psnr, config.ssim, config.ms_ssim)
+            .map_err(|e| e.to_string())?;
+        let options = HipOptions {
+            vendor: match s.vendor {
+                Vendor::Auto => hip::Vendor::Auto,
+                Vendor::Amd => hip::Vendor::Amd,
+                Vendor::Nvidia => hip::Vendor::Nvidia,
+            },
+            device_id: s.device_id.max(0) as usize,
+            ..Default::default()
+        };
+        let backend = HipBackend::new(plan, &options).map_err(|e| e.to_string())?;
+        let scorer = Scorer::with_backend(&config, backend).map_err(|e| e.to_string())?;
+        Ok(Box::new(scorer))
+    };
+    let cpu = || -> Result<Box<dyn Engine>, gst::ErrorMessage> {
+        Scorer::cpu(&config)
+            .map(|e| Box::new(e) as Box<dyn Engine>)
+            .map_err(|e| gst::error_msg!(gst::LibraryError::Settings, ["{e}"]))
+    };
+    let looked_for = format!(
+        "vendor={} device-id={}: AMD libamdhip64.so.7/.6/.5 + hiprtc, NVIDIA libcuda.so.1 + libnvrtc.so.13/.12",
+        match s.vendor {
+            Vendor::Auto => "auto",
+            Vendor::Amd => "amd",
+            Vendor::Nvidia => "nvidia",
+        },
+        s.device_id
+    );
+    let (engine, warning) = match s.backend {
+        Backend::Hip => (
+            open_hip().map_err(|e| {
+                gst::error_msg!(
+                    gst::LibraryError::Init,
+                    ["backend=hip: no usable GPU ({looked_for}): {e}"]
+                )
+            })?,
+            None,
+        ),
+        Backend::Cpu => (cpu()?, None),
+        Backend::Auto => match open_hip() {
+            Ok(e) => (e, None),
+            Err(e) => (
+                cpu()?,
+                Some(format!(
+                    "backend=auto: no usable GPU ({e}); computing VMAF on the CPU"
+                )),
+            ),
+        },
+    };
+    let name = engine.describe();
+    Ok((engine, name, warning))
 }
 
 /// Borrow a mapped frame as an engine picture (NV12 chroma is deinterleaved).
@@ -521,6 +567,7 @@ impl ObjectImpl for VmafHip {
                 glib::ParamSpecEnum::builder_with_default("results-format", DEFAULT_RESULTS_FORMAT).nick("Results format").blurb("Layout of the results file").mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("log-level", DEFAULT_LOG_LEVEL).nick("Log level").blurb("Threshold of the vmafhip debug category").mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("backend", DEFAULT_BACKEND).nick("Backend").blurb("Where features are computed: auto (GPU if usable, else CPU with a warning), cpu, hip").mutable_ready().build(),
+                glib::ParamSpecEnum::builder_with_default("vendor", DEFAULT_VENDOR).nick("Vendor").blurb("GPU stack for the HIP backend: auto (AMD, then NVIDIA; VMAFHIP_VENDOR overrides), amd, nvidia").mutable_ready().build(),
                 glib::ParamSpecInt::builder("device-id").nick("Device").blurb("GPU index for the HIP backend").minimum(0).default_value(DEFAULT_DEVICE_ID).mutable_ready().build(),
             ]
         });
@@ -561,6 +608,7 @@ impl ObjectImpl for VmafHip {
             }
             "backend" => s.backend = value.get().unwrap(),
             "device-id" => s.device_id = value.get().unwrap(),
+            "vendor" => s.vendor = value.get().unwrap(),
             other => unreachable!("unknown property {other}"),
         }
     }
@@ -585,6 +633,7 @@ impl ObjectImpl for VmafHip {
             "log-level" => s.log_level.to_value(),
             "backend" => s.backend.to_value(),
             "device-id" => s.device_id.to_value(),
+            "vendor" => s.vendor.to_value(),
             other => unreachable!("unknown property {other}"),
         }
     }
@@ -749,13 +798,16 @@ impl VideoAggregatorImpl for VmafHip {
             outbuf.set_flags(gst::BufferFlags::GAP);
             return Ok(gst::FlowSuccess::Ok);
         };
-        {
-            // src passes the reference through.
-            let mut out =
-                gst_video::VideoFrameRef::from_buffer_ref_writable(outbuf, ref_frame.info())
-                    .map_err(|_| gst::FlowError::Error)?;
-            ref_frame
-                .copy(&mut out)
+        // src passes the reference through without copying pixels: the output
+        // buffer takes references to the reference buffer's memory and metas.
+        if let Some(reference) = self.ref_pad.current_buffer(token) {
+            outbuf.remove_all_memory();
+            reference
+                .copy_into(
+                    outbuf,
+                    gst::BufferCopyFlags::MEMORY | gst::BufferCopyFlags::META,
+                    ..,
+                )
                 .map_err(|_| gst::FlowError::Error)?;
         }
         let Some(dist_frame) = self.dist_pad.prepared_frame(token) else {
@@ -801,9 +853,16 @@ impl VideoAggregatorImpl for VmafHip {
                 state.pending.push_back(timing(index));
             }
             let engine = &mut state.engine;
+            // The input buffers stay referenced until a GPU backend has
+            // uploaded from them (in place, when they are pinned memory).
+            let keep: Option<KeepAlive> =
+                match (self.ref_pad.current_buffer(token), self.dist_pad.current_buffer(token)) {
+                    (Some(r), Some(d)) => Some(Box::new((r, d))),
+                    _ => None,
+                };
             let pushed = with_picture(&ref_frame, |r| {
                 with_picture(&dist_frame, |d| {
-                    engine.push(r, d).map_err(|e| e.to_string())
+                    engine.push_kept(r, d, keep).map_err(|e| e.to_string())
                 })
             })
             .flatten()

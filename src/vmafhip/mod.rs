@@ -37,6 +37,7 @@ pub fn register(plugin: &gst::Plugin) -> Result<(), glib::BoolError> {
         PoolMethod::static_type().mark_as_plugin_api(gst::PluginAPIFlags::empty());
         ResultsFormat::static_type().mark_as_plugin_api(gst::PluginAPIFlags::empty());
         Backend::static_type().mark_as_plugin_api(gst::PluginAPIFlags::empty());
+        Vendor::static_type().mark_as_plugin_api(gst::PluginAPIFlags::empty());
         LogLevel::static_type().mark_as_plugin_api(gst::PluginAPIFlags::empty());
     }
     gst::Element::register(
@@ -91,6 +92,20 @@ pub enum Backend {
     Cpu = 1,
     #[enum_value(name = "HIP GPU engine; error when no GPU is usable", nick = "hip")]
     Hip = 2,
+}
+
+/// `vendor`: which GPU stack the HIP backend loads (the environment variable
+/// `VMAFHIP_VENDOR` overrides `auto`).
+#[derive(Debug, Eq, PartialEq, Hash, Clone, Copy, glib::Enum)]
+#[repr(u32)]
+#[enum_type(name = "GstVmafHipVendor")]
+pub enum Vendor {
+    #[enum_value(name = "AMD (libamdhip64) first, then NVIDIA (libcuda)", nick = "auto")]
+    Auto = 0,
+    #[enum_value(name = "AMD: libamdhip64 + hiprtc", nick = "amd")]
+    Amd = 1,
+    #[enum_value(name = "NVIDIA: libcuda + nvrtc", nick = "nvidia")]
+    Nvidia = 2,
 }
 
 /// `log-level`: how much the element logs about its work (debug category
