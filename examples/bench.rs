@@ -9,7 +9,9 @@
 //! ```
 //! Options: `--backend hip|cpu`, `--threads N` (cpu), `--bpc 8|10`,
 //! `--distinct N` (distinct frame pairs, cycled), `--ring N` (hip slots),
-//! `--psnr`, `--model NAME`, `--no-profile`.
+//! `--psnr`, `--model NAME`, `--no-profile`, `--staged` (push without a
+//! keep-alive: the backend copies each frame into its own pinned staging
+//! buffer first, as for buffers that do not come from pinned memory).
 
 use gstvmafhip::hip::{
     Device, DeviceBuffer, Event, HipBackend, HipOptions, PinnedHostMem, Runtime, Stream, Vendor,
@@ -34,6 +36,8 @@ struct Args {
     psnr: bool,
     model: String,
     profile: bool,
+    /// Push without a keep-alive, so the backend copies through its staging buffer.
+    staged: bool,
 }
 
 fn parse() -> Args {
@@ -50,6 +54,7 @@ fn parse() -> Args {
         psnr: false,
         model: "vmaf_v0.6.1".into(),
         profile: true,
+        staged: false,
     };
     let v: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -68,6 +73,10 @@ fn parse() -> Args {
             "--model" => a.model = next(i),
             "--psnr" => {
                 a.psnr = true;
+                i -= 1;
+            }
+            "--staged" => {
+                a.staged = true;
                 i -= 1;
             }
             "--no-profile" => {
@@ -229,8 +238,12 @@ fn main() {
                     }
                 })
                 .collect();
-            let keep: KeepAlive = Box::new([pinned[k][0].shared().clone(), pinned[k][1].shared().clone()]);
-            last = e.push_kept(&pics[0], &pics[1], Some(keep)).unwrap();
+            let keep: Option<KeepAlive> = if a.staged {
+                None
+            } else {
+                Some(Box::new([pinned[k][0].shared().clone(), pinned[k][1].shared().clone()]))
+            };
+            last = e.push_kept(&pics[0], &pics[1], keep).unwrap();
             if serial {
                 e.backend_mut().collect(true).unwrap();
             }
@@ -270,7 +283,7 @@ fn main() {
     let floor = h2d_floor(&dev, 2 * sizes[0]);
 
     println!("\n| {}x{} 8-bit 4:2:0 | value |\n|---|---|", a.w, a.h);
-    println!("| engine fps (median of {}) | {med:.1} |", a.runs);
+    println!("| engine fps (median of {}){} | {med:.1} |", a.runs, if a.staged { ", staged copy" } else { ", in-place pinned upload" });
     println!("| runs | {} |", fps.iter().map(|f| format!("{f:.1}")).collect::<Vec<_>>().join(", "));
     for (s, ms) in &stages {
         println!("| stage {s} (ms/frame, serial) | {ms:.4} |");

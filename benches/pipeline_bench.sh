@@ -1,0 +1,55 @@
+#!/bin/sh
+# GStreamer pipeline benchmark on the GPU machine (no GStreamer installed
+# there): unpacks Debian's GStreamer 1.22 from .device/debs into /tmp, writes
+# two raw 1080p I420 clips, and times
+#   filesrc ! rawvideoparse (x2) -> vmafhip backend=hip -> fakesink
+# over RUNS runs (median reported by the caller). Usage, from the repository
+# root: sh benches/pipeline_bench.sh FRAMES RUNS
+set -eu
+FRAMES=${1:-600}
+RUNS=${2:-5}
+D=$PWD/.device
+mkdir -p /tmp/gstroot
+for f in "$D"/debs/*.deb; do dpkg -x "$f" /tmp/gstroot; done
+export LD_LIBRARY_PATH=/tmp/gstroot/usr/lib/x86_64-linux-gnu:/tmp/gstroot/lib/x86_64-linux-gnu
+export GST_PLUGIN_SYSTEM_PATH=/tmp/gstroot/usr/lib/x86_64-linux-gnu/gstreamer-1.0
+export GST_PLUGIN_SCANNER=/tmp/gstroot/usr/lib/x86_64-linux-gnu/gstreamer1.0/gstreamer-1.0/gst-plugin-scanner
+export GST_REGISTRY=/tmp/gstreg.bin GST_PLUGIN_PATH=$D/plugin
+GL=/tmp/gstroot/usr/bin/gst-launch-1.0
+python3 - "$FRAMES" <<'PY'
+import sys, numpy as np
+n = int(sys.argv[1]); w, h = 1920, 1080
+rng = np.random.default_rng(1)
+y, x = np.mgrid[0:h, 0:w].astype(np.float32)
+with open("/tmp/ref.yuv", "wb") as fr, open("/tmp/dis.yuv", "wb") as fd:
+    frames = []
+    for k in range(32):
+        luma = 128 + 70 * np.sin((x + 3 * k) * 0.013 + y * 0.021) + 25 * np.cos(x * 0.21) * np.sin(y * 0.17)
+        luma = np.clip(luma + rng.integers(0, 8, (h, w)), 0, 255)
+        dis = np.clip(np.round(luma / 12) * 12, 0, 255)
+        chroma = np.full((h // 2) * (w // 2) * 2, 128, np.uint8).tobytes()
+        frames.append((luma.astype(np.uint8).tobytes() + chroma, dis.astype(np.uint8).tobytes() + chroma))
+    for i in range(n):
+        fr.write(frames[i % 32][0]); fd.write(frames[i % 32][1])
+PY
+PARSE="rawvideoparse width=1920 height=1080 format=i420 framerate=60/1"
+SRC="filesrc blocksize=3110400"
+/tmp/gstroot/usr/bin/gst-inspect-1.0 vmafhip | grep -E "Long-name|Version" || true
+# gst-launch reports the time from PLAYING to EOS ("Execution ended after
+# H:MM:SS.nnnnnnnnn"): the pipeline's own wall clock, without process start-up.
+for r in $(seq 1 "$RUNS"); do
+  $GL -m $SRC location=/tmp/ref.yuv ! $PARSE ! v.ref_sink \
+      $SRC location=/tmp/dis.yuv ! $PARSE ! v.dist_sink \
+      vmafhip name=v backend=hip ! fakesink > /tmp/run.log 2>&1 || { cat /tmp/run.log; exit 1; }
+  grep -o "type=(string)pooled, score=(double)[0-9.]*" /tmp/run.log | head -1
+  grep -o 'backend=(string)"[^"]*"' /tmp/run.log | head -1
+  t=$(grep -o "Execution ended after [0-9:.]*" /tmp/run.log | awk '{print $4}')
+  awk -v t="$t" -v n="$FRAMES" -v r="$r" 'BEGIN { split(t, a, ":"); s = a[1] * 3600 + a[2] * 60 + a[3]; printf "pipeline run %d: %.1f fps (%d frames in %.3f s)\n", r, n / s, n, s }'
+done
+# The same two sources without vmafhip: what filesrc ! rawvideoparse alone delivers.
+for r in $(seq 1 "$RUNS"); do
+  $GL -m $SRC location=/tmp/ref.yuv ! $PARSE ! fakesink \
+      $SRC location=/tmp/dis.yuv ! $PARSE ! fakesink > /tmp/run.log 2>&1 || { cat /tmp/run.log; exit 1; }
+  t=$(grep -o "Execution ended after [0-9:.]*" /tmp/run.log | awk '{print $4}')
+  awk -v t="$t" -v n="$FRAMES" -v r="$r" 'BEGIN { split(t, a, ":"); s = a[1] * 3600 + a[2] * 60 + a[3]; printf "sources only run %d: %.1f fps (%d frame pairs in %.3f s)\n", r, n / s, n, s }'
+done
