@@ -8,14 +8,7 @@
 set -eu
 FRAMES=${1:-600}
 RUNS=${2:-5}
-D=$PWD/.device
-mkdir -p /tmp/gstroot
-for f in "$D"/debs/*.deb; do dpkg -x "$f" /tmp/gstroot; done
-export LD_LIBRARY_PATH=/tmp/gstroot/usr/lib/x86_64-linux-gnu:/tmp/gstroot/lib/x86_64-linux-gnu
-export GST_PLUGIN_SYSTEM_PATH=/tmp/gstroot/usr/lib/x86_64-linux-gnu/gstreamer-1.0
-export GST_PLUGIN_SCANNER=/tmp/gstroot/usr/lib/x86_64-linux-gnu/gstreamer1.0/gstreamer-1.0/gst-plugin-scanner
-export GST_REGISTRY=/tmp/gstreg.bin GST_PLUGIN_PATH=$D/plugin
-GL=/tmp/gstroot/usr/bin/gst-launch-1.0
+. benches/device_gst_env.sh
 python3 - "$FRAMES" <<'PY'
 import sys, numpy as np
 n = int(sys.argv[1]); w, h = 1920, 1080

@@ -420,46 +420,27 @@ impl Stream {
             .map(|s| (s as *mut u64).cast::<c_void>())
             .collect();
         let dev = &k.module.dev;
-        let (r, call) = match &dev.rt.api {
-            // SAFETY: `ptrs` has one valid pointer per declared parameter,
-            // each to storage of at least the parameter's size, alive across the call.
-            Api::Nvidia { cu, .. } => (
-                unsafe {
-                    (cu.launch_kernel)(
-                        k.raw,
-                        grid.0,
-                        grid.1,
-                        grid.2,
-                        block.0,
-                        block.1,
-                        block.2,
-                        shared_bytes,
-                        self.raw(),
-                        ptrs.as_mut_ptr(),
-                        std::ptr::null_mut(),
-                    )
-                },
-                "cuLaunchKernel",
-            ),
-            // SAFETY: as above.
-            Api::Amd { hip, .. } => (
-                unsafe {
-                    (hip.module_launch_kernel)(
-                        k.raw,
-                        grid.0,
-                        grid.1,
-                        grid.2,
-                        block.0,
-                        block.1,
-                        block.2,
-                        shared_bytes,
-                        self.raw(),
-                        ptrs.as_mut_ptr(),
-                        std::ptr::null_mut(),
-                    )
-                },
-                "hipModuleLaunchKernel",
-            ),
+        // cuLaunchKernel and hipModuleLaunchKernel take the same C arguments.
+        let (launch, call) = match &dev.rt.api {
+            Api::Nvidia { cu, .. } => (cu.launch_kernel, "cuLaunchKernel"),
+            Api::Amd { hip, .. } => (hip.module_launch_kernel, "hipModuleLaunchKernel"),
+        };
+        // SAFETY: `ptrs` has one valid pointer per declared parameter, each to
+        // storage of at least the parameter's size, alive across the call.
+        let r = unsafe {
+            launch(
+                k.raw,
+                grid.0,
+                grid.1,
+                grid.2,
+                block.0,
+                block.1,
+                block.2,
+                shared_bytes,
+                self.raw(),
+                ptrs.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
         };
         dev.rt
             .check(r, call)
