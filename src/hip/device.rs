@@ -167,9 +167,10 @@ impl Device {
                 .rt
                 .check(unsafe { (cu.ctx_synchronize)() }, "cuCtxSynchronize"),
             // SAFETY: plain call; the device is current.
-            Api::Amd { hip, .. } => self
-                .rt
-                .check(unsafe { (hip.device_synchronize)() }, "hipDeviceSynchronize"),
+            Api::Amd { hip, .. } => self.rt.check(
+                unsafe { (hip.device_synchronize)() },
+                "hipDeviceSynchronize",
+            ),
         }
     }
 
@@ -326,7 +327,10 @@ impl PinnedHostMem {
                 "cuMemHostAlloc",
             ),
             // SAFETY: as above.
-            Api::Amd { hip, .. } => (unsafe { (hip.host_malloc)(&mut p, len, 0) }, "hipHostMalloc"),
+            Api::Amd { hip, .. } => (
+                unsafe { (hip.host_malloc)(&mut p, len, 0) },
+                "hipHostMalloc",
+            ),
         };
         if r.0 == 2 {
             return Err(HipError::OutOfMemory {
@@ -382,13 +386,14 @@ pub fn pinned_owner(data: &[u8]) -> Option<(Arc<PinnedBuffer>, usize)> {
     let start = data.as_ptr() as usize;
     let end = start + data.len();
     let reg = PINNED.lock().unwrap();
-    reg.iter().find_map(|(a, len, weak): &(usize, usize, Weak<PinnedBuffer>)| {
-        if start >= *a && end <= a + len {
-            weak.upgrade().map(|b| (b, start - a))
-        } else {
-            None
-        }
-    })
+    reg.iter()
+        .find_map(|(a, len, weak): &(usize, usize, Weak<PinnedBuffer>)| {
+            if start >= *a && end <= a + len {
+                weak.upgrade().map(|b| (b, start - a))
+            } else {
+                None
+            }
+        })
 }
 
 /// An ordered queue of device work.
@@ -485,9 +490,10 @@ impl Stream {
                     height: rows,
                 };
                 // SAFETY: both regions were bounds-checked; `p` lives across the call.
-                self.dev
-                    .rt
-                    .check(unsafe { (cu.memcpy_2d_async)(&p, self.raw) }, "cuMemcpy2DAsync")
+                self.dev.rt.check(
+                    unsafe { (cu.memcpy_2d_async)(&p, self.raw) },
+                    "cuMemcpy2DAsync",
+                )
             }
             // SAFETY: both regions were bounds-checked above.
             Api::Amd { hip, .. } => self.dev.rt.check(
@@ -604,7 +610,9 @@ impl Stream {
         value: u8,
     ) -> Result<(), HipError> {
         if offset + bytes > dst.bytes {
-            return Err(HipError::Usage(format!("memset of {bytes} bytes out of bounds")));
+            return Err(HipError::Usage(format!(
+                "memset of {bytes} bytes out of bounds"
+            )));
         }
         match &self.dev.rt.api {
             // SAFETY: bounds checked above.
@@ -624,61 +632,46 @@ impl Stream {
 
     /// Records `ev` after the work queued so far.
     pub fn record(&self, ev: &Event) -> Result<(), HipError> {
-        match &self.dev.rt.api {
-            // SAFETY: both handles are live.
-            Api::Nvidia { cu, .. } => self
-                .dev
-                .rt
-                .check(unsafe { (cu.event_record)(ev.raw, self.raw) }, "cuEventRecord"),
-            // SAFETY: both handles are live.
-            Api::Amd { hip, .. } => self
-                .dev
-                .rt
-                .check(unsafe { (hip.event_record)(ev.raw, self.raw) }, "hipEventRecord"),
-        }
+        let rt = &self.dev.rt;
+        let (f, call) = rt.pick(
+            |c| (c.event_record, "cuEventRecord"),
+            |h| (h.event_record, "hipEventRecord"),
+        );
+        // SAFETY: both handles are live.
+        rt.check(unsafe { f(ev.raw, self.raw) }, call)
     }
 
     /// Makes later work on this stream wait for `ev` (recorded on any stream).
     pub fn wait(&self, ev: &Event) -> Result<(), HipError> {
-        match &self.dev.rt.api {
-            // SAFETY: both handles are live.
-            Api::Nvidia { cu, .. } => self.dev.rt.check(
-                unsafe { (cu.stream_wait_event)(self.raw, ev.raw, 0) },
-                "cuStreamWaitEvent",
-            ),
-            // SAFETY: both handles are live.
-            Api::Amd { hip, .. } => self.dev.rt.check(
-                unsafe { (hip.stream_wait_event)(self.raw, ev.raw, 0) },
-                "hipStreamWaitEvent",
-            ),
-        }
+        let rt = &self.dev.rt;
+        let (f, call) = rt.pick(
+            |c| (c.stream_wait_event, "cuStreamWaitEvent"),
+            |h| (h.stream_wait_event, "hipStreamWaitEvent"),
+        );
+        // SAFETY: both handles are live.
+        rt.check(unsafe { f(self.raw, ev.raw, 0) }, call)
     }
 
     pub fn synchronize(&self) -> Result<(), HipError> {
-        match &self.dev.rt.api {
-            // SAFETY: live handle.
-            Api::Nvidia { cu, .. } => self
-                .dev
-                .rt
-                .check(unsafe { (cu.stream_synchronize)(self.raw) }, "cuStreamSynchronize"),
-            // SAFETY: live handle.
-            Api::Amd { hip, .. } => self
-                .dev
-                .rt
-                .check(unsafe { (hip.stream_synchronize)(self.raw) }, "hipStreamSynchronize"),
-        }
+        let rt = &self.dev.rt;
+        let (f, call) = rt.pick(
+            |c| (c.stream_synchronize, "cuStreamSynchronize"),
+            |h| (h.stream_synchronize, "hipStreamSynchronize"),
+        );
+        // SAFETY: live handle.
+        rt.check(unsafe { f(self.raw) }, call)
     }
 }
 
 impl Drop for Stream {
     fn drop(&mut self) {
         let _ = self.synchronize(); // teardown: nothing to report to
-        let _ = match &self.dev.rt.api {
-            // SAFETY: destroys the stream created in `new`, once.
-            Api::Nvidia { cu, .. } => unsafe { (cu.stream_destroy)(self.raw) },
-            // SAFETY: as above.
-            Api::Amd { hip, .. } => unsafe { (hip.stream_destroy)(self.raw) },
-        };
+        let (f, _) = self.dev.rt.pick(
+            |c| (c.stream_destroy, "cuStreamDestroy"),
+            |h| (h.stream_destroy, "hipStreamDestroy"),
+        );
+        // SAFETY: destroys the stream created in `new`, once.
+        let _ = unsafe { f(self.raw) };
     }
 }
 
@@ -717,12 +710,12 @@ impl Event {
 
     /// True once the work before the last `record` has completed.
     pub fn query(&self) -> Result<bool, HipError> {
-        let (r, name) = match &self.dev.rt.api {
-            // SAFETY: live handle.
-            Api::Nvidia { cu, .. } => (unsafe { (cu.event_query)(self.raw) }, "cuEventQuery"),
-            // SAFETY: live handle.
-            Api::Amd { hip, .. } => (unsafe { (hip.event_query)(self.raw) }, "hipEventQuery"),
-        };
+        let (f, name) = self.dev.rt.pick(
+            |c| (c.event_query, "cuEventQuery"),
+            |h| (h.event_query, "hipEventQuery"),
+        );
+        // SAFETY: live handle.
+        let r = unsafe { f(self.raw) };
         if r == ffi::CUDA_ERROR_NOT_READY || r == ffi::HIP_ERROR_NOT_READY {
             return Ok(false);
         }
@@ -731,46 +724,36 @@ impl Event {
     }
 
     pub fn synchronize(&self) -> Result<(), HipError> {
-        match &self.dev.rt.api {
-            // SAFETY: live handle.
-            Api::Nvidia { cu, .. } => self
-                .dev
-                .rt
-                .check(unsafe { (cu.event_synchronize)(self.raw) }, "cuEventSynchronize"),
-            // SAFETY: live handle.
-            Api::Amd { hip, .. } => self
-                .dev
-                .rt
-                .check(unsafe { (hip.event_synchronize)(self.raw) }, "hipEventSynchronize"),
-        }
+        let rt = &self.dev.rt;
+        let (f, call) = rt.pick(
+            |c| (c.event_synchronize, "cuEventSynchronize"),
+            |h| (h.event_synchronize, "hipEventSynchronize"),
+        );
+        // SAFETY: live handle.
+        rt.check(unsafe { f(self.raw) }, call)
     }
 
     /// Milliseconds between two completed events.
     pub fn elapsed_ms(start: &Event, end: &Event) -> Result<f32, HipError> {
+        let rt = &start.dev.rt;
+        let (f, call) = rt.pick(
+            |c| (c.event_elapsed_time, "cuEventElapsedTime"),
+            |h| (h.event_elapsed_time, "hipEventElapsedTime"),
+        );
         let mut ms = 0f32;
-        match &start.dev.rt.api {
-            // SAFETY: valid out-pointer, live handles.
-            Api::Nvidia { cu, .. } => start.dev.rt.check(
-                unsafe { (cu.event_elapsed_time)(&mut ms, start.raw, end.raw) },
-                "cuEventElapsedTime",
-            )?,
-            // SAFETY: valid out-pointer, live handles.
-            Api::Amd { hip, .. } => start.dev.rt.check(
-                unsafe { (hip.event_elapsed_time)(&mut ms, start.raw, end.raw) },
-                "hipEventElapsedTime",
-            )?,
-        }
+        // SAFETY: valid out-pointer, live handles.
+        rt.check(unsafe { f(&mut ms, start.raw, end.raw) }, call)?;
         Ok(ms)
     }
 }
 
 impl Drop for Event {
     fn drop(&mut self) {
-        let _ = match &self.dev.rt.api {
-            // SAFETY: destroys the event created in `new`, once.
-            Api::Nvidia { cu, .. } => unsafe { (cu.event_destroy)(self.raw) },
-            // SAFETY: as above.
-            Api::Amd { hip, .. } => unsafe { (hip.event_destroy)(self.raw) },
-        }; // teardown: nothing to report to
+        let (f, _) = self.dev.rt.pick(
+            |c| (c.event_destroy, "cuEventDestroy"),
+            |h| (h.event_destroy, "hipEventDestroy"),
+        );
+        // SAFETY: destroys the event created in `new`, once.
+        let _ = unsafe { f(self.raw) }; // teardown: nothing to report to
     }
 }

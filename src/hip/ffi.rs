@@ -114,18 +114,6 @@ pub const CU_ATTR_MULTIPROCESSOR_COUNT: c_int = 16;
 pub const CU_ATTR_CC_MAJOR: c_int = 75;
 pub const CU_ATTR_CC_MINOR: c_int = 76;
 
-table!(NvrtcFns {
-    version: "nvrtcVersion" => fn(*mut c_int, *mut c_int) -> c_int,
-    create_program: "nvrtcCreateProgram" => fn(*mut Handle, *const c_char, *const c_char, c_int, *const *const c_char, *const *const c_char) -> c_int,
-    compile_program: "nvrtcCompileProgram" => fn(Handle, c_int, *const *const c_char) -> c_int,
-    get_program_log_size: "nvrtcGetProgramLogSize" => fn(Handle, *mut usize) -> c_int,
-    get_program_log: "nvrtcGetProgramLog" => fn(Handle, *mut c_char) -> c_int,
-    get_code_size: "nvrtcGetCUBINSize" => fn(Handle, *mut usize) -> c_int,
-    get_code: "nvrtcGetCUBIN" => fn(Handle, *mut c_char) -> c_int,
-    destroy_program: "nvrtcDestroyProgram" => fn(*mut Handle) -> c_int,
-    get_error_string: "nvrtcGetErrorString" => fn(c_int) -> *const c_char,
-});
-
 // ---------------------------------------------------------------- AMD
 
 table!(HipFns {
@@ -184,17 +172,86 @@ pub const HIP_ERROR_INVALID_DEVICE: c_int = 101;
 pub const HIP_ATTR_WARP_SIZE: c_int = 87;
 pub const HIP_ATTR_MULTIPROCESSOR_COUNT: c_int = 63;
 
-table!(HiprtcFns {
-    version: "hiprtcVersion" => fn(*mut c_int, *mut c_int) -> c_int,
-    create_program: "hiprtcCreateProgram" => fn(*mut Handle, *const c_char, *const c_char, c_int, *const *const c_char, *const *const c_char) -> c_int,
-    compile_program: "hiprtcCompileProgram" => fn(Handle, c_int, *const *const c_char) -> c_int,
-    get_program_log_size: "hiprtcGetProgramLogSize" => fn(Handle, *mut usize) -> c_int,
-    get_program_log: "hiprtcGetProgramLog" => fn(Handle, *mut c_char) -> c_int,
-    get_code_size: "hiprtcGetCodeSize" => fn(Handle, *mut usize) -> c_int,
-    get_code: "hiprtcGetCode" => fn(Handle, *mut c_char) -> c_int,
-    destroy_program: "hiprtcDestroyProgram" => fn(*mut Handle) -> c_int,
-    get_error_string: "hiprtcGetErrorString" => fn(c_int) -> *const c_char,
-});
+/// The kernel compiler: nvrtc and hiprtc have the same C API under two
+/// prefixes (and two names for "get the code object"), so one table serves
+/// both, loaded with the symbol names of [`NVRTC`] or [`HIPRTC`].
+pub struct RtcFns {
+    pub version: unsafe extern "C" fn(*mut c_int, *mut c_int) -> c_int,
+    pub create_program: unsafe extern "C" fn(
+        *mut Handle,
+        *const c_char,
+        *const c_char,
+        c_int,
+        *const *const c_char,
+        *const *const c_char,
+    ) -> c_int,
+    pub compile_program: unsafe extern "C" fn(Handle, c_int, *const *const c_char) -> c_int,
+    pub get_program_log_size: unsafe extern "C" fn(Handle, *mut usize) -> c_int,
+    pub get_program_log: unsafe extern "C" fn(Handle, *mut c_char) -> c_int,
+    pub get_code_size: unsafe extern "C" fn(Handle, *mut usize) -> c_int,
+    pub get_code: unsafe extern "C" fn(Handle, *mut c_char) -> c_int,
+    pub destroy_program: unsafe extern "C" fn(*mut Handle) -> c_int,
+    pub get_error_string: unsafe extern "C" fn(c_int) -> *const c_char,
+    /// The symbol names, in field order, for error messages.
+    pub names: &'static [&'static str; 9],
+}
+
+/// nvrtc.h, in `RtcFns` field order.
+pub const NVRTC: [&str; 9] = [
+    "nvrtcVersion",
+    "nvrtcCreateProgram",
+    "nvrtcCompileProgram",
+    "nvrtcGetProgramLogSize",
+    "nvrtcGetProgramLog",
+    "nvrtcGetCUBINSize",
+    "nvrtcGetCUBIN",
+    "nvrtcDestroyProgram",
+    "nvrtcGetErrorString",
+];
+
+/// hiprtc.h, in `RtcFns` field order.
+pub const HIPRTC: [&str; 9] = [
+    "hiprtcVersion",
+    "hiprtcCreateProgram",
+    "hiprtcCompileProgram",
+    "hiprtcGetProgramLogSize",
+    "hiprtcGetProgramLog",
+    "hiprtcGetCodeSize",
+    "hiprtcGetCode",
+    "hiprtcDestroyProgram",
+    "hiprtcGetErrorString",
+];
+
+impl RtcFns {
+    /// # Safety
+    /// `lib` must export `names` with the C signatures of the fields.
+    pub unsafe fn load(
+        lib: &Library,
+        lib_name: &str,
+        names: &'static [&'static str; 9],
+    ) -> Result<Self, String> {
+        fn get<T: Copy>(lib: &Library, lib_name: &str, sym: &str) -> Result<T, String> {
+            let c = format!("{sym}\0");
+            // SAFETY: the caller of `load` vouches for the signature; the
+            // pointer is copied out and `lib` outlives the table.
+            let f = unsafe { lib.get::<T>(c.as_bytes()) }
+                .map_err(|e| format!("{lib_name} has no {sym}: {e}"))?;
+            Ok(*f)
+        }
+        Ok(Self {
+            version: get(lib, lib_name, names[0])?,
+            create_program: get(lib, lib_name, names[1])?,
+            compile_program: get(lib, lib_name, names[2])?,
+            get_program_log_size: get(lib, lib_name, names[3])?,
+            get_program_log: get(lib, lib_name, names[4])?,
+            get_code_size: get(lib, lib_name, names[5])?,
+            get_code: get(lib, lib_name, names[6])?,
+            destroy_program: get(lib, lib_name, names[7])?,
+            get_error_string: get(lib, lib_name, names[8])?,
+            names,
+        })
+    }
+}
 
 /// Opens the first library of `names` that loads; the error lists every try.
 pub fn open_first(names: &[&str]) -> Result<(Library, String), String> {

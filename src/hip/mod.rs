@@ -20,7 +20,7 @@ pub use device::{
 pub use engine::{HipBackend, HipOptions, KERNEL_SOURCES, MAX_WIDTH, STAGES};
 pub use module::{Arg, ArgKind, Kernel, Module, PRELUDE, cache_dir, compile, compile_source};
 
-use ffi::{CudaFns, HipFns, HiprtcFns, NvrtcFns};
+use ffi::{CudaFns, HipFns, RtcFns};
 use libloading::Library;
 use std::ffi::{CStr, c_int};
 use std::fmt;
@@ -115,12 +115,12 @@ pub struct Runtime {
 pub(crate) enum Api {
     Amd {
         hip: HipFns,
-        rtc: HiprtcFns,
+        rtc: RtcFns,
         props: Option<(ffi::HipGetDeviceProperties, usize)>,
     },
     Nvidia {
         cu: CudaFns,
-        rtc: NvrtcFns,
+        rtc: RtcFns,
     },
 }
 
@@ -186,6 +186,26 @@ impl Runtime {
         })
     }
 
+    /// The same call from either table, where both vendors' functions have
+    /// one C signature: the function and its name, for `check`.
+    pub(crate) fn pick<F: Copy>(
+        &self,
+        nvidia: impl FnOnce(&CudaFns) -> (F, &'static str),
+        amd: impl FnOnce(&HipFns) -> (F, &'static str),
+    ) -> (F, &'static str) {
+        match &self.api {
+            Api::Nvidia { cu, .. } => nvidia(cu),
+            Api::Amd { hip, .. } => amd(hip),
+        }
+    }
+
+    /// The kernel compiler of this runtime.
+    pub(crate) fn rtc(&self) -> &RtcFns {
+        match &self.api {
+            Api::Amd { rtc, .. } | Api::Nvidia { rtc, .. } => rtc,
+        }
+    }
+
     fn error_name(&self, code: c_int) -> String {
         match &self.api {
             Api::Amd { hip, .. } => {
@@ -234,15 +254,15 @@ fn load_amd() -> Result<Arc<Runtime>, HipError> {
     ]) {
         // SAFETY: hiprtc's C API, same signatures in every ROCm since 5.
         Ok((lib, name)) => {
-            let t = unsafe { HiprtcFns::load(&lib, &name) }.map_err(HipError::NotFound)?;
+            let t =
+                unsafe { RtcFns::load(&lib, &name, &ffi::HIPRTC) }.map_err(HipError::NotFound)?;
             libs.push(lib);
             (t, name)
         }
         // SAFETY: as above; ROCm 5's libamdhip64 carries the same symbols.
         Err(_) => (
-            unsafe { HiprtcFns::load(&hiplib, &hipname) }.map_err(|e| {
-                HipError::NotFound(format!("hiprtc: no libhiprtc.so.7/.6 and {e}"))
-            })?,
+            unsafe { RtcFns::load(&hiplib, &hipname, &ffi::HIPRTC) }
+                .map_err(|e| HipError::NotFound(format!("hiprtc: no libhiprtc.so.7/.6 and {e}")))?,
             hipname.clone(),
         ),
     };
@@ -270,17 +290,22 @@ fn load_amd() -> Result<Arc<Runtime>, HipError> {
         // With no AMD GPU, ROCm answers hipErrorNoDevice (100) or, as ROCm
         // 5.2 does, hipErrorInvalidDevice (101): the runtime is still usable
         // for compiling, and `device_count` reports 0.
-        rt.check(unsafe { (hip.init)(0) }, "hipInit").or_else(|e| match e {
-            HipError::Call { code, .. }
-                if code == ffi::HIP_ERROR_NO_DEVICE || code == ffi::HIP_ERROR_INVALID_DEVICE =>
-            {
-                Ok(())
-            }
-            e => Err(e),
-        })?;
+        rt.check(unsafe { (hip.init)(0) }, "hipInit")
+            .or_else(|e| match e {
+                HipError::Call { code, .. }
+                    if code == ffi::HIP_ERROR_NO_DEVICE
+                        || code == ffi::HIP_ERROR_INVALID_DEVICE =>
+                {
+                    Ok(())
+                }
+                e => Err(e),
+            })?;
         let mut v: c_int = 0;
         // SAFETY: valid out-pointer.
-        rt.check(unsafe { (hip.runtime_get_version)(&mut v) }, "hipRuntimeGetVersion")?;
+        rt.check(
+            unsafe { (hip.runtime_get_version)(&mut v) },
+            "hipRuntimeGetVersion",
+        )?;
         let (mut a, mut b) = (0, 0);
         // SAFETY: valid out-pointers.
         let _ = unsafe { (rtc.version)(&mut a, &mut b) }; // version is informational only
@@ -290,7 +315,8 @@ fn load_amd() -> Result<Arc<Runtime>, HipError> {
 }
 
 fn load_nvidia() -> Result<Arc<Runtime>, HipError> {
-    let (culib, cuname) = ffi::open_first(&["libcuda.so.1", "libcuda.so"]).map_err(HipError::NotFound)?;
+    let (culib, cuname) =
+        ffi::open_first(&["libcuda.so.1", "libcuda.so"]).map_err(HipError::NotFound)?;
     // SAFETY: libcuda exports the driver API with these signatures (cuda.h).
     let cu = unsafe { CudaFns::load(&culib, &cuname) }.map_err(HipError::NotFound)?;
     let (rtclib, rtcname) = ffi::open_first(&[
@@ -300,7 +326,8 @@ fn load_nvidia() -> Result<Arc<Runtime>, HipError> {
     ])
     .map_err(|e| HipError::NotFound(format!("nvrtc: {e}")))?;
     // SAFETY: nvrtc's C API (nvrtc.h), stable since CUDA 11.
-    let rtc = unsafe { NvrtcFns::load(&rtclib, &rtcname) }.map_err(HipError::NotFound)?;
+    let rtc =
+        unsafe { RtcFns::load(&rtclib, &rtcname, &ffi::NVRTC) }.map_err(HipError::NotFound)?;
     let mut rt = Runtime {
         api: Api::Nvidia { cu, rtc },
         libraries: format!("{cuname} + {rtcname}"),
@@ -312,7 +339,10 @@ fn load_nvidia() -> Result<Arc<Runtime>, HipError> {
         rt.check(unsafe { (cu.init)(0) }, "cuInit")?;
         let mut v: c_int = 0;
         // SAFETY: valid out-pointer.
-        rt.check(unsafe { (cu.driver_get_version)(&mut v) }, "cuDriverGetVersion")?;
+        rt.check(
+            unsafe { (cu.driver_get_version)(&mut v) },
+            "cuDriverGetVersion",
+        )?;
         let (mut a, mut b) = (0, 0);
         // SAFETY: valid out-pointers.
         let _ = unsafe { (rtc.version)(&mut a, &mut b) }; // informational only

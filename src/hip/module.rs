@@ -119,60 +119,11 @@ pub fn compile(rt: &Runtime, arch: &str, file: &str, source: &str) -> Result<Vec
     let copts: Vec<CString> = opts.iter().map(|o| nul(o)).collect::<Result<_, _>>()?;
     let opt_ptrs: Vec<*const c_char> = copts.iter().map(|o| o.as_ptr()).collect();
 
-    // The two compilers have identical C APIs; pick the table.
-    struct Rtc {
-        create: unsafe extern "C" fn(
-            *mut Handle,
-            *const c_char,
-            *const c_char,
-            c_int,
-            *const *const c_char,
-            *const *const c_char,
-        ) -> c_int,
-        compile: unsafe extern "C" fn(Handle, c_int, *const *const c_char) -> c_int,
-        log_size: unsafe extern "C" fn(Handle, *mut usize) -> c_int,
-        log: unsafe extern "C" fn(Handle, *mut c_char) -> c_int,
-        code_size: unsafe extern "C" fn(Handle, *mut usize) -> c_int,
-        code: unsafe extern "C" fn(Handle, *mut c_char) -> c_int,
-        destroy: unsafe extern "C" fn(*mut Handle) -> c_int,
-        names: [&'static str; 4],
-    }
-    let t = match &rt.api {
-        Api::Nvidia { rtc, .. } => Rtc {
-            create: rtc.create_program,
-            compile: rtc.compile_program,
-            log_size: rtc.get_program_log_size,
-            log: rtc.get_program_log,
-            code_size: rtc.get_code_size,
-            code: rtc.get_code,
-            destroy: rtc.destroy_program,
-            names: [
-                "nvrtcCreateProgram",
-                "nvrtcCompileProgram",
-                "nvrtcGetCUBINSize",
-                "nvrtcGetCUBIN",
-            ],
-        },
-        Api::Amd { rtc, .. } => Rtc {
-            create: rtc.create_program,
-            compile: rtc.compile_program,
-            log_size: rtc.get_program_log_size,
-            log: rtc.get_program_log,
-            code_size: rtc.get_code_size,
-            code: rtc.get_code,
-            destroy: rtc.destroy_program,
-            names: [
-                "hiprtcCreateProgram",
-                "hiprtcCompileProgram",
-                "hiprtcGetCodeSize",
-                "hiprtcGetCode",
-            ],
-        },
-    };
+    let t = rt.rtc();
     let mut prog: Handle = std::ptr::null_mut();
     // SAFETY: all strings are NUL-terminated and outlive the call; one header.
     let r = unsafe {
-        (t.create)(
+        (t.create_program)(
             &mut prog,
             src.as_ptr(),
             name.as_ptr(),
@@ -181,17 +132,19 @@ pub fn compile(rt: &Runtime, arch: &str, file: &str, source: &str) -> Result<Vec
             header_names.as_ptr(),
         )
     };
-    rtc_check(rt, r, t.names[0])?;
+    rtc_check(rt, r, t.names[1])?;
     // SAFETY: `prog` is live; the option pointers outlive the call.
-    let r = unsafe { (t.compile)(prog, opt_ptrs.len() as c_int, opt_ptrs.as_ptr()) };
+    let r = unsafe { (t.compile_program)(prog, opt_ptrs.len() as c_int, opt_ptrs.as_ptr()) };
     let result = if r != 0 {
         let mut n = 0usize;
         // SAFETY: valid out-pointer; then a buffer of exactly that size.
         let log = unsafe {
-            if (t.log_size)(prog, &mut n) == 0 && n > 0 {
+            if (t.get_program_log_size)(prog, &mut n) == 0 && n > 0 {
                 let mut buf = vec![0u8; n];
-                let _ = (t.log)(prog, buf.as_mut_ptr().cast()); // best effort: it is already an error
-                String::from_utf8_lossy(&buf).trim_end_matches('\0').to_string()
+                let _ = (t.get_program_log)(prog, buf.as_mut_ptr().cast()); // best effort: it is already an error
+                String::from_utf8_lossy(&buf)
+                    .trim_end_matches('\0')
+                    .to_string()
             } else {
                 String::new()
             }
@@ -199,15 +152,19 @@ pub fn compile(rt: &Runtime, arch: &str, file: &str, source: &str) -> Result<Vec
         Err(HipError::Compile {
             file: file.to_string(),
             arch: arch.to_string(),
-            log: format!("{}: {}\n{log}", t.names[1], rtc_error(rt, r)),
+            log: format!("{}: {}\n{log}", t.names[2], rtc_error(rt, r)),
         })
     } else {
         let mut n = 0usize;
         // SAFETY: valid out-pointer.
-        rtc_check(rt, unsafe { (t.code_size)(prog, &mut n) }, t.names[2]).and_then(|_| {
+        rtc_check(rt, unsafe { (t.get_code_size)(prog, &mut n) }, t.names[5]).and_then(|_| {
             let mut code = vec![0u8; n];
             // SAFETY: `code` holds exactly the size the compiler reported.
-            rtc_check(rt, unsafe { (t.code)(prog, code.as_mut_ptr().cast()) }, t.names[3])?;
+            rtc_check(
+                rt,
+                unsafe { (t.get_code)(prog, code.as_mut_ptr().cast()) },
+                t.names[6],
+            )?;
             if code.is_empty() {
                 return Err(HipError::Compile {
                     file: file.to_string(),
@@ -219,18 +176,13 @@ pub fn compile(rt: &Runtime, arch: &str, file: &str, source: &str) -> Result<Vec
         })
     };
     // SAFETY: destroys the program created above, once.
-    let _ = unsafe { (t.destroy)(&mut prog) }; // a leak at worst
+    let _ = unsafe { (t.destroy_program)(&mut prog) }; // a leak at worst
     result
 }
 
 fn rtc_error(rt: &Runtime, code: c_int) -> String {
     // SAFETY: both compilers return static strings for any code.
-    let p = unsafe {
-        match &rt.api {
-            Api::Nvidia { rtc, .. } => (rtc.get_error_string)(code),
-            Api::Amd { rtc, .. } => (rtc.get_error_string)(code),
-        }
-    };
+    let p = unsafe { (rt.rtc().get_error_string)(code) };
     super::cstr_or(p, "unknown compiler error")
 }
 
@@ -344,9 +296,10 @@ impl Module {
                 "hipModuleGetFunction",
             ),
         };
-        self.dev.rt.check(r, call).map_err(|e| {
-            HipError::Usage(format!("kernel {name}: {e}"))
-        })?;
+        self.dev
+            .rt
+            .check(r, call)
+            .map_err(|e| HipError::Usage(format!("kernel {name}: {e}")))?;
         Ok(Kernel {
             module: self.clone(),
             raw,
@@ -380,9 +333,7 @@ impl Stream {
         shared_bytes: u32,
         args: &[Arg<'_>],
     ) -> Result<(), HipError> {
-        if args.len() != k.params.len()
-            || args.iter().zip(&k.params).any(|(a, p)| a.kind() != *p)
-        {
+        if args.len() != k.params.len() || args.iter().zip(&k.params).any(|(a, p)| a.kind() != *p) {
             return Err(HipError::Usage(format!(
                 "kernel {} takes {:?}, got {:?}",
                 k.name,
