@@ -94,7 +94,11 @@ fn parse() -> Args {
 fn synth(a: &Args, k: usize, dist: bool) -> Vec<Vec<u8>> {
     let bps = if a.bpc == 8 { 1 } else { 2 };
     let max = (1u32 << a.bpc) - 1;
-    let dims = [(a.w, a.h), (a.w.div_ceil(2), a.h.div_ceil(2)), (a.w.div_ceil(2), a.h.div_ceil(2))];
+    let dims = [
+        (a.w, a.h),
+        (a.w.div_ceil(2), a.h.div_ceil(2)),
+        (a.w.div_ceil(2), a.h.div_ceil(2)),
+    ];
     let mut s = 0x9e37_79b9u32 ^ (k as u32).wrapping_mul(2654435761) ^ u32::from(dist);
     dims.iter()
         .map(|&(w, h)| {
@@ -103,7 +107,8 @@ fn synth(a: &Args, k: usize, dist: bool) -> Vec<Vec<u8>> {
                 for x in 0..w {
                     s = s.wrapping_mul(1664525).wrapping_add(1013904223);
                     let xf = (x + 3 * k) as f32;
-                    let base = 0.5 + 0.3 * (xf * 0.013 + y as f32 * 0.021).sin()
+                    let base = 0.5
+                        + 0.3 * (xf * 0.013 + y as f32 * 0.021).sin()
                         + 0.12 * (xf * 0.21).cos() * (y as f32 * 0.17).sin();
                     let mut v = base * max as f32;
                     if dist {
@@ -126,7 +131,11 @@ fn synth(a: &Args, k: usize, dist: bool) -> Vec<Vec<u8>> {
 
 /// Pictures over preloaded planes (8-bit or little-endian 16-bit).
 fn picture<'a>(a: &Args, planes: [&'a [u8]; 3], scratch16: &'a [Vec<u16>]) -> Picture<'a> {
-    let dims = [(a.w, a.h), (a.w.div_ceil(2), a.h.div_ceil(2)), (a.w.div_ceil(2), a.h.div_ceil(2))];
+    let dims = [
+        (a.w, a.h),
+        (a.w.div_ceil(2), a.h.div_ceil(2)),
+        (a.w.div_ceil(2), a.h.div_ceil(2)),
+    ];
     if a.bpc == 8 {
         let pl: Vec<Plane<'a, u8>> = (0..3)
             .map(|p| Plane::new(planes[p], dims[p].0, dims[p].1, dims[p].0).unwrap())
@@ -155,7 +164,9 @@ fn main() {
         "{}x{} {}-bit 4:2:0, {} frames ({distinct} distinct), {} runs, backend {}",
         a.w, a.h, a.bpc, a.frames, a.runs, a.backend
     );
-    let raw: Vec<[Vec<Vec<u8>>; 2]> = (0..distinct).map(|k| [synth(&a, k, false), synth(&a, k, true)]).collect();
+    let raw: Vec<[Vec<Vec<u8>>; 2]> = (0..distinct)
+        .map(|k| [synth(&a, k, false), synth(&a, k, true)])
+        .collect();
 
     if a.backend == "cpu" {
         let mut e = Scorer::cpu(&config).unwrap();
@@ -165,7 +176,11 @@ fn main() {
                 pair.clone().map(|planes| {
                     planes
                         .iter()
-                        .map(|p| p.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect())
+                        .map(|p| {
+                            p.chunks_exact(2)
+                                .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                                .collect()
+                        })
                         .collect()
                 })
             })
@@ -175,26 +190,53 @@ fn main() {
             let t = Instant::now();
             for i in 0..a.frames {
                 let k = i % distinct;
-                let rp = picture(&a, [&raw[k][0][0], &raw[k][0][1], &raw[k][0][2]], if a.bpc == 8 { &[] } else { &s16[k][0] });
-                let dp = picture(&a, [&raw[k][1][0], &raw[k][1][1], &raw[k][1][2]], if a.bpc == 8 { &[] } else { &s16[k][1] });
+                let rp = picture(
+                    &a,
+                    [&raw[k][0][0], &raw[k][0][1], &raw[k][0][2]],
+                    if a.bpc == 8 { &[] } else { &s16[k][0] },
+                );
+                let dp = picture(
+                    &a,
+                    [&raw[k][1][0], &raw[k][1][1], &raw[k][1][2]],
+                    if a.bpc == 8 { &[] } else { &s16[k][1] },
+                );
                 e.push(&rp, &dp).unwrap();
             }
             let last = e.flush().unwrap();
             let dt = t.elapsed().as_secs_f64();
             fps.push(a.frames as f64 / dt);
-            eprintln!("run {run}: {:.1} fps (last vmaf {:.3})", fps[run], last.last().map_or(f64::NAN, |f| f.vmaf()));
+            eprintln!(
+                "run {run}: {:.1} fps (last vmaf {:.3})",
+                fps[run],
+                last.last().map_or(f64::NAN, |f| f.vmaf())
+            );
             e.reset().unwrap();
         }
-        println!("cpu ({} threads) {}x{}: median {:.1} fps over {} runs", a.threads, a.w, a.h, median(&mut fps), a.runs);
+        println!(
+            "cpu ({} threads) {}x{}: median {:.1} fps over {} runs",
+            a.threads,
+            a.w,
+            a.h,
+            median(&mut fps),
+            a.runs
+        );
         return;
     }
 
     // HIP: preload every distinct pair into pinned memory, planes back to back.
     let plan = Plan::new(&config.models, config.psnr, false, false).unwrap();
-    let opts = HipOptions { ring: a.ring, ..Default::default() };
+    let opts = HipOptions {
+        ring: a.ring,
+        ..Default::default()
+    };
     let t = Instant::now();
     let backend = HipBackend::new(plan, &opts).unwrap_or_else(|e| panic!("HIP backend: {e}"));
-    eprintln!("{} — {} ({:.2} s)", backend.describe(), backend.compile_note(), t.elapsed().as_secs_f64());
+    eprintln!(
+        "{} — {} ({:.2} s)",
+        backend.describe(),
+        backend.compile_note(),
+        t.elapsed().as_secs_f64()
+    );
     let dev = backend.device().clone();
     let pinned: Vec<[PinnedHostMem; 2]> = raw
         .iter()
@@ -215,7 +257,11 @@ fn main() {
     let bps = if a.bpc == 8 { 1 } else { 2 };
     let sizes = [a.w * a.h * bps, a.w.div_ceil(2) * a.h.div_ceil(2) * bps];
     let split = |_m: &PinnedHostMem| -> [std::ops::Range<usize>; 3] {
-        [0..sizes[0], sizes[0]..sizes[0] + sizes[1], sizes[0] + sizes[1]..sizes[0] + 2 * sizes[1]]
+        [
+            0..sizes[0],
+            sizes[0]..sizes[0] + sizes[1],
+            sizes[0] + sizes[1]..sizes[0] + 2 * sizes[1],
+        ]
     };
     let mut e = Scorer::with_backend(&config, backend).unwrap();
     let push_all = |e: &mut Scorer<HipBackend>, frames: usize, serial: bool| {
@@ -228,20 +274,32 @@ fn main() {
                     let r = split(m);
                     let b = m.as_ref();
                     if a.bpc == 8 {
-                        let dims = [(a.w, a.h), (a.w.div_ceil(2), a.h.div_ceil(2)), (a.w.div_ceil(2), a.h.div_ceil(2))];
+                        let dims = [
+                            (a.w, a.h),
+                            (a.w.div_ceil(2), a.h.div_ceil(2)),
+                            (a.w.div_ceil(2), a.h.div_ceil(2)),
+                        ];
                         let pl: Vec<Plane<'_, u8>> = (0..3)
-                            .map(|p| Plane::new(&b[r[p].clone()], dims[p].0, dims[p].1, dims[p].0).unwrap())
+                            .map(|p| {
+                                Plane::new(&b[r[p].clone()], dims[p].0, dims[p].1, dims[p].0)
+                                    .unwrap()
+                            })
                             .collect();
                         Picture::new_u8(PixelFormat::Yuv420, &pl).unwrap()
                     } else {
-                        panic!("the HIP bench preloads 8-bit frames; use --backend cpu for deeper ones")
+                        panic!(
+                            "the HIP bench preloads 8-bit frames; use --backend cpu for deeper ones"
+                        )
                     }
                 })
                 .collect();
             let keep: Option<KeepAlive> = if a.staged {
                 None
             } else {
-                Some(Box::new([pinned[k][0].shared().clone(), pinned[k][1].shared().clone()]))
+                Some(Box::new([
+                    pinned[k][0].shared().clone(),
+                    pinned[k][1].shared().clone(),
+                ]))
             };
             last = e.push_kept(&pics[0], &pics[1], keep).unwrap();
             if serial {
@@ -264,7 +322,11 @@ fn main() {
         let last = push_all(&mut e, a.frames, false);
         let dt = t.elapsed().as_secs_f64();
         fps.push(a.frames as f64 / dt);
-        eprintln!("run {run}: {:.1} fps (last vmaf {:.3})", fps[run], last.last().map_or(f64::NAN, |f| f.vmaf()));
+        eprintln!(
+            "run {run}: {:.1} fps (last vmaf {:.3})",
+            fps[run],
+            last.last().map_or(f64::NAN, |f| f.vmaf())
+        );
         e.reset().unwrap();
     }
     let med = median(&mut fps);
@@ -283,8 +345,22 @@ fn main() {
     let floor = h2d_floor(&dev, 2 * sizes[0]);
 
     println!("\n| {}x{} 8-bit 4:2:0 | value |\n|---|---|", a.w, a.h);
-    println!("| engine fps (median of {}){} | {med:.1} |", a.runs, if a.staged { ", staged copy" } else { ", in-place pinned upload" });
-    println!("| runs | {} |", fps.iter().map(|f| format!("{f:.1}")).collect::<Vec<_>>().join(", "));
+    println!(
+        "| engine fps (median of {}){} | {med:.1} |",
+        a.runs,
+        if a.staged {
+            ", staged copy"
+        } else {
+            ", in-place pinned upload"
+        }
+    );
+    println!(
+        "| runs | {} |",
+        fps.iter()
+            .map(|f| format!("{f:.1}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     for (s, ms) in &stages {
         println!("| stage {s} (ms/frame, serial) | {ms:.4} |");
     }

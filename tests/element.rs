@@ -427,10 +427,16 @@ fn backend_auto_falls_back_and_hip_errors_without_a_gpu() {
     assert!(out.errors.is_empty());
     if gpu {
         // With a GPU, auto uses it and the messages say so.
-        assert!(out.frames.iter().all(|f| f.backend.starts_with("hip:")), "{out:?}");
+        assert!(
+            out.frames.iter().all(|f| f.backend.starts_with("hip:")),
+            "{out:?}"
+        );
         return;
     }
-    assert!(out.frames.iter().all(|f| f.backend.starts_with("cpu")), "{out:?}");
+    assert!(
+        out.frames.iter().all(|f| f.backend.starts_with("cpu")),
+        "{out:?}"
+    );
     assert!(
         out.warnings.iter().any(|w| w.contains("on the CPU")),
         "{:?}",

@@ -23,13 +23,21 @@ fn every_kernel_compiles_for_amd_targets() {
     for arch in ["gfx900", "gfx90a", "gfx1030"] {
         for (file, src) in KERNEL_SOURCES {
             let t = std::time::Instant::now();
-            let code = compile(&rt, arch, file, src)
-                .unwrap_or_else(|e| panic!("{file} for {arch}: {e}"));
+            let code =
+                compile(&rt, arch, file, src).unwrap_or_else(|e| panic!("{file} for {arch}: {e}"));
             assert!(!code.is_empty(), "{file} for {arch}: empty code object");
             // An AMD code object is an ELF (possibly inside an offload bundle).
             let elf = code.windows(4).any(|w| w == b"\x7fELF");
-            assert!(elf, "{file} for {arch}: no ELF image in {} bytes", code.len());
-            eprintln!("{arch} {file}: {} bytes in {:.2} s", code.len(), t.elapsed().as_secs_f64());
+            assert!(
+                elf,
+                "{file} for {arch}: no ELF image in {} bytes",
+                code.len()
+            );
+            eprintln!(
+                "{arch} {file}: {} bytes in {:.2} s",
+                code.len(),
+                t.elapsed().as_secs_f64()
+            );
         }
     }
 }
@@ -42,7 +50,9 @@ fn amd_loader_reports_no_device_cleanly() {
     };
     // This machine has no AMD GPU: the count is 0 and opening one says so.
     if rt.device_count().unwrap_or(0) == 0 {
-        let err = gstvmafhip::hip::Device::open(&rt, 0).err().expect("no device to open");
+        let err = gstvmafhip::hip::Device::open(&rt, 0)
+            .err()
+            .expect("no device to open");
         assert!(matches!(err, HipError::NoDevice(_)), "{err}");
         assert!(err.to_string().contains("device-id 0"), "{err}");
     }
@@ -54,8 +64,16 @@ fn a_broken_kernel_reports_the_compiler_log() {
         eprintln!("skipped: no AMD HIP runtime");
         return;
     };
-    let err = compile(&rt, "gfx90a", "broken.hip", "extern \"C\" __global__ void k() { undefined_fn(); }")
-        .expect_err("must not compile");
+    let err = compile(
+        &rt,
+        "gfx90a",
+        "broken.hip",
+        "extern \"C\" __global__ void k() { undefined_fn(); }",
+    )
+    .expect_err("must not compile");
     let s = err.to_string();
-    assert!(s.contains("broken.hip") && s.contains("gfx90a") && s.contains("undefined_fn"), "{s}");
+    assert!(
+        s.contains("broken.hip") && s.contains("gfx90a") && s.contains("undefined_fn"),
+        "{s}"
+    );
 }

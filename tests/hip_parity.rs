@@ -18,7 +18,10 @@ fn hip_scorer(config: &EngineConfig) -> Option<Scorer<HipBackend>> {
     let plan = Plan::new(&config.models, config.psnr, config.ssim, config.ms_ssim).unwrap();
     match HipBackend::new(plan, &HipOptions::default()) {
         Ok(b) => {
-            eprintln!("HIP backend: {}", gstvmafhip::vmaf::FeatureBackend::describe(&b));
+            eprintln!(
+                "HIP backend: {}",
+                gstvmafhip::vmaf::FeatureBackend::describe(&b)
+            );
             Some(Scorer::with_backend(config, b).unwrap())
         }
         Err(e) => {
@@ -35,7 +38,11 @@ fn hip_scorer(config: &EngineConfig) -> Option<Scorer<HipBackend>> {
 fn diff(cpu: &[FrameScores], gpu: &[FrameScores]) -> Vec<String> {
     let mut bad = Vec::new();
     if cpu.len() != gpu.len() {
-        bad.push(format!("{} CPU frames, {} GPU frames", cpu.len(), gpu.len()));
+        bad.push(format!(
+            "{} CPU frames, {} GPU frames",
+            cpu.len(),
+            gpu.len()
+        ));
     }
     for (c, g) in cpu.iter().zip(gpu) {
         assert_eq!(c.names, g.names);
@@ -62,15 +69,33 @@ fn golden_pairs_bit_exact_with_cpu() {
             continue;
         }
         let config = run.config();
-        let Some(mut gpu) = hip_scorer(&config) else { return };
+        let Some(mut gpu) = hip_scorer(&config) else {
+            return;
+        };
         let (cpu_frames, _) = run.run_cpu();
         let (gpu_frames, gpu_pooled) = run.run_engine(&mut gpu);
         let bad = diff(&cpu_frames, &gpu_frames);
-        assert!(bad.is_empty(), "{} / {}: {}", run.pair, run.run, bad.join("\n"));
+        assert!(
+            bad.is_empty(),
+            "{} / {}: {}",
+            run.pair,
+            run.run,
+            bad.join("\n")
+        );
         let vs_libvmaf = common::compare_with_golden(&gpu_frames, &gpu_pooled, &run.expected());
-        assert!(vs_libvmaf.is_empty(), "{} / {} vs libvmaf: {vs_libvmaf:?}", run.pair, run.run);
+        assert!(
+            vs_libvmaf.is_empty(),
+            "{} / {} vs libvmaf: {vs_libvmaf:?}",
+            run.pair,
+            run.run
+        );
         total += gpu_frames.len();
-        eprintln!("{} / {}: {} frames identical", run.pair, run.run, gpu_frames.len());
+        eprintln!(
+            "{} / {}: {} frames identical",
+            run.pair,
+            run.run,
+            gpu_frames.len()
+        );
     }
     eprintln!("{total} frames, every metric bit-exact");
 }
@@ -116,7 +141,12 @@ impl Seq {
                         let mut val = base * f64::from(max);
                         if dist {
                             let q = f64::from(max) / 24.0;
-                            val = (val / q).round() * q + if (x / 8 + y / 8) % 2 == 0 { q * 0.3 } else { 0.0 };
+                            val = (val / q).round() * q
+                                + if (x / 8 + y / 8) % 2 == 0 {
+                                    q * 0.3
+                                } else {
+                                    0.0
+                                };
                             val += f64::from(s >> 28) - 8.0;
                         } else {
                             val += f64::from(s >> 30);
@@ -133,18 +163,32 @@ impl Seq {
 /// Pushes `n` frames of `seq` through `engine`. With `pinned`, the frames are
 /// first copied into pinned memory and pushed with a keep-alive, so the GPU
 /// uploads them in place; otherwise from ordinary memory (staging copy).
-fn push_seq(engine: &mut dyn Engine, seq: &Seq, n: u32, pinned: Option<&HipBackend>) -> Vec<FrameScores> {
+fn push_seq(
+    engine: &mut dyn Engine,
+    seq: &Seq,
+    n: u32,
+    pinned: Option<&HipBackend>,
+) -> Vec<FrameScores> {
     let mut out = Vec::new();
     for i in 0..n {
         let r = seq.samples(i, false);
         let d = seq.samples(i, true);
         let dims = seq.planes();
         let mk8 = |v: &Vec<Vec<u8>>| -> Vec<(Vec<u8>, usize, usize)> {
-            v.iter().zip(&dims).map(|(p, &(w, h))| (p.clone(), w, h)).collect()
+            v.iter()
+                .zip(&dims)
+                .map(|(p, &(w, h))| (p.clone(), w, h))
+                .collect()
         };
         let frames: Vec<FrameScores> = if seq.bpc == 8 {
-            let r8: Vec<Vec<u8>> = r.iter().map(|p| p.iter().map(|&x| x as u8).collect()).collect();
-            let d8: Vec<Vec<u8>> = d.iter().map(|p| p.iter().map(|&x| x as u8).collect()).collect();
+            let r8: Vec<Vec<u8>> = r
+                .iter()
+                .map(|p| p.iter().map(|&x| x as u8).collect())
+                .collect();
+            let d8: Vec<Vec<u8>> = d
+                .iter()
+                .map(|p| p.iter().map(|&x| x as u8).collect())
+                .collect();
             let (r8, d8) = (mk8(&r8), mk8(&d8));
             match pinned {
                 Some(b) => {
@@ -167,7 +211,13 @@ fn push_seq(engine: &mut dyn Engine, seq: &Seq, n: u32, pinned: Option<&HipBacke
                             let mut off = 0;
                             side.iter()
                                 .map(|(p, w, h)| {
-                                    let pl = Plane::new(&m.as_ref()[off..off + p.len()], *w, *h, w + seq.pad).unwrap();
+                                    let pl = Plane::new(
+                                        &m.as_ref()[off..off + p.len()],
+                                        *w,
+                                        *h,
+                                        w + seq.pad,
+                                    )
+                                    .unwrap();
                                     off += p.len();
                                     pl
                                 })
@@ -177,20 +227,35 @@ fn push_seq(engine: &mut dyn Engine, seq: &Seq, n: u32, pinned: Option<&HipBacke
                     assert!(pinned_owner(views[0][0].data).is_some());
                     let rp = Picture::new_u8(seq.format, &views[0]).unwrap();
                     let dp = Picture::new_u8(seq.format, &views[1]).unwrap();
-                    let keep: KeepAlive = Box::new(bufs.iter().map(|m| m.shared().clone()).collect::<Vec<_>>());
+                    let keep: KeepAlive =
+                        Box::new(bufs.iter().map(|m| m.shared().clone()).collect::<Vec<_>>());
                     engine.push_kept(&rp, &dp, Some(keep)).unwrap()
                 }
                 None => {
-                    let rpl: Vec<Plane<'_, u8>> = r8.iter().map(|(p, w, h)| Plane::new(p, *w, *h, w + seq.pad).unwrap()).collect();
-                    let dpl: Vec<Plane<'_, u8>> = d8.iter().map(|(p, w, h)| Plane::new(p, *w, *h, w + seq.pad).unwrap()).collect();
+                    let rpl: Vec<Plane<'_, u8>> = r8
+                        .iter()
+                        .map(|(p, w, h)| Plane::new(p, *w, *h, w + seq.pad).unwrap())
+                        .collect();
+                    let dpl: Vec<Plane<'_, u8>> = d8
+                        .iter()
+                        .map(|(p, w, h)| Plane::new(p, *w, *h, w + seq.pad).unwrap())
+                        .collect();
                     let rp = Picture::new_u8(seq.format, &rpl).unwrap();
                     let dp = Picture::new_u8(seq.format, &dpl).unwrap();
                     engine.push(&rp, &dp).unwrap()
                 }
             }
         } else {
-            let rpl: Vec<Plane<'_, u16>> = r.iter().zip(&dims).map(|(p, &(w, h))| Plane::new(p, w, h, w + seq.pad).unwrap()).collect();
-            let dpl: Vec<Plane<'_, u16>> = d.iter().zip(&dims).map(|(p, &(w, h))| Plane::new(p, w, h, w + seq.pad).unwrap()).collect();
+            let rpl: Vec<Plane<'_, u16>> = r
+                .iter()
+                .zip(&dims)
+                .map(|(p, &(w, h))| Plane::new(p, w, h, w + seq.pad).unwrap())
+                .collect();
+            let dpl: Vec<Plane<'_, u16>> = d
+                .iter()
+                .zip(&dims)
+                .map(|(p, &(w, h))| Plane::new(p, w, h, w + seq.pad).unwrap())
+                .collect();
             let rp = Picture::new_u16(seq.format, seq.bpc, &rpl).unwrap();
             let dp = Picture::new_u16(seq.format, seq.bpc, &dpl).unwrap();
             engine.push(&rp, &dp).unwrap()
@@ -220,17 +285,33 @@ fn sizes_formats_and_depths_bit_exact() {
         (1920, 1080, PixelFormat::Yuv420, 8, 0),
     ];
     for (w, h, format, bpc, pad) in cases {
-        let seq = Seq { w, h, format, bpc, pad };
+        let seq = Seq {
+            w,
+            h,
+            format,
+            bpc,
+            pad,
+        };
         for model in ["vmaf_v0.6.1", "vmaf_v0.6.1neg"] {
             let c = config(true, model);
-            let Some(mut gpu) = hip_scorer(&c) else { return };
+            let Some(mut gpu) = hip_scorer(&c) else {
+                return;
+            };
             let mut cpu = Scorer::cpu(&c).unwrap();
             let n = if w >= 1920 { 3 } else { 5 };
             let a = push_seq(&mut cpu, &seq, n, None);
             let b = push_seq(&mut gpu, &seq, n, None);
             let bad = diff(&a, &b);
-            assert!(bad.is_empty(), "{w}x{h} {format:?} {bpc}-bit {model}: {}", bad.join("\n"));
-            eprintln!("{w}x{h} {format:?} {bpc}-bit pad {pad} {model}: {} frames identical (vmaf {:.4})", b.len(), b[0].vmaf());
+            assert!(
+                bad.is_empty(),
+                "{w}x{h} {format:?} {bpc}-bit {model}: {}",
+                bad.join("\n")
+            );
+            eprintln!(
+                "{w}x{h} {format:?} {bpc}-bit pad {pad} {model}: {} frames identical (vmaf {:.4})",
+                b.len(),
+                b[0].vmaf()
+            );
         }
     }
 }
@@ -238,9 +319,19 @@ fn sizes_formats_and_depths_bit_exact() {
 #[test]
 fn pinned_in_place_upload_equals_staged_upload() {
     let c = config(true, "vmaf_v0.6.1");
-    let Some(mut gpu) = hip_scorer(&c) else { return };
-    let Some(mut gpu2) = hip_scorer(&c) else { return };
-    let seq = Seq { w: 320, h: 240, format: PixelFormat::Yuv420, bpc: 8, pad: 4 };
+    let Some(mut gpu) = hip_scorer(&c) else {
+        return;
+    };
+    let Some(mut gpu2) = hip_scorer(&c) else {
+        return;
+    };
+    let seq = Seq {
+        w: 320,
+        h: 240,
+        format: PixelFormat::Yuv420,
+        bpc: 8,
+        pad: 4,
+    };
     let staged = push_seq(&mut gpu, &seq, 6, None);
     let pinned = {
         let plan = Plan::new(&c.models, true, false, false).unwrap();
@@ -259,7 +350,13 @@ fn eight_engines_at_once_in_one_process() {
         return;
     }
     let seqs: Vec<Seq> = (0..8)
-        .map(|k| Seq { w: 320 + 16 * k, h: 180 + 8 * k, format: PixelFormat::Yuv420, bpc: if k % 2 == 0 { 8 } else { 10 }, pad: k })
+        .map(|k| Seq {
+            w: 320 + 16 * k,
+            h: 180 + 8 * k,
+            format: PixelFormat::Yuv420,
+            bpc: if k % 2 == 0 { 8 } else { 10 },
+            pad: k,
+        })
         .collect();
     let want: Vec<Vec<FrameScores>> = seqs
         .iter()

@@ -36,14 +36,29 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 /// The kernel sources, embedded at build time; compiled at first use.
 pub const KERNEL_SOURCES: [(&str, &str); 8] = [
-    ("motion_sad.hip", include_str!("../../kernels/motion_sad.hip")),
+    (
+        "motion_sad.hip",
+        include_str!("../../kernels/motion_sad.hip"),
+    ),
     ("psnr_sse.hip", include_str!("../../kernels/psnr_sse.hip")),
-    ("vif_statistic.hip", include_str!("../../kernels/vif_statistic.hip")),
-    ("vif_decimate.hip", include_str!("../../kernels/vif_decimate.hip")),
+    (
+        "vif_statistic.hip",
+        include_str!("../../kernels/vif_statistic.hip"),
+    ),
+    (
+        "vif_decimate.hip",
+        include_str!("../../kernels/vif_decimate.hip"),
+    ),
     ("adm_dwt.hip", include_str!("../../kernels/adm_dwt.hip")),
-    ("adm_decouple.hip", include_str!("../../kernels/adm_decouple.hip")),
+    (
+        "adm_decouple.hip",
+        include_str!("../../kernels/adm_decouple.hip"),
+    ),
     ("adm_cm.hip", include_str!("../../kernels/adm_cm.hip")),
-    ("adm_csf_den.hip", include_str!("../../kernels/adm_csf_den.hip")),
+    (
+        "adm_csf_den.hip",
+        include_str!("../../kernels/adm_csf_den.hip"),
+    ),
 ];
 
 /// Widest frame the GPU path takes: motion's per-row sums stay exact in 64
@@ -127,7 +142,16 @@ fn load_kernels(dev: &Arc<Device>) -> Result<Kernels, HipError> {
         K::Ptr,
         K::Ptr,
     ];
-    let dec8 = [K::Ptr, K::Ptr, K::Ptr, K::Ptr, K::I32, K::I32, K::I32, K::I32];
+    let dec8 = [
+        K::Ptr,
+        K::Ptr,
+        K::Ptr,
+        K::Ptr,
+        K::I32,
+        K::I32,
+        K::I32,
+        K::I32,
+    ];
     let dec16 = [
         K::Ptr,
         K::Ptr,
@@ -531,7 +555,10 @@ impl HipBackend {
             self.profiled_frames += 1;
         }
         let sums = read_u64s(slot.result.as_ref(), R_LEN);
-        let layout = self.layout.as_ref().expect("slots exist only with a layout");
+        let layout = self
+            .layout
+            .as_ref()
+            .expect("slots exist only with a layout");
         self.ready.push(finish(&self.plan, layout, &f, &sums));
         Ok(true)
     }
@@ -588,7 +615,11 @@ impl HipBackend {
             let mut jobs: Vec<(&mut [u8], &[u8], usize, usize)> = Vec::new(); // (dst, src, pitch, row)
             let mut at = 0usize;
             for &(p, side, off) in &staging_writes {
-                let pic = if side == 0 { input.reference } else { input.distorted };
+                let pic = if side == 0 {
+                    input.reference
+                } else {
+                    input.distorted
+                };
                 let (bytes, pitch) = plane_bytes(pic, p);
                 let (pw, ph) = l.planes[p];
                 let row = pw * l.bps;
@@ -740,7 +771,9 @@ fn stage_copy(jobs: Vec<(&mut [u8], &[u8], usize, usize)>, total: usize) {
             d.copy_from_slice(&src[y * pitch..y * pitch + row]);
         }
     };
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(4);
     if total < (1 << 20) || threads < 2 {
         for (dst, src, pitch, row) in jobs {
             copy_rows(dst, src, pitch, row);
@@ -929,7 +962,11 @@ fn launch_adm(k: &Kernels, l: &Layout, slot: &Slot, p: &AdmParams) -> Result<(),
         let e = Region::extended(bw, bh);
         st.launch(
             &k.decouple,
-            (blocks((e.right - e.left).max(0) as usize), (e.bottom - e.top).max(0) as u32, 1),
+            (
+                blocks((e.right - e.left).max(0) as usize),
+                (e.bottom - e.top).max(0) as u32,
+                1,
+            ),
             (256, 1, 1),
             0,
             &[
@@ -1041,7 +1078,13 @@ fn finish(plan: &Plan, l: &Layout, f: &InFlight, sums: &[u64]) -> RawFeatures {
         for s in 0..4 {
             let (bw, bh) = l.adm_band[s];
             let b = R_ADM + 9 * s;
-            let i3 = |o: usize| [sums[b + o] as i64, sums[b + o + 1] as i64, sums[b + o + 2] as i64];
+            let i3 = |o: usize| {
+                [
+                    sums[b + o] as i64,
+                    sums[b + o + 1] as i64,
+                    sums[b + o + 2] as i64,
+                ]
+            };
             num[s] = cm_finish(s, i3(0), bw, bh, p.noise_weight);
             aim[s] = cm_finish(s, i3(3), bw, bh, 0.0);
             den[s] = csf_den_finish(s, [sums[b + 6], sums[b + 7], sums[b + 8]], bw, bh, p);

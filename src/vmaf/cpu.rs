@@ -4,8 +4,8 @@
 
 use super::features::{CpuExtractor, Plan, RawFeatures};
 use super::{FeatureBackend, Frame, FrameInput, FrameJob, VmafError};
-use std::sync::Arc;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
 

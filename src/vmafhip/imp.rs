@@ -7,8 +7,7 @@ use crate::hip::{self, HipBackend, HipOptions};
 use crate::vmaf::output::{Format, Results};
 use crate::vmaf::{
     self, Engine, EngineConfig, FrameScores, KeepAlive, ModelFlags, ModelSet, Picture, PixelFormat,
-    Plan, Plane,
-    PooledScores, Scorer,
+    Plan, Plane, PooledScores, Scorer,
 };
 use gst::glib;
 use gst::prelude::*;
@@ -855,11 +854,13 @@ impl VideoAggregatorImpl for VmafHip {
             let engine = &mut state.engine;
             // The input buffers stay referenced until a GPU backend has
             // uploaded from them (in place, when they are pinned memory).
-            let keep: Option<KeepAlive> =
-                match (self.ref_pad.current_buffer(token), self.dist_pad.current_buffer(token)) {
-                    (Some(r), Some(d)) => Some(Box::new((r, d))),
-                    _ => None,
-                };
+            let keep: Option<KeepAlive> = match (
+                self.ref_pad.current_buffer(token),
+                self.dist_pad.current_buffer(token),
+            ) {
+                (Some(r), Some(d)) => Some(Box::new((r, d))),
+                _ => None,
+            };
             let pushed = with_picture(&ref_frame, |r| {
                 with_picture(&dist_frame, |d| {
                     engine.push_kept(r, d, keep).map_err(|e| e.to_string())
