@@ -4,7 +4,9 @@
 # two raw 1080p I420 clips, and times
 #   filesrc ! rawvideoparse (x2) -> vmafhip backend=hip -> fakesink
 # over RUNS runs (median reported by the caller). Usage, from the repository
-# root: sh benches/pipeline_bench.sh FRAMES RUNS
+# root: sh benches/pipeline_bench.sh FRAMES RUNS. Then the same with two
+# videotestsrc sources that write into vmafhip's pinned pool (PINNED_FRAMES
+# frames, default FRAMES).
 set -eu
 FRAMES=${1:-600}
 RUNS=${2:-5}
@@ -45,4 +47,26 @@ for r in $(seq 1 "$RUNS"); do
       $SRC location=/tmp/dis.yuv ! $PARSE ! fakesink > /tmp/run.log 2>&1 || { cat /tmp/run.log; exit 1; }
   t=$(grep -o "Execution ended after [0-9:.]*" /tmp/run.log | awk '{print $4}')
   awk -v t="$t" -v n="$FRAMES" -v r="$r" 'BEGIN { split(t, a, ":"); s = a[1] * 3600 + a[2] * 60 + a[3]; printf "sources only run %d: %.1f fps (%d frame pairs in %.3f s)\n", r, n / s, n, s }'
+done
+# Sources that allocate from downstream's pool: videotestsrc writes each frame
+# into vmafhip's pinned host buffers (ALLOCATION query), which the GPU reads in
+# place. Then the same two sources into fakesink: their own ceiling. Solid
+# frames (videotestsrc's pattern=ball renders at ~110 fps at 1080p, far below
+# the engine); the kernels' work does not depend on the picture.
+CAPS="video/x-raw,format=I420,width=1920,height=1080,framerate=60/1"
+PF=${PINNED_FRAMES:-$FRAMES}
+TS="videotestsrc num-buffers=$PF pattern=solid-color"
+for r in $(seq 1 "$RUNS"); do
+  $GL -m $TS foreground-color=0xff808080 ! $CAPS ! v.ref_sink \
+      $TS foreground-color=0xffa0a0a0 ! $CAPS ! v.dist_sink \
+      vmafhip name=v backend=hip ! fakesink > /tmp/run.log 2>&1 || { cat /tmp/run.log; exit 1; }
+  grep -o "type=(string)pooled, score=(double)[0-9.]*" /tmp/run.log | head -1
+  t=$(grep -o "Execution ended after [0-9:.]*" /tmp/run.log | awk '{print $4}')
+  awk -v t="$t" -v n="$PF" -v r="$r" 'BEGIN { split(t, a, ":"); s = a[1] * 3600 + a[2] * 60 + a[3]; printf "pinned pipeline run %d: %.1f fps (%d frames in %.3f s)\n", r, n / s, n, s }'
+done
+for r in $(seq 1 "$RUNS"); do
+  $GL -m $TS foreground-color=0xff808080 ! $CAPS ! fakesink \
+      $TS foreground-color=0xffa0a0a0 ! $CAPS ! fakesink > /tmp/run.log 2>&1 || { cat /tmp/run.log; exit 1; }
+  t=$(grep -o "Execution ended after [0-9:.]*" /tmp/run.log | awk '{print $4}')
+  awk -v t="$t" -v n="$PF" -v r="$r" 'BEGIN { split(t, a, ":"); s = a[1] * 3600 + a[2] * 60 + a[3]; printf "videotestsrc only run %d: %.1f fps (%d frame pairs in %.3f s)\n", r, n / s, n, s }'
 done

@@ -572,3 +572,131 @@ fn conf_interval_with_a_model_collection() {
         "{out:?}"
     );
 }
+
+/// What reached vmafhip's sink pads from two videotestsrcs.
+#[derive(Debug, Default)]
+struct Delivery {
+    /// ALLOCATION queries answered, and the pinned pools offered in them.
+    allocation_queries: usize,
+    pinned_pools_offered: usize,
+    pools: Vec<gstvmafhip::PinnedPool>,
+    /// Buffers that arrived on the sink pads, and how many lay in pinned memory.
+    buffers: usize,
+    pinned_buffers: usize,
+    out: Outcome,
+}
+
+/// videotestsrc into each sink pad (no tee, so each source asks vmafhip
+/// for its allocation), watching the ALLOCATION answers and the buffers.
+fn deliver(backend: &str, fmt: &str, w: u32, h: u32, frames: u32) -> Delivery {
+    use std::sync::{Arc, Mutex};
+    init();
+    let desc = format!(
+        "{} ! v.ref_sink \
+         videotestsrc num-buffers={frames} pattern=ball foreground-color=0xffc0c0c0 ! video/x-raw,width={w},height={h},format={fmt},framerate=30/1 ! v.dist_sink \
+         vmafhip name=v frame-message=true psnr=true backend={backend} ! fakesink",
+        testsrc(frames, w, h, fmt, "ball")
+    );
+    let pipeline = gst::parse::launch(&desc)
+        .unwrap()
+        .downcast::<gst::Pipeline>()
+        .unwrap();
+    let seen = Arc::new(Mutex::new(Delivery::default()));
+    let v = pipeline.by_name("v").unwrap();
+    for name in ["ref_sink", "dist_sink"] {
+        let sink = v.static_pad(name).unwrap();
+        let src = sink.peer().unwrap();
+        let s = seen.clone();
+        // After the query is answered (PULL), see what vmafhip offered.
+        src.add_probe(
+            gst::PadProbeType::QUERY_DOWNSTREAM | gst::PadProbeType::PULL,
+            move |_, info| {
+                if let Some(gst::QueryView::Allocation(q)) = info.query().map(|q| q.view()) {
+                    let pinned: Vec<gstvmafhip::PinnedPool> = q
+                        .allocation_pools()
+                        .filter_map(|(pool, ..)| pool?.downcast::<gstvmafhip::PinnedPool>().ok())
+                        .collect();
+                    let mut s = s.lock().unwrap();
+                    s.allocation_queries += 1;
+                    s.pinned_pools_offered += pinned.len();
+                    s.pools.extend(pinned);
+                }
+                gst::PadProbeReturn::Ok
+            },
+        );
+        let s = seen.clone();
+        sink.add_probe(gst::PadProbeType::BUFFER, move |_, info| {
+            if let Some(buffer) = info.buffer() {
+                let map = buffer.map_readable().unwrap();
+                let pinned = gstvmafhip::hip::pinned_owner(map.as_slice()).is_some();
+                let mut s = s.lock().unwrap();
+                s.buffers += 1;
+                s.pinned_buffers += pinned as usize;
+            }
+            gst::PadProbeReturn::Ok
+        });
+    }
+    let bus = pipeline.bus().unwrap();
+    let _ = pipeline.set_state(gst::State::Playing);
+    let out = collect(&bus, &pipeline);
+    pipeline.set_state(gst::State::Null).unwrap();
+    let mut d = std::mem::take(&mut *seen.lock().unwrap());
+    d.out = out;
+    d
+}
+
+#[test]
+fn sink_pads_offer_pinned_buffers_on_a_gpu() {
+    let gpu = gstvmafhip::hip::Runtime::load(gstvmafhip::hip::Vendor::Auto)
+        .and_then(|rt| gstvmafhip::hip::Device::open(&rt, 0));
+    if let Err(e) = &gpu {
+        assert!(
+            std::env::var_os("VMAFHIP_REQUIRE_GPU").is_none(),
+            "VMAFHIP_REQUIRE_GPU=1 but no HIP device: {e}"
+        );
+    }
+    const FRAMES: usize = 40;
+    for (fmt, w, h) in [("I420", 320, 240), ("I420_10LE", 176, 144)] {
+        let cpu = deliver("cpu", fmt, w, h, FRAMES as u32);
+        assert!(cpu.out.errors.is_empty(), "{:?}", cpu.out.errors);
+        assert_eq!(cpu.out.frames.len(), FRAMES, "{fmt}");
+        // On the CPU the element leaves allocation to upstream.
+        assert!(cpu.allocation_queries >= 2, "{fmt}: {cpu:?}");
+        assert_eq!(cpu.pinned_pools_offered, 0, "{fmt}: {cpu:?}");
+        assert_eq!(cpu.pinned_buffers, 0, "{fmt}: {cpu:?}");
+        if gpu.is_err() {
+            continue;
+        }
+        let hip = deliver("hip", fmt, w, h, FRAMES as u32);
+        assert!(hip.out.errors.is_empty(), "{:?}", hip.out.errors);
+        // Both sources took the pinned pool and every frame arrived in it.
+        assert!(hip.allocation_queries >= 2, "{fmt}: {hip:?}");
+        assert!(hip.pinned_pools_offered >= 2, "{fmt}: {hip:?}");
+        assert_eq!(hip.buffers, 2 * FRAMES, "{fmt}");
+        assert_eq!(hip.pinned_buffers, 2 * FRAMES, "{fmt}: {hip:?}");
+        // The pools recycle their buffers (the passed-through reference goes
+        // back intact) instead of pinning new memory for every frame.
+        let allocated: Vec<usize> = hip.pools.iter().map(|p| p.allocated()).collect();
+        assert!(
+            allocated.iter().all(|&n| n > 0 && n < FRAMES / 2),
+            "{fmt}: pinned buffers allocated per pool {allocated:?} for {FRAMES} frames"
+        );
+        // Uploaded in place, the scores are the CPU engine's, bit for bit.
+        assert_eq!(hip.out.frames.len(), FRAMES, "{fmt}");
+        for (g, c) in hip.out.frames.iter().zip(&cpu.out.frames) {
+            assert!(g.backend.starts_with("hip:"), "{}", g.backend);
+            assert_eq!(g.score.to_bits(), c.score.to_bits(), "{fmt} frame {}", g.index);
+            assert_eq!(g.psnr_y.map(f64::to_bits), c.psnr_y.map(f64::to_bits));
+            assert_eq!(g.features.len(), c.features.len());
+            for ((gn, gv), (cn, cv)) in g.features.iter().zip(&c.features) {
+                assert_eq!((gn, gv.to_bits()), (cn, cv.to_bits()), "{fmt} frame {}", g.index);
+            }
+        }
+        eprintln!(
+            "{fmt} {w}x{h}: {} of {} input buffers pinned, pinned buffers allocated per pool {allocated:?}, hip == cpu on {} frames",
+            hip.pinned_buffers,
+            hip.buffers,
+            hip.out.frames.len()
+        );
+    }
+}

@@ -363,6 +363,18 @@ pub fn u16_bytes(v: &[u16]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
 }
 
+/// A little-endian byte slice seen as `u16` samples without copying, when
+/// it is 2-byte aligned and of even length on a little-endian machine (so a
+/// deep frame in pinned memory stays in place for the upload).
+pub fn u16_view(bytes: &[u8]) -> Option<&[u16]> {
+    if cfg!(target_endian = "big") || bytes.len() % 2 != 0 || bytes.as_ptr() as usize % 2 != 0 {
+        return None;
+    }
+    // SAFETY: the pointer is 2-aligned, every bit pattern is a valid u16,
+    // the length covers exactly the slice's bytes, and the borrow is carried over.
+    Some(unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<u16>(), bytes.len() / 2) })
+}
+
 /// The `u64` values of a byte slice (little endian), for read-backs.
 pub fn read_u64s(bytes: &[u8], n: usize) -> Vec<u64> {
     bytes

@@ -1,5 +1,6 @@
 //! The `vmafhip` GstVideoAggregator subclass.
 
+use super::pinned_pool::PinnedPool;
 use super::{
     Backend, LogLevel, PoolMethod, ResultsFormat, Vendor, VmafFrameMessage, VmafPooledMessage,
 };
@@ -18,7 +19,7 @@ use gst_video::prelude::*;
 use gst_video::subclass::prelude::*;
 use once_cell::sync::Lazy;
 use std::collections::VecDeque;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 static CAT: Lazy<gst::DebugCategory> = Lazy::new(|| {
     gst::DebugCategory::new(
@@ -122,6 +123,9 @@ struct Pending {
 struct State {
     engine: Box<dyn Engine>,
     backend: String,
+    /// The GPU when the engine computes on one: sink pads propose a pool of
+    /// its pinned host memory.
+    device: Option<Arc<hip::Device>>,
     settings: Settings,
     pending: VecDeque<Pending>,
     next_index: u64,
@@ -140,9 +144,18 @@ pub struct VmafHip {
     state: Mutex<Option<State>>,
 }
 
-fn open_engine(
-    s: &Settings,
-) -> Result<(Box<dyn Engine>, String, Option<String>), gst::ErrorMessage> {
+/// An engine opened from the settings.
+struct Opened {
+    engine: Box<dyn Engine>,
+    /// Its description, for messages.
+    name: String,
+    /// The GPU it computes on, if any.
+    device: Option<Arc<hip::Device>>,
+    /// Why `backend=auto` fell back to the CPU.
+    warning: Option<String>,
+}
+
+fn open_engine(s: &Settings) -> Result<Opened, gst::ErrorMessage> {
     let models = ModelSet::load(&s.model_filename).map_err(|e| {
         gst::error_msg!(
             gst::LibraryError::Settings,
@@ -168,7 +181,8 @@ fn open_engine(
     config.ms_ssim = s.ms_ssim;
     config.threads = s.threads as usize;
     config.subsample = s.subsample.max(1);
-    let open_hip = || -> Result<Box<dyn Engine>, String> {
+    type Gpu = (Box<dyn Engine>, Arc<hip::Device>);
+    let open_hip = || -> Result<Gpu, String> {
         let plan = Plan::new(&config.models, config.psnr, config.ssim, config.ms_ssim)
             .map_err(|e| e.to_string())?;
         let options = HipOptions {
@@ -181,8 +195,9 @@ fn open_engine(
             ..Default::default()
         };
         let backend = HipBackend::new(plan, &options).map_err(|e| e.to_string())?;
+        let device = backend.device().clone();
         let scorer = Scorer::with_backend(&config, backend).map_err(|e| e.to_string())?;
-        Ok(Box::new(scorer))
+        Ok((Box::new(scorer), device))
     };
     let cpu = || -> Result<Box<dyn Engine>, gst::ErrorMessage> {
         Scorer::cpu(&config)
@@ -198,29 +213,34 @@ fn open_engine(
         },
         s.device_id
     );
-    let (engine, warning) = match s.backend {
-        Backend::Hip => (
-            open_hip().map_err(|e| {
+    let (engine, device, warning) = match s.backend {
+        Backend::Hip => {
+            let (engine, device) = open_hip().map_err(|e| {
                 gst::error_msg!(
                     gst::LibraryError::Init,
                     ["backend=hip: no usable GPU ({looked_for}): {e}"]
                 )
-            })?,
-            None,
-        ),
-        Backend::Cpu => (cpu()?, None),
+            })?;
+            (engine, Some(device), None)
+        }
+        Backend::Cpu => (cpu()?, None, None),
         Backend::Auto => match open_hip() {
-            Ok(e) => (e, None),
+            Ok((engine, device)) => (engine, Some(device), None),
             Err(e) => (
                 cpu()?,
+                None,
                 Some(format!(
                     "backend=auto: no usable GPU ({e}); computing VMAF on the CPU"
                 )),
             ),
         },
     };
-    let name = engine.describe();
-    Ok((engine, name, warning))
+    Ok(Opened {
+        name: engine.describe(),
+        engine,
+        device,
+        warning,
+    })
 }
 
 /// Borrow a mapped frame as an engine picture (NV12 chroma is deinterleaved).
@@ -290,13 +310,20 @@ fn with_picture<R>(
         let pic = Picture::new_u8(pf, &planes).map_err(err)?;
         Ok(f(&pic))
     } else {
-        let mut owned: Vec<Vec<u16>> = Vec::new();
-        let mut dims = Vec::new();
+        // Samples are read in place where the plane is aligned (then pinned
+        // memory stays pinned for the upload); otherwise converted once.
+        let mut owned: Vec<Option<Vec<u16>>> = Vec::new();
+        let mut layout = Vec::new();
         for c in 0..nplanes as u8 {
             let (cw, ch) = comp_size(c);
             let p = info.comp_plane(c) as u32;
             let data = frame.plane_data(p).map_err(|e| e.to_string())?;
             let stride = frame.plane_stride()[p as usize] as usize;
+            if stride % 2 == 0 && hip::u16_view(data).is_some() {
+                owned.push(None);
+                layout.push((data, cw, ch, stride / 2));
+                continue;
+            }
             let mut v = Vec::with_capacity(cw * ch);
             for y in 0..ch {
                 let row = &data[y * stride..y * stride + 2 * cw];
@@ -305,13 +332,19 @@ fn with_picture<R>(
                         .map(|b| u16::from_le_bytes([b[0], b[1]])),
                 );
             }
-            owned.push(v);
-            dims.push((cw, ch));
+            owned.push(Some(v));
+            layout.push((data, cw, ch, cw));
         }
         let planes: Vec<Plane<'_, u16>> = owned
             .iter()
-            .zip(&dims)
-            .map(|(v, &(cw, ch))| Plane::new(v, cw, ch, cw))
+            .zip(&layout)
+            .map(|(v, &(data, cw, ch, stride))| {
+                let samples = match v {
+                    Some(v) => v.as_slice(),
+                    None => hip::u16_view(data).expect("checked above"),
+                };
+                Plane::new(samples, cw, ch, stride)
+            })
             .collect::<Result<_, _>>()
             .map_err(err)?;
         let pic = Picture::new_u16(pf, bpc, &planes).map_err(err)?;
@@ -704,7 +737,12 @@ impl AggregatorImpl for VmafHip {
     fn start(&self) -> Result<(), gst::ErrorMessage> {
         self.parent_start()?;
         let settings = self.settings.lock().unwrap().clone();
-        let (engine, backend, warning) = open_engine(&settings)?;
+        let Opened {
+            engine,
+            name: backend,
+            device,
+            warning,
+        } = open_engine(&settings)?;
         gst::info!(
             CAT,
             imp = self,
@@ -717,6 +755,7 @@ impl AggregatorImpl for VmafHip {
         *self.state.lock().unwrap() = Some(State {
             engine,
             backend,
+            device,
             settings,
             pending: VecDeque::new(),
             next_index: 0,
@@ -743,6 +782,45 @@ impl AggregatorImpl for VmafHip {
             }
         }
         ret
+    }
+
+    fn propose_allocation(
+        &self,
+        pad: &gst_base::AggregatorPad,
+        decide_query: Option<&gst::query::Allocation>,
+        query: &mut gst::query::Allocation,
+    ) -> Result<(), gst::LoggableError> {
+        self.parent_propose_allocation(pad, decide_query, query)?;
+        query.add_allocation_meta::<gst_video::VideoMeta>(None);
+        let device = self
+            .state
+            .lock()
+            .unwrap()
+            .as_ref()
+            .and_then(|st| st.device.clone());
+        let (Some(device), (Some(caps), true)) = (device, query.get_owned()) else {
+            // On the CPU, or upstream asked without caps: its own memory is as good.
+            return Ok(());
+        };
+        let info = gst_video::VideoInfo::from_caps(&caps)
+            .map_err(|_| gst::loggable_error!(CAT, "ALLOCATION query with non-video caps {caps}"))?;
+        // Upstream writes frames into pinned host memory, which the GPU
+        // reads in place; the pool grows as far as the backend's ring needs.
+        let pool = PinnedPool::new(device);
+        let mut config = pool.config();
+        config.set_params(Some(&caps), info.size() as u32, 0, 0);
+        config.add_option("GstBufferPoolOptionVideoMeta");
+        pool.set_config(config)
+            .map_err(|e| gst::loggable_error!(CAT, "pinned pool configuration: {e}"))?;
+        query.add_allocation_pool(Some(&pool), info.size() as u32, 0, 0);
+        gst::debug!(
+            CAT,
+            imp = self,
+            "proposing pinned host buffers of {} bytes on {}",
+            info.size(),
+            pad.name()
+        );
+        Ok(())
     }
 
     fn flush(&self) -> Result<gst::FlowSuccess, gst::FlowError> {
@@ -775,6 +853,11 @@ impl VideoAggregatorImpl for VmafHip {
         }
     }
 
+    fn create_output_buffer(&self) -> Result<Option<gst::Buffer>, gst::FlowError> {
+        // No memory of its own: aggregate_frames gives it the reference's.
+        Ok(Some(gst::Buffer::new()))
+    }
+
     fn aggregate_frames(
         &self,
         token: &gst_video::subclass::AggregateFramesToken,
@@ -794,20 +877,41 @@ impl VideoAggregatorImpl for VmafHip {
                 }
                 return Err(gst::FlowError::Eos);
             }
+            // A gap in the reference: a zeroed frame of the right size, marked GAP.
+            let size = self
+                .obj()
+                .src_pad()
+                .current_caps()
+                .and_then(|c| gst_video::VideoInfo::from_caps(&c).ok())
+                .map_or(0, |info| info.size());
+            outbuf.append_memory(gst::Memory::from_mut_slice(vec![0u8; size]));
             outbuf.set_flags(gst::BufferFlags::GAP);
             return Ok(gst::FlowSuccess::Ok);
         };
-        // src passes the reference through without copying pixels: the output
-        // buffer takes references to the reference buffer's memory and metas.
+        // src passes the reference through without copying pixels.
         if let Some(reference) = self.ref_pad.current_buffer(token) {
-            outbuf.remove_all_memory();
-            reference
-                .copy_into(
-                    outbuf,
-                    gst::BufferCopyFlags::MEMORY | gst::BufferCopyFlags::META,
-                    ..,
-                )
-                .map_err(|_| gst::FlowError::Error)?;
+            if reference.n_memory() == 1 {
+                // The output's memory holds the whole reference buffer, so a
+                // pooled (pinned) reference goes back to its pool, intact,
+                // only when downstream is done with it. Sharing its memory
+                // instead would make the pool discard it as not writable.
+                let mapped = reference
+                    .clone()
+                    .into_mapped_buffer_readable()
+                    .map_err(|_| gst::FlowError::Error)?;
+                outbuf.append_memory(gst::Memory::from_slice(mapped));
+                reference
+                    .copy_into(outbuf, gst::BufferCopyFlags::META, ..)
+                    .map_err(|_| gst::FlowError::Error)?;
+            } else {
+                reference
+                    .copy_into(
+                        outbuf,
+                        gst::BufferCopyFlags::MEMORY | gst::BufferCopyFlags::META,
+                        ..,
+                    )
+                    .map_err(|_| gst::FlowError::Error)?;
+            }
         }
         let Some(dist_frame) = self.dist_pad.prepared_frame(token) else {
             let warn = {

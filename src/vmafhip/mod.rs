@@ -24,6 +24,9 @@
 //! Since: 0.1
 
 mod imp;
+mod pinned_pool;
+
+pub use pinned_pool::PinnedPool;
 
 use glib::prelude::*;
 
