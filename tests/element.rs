@@ -685,11 +685,21 @@ fn sink_pads_offer_pinned_buffers_on_a_gpu() {
         assert_eq!(hip.out.frames.len(), FRAMES, "{fmt}");
         for (g, c) in hip.out.frames.iter().zip(&cpu.out.frames) {
             assert!(g.backend.starts_with("hip:"), "{}", g.backend);
-            assert_eq!(g.score.to_bits(), c.score.to_bits(), "{fmt} frame {}", g.index);
+            assert_eq!(
+                g.score.to_bits(),
+                c.score.to_bits(),
+                "{fmt} frame {}",
+                g.index
+            );
             assert_eq!(g.psnr_y.map(f64::to_bits), c.psnr_y.map(f64::to_bits));
             assert_eq!(g.features.len(), c.features.len());
             for ((gn, gv), (cn, cv)) in g.features.iter().zip(&c.features) {
-                assert_eq!((gn, gv.to_bits()), (cn, cv.to_bits()), "{fmt} frame {}", g.index);
+                assert_eq!(
+                    (gn, gv.to_bits()),
+                    (cn, cv.to_bits()),
+                    "{fmt} frame {}",
+                    g.index
+                );
             }
         }
         eprintln!(

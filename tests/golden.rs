@@ -36,6 +36,8 @@ fn every_golden_run_matches_libvmaf() {
 
 /// REFERENCE.md's full-precision anchors (libvmaf through its C API, %.17g).
 #[test]
+// The anchors are REFERENCE.md's 17 significant digits, as libvmaf prints them.
+#[allow(clippy::excessive_precision)]
 fn full_precision_anchors_astronaut_crf35() {
     let run = golden_runs()
         .into_iter()

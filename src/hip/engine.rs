@@ -698,25 +698,23 @@ impl HipBackend {
             launch_adm(&k, l, slot, p).map_err(be)?;
         }
         mark(4)?;
-        if input.scored {
-            if self.plan.psnr {
-                for (p, &(pw, ph)) in l.planes.iter().enumerate() {
-                    let kern = if l.bps == 1 { &k.sse8 } else { &k.sse16 };
-                    st.launch(
-                        kern,
-                        (blocks(pw), ph as u32, 1),
-                        (256, 1, 1),
-                        0,
-                        &[
-                            Arg::Buf(&slot.pix[2 * p], 0),
-                            Arg::Buf(&slot.pix[2 * p + 1], 0),
-                            Arg::I32(pw as i32),
-                            Arg::I32(ph as i32),
-                            Arg::Buf(&slot.accum, (R_PSNR + p) * 8),
-                        ],
-                    )
-                    .map_err(be)?;
-                }
+        if input.scored && self.plan.psnr {
+            for (p, &(pw, ph)) in l.planes.iter().enumerate() {
+                let kern = if l.bps == 1 { &k.sse8 } else { &k.sse16 };
+                st.launch(
+                    kern,
+                    (blocks(pw), ph as u32, 1),
+                    (256, 1, 1),
+                    0,
+                    &[
+                        Arg::Buf(&slot.pix[2 * p], 0),
+                        Arg::Buf(&slot.pix[2 * p + 1], 0),
+                        Arg::I32(pw as i32),
+                        Arg::I32(ph as i32),
+                        Arg::Buf(&slot.accum, (R_PSNR + p) * 8),
+                    ],
+                )
+                .map_err(be)?;
             }
         }
         mark(5)?;

@@ -367,7 +367,10 @@ pub fn u16_bytes(v: &[u16]) -> &[u8] {
 /// it is 2-byte aligned and of even length on a little-endian machine (so a
 /// deep frame in pinned memory stays in place for the upload).
 pub fn u16_view(bytes: &[u8]) -> Option<&[u16]> {
-    if cfg!(target_endian = "big") || bytes.len() % 2 != 0 || bytes.as_ptr() as usize % 2 != 0 {
+    if cfg!(target_endian = "big")
+        || !bytes.len().is_multiple_of(2)
+        || !(bytes.as_ptr() as usize).is_multiple_of(2)
+    {
         return None;
     }
     // SAFETY: the pointer is 2-aligned, every bit pattern is a valid u16,

@@ -320,7 +320,7 @@ impl<B: FeatureBackend> Engine for Scorer<B> {
         self.next_index += 1;
         self.backend.submit(FrameInput {
             index,
-            scored: index % self.subsample == 0,
+            scored: index.is_multiple_of(self.subsample),
             reference,
             distorted,
             keep,

@@ -298,7 +298,7 @@ fn with_picture<R>(
                 // Component order (Y, U, V) regardless of plane order (YV12).
                 for c in 1..3u8 {
                     let (cw, ch) = comp_size(c);
-                    let p = info.comp_plane(c) as u32;
+                    let p = info.comp_plane(c);
                     let data = frame.plane_data(p).map_err(|e| e.to_string())?;
                     planes.push(
                         Plane::new(data, cw, ch, frame.plane_stride()[p as usize] as usize)
@@ -316,10 +316,10 @@ fn with_picture<R>(
         let mut layout = Vec::new();
         for c in 0..nplanes as u8 {
             let (cw, ch) = comp_size(c);
-            let p = info.comp_plane(c) as u32;
+            let p = info.comp_plane(c);
             let data = frame.plane_data(p).map_err(|e| e.to_string())?;
             let stride = frame.plane_stride()[p as usize] as usize;
-            if stride % 2 == 0 && hip::u16_view(data).is_some() {
+            if stride.is_multiple_of(2) && hip::u16_view(data).is_some() {
                 owned.push(None);
                 layout.push((data, cw, ch, stride / 2));
                 continue;
@@ -802,8 +802,9 @@ impl AggregatorImpl for VmafHip {
             // On the CPU, or upstream asked without caps: its own memory is as good.
             return Ok(());
         };
-        let info = gst_video::VideoInfo::from_caps(&caps)
-            .map_err(|_| gst::loggable_error!(CAT, "ALLOCATION query with non-video caps {caps}"))?;
+        let info = gst_video::VideoInfo::from_caps(&caps).map_err(|_| {
+            gst::loggable_error!(CAT, "ALLOCATION query with non-video caps {caps}")
+        })?;
         // Upstream writes frames into pinned host memory, which the GPU
         // reads in place; the pool grows as far as the backend's ring needs.
         let pool = PinnedPool::new(device);

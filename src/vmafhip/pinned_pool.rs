@@ -111,7 +111,10 @@ mod imp {
         ) -> Result<gst::Buffer, gst::FlowError> {
             let (info, video_meta) = {
                 let c = self.config.lock().unwrap();
-                (c.info.clone().ok_or(gst::FlowError::NotNegotiated)?, c.video_meta)
+                (
+                    c.info.clone().ok_or(gst::FlowError::NotNegotiated)?,
+                    c.video_meta,
+                )
             };
             let device = self
                 .device
@@ -123,7 +126,9 @@ mod imp {
                 .obj()
                 .config()
                 .params()
-                .map_or(info.size(), |(_, size, _, _)| (size as usize).max(info.size()));
+                .map_or(info.size(), |(_, size, _, _)| {
+                    (size as usize).max(info.size())
+                });
             let mem = PinnedHostMem::new(&device, size).map_err(|e| {
                 gst::error!(CAT, imp = self, "pinned host buffer of {size} bytes: {e}");
                 gst::FlowError::Error

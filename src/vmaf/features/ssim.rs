@@ -68,7 +68,7 @@ fn filter_pixel(
     kernel: &dyn Fn(usize, usize) -> f32,
 ) -> f32 {
     let c = (k / 2) as isize;
-    let even = if k % 2 == 0 { 1 } else { 0 };
+    let even = if k.is_multiple_of(2) { 1 } else { 0 };
     let mut sum = 0f64;
     for (kv, v) in (-c..=c - even).enumerate() {
         for (ku, u) in (-c..=c - even).enumerate() {

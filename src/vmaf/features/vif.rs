@@ -77,6 +77,7 @@ impl VifAccum {
     /// `mu1`, `mu2` are the Q16·(8-bit) means; `xx`, `yy`, `xy` the 64-bit
     /// filtered second moments before the final `>> 16`.
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     pub fn pixel(
         &mut self,
         table: &[u16],

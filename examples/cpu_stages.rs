@@ -1,0 +1,43 @@
+//! Per-stage CPU timings of the engine's extractors on one frame pair of a
+//! raw 8-bit 4:2:0 clip (minimum of N repetitions, milliseconds).
+//! `cargo run --release --no-default-features --example cpu_stages -- REF DIS W H [N]`
+use gstvmafhip::vmaf::features::adm::{Adm, AdmParams};
+use gstvmafhip::vmaf::features::motion::motion_sad;
+use gstvmafhip::vmaf::features::vif::{DEFAULT_EGL, Vif};
+use std::time::Instant;
+
+fn main() {
+    let a: Vec<String> = std::env::args().collect();
+    let (w, h): (usize, usize) = (a[3].parse().unwrap(), a[4].parse().unwrap());
+    let n: usize = a.get(5).map_or(10, |s| s.parse().unwrap());
+    let luma = |path: &str, frame: usize| -> Vec<u16> {
+        let bytes = std::fs::read(path).unwrap();
+        let fsz = w * h * 3 / 2;
+        bytes[frame * fsz..frame * fsz + w * h]
+            .iter()
+            .map(|&b| u16::from(b))
+            .collect()
+    };
+    let (r0, r1, d1) = (luma(&a[1], 0), luma(&a[1], 1), luma(&a[2], 1));
+    let time = |f: &mut dyn FnMut()| -> f64 {
+        (0..n)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .fold(f64::INFINITY, f64::min)
+    };
+    let mut vif = Vif::new();
+    let mut adm = Adm::new();
+    let p = AdmParams::default();
+    let (mut y, mut acc) = (Vec::new(), Vec::new());
+    let mut sink = 0.0f64;
+    let tv = time(&mut || sink += f64::from(vif.compute(&r1, &d1, w, h, 8, DEFAULT_EGL).num[0]));
+    let ta = time(&mut || sink += adm.compute(&r1, &d1, w, h, 8, &p).adm2);
+    let tm = time(&mut || sink += motion_sad(&r0, &r1, w, h, 8, &mut y, &mut acc) as f64);
+    println!(
+        "VIF {tv:.2} ms, ADM {ta:.2} ms, motion {tm:.2} ms, total {:.2} ms ({sink:.3})",
+        tv + ta + tm
+    );
+}
