@@ -475,6 +475,11 @@ impl Vif {
 
 /// Vertical moments of one output row, 8-bit scale 0: all in u32 (exact,
 /// see `statistic`). `rows` are the mirrored source rows of the taps.
+///
+/// 8-bit samples (≤ 255, pictures of 8 bits come only from `u8`) make every
+/// product one of two 16-bit numbers: taps < 2^13, `xa + xb` ≤ 510, and `x²`,
+/// `x·y` ≤ 65025 are formed in `u16`. Widening 16×16 → 32-bit products are
+/// what SSE2 multiplies eight at a time.
 fn vertical_u32(
     r: &[u16],
     d: &[u16],
@@ -495,28 +500,29 @@ fn vertical_u32(
         &mut yy[..w],
         &mut xy[..w],
     );
-    let c = u32::from(filt[half]);
+    let wide = |c: u16, v: u16| u32::from(c) * u32::from(v);
+    let c = filt[half];
     let (rr, dr) = (&r[rows[half] * w..][..w], &d[rows[half] * w..][..w]);
     for j in 0..w {
-        let (x, y) = (u32::from(rr[j]), u32::from(dr[j]));
-        m1[j] = c * x;
-        m2[j] = c * y;
-        xx[j] = c * (x * x);
-        yy[j] = c * (y * y);
-        xy[j] = c * (x * y);
+        let (x, y) = (rr[j], dr[j]);
+        m1[j] = wide(c, x);
+        m2[j] = wide(c, y);
+        xx[j] = wide(c, x.wrapping_mul(x));
+        yy[j] = wide(c, y.wrapping_mul(y));
+        xy[j] = wide(c, x.wrapping_mul(y));
     }
     for k in 0..half {
-        let c = u32::from(filt[k]);
+        let c = filt[k];
         let (ra, rb) = (&r[rows[k] * w..][..w], &r[rows[n - 1 - k] * w..][..w]);
         let (da, db) = (&d[rows[k] * w..][..w], &d[rows[n - 1 - k] * w..][..w]);
         for j in 0..w {
-            let (xa, xb) = (u32::from(ra[j]), u32::from(rb[j]));
-            let (ya, yb) = (u32::from(da[j]), u32::from(db[j]));
-            m1[j] += c * (xa + xb);
-            m2[j] += c * (ya + yb);
-            xx[j] += c * (xa * xa + xb * xb);
-            yy[j] += c * (ya * ya + yb * yb);
-            xy[j] += c * (xa * ya + xb * yb);
+            let (xa, xb) = (ra[j], rb[j]);
+            let (ya, yb) = (da[j], db[j]);
+            m1[j] += wide(c, xa.wrapping_add(xb));
+            m2[j] += wide(c, ya.wrapping_add(yb));
+            xx[j] += wide(c, xa.wrapping_mul(xa)) + wide(c, xb.wrapping_mul(xb));
+            yy[j] += wide(c, ya.wrapping_mul(ya)) + wide(c, yb.wrapping_mul(yb));
+            xy[j] += wide(c, xa.wrapping_mul(ya)) + wide(c, xb.wrapping_mul(yb));
         }
     }
 }
