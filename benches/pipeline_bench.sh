@@ -11,6 +11,11 @@ set -eu
 FRAMES=${1:-600}
 RUNS=${2:-5}
 . benches/device_gst_env.sh
+# fps LABEL RUN FRAMES: frames per second from the run's "Execution ended after".
+fps() {
+  t=$(grep -o "Execution ended after [0-9:.]*" /tmp/run.log | awk '{print $4}')
+  awk -v t="$t" -v n="$3" -v r="$2" -v l="$1" 'BEGIN { split(t, a, ":"); s = a[1] * 3600 + a[2] * 60 + a[3]; printf "%s run %d: %.1f fps (%d frames in %.3f s)\n", l, r, n / s, n, s }'
+}
 python3 - "$FRAMES" <<'PY'
 import sys, numpy as np
 n = int(sys.argv[1]); w, h = 1920, 1080
@@ -38,15 +43,13 @@ for r in $(seq 1 "$RUNS"); do
       vmafhip name=v backend=hip ! fakesink > /tmp/run.log 2>&1 || { cat /tmp/run.log; exit 1; }
   grep -o "type=(string)pooled, score=(double)[0-9.]*" /tmp/run.log | head -1
   grep -o 'backend=(string)"[^"]*"' /tmp/run.log | head -1
-  t=$(grep -o "Execution ended after [0-9:.]*" /tmp/run.log | awk '{print $4}')
-  awk -v t="$t" -v n="$FRAMES" -v r="$r" 'BEGIN { split(t, a, ":"); s = a[1] * 3600 + a[2] * 60 + a[3]; printf "pipeline run %d: %.1f fps (%d frames in %.3f s)\n", r, n / s, n, s }'
+  fps "pipeline" "$r" "$FRAMES"
 done
 # The same two sources without vmafhip: what filesrc ! rawvideoparse alone delivers.
 for r in $(seq 1 "$RUNS"); do
   $GL -m $SRC location=/tmp/ref.yuv ! $PARSE ! fakesink \
       $SRC location=/tmp/dis.yuv ! $PARSE ! fakesink > /tmp/run.log 2>&1 || { cat /tmp/run.log; exit 1; }
-  t=$(grep -o "Execution ended after [0-9:.]*" /tmp/run.log | awk '{print $4}')
-  awk -v t="$t" -v n="$FRAMES" -v r="$r" 'BEGIN { split(t, a, ":"); s = a[1] * 3600 + a[2] * 60 + a[3]; printf "sources only run %d: %.1f fps (%d frame pairs in %.3f s)\n", r, n / s, n, s }'
+  fps "sources only" "$r" "$FRAMES"
 done
 # Sources that allocate from downstream's pool: videotestsrc writes each frame
 # into vmafhip's pinned host buffers (ALLOCATION query), which the GPU reads in
@@ -61,12 +64,10 @@ for r in $(seq 1 "$RUNS"); do
       $TS foreground-color=0xffa0a0a0 ! $CAPS ! v.dist_sink \
       vmafhip name=v backend=hip ! fakesink > /tmp/run.log 2>&1 || { cat /tmp/run.log; exit 1; }
   grep -o "type=(string)pooled, score=(double)[0-9.]*" /tmp/run.log | head -1
-  t=$(grep -o "Execution ended after [0-9:.]*" /tmp/run.log | awk '{print $4}')
-  awk -v t="$t" -v n="$PF" -v r="$r" 'BEGIN { split(t, a, ":"); s = a[1] * 3600 + a[2] * 60 + a[3]; printf "pinned pipeline run %d: %.1f fps (%d frames in %.3f s)\n", r, n / s, n, s }'
+  fps "pinned pipeline" "$r" "$PF"
 done
 for r in $(seq 1 "$RUNS"); do
   $GL -m $TS foreground-color=0xff808080 ! $CAPS ! fakesink \
       $TS foreground-color=0xffa0a0a0 ! $CAPS ! fakesink > /tmp/run.log 2>&1 || { cat /tmp/run.log; exit 1; }
-  t=$(grep -o "Execution ended after [0-9:.]*" /tmp/run.log | awk '{print $4}')
-  awk -v t="$t" -v n="$PF" -v r="$r" 'BEGIN { split(t, a, ":"); s = a[1] * 3600 + a[2] * 60 + a[3]; printf "videotestsrc only run %d: %.1f fps (%d frame pairs in %.3f s)\n", r, n / s, n, s }'
+  fps "videotestsrc only" "$r" "$PF"
 done

@@ -18,6 +18,7 @@ use gst_base::subclass::prelude::*;
 use gst_video::prelude::*;
 use gst_video::subclass::prelude::*;
 use once_cell::sync::Lazy;
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
@@ -312,16 +313,14 @@ fn with_picture<R>(
     } else {
         // Samples are read in place where the plane is aligned (then pinned
         // memory stays pinned for the upload); otherwise converted once.
-        let mut owned: Vec<Option<Vec<u16>>> = Vec::new();
-        let mut layout = Vec::new();
+        let mut samples: Vec<(Cow<'_, [u16]>, usize, usize, usize)> = Vec::new();
         for c in 0..nplanes as u8 {
             let (cw, ch) = comp_size(c);
             let p = info.comp_plane(c);
             let data = frame.plane_data(p).map_err(|e| e.to_string())?;
             let stride = frame.plane_stride()[p as usize] as usize;
-            if stride.is_multiple_of(2) && hip::u16_view(data).is_some() {
-                owned.push(None);
-                layout.push((data, cw, ch, stride / 2));
+            if let Some(view) = hip::u16_view(data).filter(|_| stride.is_multiple_of(2)) {
+                samples.push((Cow::Borrowed(view), cw, ch, stride / 2));
                 continue;
             }
             let mut v = Vec::with_capacity(cw * ch);
@@ -332,19 +331,11 @@ fn with_picture<R>(
                         .map(|b| u16::from_le_bytes([b[0], b[1]])),
                 );
             }
-            owned.push(Some(v));
-            layout.push((data, cw, ch, cw));
+            samples.push((Cow::Owned(v), cw, ch, cw));
         }
-        let planes: Vec<Plane<'_, u16>> = owned
+        let planes: Vec<Plane<'_, u16>> = samples
             .iter()
-            .zip(&layout)
-            .map(|(v, &(data, cw, ch, stride))| {
-                let samples = match v {
-                    Some(v) => v.as_slice(),
-                    None => hip::u16_view(data).expect("checked above"),
-                };
-                Plane::new(samples, cw, ch, stride)
-            })
+            .map(|(v, cw, ch, stride)| Plane::new(v, *cw, *ch, *stride))
             .collect::<Result<_, _>>()
             .map_err(err)?;
         let pic = Picture::new_u16(pf, bpc, &planes).map_err(err)?;
@@ -790,8 +781,8 @@ impl AggregatorImpl for VmafHip {
         decide_query: Option<&gst::query::Allocation>,
         query: &mut gst::query::Allocation,
     ) -> Result<(), gst::LoggableError> {
+        // The parent (GstVideoAggregator) announces GstVideoMeta support.
         self.parent_propose_allocation(pad, decide_query, query)?;
-        query.add_allocation_meta::<gst_video::VideoMeta>(None);
         let device = self
             .state
             .lock()
