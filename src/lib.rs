@@ -3,6 +3,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod hip;
+pub mod isa;
 pub mod vmaf;
 
 #[cfg(feature = "plugin")]

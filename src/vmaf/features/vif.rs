@@ -41,7 +41,7 @@ pub fn log2_table() -> Vec<u16> {
 }
 
 /// `integer_vif.h:log2_32` / `log2_64`: 2048·log2(x) from the top 16 bits (truncated).
-#[inline]
+#[inline(always)]
 pub fn log2_fixed(table: &[u16], x: u64) -> i64 {
     let k = 48 - x.leading_zeros() as i64; // bit length − 16
     i64::from(table[(x >> k) as usize]) + 2048 * k
@@ -76,7 +76,7 @@ impl VifAccum {
     ///
     /// `mu1`, `mu2` are the Q16·(8-bit) means; `xx`, `yy`, `xy` the 64-bit
     /// filtered second moments before the final `>> 16`.
-    #[inline]
+    #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub fn pixel(
         &mut self,
@@ -155,7 +155,7 @@ impl VifShifts {
     }
 }
 
-#[inline]
+#[inline(always)]
 fn rnd_u64(x: u64, s: u32) -> u64 {
     if s == 0 {
         x
@@ -168,17 +168,16 @@ fn rnd_u64(x: u64, s: u32) -> u64 {
 #[derive(Default)]
 pub struct Vif {
     table: Vec<u16>,
-    // Vertical-pass rows, padded by `PAD` on each side for the horizontal mirror.
-    v_mu1: Vec<u32>,
-    v_mu2: Vec<u32>,
-    v_xx: Vec<u32>,
-    v_yy: Vec<u32>,
-    v_xy: Vec<u32>,
-    acc64: [Vec<u64>; 3],
-    acc32: [Vec<u32>; 2],
-    acc32_sq: [Vec<u32>; 3],
-    h32: [Vec<u64>; 2],
-    h64: [Vec<u64>; 3],
+    // Vertical-pass rows, padded by `PAD` on each side for the horizontal
+    // mirror: the means (ref, dis) and the second moments (xx, yy, xy).
+    v_mu: [Vec<u16>; 2],
+    v_sq: [Vec<u32>; 3],
+    // Vertical sums before their final shift.
+    acc_mu: [Vec<u32>; 2],
+    acc_sq: [Vec<u64>; 3],
+    // Horizontal-pass rows.
+    h_mu: [Vec<u32>; 2],
+    h_sq: [Vec<u64>; 3],
     // Decimated images of the next scale (ref, dis).
     next_ref: Vec<u16>,
     next_dis: Vec<u16>,
@@ -212,25 +211,16 @@ impl Vif {
 
     fn ensure(&mut self, w: usize, h: usize) {
         let n = w + 2 * PAD;
-        for v in [
-            &mut self.v_mu1,
-            &mut self.v_mu2,
-            &mut self.v_xx,
-            &mut self.v_yy,
-            &mut self.v_xy,
-        ] {
+        for v in &mut self.v_mu {
             v.resize(n, 0);
         }
-        for v in &mut self.acc64 {
+        for v in &mut self.v_sq {
+            v.resize(n, 0);
+        }
+        for v in self.acc_mu.iter_mut().chain(self.h_mu.iter_mut()) {
             v.resize(w, 0);
         }
-        for v in &mut self.acc32 {
-            v.resize(w, 0);
-        }
-        for v in &mut self.acc32_sq {
-            v.resize(w, 0);
-        }
-        for v in self.h32.iter_mut().chain(self.h64.iter_mut()) {
+        for v in self.acc_sq.iter_mut().chain(self.h_sq.iter_mut()) {
             v.resize(w, 0);
         }
         let half = (w / 2) * (h / 2);
@@ -301,6 +291,10 @@ impl Vif {
     }
 
     /// `vif_statistic_8` / `vif_statistic_16` for one scale of a `w`x`h` image.
+    ///
+    /// Row by row: the vertical pass into padded rows, the horizontal pass one
+    /// quantity at a time (each pass's two rows stay in the L1 cache), then
+    /// the per-pixel information terms.
     #[allow(clippy::too_many_arguments)]
     pub fn statistic(
         &mut self,
@@ -312,93 +306,58 @@ impl Vif {
         bpc: u8,
         egl: f64,
     ) -> VifAccum {
+        self.ensure(w, h);
         let filt = VIF_FILTERS[scale];
-        let half = filt.len() / 2;
+        let n = filt.len();
+        let half = n / 2;
         let sh = VifShifts::for_scale(scale, bpc);
+        let mu_round = 1u32 << (sh.mu_shift - 1);
         let mut total = VifAccum::default();
+        let mut rows = [0usize; 17];
         for i in 0..h {
-            // Vertical pass into u32 rows (libvmaf's tmp buffers are uint32).
-            // The filters are symmetric, so taps k and n−1−k share a multiply.
-            let rows: Vec<usize> = (0..filt.len())
-                .map(|k| mirror_r101(i as isize - half as isize + k as isize, h))
-                .collect();
-            let mu_round = 1u32 << (sh.mu_shift - 1);
+            for (k, row) in rows[..n].iter_mut().enumerate() {
+                *row = mirror_r101(i as isize - half as isize + k as isize, h);
+            }
+            let rows = &rows[..n];
+            let [v_mu1, v_mu2] = &mut self.v_mu;
+            let [v_xx, v_yy, v_xy] = &mut self.v_sq;
+            let inner = PAD..PAD + w;
             if scale == 0 && bpc == 8 {
                 // Everything fits in u32: Σc·x² ≤ 65536·255² < 2^32.
-                vertical_u32(r, d, w, &rows, filt, &mut self.acc32, &mut self.acc32_sq);
-                let [a_mu1, a_mu2] = &self.acc32;
-                let [a_xx, a_yy, a_xy] = &self.acc32_sq;
-                for j in 0..w {
-                    self.v_mu1[PAD + j] = (a_mu1[j] + mu_round) >> 8;
-                    self.v_mu2[PAD + j] = (a_mu2[j] + mu_round) >> 8;
-                    self.v_xx[PAD + j] = a_xx[j];
-                    self.v_yy[PAD + j] = a_yy[j];
-                    self.v_xy[PAD + j] = a_xy[j];
-                }
-            } else {
-                vertical_u64(r, d, w, &rows, filt, &mut self.acc32, &mut self.acc64);
-                let [a_mu1, a_mu2] = &self.acc32;
-                let [a_xx, a_yy, a_xy] = &self.acc64;
-                for j in 0..w {
-                    self.v_mu1[PAD + j] = a_mu1[j].wrapping_add(mu_round) >> sh.mu_shift;
-                    self.v_mu2[PAD + j] = a_mu2[j].wrapping_add(mu_round) >> sh.mu_shift;
-                    self.v_xx[PAD + j] = rnd_u64(a_xx[j], sh.sq_shift) as u32;
-                    self.v_yy[PAD + j] = rnd_u64(a_yy[j], sh.sq_shift) as u32;
-                    self.v_xy[PAD + j] = rnd_u64(a_xy[j], sh.sq_shift) as u32;
-                }
-            }
-            for v in [
-                &mut self.v_mu1,
-                &mut self.v_mu2,
-                &mut self.v_xx,
-                &mut self.v_yy,
-                &mut self.v_xy,
-            ] {
-                pad_row(v, w, half);
-            }
-            // Horizontal pass.
-            let mut row_acc = VifAccum::default();
-            let base = PAD - half;
-            // Horizontal pass, tap-outer so every inner loop runs over a whole row.
-            let n = filt.len();
-            {
-                let [h_mu1, h_mu2] = &mut self.h32;
-                let [h_xx, h_yy, h_xy] = &mut self.h64;
-                let (h_mu1, h_mu2, h_xx, h_yy, h_xy) = (
-                    &mut h_mu1[..w],
-                    &mut h_mu2[..w],
-                    &mut h_xx[..w],
-                    &mut h_yy[..w],
-                    &mut h_xy[..w],
+                vertical_u32(
+                    r,
+                    d,
+                    w,
+                    rows,
+                    filt,
+                    &mut self.acc_mu,
+                    [
+                        &mut v_xx[inner.clone()],
+                        &mut v_yy[inner.clone()],
+                        &mut v_xy[inner.clone()],
+                    ],
                 );
-                let cc = u64::from(filt[half]);
-                let c0 = base + half;
-                for j in 0..w {
-                    h_mu1[j] = cc * u64::from(self.v_mu1[c0 + j]);
-                    h_mu2[j] = cc * u64::from(self.v_mu2[c0 + j]);
-                    h_xx[j] = cc * u64::from(self.v_xx[c0 + j]);
-                    h_yy[j] = cc * u64::from(self.v_yy[c0 + j]);
-                    h_xy[j] = cc * u64::from(self.v_xy[c0 + j]);
-                }
-                for k in 0..half {
-                    let c = u64::from(filt[k]);
-                    let (oa, ob) = (base + k, base + n - 1 - k);
-                    let pair = |v: &[u32], j: usize| u64::from(v[oa + j]) + u64::from(v[ob + j]);
-                    for j in 0..w {
-                        h_mu1[j] += c * pair(&self.v_mu1, j);
-                        h_mu2[j] += c * pair(&self.v_mu2, j);
-                        h_xx[j] += c * pair(&self.v_xx, j);
-                        h_yy[j] += c * pair(&self.v_yy, j);
-                        h_xy[j] += c * pair(&self.v_xy, j);
-                    }
+            } else {
+                vertical_u64(r, d, w, rows, filt, &mut self.acc_mu, &mut self.acc_sq);
+                for (v, acc) in [v_xx, v_yy, v_xy].into_iter().zip(&self.acc_sq) {
+                    narrow_sq(&acc[..w], sh.sq_shift, &mut v[inner.clone()]);
                 }
             }
-            for j in 0..w {
-                // Σc·mu < 2^32, so the u64 sums equal libvmaf's uint32 ones.
-                let (mu1, mu2) = (self.h32[0][j] as u32, self.h32[1][j] as u32);
-                let (xx, yy, xy) = (self.h64[0][j], self.h64[1][j], self.h64[2][j]);
-                row_acc.pixel(&self.table, egl, mu1, mu2, xx, yy, xy);
+            // The means always fit 16 bits: (Σc·x + round) >> shift < 2^16.
+            for (v, acc) in [&mut *v_mu1, &mut *v_mu2].into_iter().zip(&self.acc_mu) {
+                narrow_mu(&acc[..w], mu_round, sh.mu_shift, &mut v[inner.clone()]);
             }
+            let base = PAD - half;
+            let span = base..PAD + w + half;
+            for (v, out) in self.v_mu.iter_mut().zip(&mut self.h_mu) {
+                pad_row(v, w, half);
+                filter_row_u16(&v[span.clone()], filt, &mut out[..w]);
+            }
+            for (v, out) in self.v_sq.iter_mut().zip(&mut self.h_sq) {
+                pad_row(v, w, half);
+                filter_row_u64(&v[span.clone()], filt, &mut out[..w]);
+            }
+            let row_acc = pixels(&self.table, egl, &self.h_mu, &self.h_sq, w);
             total.add(&row_acc);
         }
         total
@@ -406,7 +365,8 @@ impl Vif {
 
     /// `subsample_rd_8` / `subsample_rd_16` + `decimate_and_pad`: low-pass the
     /// `w`x`h` image with the filter of `new_scale` and keep even samples.
-    /// Only the kept samples are computed (each output is independent).
+    /// Only the kept rows are filtered; the horizontal pass runs over the
+    /// whole row (vectorised) and keeps the even columns.
     #[allow(clippy::too_many_arguments)]
     fn decimate(
         &mut self,
@@ -420,7 +380,8 @@ impl Vif {
         out_d: &mut Vec<u16>,
     ) {
         let filt = VIF_FILTERS[new_scale];
-        let half = filt.len() / 2;
+        let n = filt.len();
+        let half = n / 2;
         // Vertical shift: from 8-bit (or bpc) pixels into the ×256 domain at
         // the first decimation, Q16 afterwards.
         let v_shift: u32 = if new_scale == 1 { u32::from(bpc) } else { 16 };
@@ -428,58 +389,48 @@ impl Vif {
         let (ow, oh) = (w / 2, h / 2);
         out_r.resize(ow * oh, 0);
         out_d.resize(ow * oh, 0);
+        let mut rows = [0usize; 17];
         for oi in 0..oh {
             let i = 2 * oi;
-            let [a_r, a_d] = &mut self.acc32;
-            a_r[..w].fill(0);
-            a_d[..w].fill(0);
-            for (k, &c) in filt.iter().enumerate() {
-                let row = mirror_r101(i as isize - half as isize + k as isize, h);
-                let rr = &r[row * w..row * w + w];
-                let dr = &d[row * w..row * w + w];
-                let c = u32::from(c);
-                for j in 0..w {
-                    a_r[j] = a_r[j].wrapping_add(c * u32::from(rr[j]));
-                    a_d[j] = a_d[j].wrapping_add(c * u32::from(dr[j]));
-                }
+            for (k, row) in rows[..n].iter_mut().enumerate() {
+                *row = mirror_r101(i as isize - half as isize + k as isize, h);
             }
-            for j in 0..w {
-                // 8-bit: uint32 tmp; 16-bit: stored through uint16.
-                let vr = a_r[j].wrapping_add(v_round) >> v_shift;
-                let vd = a_d[j].wrapping_add(v_round) >> v_shift;
-                if bpc == 8 && new_scale == 1 {
-                    self.v_mu1[PAD + j] = vr;
-                    self.v_mu2[PAD + j] = vd;
-                } else {
-                    self.v_mu1[PAD + j] = u32::from(vr as u16);
-                    self.v_mu2[PAD + j] = u32::from(vd as u16);
-                }
-            }
-            pad_row(&mut self.v_mu1, w, half);
-            pad_row(&mut self.v_mu2, w, half);
+            let inner = PAD..PAD + w;
             let base = PAD - half;
-            for oj in 0..ow {
-                let j = 2 * oj;
-                let mut sr = 0u32;
-                let mut sd = 0u32;
-                for (k, &c) in filt.iter().enumerate() {
-                    sr = sr.wrapping_add(u32::from(c) * self.v_mu1[base + j + k]);
-                    sd = sd.wrapping_add(u32::from(c) * self.v_mu2[base + j + k]);
+            let span = base..PAD + w + half;
+            for (img, out) in [(r, &mut *out_r), (d, &mut *out_d)] {
+                let [acc, h_row] = &mut self.acc_mu;
+                let v = &mut self.v_mu[0];
+                filter_col_u16(img, w, &rows[..n], filt, &mut acc[..w]);
+                // 8-bit: uint32 tmp; 16-bit: stored through uint16. Both are
+                // below 2^16 here, so one u16 row serves both.
+                narrow_mu(&acc[..w], v_round, v_shift, &mut v[inner.clone()]);
+                pad_row(v, w, half);
+                filter_row_u16(&v[span.clone()], filt, &mut h_row[..w]);
+                for (o, &s) in out[oi * ow..(oi + 1) * ow]
+                    .iter_mut()
+                    .zip(h_row.iter().step_by(2))
+                {
+                    *o = (s.wrapping_add(32768) >> 16) as u16;
                 }
-                out_r[oi * ow + oj] = (sr.wrapping_add(32768) >> 16) as u16;
-                out_d[oi * ow + oj] = (sd.wrapping_add(32768) >> 16) as u16;
             }
         }
     }
 }
 
+/// Widening 16×16 → 32-bit product (what SSE2/AVX2 multiply 8/16 at a time).
+#[inline(always)]
+fn wide(c: u16, v: u16) -> u32 {
+    u32::from(c) * u32::from(v)
+}
+
 /// Vertical moments of one output row, 8-bit scale 0: all in u32 (exact,
-/// see `statistic`). `rows` are the mirrored source rows of the taps.
+/// see `statistic`). `rows` are the mirrored source rows of the taps; the
+/// mean sums go to `mu`, the second moments straight to `sq`.
 ///
 /// 8-bit samples (≤ 255, pictures of 8 bits come only from `u8`) make every
 /// product one of two 16-bit numbers: taps < 2^13, `xa + xb` ≤ 510, and `x²`,
-/// `x·y` ≤ 65025 are formed in `u16`. Widening 16×16 → 32-bit products are
-/// what SSE2 multiplies eight at a time.
+/// `x·y` ≤ 65025 are formed in `u16`.
 fn vertical_u32(
     r: &[u16],
     d: &[u16],
@@ -487,7 +438,7 @@ fn vertical_u32(
     rows: &[usize],
     filt: &[u16],
     mu: &mut [Vec<u32>; 2],
-    sq: &mut [Vec<u32>; 3],
+    sq: [&mut [u32]; 3],
 ) {
     let n = filt.len();
     let half = n / 2;
@@ -500,31 +451,35 @@ fn vertical_u32(
         &mut yy[..w],
         &mut xy[..w],
     );
-    let wide = |c: u16, v: u16| u32::from(c) * u32::from(v);
-    let c = filt[half];
-    let (rr, dr) = (&r[rows[half] * w..][..w], &d[rows[half] * w..][..w]);
-    for j in 0..w {
-        let (x, y) = (rr[j], dr[j]);
-        m1[j] = wide(c, x);
-        m2[j] = wide(c, y);
-        xx[j] = wide(c, x.wrapping_mul(x));
-        yy[j] = wide(c, y.wrapping_mul(y));
-        xy[j] = wide(c, x.wrapping_mul(y));
-    }
-    for k in 0..half {
-        let c = filt[k];
-        let (ra, rb) = (&r[rows[k] * w..][..w], &r[rows[n - 1 - k] * w..][..w]);
-        let (da, db) = (&d[rows[k] * w..][..w], &d[rows[n - 1 - k] * w..][..w]);
-        for j in 0..w {
-            let (xa, xb) = (ra[j], rb[j]);
-            let (ya, yb) = (da[j], db[j]);
-            m1[j] += wide(c, xa.wrapping_add(xb));
-            m2[j] += wide(c, ya.wrapping_add(yb));
-            xx[j] += wide(c, xa.wrapping_mul(xa)) + wide(c, xb.wrapping_mul(xb));
-            yy[j] += wide(c, ya.wrapping_mul(ya)) + wide(c, yb.wrapping_mul(yb));
-            xy[j] += wide(c, xa.wrapping_mul(ya)) + wide(c, xb.wrapping_mul(yb));
-        }
-    }
+    crate::isa::dispatch(
+        #[inline(always)]
+        || {
+            let c = filt[half];
+            let (rr, dr) = (&r[rows[half] * w..][..w], &d[rows[half] * w..][..w]);
+            for j in 0..w {
+                let (x, y) = (rr[j], dr[j]);
+                m1[j] = wide(c, x);
+                m2[j] = wide(c, y);
+                xx[j] = wide(c, x.wrapping_mul(x));
+                yy[j] = wide(c, y.wrapping_mul(y));
+                xy[j] = wide(c, x.wrapping_mul(y));
+            }
+            for k in 0..half {
+                let c = filt[k];
+                let (ra, rb) = (&r[rows[k] * w..][..w], &r[rows[n - 1 - k] * w..][..w]);
+                let (da, db) = (&d[rows[k] * w..][..w], &d[rows[n - 1 - k] * w..][..w]);
+                for j in 0..w {
+                    let (xa, xb) = (ra[j], rb[j]);
+                    let (ya, yb) = (da[j], db[j]);
+                    m1[j] += wide(c, xa.wrapping_add(xb));
+                    m2[j] += wide(c, ya.wrapping_add(yb));
+                    xx[j] += wide(c, xa.wrapping_mul(xa)) + wide(c, xb.wrapping_mul(xb));
+                    yy[j] += wide(c, ya.wrapping_mul(ya)) + wide(c, yb.wrapping_mul(yb));
+                    xy[j] += wide(c, xa.wrapping_mul(ya)) + wide(c, xb.wrapping_mul(yb));
+                }
+            }
+        },
+    )
 }
 
 /// Vertical moments of one output row for scales 1..3 and deeper samples:
@@ -547,30 +502,133 @@ fn vertical_u64(
         &mut yy[..w],
         &mut xy[..w],
     );
-    m1.fill(0);
-    m2.fill(0);
-    xx.fill(0);
-    yy.fill(0);
-    xy.fill(0);
-    for (k, &c) in filt.iter().enumerate() {
-        let c = u32::from(c);
-        let (rr, dr) = (&r[rows[k] * w..][..w], &d[rows[k] * w..][..w]);
-        for j in 0..w {
-            let (x, y) = (u32::from(rr[j]), u32::from(dr[j]));
-            let (cx, cy) = (c * x, c * y);
-            m1[j] = m1[j].wrapping_add(cx);
-            m2[j] = m2[j].wrapping_add(cy);
-            xx[j] += u64::from(cx) * u64::from(x);
-            yy[j] += u64::from(cy) * u64::from(y);
-            xy[j] += u64::from(cx) * u64::from(y);
-        }
+    crate::isa::dispatch(
+        #[inline(always)]
+        || {
+            m1.fill(0);
+            m2.fill(0);
+            xx.fill(0);
+            yy.fill(0);
+            xy.fill(0);
+            for (k, &c) in filt.iter().enumerate() {
+                let c = u32::from(c);
+                let (rr, dr) = (&r[rows[k] * w..][..w], &d[rows[k] * w..][..w]);
+                for j in 0..w {
+                    let (x, y) = (u32::from(rr[j]), u32::from(dr[j]));
+                    let (cx, cy) = (c * x, c * y);
+                    m1[j] = m1[j].wrapping_add(cx);
+                    m2[j] = m2[j].wrapping_add(cy);
+                    xx[j] += u64::from(cx) * u64::from(x);
+                    yy[j] += u64::from(cy) * u64::from(y);
+                    xy[j] += u64::from(cx) * u64::from(y);
+                }
+            }
+        },
+    )
+}
+
+/// Vertical low-pass of one row of `img` (decimation): Σc·x in u32, exact
+/// since Σc = 2^16 and x < 2^16.
+fn filter_col_u16(img: &[u16], w: usize, rows: &[usize], filt: &[u16], out: &mut [u32]) {
+    crate::isa::dispatch(
+        #[inline(always)]
+        || {
+            out.fill(0);
+            for (&c, &row) in filt.iter().zip(rows) {
+                let src = &img[row * w..][..w];
+                for (o, &x) in out.iter_mut().zip(src) {
+                    *o += wide(c, x);
+                }
+            }
+        },
+    )
+}
+
+/// Means of the vertical pass: `(acc + round) >> shift` in u32 (libvmaf's
+/// uint32 arithmetic), always below 2^16 (Σc = 2^16 and samples < 2^shift).
+fn narrow_mu(acc: &[u32], round: u32, shift: u32, out: &mut [u16]) {
+    for (o, &a) in out.iter_mut().zip(acc) {
+        *o = (a.wrapping_add(round) >> shift) as u16;
     }
+}
+
+/// Second moments of the vertical pass, rounded and shifted into u32.
+fn narrow_sq(acc: &[u64], shift: u32, out: &mut [u32]) {
+    for (o, &a) in out.iter_mut().zip(acc) {
+        *o = rnd_u64(a, shift) as u32;
+    }
+}
+
+/// Horizontal pass of a 16-bit row: `out[j] = Σ_k c_k·v[j + k]` in u32 (below
+/// 2^32: Σc = 2^16, v < 2^16). `v` holds the row with `half` mirrored
+/// samples on each side. Widening 16-bit products, both taps of a
+/// symmetric pair multiplied separately (their sum could pass 2^16).
+fn filter_row_u16(v: &[u16], filt: &[u16], out: &mut [u32]) {
+    let n = filt.len();
+    let half = n / 2;
+    let w = out.len();
+    crate::isa::dispatch(
+        #[inline(always)]
+        || {
+            let c = filt[half];
+            for (o, &x) in out.iter_mut().zip(&v[half..half + w]) {
+                *o = wide(c, x);
+            }
+            for k in 0..half {
+                let c = filt[k];
+                let (a, b) = (&v[k..k + w], &v[n - 1 - k..n - 1 - k + w]);
+                for j in 0..w {
+                    out[j] += wide(c, a[j]) + wide(c, b[j]);
+                }
+            }
+        },
+    )
+}
+
+/// Horizontal pass of a 32-bit row in u64: `out[j] = Σ_k c_k·v[j + k]`, the
+/// symmetric taps paired. Layout as [`filter_row_u16`].
+fn filter_row_u64(v: &[u32], filt: &[u16], out: &mut [u64]) {
+    let n = filt.len();
+    let half = n / 2;
+    let w = out.len();
+    crate::isa::dispatch(
+        #[inline(always)]
+        || {
+            let c = u64::from(filt[half]);
+            for (o, &x) in out.iter_mut().zip(&v[half..half + w]) {
+                *o = c * u64::from(x);
+            }
+            for k in 0..half {
+                let c = u64::from(filt[k]);
+                let (a, b) = (&v[k..k + w], &v[n - 1 - k..n - 1 - k + w]);
+                for j in 0..w {
+                    out[j] += c * (u64::from(a[j]) + u64::from(b[j]));
+                }
+            }
+        },
+    )
+}
+
+/// The information terms of one row from its filtered moments.
+fn pixels(table: &[u16], egl: f64, mu: &[Vec<u32>; 2], sq: &[Vec<u64>; 3], w: usize) -> VifAccum {
+    let (mu1, mu2) = (&mu[0][..w], &mu[1][..w]);
+    let (xx, yy, xy) = (&sq[0][..w], &sq[1][..w], &sq[2][..w]);
+    crate::isa::dispatch(
+        #[inline(always)]
+        || {
+            let mut acc = VifAccum::default();
+            for j in 0..w {
+                acc.pixel(table, egl, mu1[j], mu2[j], xx[j], yy[j], xy[j]);
+            }
+            acc
+        },
+    )
 }
 
 /// `integer_vif.h:PADDING_SQ_DATA`: mirror `half` samples at each end of a
 /// row stored at offset `PAD`, without repeating the edge sample.
-#[inline]
-fn pad_row(v: &mut [u32], w: usize, half: usize) {
+#[inline(always)]
+fn pad_row<T: Copy>(v: &mut [T], w: usize, half: usize) {
     for f in 1..=half {
         v[PAD - f] = v[PAD + f];
         v[PAD + w - 1 + f] = v[PAD + w - 1 - f];
