@@ -111,6 +111,7 @@ pub struct Adm {
     csf_flt: Triple,
     tmp_lo: Vec<i32>,
     tmp_hi: Vec<i32>,
+    cm: CmScratch,
 }
 
 impl Adm {
@@ -218,6 +219,7 @@ impl Adm {
                 bh,
                 p,
                 p.noise_weight,
+                &mut self.cm,
             );
             // AIM: CSF of the restored part, masking of the additive part, no noise floor.
             csf(
@@ -238,6 +240,7 @@ impl Adm {
                 bh,
                 p,
                 0.0,
+                &mut self.cm,
             );
             nums[scale] = num_scale;
             dens[scale] = den_scale;
@@ -310,45 +313,30 @@ pub fn dwt_scale0(
     hi.resize(w, 0);
     let iy = dwt_indices(h);
     let ix = dwt_indices(w);
-    for i in 0..bh {
-        let rows = iy[i].map(|r| &src[r as usize * w..r as usize * w + w]);
-        for j in 0..w {
-            let s = [rows[0][j], rows[1][j], rows[2][j], rows[3][j]].map(i32::from);
-            let mut l = 0i32;
-            let mut hh = 0i32;
-            for k in 0..4 {
-                l = l.wrapping_add(DWT_LO[k] * s[k]);
-                hh = hh.wrapping_add(DWT_HI[k] * s[k]);
-            }
-            l = l.wrapping_sub(centre);
-            lo[j] = i32::from((l.wrapping_add(round) >> shift) as i16);
-            hi[j] = i32::from((hh.wrapping_add(round) >> shift) as i16);
-        }
-        horizontal(lo, hi, &ix, i * bw, out, |acc| {
-            i32::from(((acc + 32768) >> 16) as i16)
-        });
-    }
-}
-
-/// Horizontal DWT pass of one row pair (lo, hi) into the four bands.
-#[inline]
-fn horizontal(
-    lo: &[i32],
-    hi: &[i32],
-    ix: &[[i32; 4]],
-    base: usize,
-    out: &mut Bands,
-    fin: impl Fn(i64) -> i32,
-) {
-    for (j, idx) in ix.iter().enumerate() {
-        let sl = idx.map(|c| i64::from(lo[c as usize]));
-        let sh = idx.map(|c| i64::from(hi[c as usize]));
-        let dot =
-            |f: &[i32; 4], s: &[i64; 4]| -> i64 { (0..4).map(|k| i64::from(f[k]) * s[k]).sum() };
-        out.a[base + j] = fin(dot(&DWT_LO, &sl));
-        out.v[base + j] = fin(dot(&DWT_HI, &sl));
-        out.h[base + j] = fin(dot(&DWT_LO, &sh));
-        out.d[base + j] = fin(dot(&DWT_HI, &sh));
+    for (i, idx) in iy.iter().enumerate() {
+        let rows = idx.map(|r| &src[r as usize * w..r as usize * w + w]);
+        let (lo, hi) = (&mut lo[..w], &mut hi[..w]);
+        crate::isa::dispatch(
+            #[inline(always)]
+            || {
+                for j in 0..w {
+                    let s = [rows[0][j], rows[1][j], rows[2][j], rows[3][j]].map(i32::from);
+                    let mut l = 0i32;
+                    let mut hh = 0i32;
+                    for k in 0..4 {
+                        l = l.wrapping_add(DWT_LO[k] * s[k]);
+                        hh = hh.wrapping_add(DWT_HI[k] * s[k]);
+                    }
+                    l = l.wrapping_sub(centre);
+                    lo[j] = i32::from((l.wrapping_add(round) >> shift) as i16);
+                    hi[j] = i32::from((hh.wrapping_add(round) >> shift) as i16);
+                }
+            },
+        );
+        // The inputs are int16, so |Σ f·x| ≤ 54822·2^15 < 2^31: the int64
+        // sums of libvmaf fit i32 exactly here, which vectorises better.
+        let fin = |acc: i32| i32::from((acc.wrapping_add(32768) >> 16) as i16);
+        horizontal(lo, hi, &ix, out.row_mut(i), |f, s| dot4_i32(f, s), fin);
     }
 }
 
@@ -377,22 +365,111 @@ pub fn dwt_s123(
     hi.resize(w, 0);
     let iy = dwt_indices(h);
     let ix = dwt_indices(w);
-    for i in 0..bh {
-        let rows = iy[i].map(|r| &src[r as usize * w..r as usize * w + w]);
-        for j in 0..w {
-            let s = [rows[0][j], rows[1][j], rows[2][j], rows[3][j]].map(i64::from);
-            let mut l = 0i64;
-            let mut hh = 0i64;
-            for k in 0..4 {
-                l += i64::from(DWT_LO[k]) * s[k];
-                hh += i64::from(DWT_HI[k]) * s[k];
-            }
-            lo[j] = ((l + v_add) >> v_shift) as i32;
-            hi[j] = ((hh + v_add) >> v_shift) as i32;
+    for (i, idx) in iy.iter().enumerate() {
+        let rows = idx.map(|r| &src[r as usize * w..r as usize * w + w]);
+        let (lo, hi) = (&mut lo[..w], &mut hi[..w]);
+        crate::isa::dispatch(
+            #[inline(always)]
+            || {
+                for j in 0..w {
+                    let s = [rows[0][j], rows[1][j], rows[2][j], rows[3][j]].map(i64::from);
+                    let mut l = 0i64;
+                    let mut hh = 0i64;
+                    for k in 0..4 {
+                        l += i64::from(DWT_LO[k]) * s[k];
+                        hh += i64::from(DWT_HI[k]) * s[k];
+                    }
+                    lo[j] = ((l + v_add) >> v_shift) as i32;
+                    hi[j] = ((hh + v_add) >> v_shift) as i32;
+                }
+            },
+        );
+        let fin = |acc: i64| ((acc + h_add) >> h_shift) as i32;
+        horizontal(lo, hi, &ix, out.row_mut(i), |f, s| dot4_i64(f, s), fin);
+    }
+}
+
+/// One DWT tap set applied to four samples, in i32 (scale 0, see `dwt_scale0`).
+#[inline(always)]
+fn dot4_i32(f: &[i32; 4], s: [i32; 4]) -> i32 {
+    (0..4).fold(0i32, |acc, k| acc.wrapping_add(f[k].wrapping_mul(s[k])))
+}
+
+/// One DWT tap set applied to four samples, in i64 (scales 1..3).
+#[inline(always)]
+fn dot4_i64(f: &[i32; 4], s: [i32; 4]) -> i64 {
+    (0..4).map(|k| i64::from(f[k]) * i64::from(s[k])).sum()
+}
+
+/// The four bands' rows of one output row.
+pub struct BandRows<'a> {
+    a: &'a mut [i32],
+    v: &'a mut [i32],
+    h: &'a mut [i32],
+    d: &'a mut [i32],
+}
+
+impl Bands {
+    fn row_mut(&mut self, i: usize) -> BandRows<'_> {
+        let at = i * self.w..(i + 1) * self.w;
+        BandRows {
+            a: &mut self.a[at.clone()],
+            v: &mut self.v[at.clone()],
+            h: &mut self.h[at.clone()],
+            d: &mut self.d[at],
         }
-        horizontal(lo, hi, &ix, i * bw, out, |acc| {
-            ((acc + h_add) >> h_shift) as i32
-        });
+    }
+}
+
+/// Horizontal DWT pass of one row pair (lo, hi) into the four bands. The
+/// interior outputs read samples 2j−1 ..= 2j+2 directly (vectorised); the
+/// first and the last two follow `ix`, the mirrored index table.
+#[inline(always)]
+fn horizontal<A: Copy>(
+    lo: &[i32],
+    hi: &[i32],
+    ix: &[[i32; 4]],
+    out: BandRows<'_>,
+    dot: impl Fn(&[i32; 4], [i32; 4]) -> A + Copy,
+    fin: impl Fn(A) -> i32 + Copy,
+) {
+    let bw = ix.len();
+    let mid = bw.saturating_sub(2).max(1);
+    let BandRows { a, v, h, d } = out;
+    let one = |j: usize,
+               sl: [i32; 4],
+               sh: [i32; 4],
+               a: &mut [i32],
+               v: &mut [i32],
+               h: &mut [i32],
+               d: &mut [i32]| {
+        a[j] = fin(dot(&DWT_LO, sl));
+        v[j] = fin(dot(&DWT_HI, sl));
+        h[j] = fin(dot(&DWT_LO, sh));
+        d[j] = fin(dot(&DWT_HI, sh));
+    };
+    crate::isa::dispatch(
+        #[inline(always)]
+        || {
+            for j in 1..mid {
+                let (l, hh) = (&lo[2 * j - 1..2 * j + 3], &hi[2 * j - 1..2 * j + 3]);
+                let sl = [l[0], l[1], l[2], l[3]];
+                let sh = [hh[0], hh[1], hh[2], hh[3]];
+                one(j, sl, sh, a, v, h, d);
+            }
+        },
+    );
+    for j in (0..1).chain(mid..bw) {
+        let idx = ix[j];
+        one(
+            j,
+            idx.map(|c| lo[c as usize]),
+            idx.map(|c| hi[c as usize]),
+            a,
+            v,
+            h,
+            d,
+        );
     }
 }
 
@@ -665,9 +742,21 @@ pub fn cm(
     h: usize,
     p: &AdmParams,
     noise_weight: f64,
+    scratch: &mut CmScratch,
 ) -> f32 {
-    let sums = cm_sums(scale, src, centre, nbr, w, h, p);
+    let sums = cm_sums(scale, src, centre, nbr, w, h, p, scratch);
     cm_finish(scale, sums, w, h, noise_weight)
+}
+
+/// Scratch of [`cm_sums`], sized once per band size.
+#[derive(Default)]
+pub struct CmScratch {
+    /// Σθ of the three neighbour bands, over the whole band.
+    nbr_sum: Vec<i32>,
+    /// One row's three-row column sums, with one mirrored sample each side.
+    col: Vec<i32>,
+    /// One row's masking thresholds.
+    thr: Vec<i32>,
 }
 
 /// Shifts of the masking sums: per band the cube shift, and the per-row shift.
@@ -718,6 +807,14 @@ pub fn cm_finish(scale: usize, acc: [i64; 3], w: usize, h: usize, noise_weight: 
 
 /// The integer part of the masking: per band, the per-row rounded sums over
 /// C. The CPU twin of `adm_cm` in `kernels/adm.hip`.
+///
+/// libvmaf's threshold at a pixel is Σθ (the 8 neighbours of band θ's
+/// |y|/30 + the centre term of band θ's y), in wrapping int32. Wrapping
+/// addition is associative and commutative, so the same number is formed
+/// here as Σθ over a 3×3 box minus the centre, from one band of Σθ: column
+/// sums of three rows, then three columns. The neighbour mirror (−1 reads 1,
+/// n reads n−1) is applied to those rows and columns.
+#[allow(clippy::too_many_arguments)]
 pub fn cm_sums(
     scale: usize,
     src: &[&[i32]; 3],
@@ -726,124 +823,125 @@ pub fn cm_sums(
     w: usize,
     h: usize,
     p: &AdmParams,
+    scratch: &mut CmScratch,
 ) -> [i64; 3] {
     let c = Region::core(w, h);
-    let rows = c.top.max(0)..c.bottom.min(h as i32);
-    let cols = c.left.max(0)..c.right.min(w as i32);
-    let (wi, hi) = (w as i32, h as i32);
-    // Neighbour mirror: −1 reads 1, n reads n−1.
-    let my = |y: i32| -> usize {
+    let rows = c.top.max(0) as usize..c.bottom.min(h as i32).max(0) as usize;
+    let cols = c.left.max(0) as usize..c.right.min(w as i32).max(0) as usize;
+    let my = |y: isize| -> usize {
         (if y < 0 {
             -y
-        } else if y >= hi {
-            hi - 1
+        } else if y >= h as isize {
+            h as isize - 1
         } else {
             y
-        }) as usize
-    };
-    let mx = |x: i32| -> usize {
-        (if x < 0 {
-            -x
-        } else if x >= wi {
-            wi - 1
-        } else {
-            x
         }) as usize
     };
     let sh = CmShifts::new(scale, w, h);
     let shift_inner = sh.shift_inner;
     let add_inner = half_of_pow2(shift_inner);
-
-    let thr_at = |i: i32, j: i32| -> i32 {
-        let mut thr = 0i32;
-        let interior = i > 0 && j > 0 && i < hi - 1 && j < wi - 1;
-        for theta in 0..3 {
-            let f = nbr[theta];
-            let mut sum = 0i32;
-            if interior {
-                let c = i as usize * w + j as usize;
-                for o in [
-                    c - w - 1,
-                    c - w,
-                    c - w + 1,
-                    c - 1,
-                    c + 1,
-                    c + w - 1,
-                    c + w,
-                    c + w + 1,
-                ] {
-                    sum = sum.wrapping_add(f[o]);
-                }
-            } else {
-                for dy in -1..=1 {
-                    for dx in -1..=1 {
-                        if dy == 0 && dx == 0 {
-                            continue;
-                        }
-                        sum = sum.wrapping_add(f[my(i + dy) * w + mx(j + dx)]);
-                    }
-                }
+    let CmScratch { nbr_sum, col, thr } = scratch;
+    nbr_sum.resize(w * h, 0);
+    col.resize(w + 2, 0);
+    thr.resize(w, 0);
+    let (nbr_sum, col, thr) = (&mut nbr_sum[..w * h], &mut col[..w + 2], &mut thr[..w]);
+    crate::isa::dispatch(
+        #[inline(always)]
+        || {
+            let [n0, n1, n2] = nbr.map(|b| &b[..w * h]);
+            for (j, s) in nbr_sum.iter_mut().enumerate() {
+                *s = n0[j].wrapping_add(n1[j]).wrapping_add(n2[j]);
             }
-            let yc = centre[theta][i as usize * w + j as usize];
-            let centre_term = if scale == 0 {
-                i32::from(((8738 * yc.abs() + 2048) >> 12) as i16)
-            } else {
-                ((286331153i64 * i64::from(yc.wrapping_abs()) - (1i64 << 31)) >> 32) as i32
-            };
-            thr = thr.wrapping_add(sum.wrapping_add(centre_term));
-        }
-        thr
-    };
-
-    let mut acc = [0i64; 3];
-    if scale == 0 {
-        let rf = rfactors_scale0_fixed(p.norm_view_dist, p.ref_display_height);
-        let shift_cub = sh.shift_cub;
-        let add_cub = shift_cub.map(half_of_pow2);
-        const SUB: [u32; 3] = [10, 10, 12];
-        const SQ_SHIFT: [u32; 3] = [29, 29, 30];
-        for i in rows {
-            let mut inner = [0i64; 3];
-            for j in cols.clone() {
-                let thr = thr_at(i, j);
-                let at = i as usize * w + j as usize;
-                for theta in 0..3 {
-                    let x = src[theta][at].wrapping_mul(rf[theta]);
-                    let u = (x.wrapping_abs().wrapping_sub(thr.wrapping_shl(SUB[theta]))).max(0);
-                    let u64v = i64::from(u);
-                    let u2 =
-                        ((u64v * u64v + (1i64 << (SQ_SHIFT[theta] - 1))) >> SQ_SHIFT[theta]) as i32;
-                    inner[theta] += (i64::from(u2) * u64v + add_cub[theta]) >> shift_cub[theta];
-                }
-            }
-            for theta in 0..3 {
-                acc[theta] += (inner[theta] + add_inner) >> shift_inner;
-            }
-        }
+        },
+    );
+    let rf0 = rfactors_scale0_fixed(p.norm_view_dist, p.ref_display_height);
+    let rf123 = if scale == 0 {
+        [0; 3]
     } else {
-        let rf = rfactors_s123_fixed(scale, p.norm_view_dist, p.ref_display_height);
-        let shift_cub = sh.shift_cub[0];
-        let add_cub = half_of_pow2(shift_cub);
-        for i in rows {
-            let mut inner = [0i64; 3];
-            for j in cols.clone() {
-                let thr = thr_at(i, j);
-                let at = i as usize * w + j as usize;
-                for theta in 0..3 {
-                    let x = ((i64::from(src[theta][at]) * i64::from(rf[theta]) + (1 << 27)) >> 28)
-                        as i32;
-                    let u = (x.wrapping_abs().wrapping_sub(thr)).max(0);
-                    let u64v = i64::from(u);
-                    let u2 = ((u64v * u64v + (1i64 << 29)) >> 30) as i32;
-                    inner[theta] += (i64::from(u2) * u64v + add_cub) >> shift_cub;
+        rfactors_s123_fixed(scale, p.norm_view_dist, p.ref_display_height)
+    };
+    let add_cub = sh.shift_cub.map(half_of_pow2);
+    let mut acc = [0i64; 3];
+    for i in rows {
+        let at = i * w;
+        let (up, mid, dn) = (my(i as isize - 1) * w, at, my(i as isize + 1) * w);
+        let cr = centre.map(|b| &b[at..at + w]);
+        crate::isa::dispatch(
+            #[inline(always)]
+            || {
+                let (su, sm, sd) = (
+                    &nbr_sum[up..][..w],
+                    &nbr_sum[mid..][..w],
+                    &nbr_sum[dn..][..w],
+                );
+                for j in 0..w {
+                    col[j + 1] = su[j].wrapping_add(sm[j]).wrapping_add(sd[j]);
                 }
-            }
-            for theta in 0..3 {
-                acc[theta] += (inner[theta] + add_inner) >> shift_inner;
-            }
+                // Column −1 reads column 1, column w reads w−1.
+                col[0] = col[2.min(w)];
+                col[w + 1] = col[w];
+                for j in 0..w {
+                    let boxed = col[j].wrapping_add(col[j + 1]).wrapping_add(col[j + 2]);
+                    let mut t = boxed.wrapping_sub(sm[j]);
+                    for band in &cr {
+                        let yc = band[j];
+                        let centre_term = if scale == 0 {
+                            i32::from(((8738 * yc.abs() + 2048) >> 12) as i16)
+                        } else {
+                            ((286331153i64 * i64::from(yc.wrapping_abs()) - (1i64 << 31)) >> 32)
+                                as i32
+                        };
+                        t = t.wrapping_add(centre_term);
+                    }
+                    thr[j] = t;
+                }
+            },
+        );
+        let mut inner = [0i64; 3];
+        for theta in 0..3 {
+            let x_row = &src[theta][at + cols.start..at + cols.end];
+            let t_row = &thr[cols.clone()];
+            let (shift_cub, add_cub) = (sh.shift_cub[theta], add_cub[theta]);
+            inner[theta] = crate::isa::dispatch(
+                #[inline(always)]
+                || {
+                    let mut sum = 0i64;
+                    if scale == 0 {
+                        const SUB: [u32; 3] = [10, 10, 12];
+                        const SQ_SHIFT: [u32; 3] = [29, 29, 30];
+                        let (rf, sub, sq) = (rf0[theta], SUB[theta], SQ_SHIFT[theta]);
+                        for (&s, &t) in x_row.iter().zip(t_row) {
+                            let x = s.wrapping_mul(rf);
+                            let u = x.wrapping_abs().wrapping_sub(t.wrapping_shl(sub)).max(0);
+                            sum += cube_term(u, sq, add_cub, shift_cub);
+                        }
+                    } else {
+                        let rf = i64::from(rf123[theta]);
+                        for (&s, &t) in x_row.iter().zip(t_row) {
+                            let x = ((i64::from(s) * rf + (1 << 27)) >> 28) as i32;
+                            let u = x.wrapping_abs().wrapping_sub(t).max(0);
+                            sum += cube_term(u, 30, add_cub, shift_cub);
+                        }
+                    }
+                    sum
+                },
+            );
+        }
+        for theta in 0..3 {
+            acc[theta] += (inner[theta] + add_inner) >> shift_inner;
         }
     }
     acc
+}
+
+/// `u³` in libvmaf's fixed point: `u²` rounded and shifted by `sq_shift` and
+/// stored in an int32, times `u` in int64, rounded and shifted by `shift`.
+/// `u` is non-negative, so `u²` is formed unsigned.
+#[inline(always)]
+fn cube_term(u: i32, sq_shift: u32, add: i64, shift: u32) -> i64 {
+    let uu = u as u32 as u64;
+    let u2 = ((uu * uu + (1u64 << (sq_shift - 1))) >> sq_shift) as i32;
+    (i64::from(u2) * i64::from(u) + add) >> shift
 }
 
 #[cfg(test)]
