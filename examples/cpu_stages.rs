@@ -34,10 +34,11 @@ fn main() {
     let (mut y, mut acc) = (Vec::new(), Vec::new());
     let mut sink = 0.0f64;
     let tv = time(&mut || sink += f64::from(vif.compute(&r1, &d1, w, h, 8, DEFAULT_EGL).num[0]));
+    let tv0 = time(&mut || sink += vif.statistic(&r1, &d1, w, h, 0, 8, DEFAULT_EGL).num_log as f64);
     let ta = time(&mut || sink += adm.compute(&r1, &d1, w, h, 8, &p).adm2);
     let tm = time(&mut || sink += motion_sad(&r0, &r1, w, h, 8, &mut y, &mut acc) as f64);
     println!(
-        "VIF {tv:.2} ms, ADM {ta:.2} ms, motion {tm:.2} ms, total {:.2} ms ({sink:.3})",
+        "VIF {tv:.2} ms (scale 0: {tv0:.2}), ADM {ta:.2} ms, motion {tm:.2} ms, total {:.2} ms ({sink:.3})",
         tv + ta + tm
     );
 }

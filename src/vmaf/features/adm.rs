@@ -112,6 +112,7 @@ pub struct Adm {
     tmp_lo: Vec<i32>,
     tmp_hi: Vec<i32>,
     cm: CmScratch,
+    decouple: DecoupleScratch,
 }
 
 impl Adm {
@@ -198,6 +199,7 @@ impl Adm {
                 &self.div,
                 &mut self.rst,
                 &mut self.add,
+                &mut self.decouple,
             );
             let den_scale = csf_den(scale, &self.ref_b, p);
             // Detail loss: CSF of the additive part, masking of the restored part.
@@ -488,12 +490,46 @@ pub fn decouple(
     div: &[i32],
     rst: &mut Triple,
     add: &mut Triple,
+    scratch: &mut DecoupleScratch,
 ) {
     let (w, h) = (rb.w, rb.hgt);
     let e = Region::extended(w, h);
     let cos_sq = f64::from(cos_1deg_sq());
     let o_b = rb.hvd();
     let t_b = db.hvd();
+    if scale == 0 {
+        let cols = e.left as usize..e.right as usize;
+        let n = cols.len();
+        scratch.angle.resize(n, false);
+        scratch.div_o.resize(n, 0);
+        for i in e.top as usize..e.bottom as usize {
+            let at = i * w + cols.start..i * w + cols.end;
+            let o = o_b.map(|b| &b[at.clone()]);
+            let t = t_b.map(|b| &b[at.clone()]);
+            let [r0, r1, r2] = &mut rst.0;
+            let [a0, a1, a2] = &mut add.0;
+            decouple_row_s0(
+                o,
+                t,
+                div,
+                egl,
+                cos_sq,
+                [
+                    &mut r0[at.clone()],
+                    &mut r1[at.clone()],
+                    &mut r2[at.clone()],
+                ],
+                [
+                    &mut a0[at.clone()],
+                    &mut a1[at.clone()],
+                    &mut a2[at.clone()],
+                ],
+                &mut scratch.angle[..n],
+                &mut scratch.div_o[..n],
+            );
+        }
+        return;
+    }
     for i in e.top..e.bottom {
         for j in e.left..e.right {
             let at = i as usize * w + j as usize;
@@ -561,6 +597,93 @@ pub fn decouple(
                 };
             }
         }
+    }
+}
+
+/// Row scratch of [`decouple`] at scale 0.
+#[derive(Default)]
+pub struct DecoupleScratch {
+    angle: Vec<bool>,
+    div_o: Vec<i32>,
+}
+
+/// `adm_decouple` (scale 0) over one row of E, in vectorisable passes: the
+/// angle test, then per band a gather of the reciprocal table and the
+/// restored / additive parts. Bands are int16 here, which the integer
+/// shortcuts below rely on (each is exact for int16 inputs):
+/// - the dot product and squared magnitudes are formed in double (each
+///   product < 2^31, the sums < 2^32, so exact) and rounded once to float,
+///   as libvmaf's int64 → float conversion rounds the exact value once;
+/// - `(div·t + 2^14) >> 15` narrowed to int32 keeps bits 15..46 of the
+///   int64 sum, which a logical shift gives as well as an arithmetic one;
+/// - `k·o` ≤ 2^30 fits int32;
+/// - the float `rst = (k/32768)·(o/64)` is positive exactly when k > 0 and
+///   o > 0, negative when k > 0 and o < 0 (its smallest magnitude, 2^-21,
+///   is far from underflow), so its sign is taken from the integers.
+#[allow(clippy::too_many_arguments)]
+fn decouple_row_s0(
+    o: [&[i32]; 3],
+    t: [&[i32]; 3],
+    div: &[i32],
+    egl: f64,
+    cos_sq: f64,
+    rst: [&mut [i32]; 3],
+    add: [&mut [i32]; 3],
+    angle: &mut [bool],
+    div_o: &mut [i32],
+) {
+    let n = angle.len();
+    let [oh, ov, _] = o.map(|b| &b[..n]);
+    let [th, tv, _] = t.map(|b| &b[..n]);
+    crate::isa::dispatch(
+        #[inline(always)]
+        || {
+            for j in 0..n {
+                let f = |x: i32| f64::from(x);
+                let ot_dp = f(oh[j]) * f(th[j]) + f(ov[j]) * f(tv[j]);
+                let o_mag_sq = f(oh[j]) * f(oh[j]) + f(ov[j]) * f(ov[j]);
+                let t_mag_sq = f(th[j]) * f(th[j]) + f(tv[j]) * f(tv[j]);
+                let dp = f64::from(ot_dp as f32) / 4096.0;
+                angle[j] = dp >= 0.0
+                    && dp * dp
+                        >= cos_sq
+                            * (f64::from(o_mag_sq as f32) / 4096.0)
+                            * (f64::from(t_mag_sq as f32) / 4096.0);
+            }
+        },
+    );
+    for ((o, t), (rst, add)) in o.iter().zip(t).zip(rst.into_iter().zip(add)) {
+        let (o, t, rst, add) = (&o[..n], &t[..n], &mut rst[..n], &mut add[..n]);
+        for (d, &x) in div_o.iter_mut().zip(o) {
+            *d = div[(x + 32768) as usize];
+        }
+        crate::isa::dispatch(
+            #[inline(always)]
+            || {
+                for j in 0..n {
+                    let (oj, tj) = (o[j], t[j]);
+                    let q = i64::from(div_o[j]) * i64::from(tj) + 16384;
+                    let k = if oj == 0 {
+                        32768
+                    } else {
+                        ((q as u64) >> 15) as u32 as i32
+                    };
+                    let k = k.clamp(0, 32768);
+                    let mut r = i32::from(((k * oj + 16384) >> 15) as i16);
+                    if angle[j] && k > 0 && oj != 0 {
+                        let scaled = f64::from(r) * egl;
+                        let m = if oj > 0 {
+                            scaled.min_c(f64::from(tj))
+                        } else {
+                            scaled.max_c(f64::from(tj))
+                        };
+                        r = i32::from(m as i16);
+                    }
+                    rst[j] = r;
+                    add[j] = i32::from((tj - r) as i16);
+                }
+            },
+        );
     }
 }
 

@@ -88,6 +88,49 @@ impl VifAccum {
         yy: u64,
         xy: u64,
     ) {
+        let t = PixelTerms::new(egl, mu1, mu2, xx, yy, xy);
+        self.non_log(&t);
+        self.log(table, t.den_arg, t.num_arg, t.numer1);
+    }
+
+    /// The sums that need no logarithm.
+    #[inline(always)]
+    fn non_log(&mut self, t: &PixelTerms) {
+        self.num_non_log += i64::from(t.sigma2_non_log);
+        self.den_non_log += i64::from(t.non_log);
+    }
+
+    /// The logarithmic sums from the arguments of [`PixelTerms`].
+    #[inline(always)]
+    fn log(&mut self, table: &[u16], den_arg: u32, num_arg: u64, numer1: u32) {
+        self.den_log += log2_fixed(table, u64::from(den_arg)) - 2048 * 17;
+        self.num_log += log2_fixed(table, num_arg) - log2_fixed(table, u64::from(numer1));
+    }
+}
+
+/// Argument of the look-ups that cancel: log2(2^17)·2048 = 17·2048 is what
+/// the denominator term subtracts, and equal numerator arguments give 0.
+const NO_TERM: u32 = 1 << 17;
+
+/// One pixel's VIF terms before the logarithms, formed without branches so
+/// that a row of them vectorises (libvmaf's `vif_statistic_*` per pixel).
+///
+/// Where libvmaf takes no logarithm, the arguments are [`NO_TERM`], whose
+/// look-ups cancel; so every pixel does the same three look-ups.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct PixelTerms {
+    /// 1 where sigma1² < sigma_nsq (the non-log branch), else 0.
+    non_log: u32,
+    /// sigma2² in the non-log branch, else 0.
+    sigma2_non_log: i32,
+    den_arg: u32,
+    num_arg: u64,
+    numer1: u32,
+}
+
+impl PixelTerms {
+    #[inline(always)]
+    fn new(egl: f64, mu1: u32, mu2: u32, xx: u64, yy: u64, xy: u64) -> Self {
         let mu1_sq = ((u64::from(mu1) * u64::from(mu1) + 0x8000_0000) >> 32) as u32;
         let mu2_sq = ((u64::from(mu2) * u64::from(mu2) + 0x8000_0000) >> 32) as u32;
         let mu1_mu2 = ((u64::from(mu1) * u64::from(mu2) + 0x8000_0000) >> 32) as u32;
@@ -98,26 +141,33 @@ impl VifAccum {
         let sigma1_sq = xx.wrapping_sub(mu1_sq) as i32;
         let sigma2_sq = (yy.wrapping_sub(mu2_sq) as i32).max(0);
         let sigma12 = xy.wrapping_sub(mu1_mu2) as i32;
-        if sigma1_sq >= SIGMA_NSQ {
-            let den_arg = SIGMA_NSQ.wrapping_add(sigma1_sq) as u32;
-            self.den_log += log2_fixed(table, u64::from(den_arg)) - 2048 * 17;
-            if sigma12 > 0 && sigma2_sq > 0 {
-                // Double precision, in libvmaf's evaluation order; the gain
-                // limit applies only after sv_sq was formed.
-                let eps = 65536.0 * 1.0e-10;
-                let mut g = f64::from(sigma12) / (f64::from(sigma1_sq) + eps);
-                let sv_sq = ((f64::from(sigma2_sq) - g * f64::from(sigma12)) as i32).max(0);
-                if egl < g {
-                    g = egl;
-                }
-                let numer1 = (sv_sq as u32).wrapping_add(SIGMA_NSQ as u32);
-                let numer1_tmp = (g * g * f64::from(sigma1_sq)) as i64 + i64::from(numer1);
-                self.num_log +=
-                    log2_fixed(table, numer1_tmp as u64) - log2_fixed(table, u64::from(numer1));
-            }
-        } else {
-            self.num_non_log += i64::from(sigma2_sq);
-            self.den_non_log += 1;
+        let log_branch = sigma1_sq >= SIGMA_NSQ;
+        let num_term = log_branch && sigma12 > 0 && sigma2_sq > 0;
+        // Double precision, in libvmaf's evaluation order; the gain limit
+        // applies only after sv_sq was formed. Computed for every pixel and
+        // used only where libvmaf computes it (`num_term`).
+        let eps = 65536.0 * 1.0e-10;
+        let mut g = f64::from(sigma12) / (f64::from(sigma1_sq) + eps);
+        let sv_sq = ((f64::from(sigma2_sq) - g * f64::from(sigma12)) as i32).max(0);
+        if egl < g {
+            g = egl;
+        }
+        let numer1 = (sv_sq as u32).wrapping_add(SIGMA_NSQ as u32);
+        let numer1_tmp = (g * g * f64::from(sigma1_sq)) as i64 + i64::from(numer1);
+        PixelTerms {
+            non_log: u32::from(!log_branch),
+            sigma2_non_log: if log_branch { 0 } else { sigma2_sq },
+            den_arg: if log_branch {
+                SIGMA_NSQ.wrapping_add(sigma1_sq) as u32
+            } else {
+                NO_TERM
+            },
+            num_arg: if num_term {
+                numer1_tmp as u64
+            } else {
+                u64::from(NO_TERM)
+            },
+            numer1: if num_term { numer1 } else { NO_TERM },
         }
     }
 }
@@ -178,6 +228,7 @@ pub struct Vif {
     // Horizontal-pass rows.
     h_mu: [Vec<u32>; 2],
     h_sq: [Vec<u64>; 3],
+    log_args: LogArgs,
     // Decimated images of the next scale (ref, dis).
     next_ref: Vec<u16>,
     next_dis: Vec<u16>,
@@ -357,7 +408,14 @@ impl Vif {
                 pad_row(v, w, half);
                 filter_row_u64(&v[span.clone()], filt, &mut out[..w]);
             }
-            let row_acc = pixels(&self.table, egl, &self.h_mu, &self.h_sq, w);
+            let row_acc = pixels(
+                &self.table,
+                egl,
+                &self.h_mu,
+                &self.h_sq,
+                w,
+                &mut self.log_args,
+            );
             total.add(&row_acc);
         }
         total
@@ -602,23 +660,55 @@ fn filter_row_u64(v: &[u32], filt: &[u16], out: &mut [u64]) {
                 let c = u64::from(filt[k]);
                 let (a, b) = (&v[k..k + w], &v[n - 1 - k..n - 1 - k + w]);
                 for j in 0..w {
-                    out[j] += c * (u64::from(a[j]) + u64::from(b[j]));
+                    out[j] += c * u64::from(a[j]) + c * u64::from(b[j]);
                 }
             }
         },
     )
 }
 
-/// The information terms of one row from its filtered moments.
-fn pixels(table: &[u16], egl: f64, mu: &[Vec<u32>; 2], sq: &[Vec<u64>; 3], w: usize) -> VifAccum {
+/// Look-up arguments of one row, kept between the two passes of [`pixels`].
+#[derive(Default)]
+struct LogArgs {
+    den: Vec<u32>,
+    num: Vec<u64>,
+    numer1: Vec<u32>,
+}
+
+/// The information terms of one row from its filtered moments, in two
+/// passes: [`PixelTerms`] for the whole row (vectorised, no branches), then
+/// the table look-ups (scalar, three per pixel, no branches either).
+fn pixels(
+    table: &[u16],
+    egl: f64,
+    mu: &[Vec<u32>; 2],
+    sq: &[Vec<u64>; 3],
+    w: usize,
+    args: &mut LogArgs,
+) -> VifAccum {
     let (mu1, mu2) = (&mu[0][..w], &mu[1][..w]);
     let (xx, yy, xy) = (&sq[0][..w], &sq[1][..w], &sq[2][..w]);
+    args.den.resize(w, 0);
+    args.num.resize(w, 0);
+    args.numer1.resize(w, 0);
+    let (den, num, numer1) = (
+        &mut args.den[..w],
+        &mut args.num[..w],
+        &mut args.numer1[..w],
+    );
     crate::isa::dispatch(
         #[inline(always)]
         || {
             let mut acc = VifAccum::default();
             for j in 0..w {
-                acc.pixel(table, egl, mu1[j], mu2[j], xx[j], yy[j], xy[j]);
+                let t = PixelTerms::new(egl, mu1[j], mu2[j], xx[j], yy[j], xy[j]);
+                acc.non_log(&t);
+                den[j] = t.den_arg;
+                num[j] = t.num_arg;
+                numer1[j] = t.numer1;
+            }
+            for j in 0..w {
+                acc.log(table, den[j], num[j], numer1[j]);
             }
             acc
         },
