@@ -1,12 +1,16 @@
 //! The CPU feature backend: frame-parallel worker threads, each with its own
 //! extractor scratch. Results are reordered by frame index, so they are
 //! identical to a single-threaded run.
+//!
+//! Frames are recycled: once the last job holding a frame is done, its
+//! planes go back to a spare list and the next picture is copied into them,
+//! so a long run allocates (and page-faults in) frame memory only at start.
 
 use super::features::{CpuExtractor, Plan, RawFeatures};
 use super::{FeatureBackend, Frame, FrameInput, FrameJob, VmafError};
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 pub struct CpuBackend {
@@ -24,6 +28,41 @@ pub struct CpuBackend {
     ready: Vec<RawFeatures>,
     /// Reference of the previous frame, for motion.
     prev_ref: Option<Arc<Frame>>,
+    spare: Spare,
+}
+
+/// Frames no job holds any more, ready to be refilled.
+#[derive(Clone, Default)]
+struct Spare(Arc<Mutex<Vec<Frame>>>);
+
+impl Spare {
+    /// Most frames kept: two per job in flight, plus the motion reference.
+    const LIMIT: usize = 64;
+
+    /// A frame holding a copy of `pic`, in recycled memory when there is some.
+    fn frame_from(&self, pic: &super::Picture<'_>) -> Frame {
+        let recycled = self.0.lock().unwrap().pop();
+        match recycled {
+            Some(mut f) => {
+                f.fill_from(pic);
+                f
+            }
+            None => Frame::from_picture(pic),
+        }
+    }
+
+    /// Take back the frames of a finished job that nothing else holds.
+    fn recycle(&self, job: FrameJob) {
+        let frames = [Some(job.reference), Some(job.distorted), job.prev_reference];
+        let mut spare = self.0.lock().unwrap();
+        for f in frames.into_iter().flatten() {
+            if let Ok(f) = Arc::try_unwrap(f)
+                && spare.len() < Self::LIMIT
+            {
+                spare.push(f);
+            }
+        }
+    }
 }
 
 impl CpuBackend {
@@ -46,6 +85,7 @@ impl CpuBackend {
             order: Default::default(),
             ready: Vec::new(),
             prev_ref: None,
+            spare: Spare::default(),
         };
         b.start();
         b
@@ -63,6 +103,7 @@ impl CpuBackend {
             let rx = job_rx.clone();
             let tx = res_tx.clone();
             let plan = self.plan.clone();
+            let spare = self.spare.clone();
             let handle = std::thread::Builder::new()
                 .name(format!("vmaf-cpu-{i}"))
                 .spawn(move || {
@@ -70,7 +111,9 @@ impl CpuBackend {
                     loop {
                         let job = { rx.lock().unwrap().recv() };
                         let Ok(job) = job else { break };
-                        if tx.send(ex.extract(&job)).is_err() {
+                        let features = ex.extract(&job);
+                        spare.recycle(job);
+                        if tx.send(features).is_err() {
                             break;
                         }
                     }
@@ -139,8 +182,8 @@ impl FeatureBackend for CpuBackend {
     }
 
     fn submit(&mut self, input: FrameInput<'_>) -> Result<(), VmafError> {
-        let reference = Arc::new(Frame::from_picture(input.reference));
-        let distorted = Arc::new(Frame::from_picture(input.distorted));
+        let reference = Arc::new(self.spare.frame_from(input.reference));
+        let distorted = Arc::new(self.spare.frame_from(input.distorted));
         drop(input.keep);
         let prev_reference = if self.plan.motion.is_some() {
             self.prev_ref.replace(reference.clone())
@@ -156,6 +199,7 @@ impl FeatureBackend for CpuBackend {
         };
         if let Some(ex) = &mut self.inline {
             self.ready.push(ex.extract(&job));
+            self.spare.recycle(job);
             return Ok(());
         }
         // Bound the queue: at most two frames per worker in flight.

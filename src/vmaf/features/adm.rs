@@ -9,6 +9,7 @@
 //! 1..3 32-bit; the masking and denominator sums are integers finished by
 //! `powf(·, 1/3)` in float, exactly as libvmaf.
 
+use super::grow;
 use super::adm_tables::{
     DWT_HI, DWT_LO, DWT_LO_SUM, Region, ceil_log2_minus, div_lookup, dwt_indices, half_of_pow2,
     pow2_unsigned, rfactors, rfactors_s123_fixed, rfactors_scale0_fixed,
@@ -69,9 +70,11 @@ pub struct Bands {
 }
 
 impl Bands {
+    /// Room for `w`x`h` samples. Buffers only grow (a smaller scale uses
+    /// the front part), so no frame after the first clears or allocates.
     fn resize(&mut self, w: usize, h: usize) {
         for b in [&mut self.a, &mut self.v, &mut self.h, &mut self.d] {
-            b.resize(w * h, 0);
+            grow(b, w * h);
         }
         self.w = w;
         self.hgt = h;
@@ -87,9 +90,10 @@ impl Bands {
 pub struct Triple(pub [Vec<i32>; 3]);
 
 impl Triple {
+    /// Room for `n` samples per band; grows only, as [`Bands::resize`].
     fn resize(&mut self, n: usize) {
         for b in &mut self.0 {
-            b.resize(n, 0);
+            grow(b, n);
         }
     }
     fn refs(&self) -> [&[i32]; 3] {
@@ -311,8 +315,8 @@ pub fn dwt_scale0(
     let centre = DWT_LO_SUM.wrapping_mul(round);
     let (bw, bh) = (w.div_ceil(2), h.div_ceil(2));
     out.resize(bw, bh);
-    lo.resize(w, 0);
-    hi.resize(w, 0);
+    grow(lo, w);
+    grow(hi, w);
     let iy = dwt_indices(h);
     let ix = dwt_indices(w);
     for (i, idx) in iy.iter().enumerate() {
@@ -363,8 +367,8 @@ pub fn dwt_s123(
     };
     let (bw, bh) = (w.div_ceil(2), h.div_ceil(2));
     out.resize(bw, bh);
-    lo.resize(w, 0);
-    hi.resize(w, 0);
+    grow(lo, w);
+    grow(hi, w);
     let iy = dwt_indices(h);
     let ix = dwt_indices(w);
     for (i, idx) in iy.iter().enumerate() {
@@ -500,8 +504,8 @@ pub fn decouple(
     if scale == 0 {
         let cols = e.left as usize..e.right as usize;
         let n = cols.len();
-        scratch.angle.resize(n, false);
-        scratch.div_o.resize(n, 0);
+        grow(&mut scratch.angle, n);
+        grow(&mut scratch.div_o, n);
         for i in e.top as usize..e.bottom as usize {
             let at = i * w + cols.start..i * w + cols.end;
             let o = o_b.map(|b| &b[at.clone()]);
@@ -964,9 +968,9 @@ pub fn cm_sums(
     let shift_inner = sh.shift_inner;
     let add_inner = half_of_pow2(shift_inner);
     let CmScratch { nbr_sum, col, thr } = scratch;
-    nbr_sum.resize(w * h, 0);
-    col.resize(w + 2, 0);
-    thr.resize(w, 0);
+    grow(nbr_sum, w * h);
+    grow(col, w + 2);
+    grow(thr, w);
     let (nbr_sum, col, thr) = (&mut nbr_sum[..w * h], &mut col[..w + 2], &mut thr[..w]);
     crate::isa::dispatch(
         #[inline(always)]

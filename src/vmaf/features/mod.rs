@@ -13,6 +13,14 @@ use adm::{Adm, AdmParams, AdmScores};
 use motion::MotionParams;
 use vif::{Vif, VifScales};
 
+/// Make scratch `v` at least `n` long. Never shrinks: a smaller scale uses
+/// the front part, so after the first frame nothing is allocated or cleared.
+pub(crate) fn grow<T: Copy + Default>(v: &mut Vec<T>, n: usize) {
+    if v.len() < n {
+        v.resize(n, T::default());
+    }
+}
+
 /// Reflect without repeating the edge: −k reads k, n−1+k reads n−1−k.
 #[inline]
 pub fn mirror_r101(i: isize, n: usize) -> usize {

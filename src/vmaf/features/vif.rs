@@ -10,7 +10,7 @@
 //! 64-bit integers, so the only floating point is the per-pixel gain `g` (in
 //! double, as libvmaf) and the per-scale num/den (stored as `f32`).
 
-use super::mirror_r101;
+use super::{grow, mirror_r101};
 
 /// `integer_vif.h:vif_filter1d_table`: Q16 Gaussian taps, each row sums to 65536.
 pub const VIF_FILTERS: [&[u16]; 4] = [
@@ -260,28 +260,19 @@ impl Vif {
         }
     }
 
-    fn ensure(&mut self, w: usize, h: usize) {
-        let n = w + 2 * PAD;
+    /// Row scratch for rows of up to `w` samples (grows only).
+    fn ensure_rows(&mut self, w: usize) {
         for v in &mut self.v_mu {
-            v.resize(n, 0);
+            grow(v, w + 2 * PAD);
         }
         for v in &mut self.v_sq {
-            v.resize(n, 0);
+            grow(v, w + 2 * PAD);
         }
         for v in self.acc_mu.iter_mut().chain(self.h_mu.iter_mut()) {
-            v.resize(w, 0);
+            grow(v, w);
         }
         for v in self.acc_sq.iter_mut().chain(self.h_sq.iter_mut()) {
-            v.resize(w, 0);
-        }
-        let half = (w / 2) * (h / 2);
-        for v in [
-            &mut self.next_ref,
-            &mut self.next_dis,
-            &mut self.cur_ref,
-            &mut self.cur_dis,
-        ] {
-            v.resize(half.max(1), 0);
+            grow(v, w);
         }
     }
 
@@ -295,7 +286,7 @@ impl Vif {
         bpc: u8,
         egl: f64,
     ) -> VifScales {
-        self.ensure(w, h);
+        self.ensure_rows(w);
         let mut out = VifScales::default();
         let mut cur_ref = std::mem::take(&mut self.cur_ref);
         let mut cur_dis = std::mem::take(&mut self.cur_dis);
@@ -357,7 +348,7 @@ impl Vif {
         bpc: u8,
         egl: f64,
     ) -> VifAccum {
-        self.ensure(w, h);
+        self.ensure_rows(w);
         let filt = VIF_FILTERS[scale];
         let n = filt.len();
         let half = n / 2;
@@ -445,8 +436,8 @@ impl Vif {
         let v_shift: u32 = if new_scale == 1 { u32::from(bpc) } else { 16 };
         let v_round = 1u32 << (v_shift - 1);
         let (ow, oh) = (w / 2, h / 2);
-        out_r.resize(ow * oh, 0);
-        out_d.resize(ow * oh, 0);
+        grow(out_r, ow * oh);
+        grow(out_d, ow * oh);
         let mut rows = [0usize; 17];
         for oi in 0..oh {
             let i = 2 * oi;
@@ -688,9 +679,9 @@ fn pixels(
 ) -> VifAccum {
     let (mu1, mu2) = (&mu[0][..w], &mu[1][..w]);
     let (xx, yy, xy) = (&sq[0][..w], &sq[1][..w], &sq[2][..w]);
-    args.den.resize(w, 0);
-    args.num.resize(w, 0);
-    args.numer1.resize(w, 0);
+    grow(&mut args.den, w);
+    grow(&mut args.num, w);
+    grow(&mut args.numer1, w);
     let (den, num, numer1) = (
         &mut args.den[..w],
         &mut args.num[..w],
