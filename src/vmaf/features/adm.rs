@@ -9,11 +9,11 @@
 //! 1..3 32-bit; the masking and denominator sums are integers finished by
 //! `powf(·, 1/3)` in float, exactly as libvmaf.
 
-use super::grow;
 use super::adm_tables::{
     DWT_HI, DWT_LO, DWT_LO_SUM, Region, ceil_log2_minus, div_lookup, dwt_indices, half_of_pow2,
     pow2_unsigned, rfactors, rfactors_s123_fixed, rfactors_scale0_fixed,
 };
+use super::grow;
 
 /// ADM options (`integer_adm.c:options`) that change numbers.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -496,112 +496,117 @@ pub fn decouple(
     add: &mut Triple,
     scratch: &mut DecoupleScratch,
 ) {
-    let (w, h) = (rb.w, rb.hgt);
-    let e = Region::extended(w, h);
-    let cos_sq = f64::from(cos_1deg_sq());
-    let o_b = rb.hvd();
-    let t_b = db.hvd();
-    if scale == 0 {
-        let cols = e.left as usize..e.right as usize;
-        let n = cols.len();
-        grow(&mut scratch.angle, n);
-        grow(&mut scratch.div_o, n);
-        for i in e.top as usize..e.bottom as usize {
-            let at = i * w + cols.start..i * w + cols.end;
-            let o = o_b.map(|b| &b[at.clone()]);
-            let t = t_b.map(|b| &b[at.clone()]);
-            let [r0, r1, r2] = &mut rst.0;
-            let [a0, a1, a2] = &mut add.0;
-            decouple_row_s0(
-                o,
-                t,
-                div,
-                egl,
-                cos_sq,
-                [
-                    &mut r0[at.clone()],
-                    &mut r1[at.clone()],
-                    &mut r2[at.clone()],
-                ],
-                [
-                    &mut a0[at.clone()],
-                    &mut a1[at.clone()],
-                    &mut a2[at.clone()],
-                ],
-                &mut scratch.angle[..n],
-                &mut scratch.div_o[..n],
-            );
-        }
-        return;
-    }
-    for i in e.top..e.bottom {
-        for j in e.left..e.right {
-            let at = i as usize * w + j as usize;
-            let (oh, ov) = (i64::from(o_b[0][at]), i64::from(o_b[1][at]));
-            let (th, tv) = (i64::from(t_b[0][at]), i64::from(t_b[1][at]));
-            let ot_dp = oh * th + ov * tv;
-            let o_mag_sq = oh * oh + ov * ov;
-            let t_mag_sq = th * th + tv * tv;
-            let dp = f64::from(ot_dp as f32) / 4096.0;
-            let angle_flag = dp >= 0.0
-                && dp * dp
-                    >= cos_sq
-                        * (f64::from(o_mag_sq as f32) / 4096.0)
-                        * (f64::from(t_mag_sq as f32) / 4096.0);
-            for theta in 0..3 {
-                let o = o_b[theta][at];
-                let t = t_b[theta][at];
-                let k: i64 = if o == 0 {
-                    32768
-                } else if scale == 0 {
-                    // int32_t = (int64 * int16 + 16384) >> 15
-                    (((i64::from(div[(o + 32768) as usize]) * i64::from(t)) + 16384) >> 15) as i32
-                        as i64
-                } else {
-                    let abs_o = o.unsigned_abs();
-                    let sign: i64 = if o < 0 { -1 } else { 1 };
-                    let (msb, sh) = if abs_o < 32768 {
-                        (abs_o, 0)
-                    } else {
-                        best15_from32(abs_o)
-                    };
-                    (i64::from(div[msb as usize + 32768]) * i64::from(t) * sign
-                        + (1i64 << (14 + sh)))
-                        >> (15 + sh)
-                };
-                let k = k.clamp(0, 32768);
-                let mut r: i64 = (k * i64::from(o) + 16384) >> 15;
-                if scale == 0 {
-                    r = i64::from(r as i16);
-                } else {
-                    r = i64::from(r as i32);
+    crate::isa::dispatch(
+        #[inline(always)]
+        || {
+            let (w, h) = (rb.w, rb.hgt);
+            let e = Region::extended(w, h);
+            let cos_sq = f64::from(cos_1deg_sq());
+            let o_b = rb.hvd();
+            let t_b = db.hvd();
+            if scale == 0 {
+                let cols = e.left as usize..e.right as usize;
+                let n = cols.len();
+                grow(&mut scratch.angle, n);
+                grow(&mut scratch.div_o, n);
+                for i in e.top as usize..e.bottom as usize {
+                    let at = i * w + cols.start..i * w + cols.end;
+                    let o = o_b.map(|b| &b[at.clone()]);
+                    let t = t_b.map(|b| &b[at.clone()]);
+                    let [r0, r1, r2] = &mut rst.0;
+                    let [a0, a1, a2] = &mut add.0;
+                    decouple_row_s0(
+                        o,
+                        t,
+                        div,
+                        egl,
+                        cos_sq,
+                        [
+                            &mut r0[at.clone()],
+                            &mut r1[at.clone()],
+                            &mut r2[at.clone()],
+                        ],
+                        [
+                            &mut a0[at.clone()],
+                            &mut a1[at.clone()],
+                            &mut a2[at.clone()],
+                        ],
+                        &mut scratch.angle[..n],
+                        &mut scratch.div_o[..n],
+                    );
                 }
-                let rst_f = (k as f32 / 32768.0) * (o as f32 / 64.0);
-                if angle_flag && rst_f > 0.0 {
-                    let m = (r as f64 * egl).min_c(f64::from(t));
-                    r = if scale == 0 {
-                        i64::from(m as i16)
-                    } else {
-                        i64::from(m as i32)
-                    };
-                } else if angle_flag && rst_f < 0.0 {
-                    let m = (r as f64 * egl).max_c(f64::from(t));
-                    r = if scale == 0 {
-                        i64::from(m as i16)
-                    } else {
-                        i64::from(m as i32)
-                    };
-                }
-                rst.0[theta][at] = r as i32;
-                let a = i64::from(t) - r;
-                add.0[theta][at] = if scale == 0 {
-                    i32::from(a as i16)
-                } else {
-                    a as i32
-                };
+                return;
             }
-        }
-    }
+            for i in e.top..e.bottom {
+                for j in e.left..e.right {
+                    let at = i as usize * w + j as usize;
+                    let (oh, ov) = (i64::from(o_b[0][at]), i64::from(o_b[1][at]));
+                    let (th, tv) = (i64::from(t_b[0][at]), i64::from(t_b[1][at]));
+                    let ot_dp = oh * th + ov * tv;
+                    let o_mag_sq = oh * oh + ov * ov;
+                    let t_mag_sq = th * th + tv * tv;
+                    let dp = f64::from(ot_dp as f32) / 4096.0;
+                    let angle_flag = dp >= 0.0
+                        && dp * dp
+                            >= cos_sq
+                                * (f64::from(o_mag_sq as f32) / 4096.0)
+                                * (f64::from(t_mag_sq as f32) / 4096.0);
+                    for theta in 0..3 {
+                        let o = o_b[theta][at];
+                        let t = t_b[theta][at];
+                        let k: i64 = if o == 0 {
+                            32768
+                        } else if scale == 0 {
+                            // int32_t = (int64 * int16 + 16384) >> 15
+                            (((i64::from(div[(o + 32768) as usize]) * i64::from(t)) + 16384) >> 15)
+                                as i32 as i64
+                        } else {
+                            let abs_o = o.unsigned_abs();
+                            let sign: i64 = if o < 0 { -1 } else { 1 };
+                            let (msb, sh) = if abs_o < 32768 {
+                                (abs_o, 0)
+                            } else {
+                                best15_from32(abs_o)
+                            };
+                            (i64::from(div[msb as usize + 32768]) * i64::from(t) * sign
+                                + (1i64 << (14 + sh)))
+                                >> (15 + sh)
+                        };
+                        let k = k.clamp(0, 32768);
+                        let mut r: i64 = (k * i64::from(o) + 16384) >> 15;
+                        if scale == 0 {
+                            r = i64::from(r as i16);
+                        } else {
+                            r = i64::from(r as i32);
+                        }
+                        let rst_f = (k as f32 / 32768.0) * (o as f32 / 64.0);
+                        if angle_flag && rst_f > 0.0 {
+                            let m = (r as f64 * egl).min_c(f64::from(t));
+                            r = if scale == 0 {
+                                i64::from(m as i16)
+                            } else {
+                                i64::from(m as i32)
+                            };
+                        } else if angle_flag && rst_f < 0.0 {
+                            let m = (r as f64 * egl).max_c(f64::from(t));
+                            r = if scale == 0 {
+                                i64::from(m as i16)
+                            } else {
+                                i64::from(m as i32)
+                            };
+                        }
+                        rst.0[theta][at] = r as i32;
+                        let a = i64::from(t) - r;
+                        add.0[theta][at] = if scale == 0 {
+                            i32::from(a as i16)
+                        } else {
+                            a as i32
+                        };
+                    }
+                }
+            }
+        },
+    )
 }
 
 /// Row scratch of [`decouple`] at scale 0.
@@ -706,6 +711,7 @@ impl CMinMax for f64 {
 }
 
 /// `get_best15_from32`: the top 15 bits of `x`, rounded, and the shift used.
+#[inline(always)]
 fn best15_from32(x: u32) -> (u32, i64) {
     let k = 17 - x.leading_zeros() as i64;
     let m = (x + (1u32 << (k - 1))) >> k;
@@ -760,30 +766,36 @@ pub fn den_shifts(scale: usize, c: &Region) -> DenShifts {
 /// rounded sums of |x|³ over C. The CPU twin of `adm_csf_den` in
 /// `kernels/adm.hip`.
 pub fn csf_den_sums(scale: usize, bands: &[&[i32]; 3], w: usize, h: usize) -> [u64; 3] {
-    let c = Region::core(w, h);
-    let s = den_shifts(scale, &c);
-    let mut out = [0u64; 3];
-    for (theta, band) in bands.iter().enumerate() {
-        let mut acc = 0u64;
-        for i in c.top..c.bottom {
-            let row = &band[i as usize * w..];
-            let mut inner = 0u64;
-            if scale == 0 {
-                for j in c.left..c.right {
-                    let x = u64::from(row[j as usize].unsigned_abs() as u16);
-                    inner += x * x * x;
+    crate::isa::dispatch(
+        #[inline(always)]
+        || {
+            let c = Region::core(w, h);
+            let s = den_shifts(scale, &c);
+            let mut out = [0u64; 3];
+            for (theta, band) in bands.iter().enumerate() {
+                let mut acc = 0u64;
+                for i in c.top..c.bottom {
+                    let row = &band[i as usize * w..];
+                    let mut inner = 0u64;
+                    if scale == 0 {
+                        for j in c.left..c.right {
+                            let x = u64::from(row[j as usize].unsigned_abs() as u16);
+                            inner += x * x * x;
+                        }
+                    } else {
+                        for j in c.left..c.right {
+                            let x = u64::from(row[j as usize].unsigned_abs());
+                            inner += ((((x * x) + s.add_sq) >> s.shift_sq) * x + s.add_cub)
+                                >> s.shift_cub;
+                        }
+                    }
+                    acc += (inner + s.add_acc) >> s.shift_acc;
                 }
-            } else {
-                for j in c.left..c.right {
-                    let x = u64::from(row[j as usize].unsigned_abs());
-                    inner += ((((x * x) + s.add_sq) >> s.shift_sq) * x + s.add_cub) >> s.shift_cub;
-                }
+                out[theta] = acc;
             }
-            acc += (inner + s.add_acc) >> s.shift_acc;
-        }
-        out[theta] = acc;
-    }
-    out
+            out
+        },
+    )
 }
 
 /// The float part of the denominator from [`csf_den_sums`].
@@ -822,39 +834,46 @@ pub fn csf(
     y: &mut Triple,
     flt: &mut Triple,
 ) {
-    let e = Region::extended(w, h);
-    if scale == 0 {
-        let rf = rfactors_scale0_fixed(p.norm_view_dist, p.ref_display_height);
-        const SHIFT: [u32; 3] = [15, 15, 17];
-        const ADD: [i32; 3] = [16384, 16384, 65535];
-        for theta in 0..3 {
-            for i in e.top..e.bottom {
-                for j in e.left..e.right {
-                    let at = i as usize * w + j as usize;
-                    let v = rf[theta].wrapping_mul(src[theta][at]);
-                    let yy = (v.wrapping_add(ADD[theta]) >> SHIFT[theta]) as i16;
-                    y.0[theta][at] = i32::from(yy);
-                    flt.0[theta][at] =
-                        i32::from(((4369 * i32::from(yy).abs() + 2048) >> 12) as i16);
+    crate::isa::dispatch(
+        #[inline(always)]
+        || {
+            let e = Region::extended(w, h);
+            if scale == 0 {
+                let rf = rfactors_scale0_fixed(p.norm_view_dist, p.ref_display_height);
+                const SHIFT: [u32; 3] = [15, 15, 17];
+                const ADD: [i32; 3] = [16384, 16384, 65535];
+                for theta in 0..3 {
+                    for i in e.top..e.bottom {
+                        for j in e.left..e.right {
+                            let at = i as usize * w + j as usize;
+                            let v = rf[theta].wrapping_mul(src[theta][at]);
+                            let yy = (v.wrapping_add(ADD[theta]) >> SHIFT[theta]) as i16;
+                            y.0[theta][at] = i32::from(yy);
+                            flt.0[theta][at] =
+                                i32::from(((4369 * i32::from(yy).abs() + 2048) >> 12) as i16);
+                        }
+                    }
+                }
+            } else {
+                let rf = rfactors_s123_fixed(scale, p.norm_view_dist, p.ref_display_height);
+                for theta in 0..3 {
+                    for i in e.top..e.bottom {
+                        for j in e.left..e.right {
+                            let at = i as usize * w + j as usize;
+                            let yy = ((i64::from(rf[theta]) * i64::from(src[theta][at])
+                                + (1 << 27))
+                                >> 28) as i32;
+                            y.0[theta][at] = yy;
+                            // The +2^31 rounding lives in an int32 in libvmaf and is −2^31.
+                            flt.0[theta][at] = ((143165577i64 * i64::from(yy.wrapping_abs())
+                                - (1i64 << 31))
+                                >> 32) as i32;
+                        }
+                    }
                 }
             }
-        }
-    } else {
-        let rf = rfactors_s123_fixed(scale, p.norm_view_dist, p.ref_display_height);
-        for theta in 0..3 {
-            for i in e.top..e.bottom {
-                for j in e.left..e.right {
-                    let at = i as usize * w + j as usize;
-                    let yy = ((i64::from(rf[theta]) * i64::from(src[theta][at]) + (1 << 27)) >> 28)
-                        as i32;
-                    y.0[theta][at] = yy;
-                    // The +2^31 rounding lives in an int32 in libvmaf and is −2^31.
-                    flt.0[theta][at] =
-                        ((143165577i64 * i64::from(yy.wrapping_abs()) - (1i64 << 31)) >> 32) as i32;
-                }
-            }
-        }
-    }
+        },
+    )
 }
 
 /// `adm_cm` / `i4_adm_cm`: contrast masking of `src` by the CSF output of the

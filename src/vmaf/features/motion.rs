@@ -52,22 +52,28 @@ pub fn motion_sad(
     y_row: &mut Vec<i32>,
     acc: &mut Vec<i64>,
 ) -> u64 {
-    let (shift, round) = if bpc == 8 {
-        (8u32, 128i64)
-    } else {
-        (u32::from(bpc), 1i64 << (bpc - 1))
-    };
-    // Samples within their bit depth (an OR of all of them stays below 2^bpc)
-    // take the 16-bit path; out-of-range data keeps the 64-bit arithmetic.
-    let in_range = |v: &[u16]| v.iter().fold(0u16, |a, &b| a | b) >> bpc == 0;
-    if bpc <= 12 && in_range(prev) && in_range(cur) {
-        return motion_sad_narrow(prev, cur, w, h, shift, round as i32);
-    }
-    motion_sad_wide(prev, cur, w, h, shift, round, y_row, acc)
+    crate::isa::dispatch(
+        #[inline(always)]
+        || {
+            let (shift, round) = if bpc == 8 {
+                (8u32, 128i64)
+            } else {
+                (u32::from(bpc), 1i64 << (bpc - 1))
+            };
+            // Samples within their bit depth (an OR of all of them stays below 2^bpc)
+            // take the 16-bit path; out-of-range data keeps the 64-bit arithmetic.
+            let in_range = |v: &[u16]| v.iter().fold(0u16, |a, &b| a | b) >> bpc == 0;
+            if bpc <= 12 && in_range(prev) && in_range(cur) {
+                return motion_sad_narrow(prev, cur, w, h, shift, round as i32);
+            }
+            motion_sad_wide(prev, cur, w, h, shift, round, y_row, acc)
+        },
+    )
 }
 
 /// [`motion_sad`] in 64-bit arithmetic, for any samples.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn motion_sad_wide(
     prev: &[u16],
     cur: &[u16],
@@ -122,6 +128,7 @@ fn motion_sad_wide(
 ///   `lo = y & 255`; `a = 256·A_hi + A_lo` with both sums < 2^24, and
 ///   `(a + 32768) >> 16 = (A_hi + ((A_lo + 32768) >> 8)) >> 8` (floor division
 ///   nests).
+#[inline(always)]
 fn motion_sad_narrow(prev: &[u16], cur: &[u16], w: usize, h: usize, shift: u32, round: i32) -> u64 {
     // The filtered row's two halves, mirrored by two samples at each end.
     let mut hi = vec![0i16; w + 4];
