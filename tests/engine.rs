@@ -244,3 +244,81 @@ fn every_malformed_model_error_path() {
         matches!(ModelSet::load("no_such_model"), Err(VmafError::Model { what, .. }) if what.contains("built-in"))
     );
 }
+
+/// Every score (as bits) of `frames` (reference, distorted), PSNR included.
+fn run_u16(frames: &[(Vec<u16>, Vec<u16>)], w: usize, h: usize, bpc: u8) -> Vec<u64> {
+    let mut cfg = config();
+    cfg.psnr = true;
+    let mut e = Scorer::cpu(&cfg).unwrap();
+    let mut out = Vec::new();
+    for (r, d) in frames {
+        // 8-bit pictures come as bytes.
+        let (r8, d8): (Vec<u8>, Vec<u8>) = (
+            r.iter().map(|&v| v as u8).collect(),
+            d.iter().map(|&v| v as u8).collect(),
+        );
+        let (rp, dp) = if bpc == 8 {
+            (gray_u8(&r8, w, h, w), gray_u8(&d8, w, h, w))
+        } else {
+            let pic =
+                |v| Picture::new_u16(PixelFormat::Gray, bpc, &[Plane::new(v, w, h, w).unwrap()]);
+            (pic(r).unwrap(), pic(d).unwrap())
+        };
+        out.extend(e.push(&rp, &dp).unwrap());
+    }
+    out.extend(e.flush().unwrap());
+    out.iter()
+        .flat_map(|f| f.values.iter().map(|v| v.map_or(u64::MAX, f64::to_bits)))
+        .collect()
+}
+
+/// The AVX2 copy of the hot loops (see `src/isa.rs`) and the baseline copy
+/// give the same bits, for 8, 10, 12 and 16 bits and odd sizes.
+#[test]
+fn avx2_and_baseline_copies_agree() {
+    use gstvmafhip::isa::{self, Isa};
+    if isa::detected() != Isa::Avx2 {
+        eprintln!("skipped: this CPU has no AVX2, so only the baseline copy can run");
+        return;
+    }
+    let clips: Vec<(usize, usize, u8)> = vec![
+        (64, 48, 8),
+        (53, 37, 8),
+        (75, 53, 10),
+        (96, 64, 12),
+        (67, 45, 16),
+    ];
+    let frames = |w: usize, h: usize, bpc: u8| -> Vec<(Vec<u16>, Vec<u16>)> {
+        let scale = |v: u8| (u32::from(v) << (bpc - 8)) as u16 | u16::from(v & 3);
+        (0..4)
+            .map(|i| {
+                let r = common::textured_luma(i, w, h, 5)
+                    .into_iter()
+                    .map(scale)
+                    .collect();
+                let d = common::textured_luma(i, w, h, 6)
+                    .into_iter()
+                    .map(scale)
+                    .collect();
+                (r, d)
+            })
+            .collect()
+    };
+    let all = |baseline: bool| -> Vec<Vec<u64>> {
+        isa::force_baseline(baseline);
+        assert_eq!(
+            isa::active(),
+            if baseline { Isa::Baseline } else { Isa::Avx2 }
+        );
+        clips
+            .iter()
+            .map(|&(w, h, bpc)| run_u16(&frames(w, h, bpc), w, h, bpc))
+            .collect()
+    };
+    let baseline = all(true);
+    let avx2 = all(false);
+    for ((w, h, bpc), (b, a)) in clips.iter().zip(baseline.iter().zip(&avx2)) {
+        assert!(!b.is_empty());
+        assert_eq!(b, a, "{w}x{h} {bpc}-bit: the two copies differ");
+    }
+}

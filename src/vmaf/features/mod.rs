@@ -1,6 +1,9 @@
 //! Feature extractors and the per-frame extraction plan derived from a model.
 
 pub mod adm;
+mod adm_decouple;
+mod adm_dwt;
+mod adm_mask;
 pub mod adm_tables;
 pub mod motion;
 pub mod psnr;

@@ -720,6 +720,98 @@ fn pad_row<T: Copy>(v: &mut [T], w: usize, half: usize) {
 mod tests {
     use super::*;
 
+    /// libvmaf's per-pixel statistic with its branches, for comparison
+    /// with the branch-free two passes.
+    #[allow(clippy::too_many_arguments)]
+    fn pixel_branchy(
+        acc: &mut VifAccum,
+        table: &[u16],
+        egl: f64,
+        mu1: u32,
+        mu2: u32,
+        xx: u64,
+        yy: u64,
+        xy: u64,
+    ) {
+        let mu1_sq = ((u64::from(mu1) * u64::from(mu1) + 0x8000_0000) >> 32) as u32;
+        let mu2_sq = ((u64::from(mu2) * u64::from(mu2) + 0x8000_0000) >> 32) as u32;
+        let mu1_mu2 = ((u64::from(mu1) * u64::from(mu2) + 0x8000_0000) >> 32) as u32;
+        let xx = ((xx + 32768) >> 16) as u32;
+        let yy = ((yy + 32768) >> 16) as u32;
+        let xy = ((xy + 32768) >> 16) as u32;
+        // uint32 differences reinterpreted as int32, as libvmaf does.
+        let sigma1_sq = xx.wrapping_sub(mu1_sq) as i32;
+        let sigma2_sq = (yy.wrapping_sub(mu2_sq) as i32).max(0);
+        let sigma12 = xy.wrapping_sub(mu1_mu2) as i32;
+        if sigma1_sq >= SIGMA_NSQ {
+            let den_arg = SIGMA_NSQ.wrapping_add(sigma1_sq) as u32;
+            acc.den_log += log2_fixed(table, u64::from(den_arg)) - 2048 * 17;
+            if sigma12 > 0 && sigma2_sq > 0 {
+                // Double precision, in libvmaf's evaluation order; the gain
+                // limit applies only after sv_sq was formed.
+                let eps = 65536.0 * 1.0e-10;
+                let mut g = f64::from(sigma12) / (f64::from(sigma1_sq) + eps);
+                let sv_sq = ((f64::from(sigma2_sq) - g * f64::from(sigma12)) as i32).max(0);
+                if egl < g {
+                    g = egl;
+                }
+                let numer1 = (sv_sq as u32).wrapping_add(SIGMA_NSQ as u32);
+                let numer1_tmp = (g * g * f64::from(sigma1_sq)) as i64 + i64::from(numer1);
+                acc.num_log +=
+                    log2_fixed(table, numer1_tmp as u64) - log2_fixed(table, u64::from(numer1));
+            }
+        } else {
+            acc.num_non_log += i64::from(sigma2_sq);
+            acc.den_non_log += 1;
+        }
+    }
+
+    #[test]
+    fn two_passes_equal_the_branchy_pixel() {
+        let table = log2_table();
+        let mut s = 12345u64;
+        let mut next = |bits: u32| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (s >> 11) & ((1u64 << bits) - 1)
+        };
+        let w = 4000;
+        let mut mu: [Vec<u32>; 2] = [vec![0; w], vec![0; w]];
+        let mut sq: [Vec<u64>; 3] = [vec![0; w], vec![0; w], vec![0; w]];
+        for j in 0..w {
+            // Means up to 2^24 (their squares >> 32 up to 2^16); second
+            // moments around the squared means ± a spread of up to 2^(k+16),
+            // k random, so every branch and sign occurs.
+            let (m1, m2) = (next(24), next(24));
+            mu[0][j] = m1 as u32;
+            mu[1][j] = m2 as u32;
+            let around = |m: u64, spread: u64, up: bool| {
+                let base = (m * m) >> 16;
+                if up {
+                    base + spread
+                } else {
+                    base.saturating_sub(spread)
+                }
+            };
+            let k = next(5) as u32;
+            sq[0][j] = around(m1, next(k) << 16, next(3) != 0);
+            sq[1][j] = around(m2, next(k) << 16, next(3) != 0);
+            sq[2][j] = around((m1 * m2).isqrt(), next(k) << 16, next(1) != 0);
+        }
+        for egl in [1.0, DEFAULT_EGL] {
+            let mut want = VifAccum::default();
+            for j in 0..w {
+                pixel_branchy(
+                    &mut want, &table, egl, mu[0][j], mu[1][j], sq[0][j], sq[1][j], sq[2][j],
+                );
+            }
+            let got = pixels(&table, egl, &mu, &sq, w, &mut LogArgs::default());
+            assert_eq!(got, want, "egl {egl}");
+            assert!(want.num_log != 0 && want.den_non_log != 0 && want.den_non_log < w as i64);
+        }
+    }
+
     #[test]
     fn filters_sum_to_one_in_q16() {
         for f in VIF_FILTERS {

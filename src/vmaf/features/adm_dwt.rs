@@ -1,0 +1,266 @@
+//! ADM's db2 DWT (`integer_adm.c:adm_dwt2_8/16`, `adm_dwt2_s123_combined`):
+//! one scale of reference or distorted into the bands a, v, h, d.
+
+use super::adm::Bands;
+use super::adm_tables::{DWT_HI, DWT_LO, DWT_LO_SUM, dwt_indices};
+use super::grow;
+
+/// `adm_dwt2_8` / `adm_dwt2_16`: scale-0 DWT of pixels; everything narrowed to int16.
+pub fn dwt_scale0(
+    src: &[u16],
+    w: usize,
+    h: usize,
+    bpc: u8,
+    out: &mut Bands,
+    lo: &mut Vec<i32>,
+    hi: &mut Vec<i32>,
+) {
+    let shift = if bpc == 8 { 8 } else { u32::from(bpc) };
+    let round = 1i32 << (shift - 1);
+    let centre = DWT_LO_SUM.wrapping_mul(round);
+    let (bw, bh) = (w.div_ceil(2), h.div_ceil(2));
+    out.resize(bw, bh);
+    grow(lo, w);
+    grow(hi, w);
+    let iy = dwt_indices(h);
+    let ix = dwt_indices(w);
+    for (i, idx) in iy.iter().enumerate() {
+        let rows = idx.map(|r| &src[r as usize * w..r as usize * w + w]);
+        let (lo, hi) = (&mut lo[..w], &mut hi[..w]);
+        crate::isa::dispatch(
+            #[inline(always)]
+            || {
+                for j in 0..w {
+                    let s = [rows[0][j], rows[1][j], rows[2][j], rows[3][j]].map(i32::from);
+                    let mut l = 0i32;
+                    let mut hh = 0i32;
+                    for k in 0..4 {
+                        l = l.wrapping_add(DWT_LO[k] * s[k]);
+                        hh = hh.wrapping_add(DWT_HI[k] * s[k]);
+                    }
+                    l = l.wrapping_sub(centre);
+                    lo[j] = i32::from((l.wrapping_add(round) >> shift) as i16);
+                    hi[j] = i32::from((hh.wrapping_add(round) >> shift) as i16);
+                }
+            },
+        );
+        // The inputs are int16, so |Σ f·x| ≤ 54822·2^15 < 2^31: the int64
+        // sums of libvmaf fit i32 exactly here, which vectorises better.
+        let fin = |acc: i32| i32::from((acc.wrapping_add(32768) >> 16) as i16);
+        horizontal(lo, hi, &ix, out.row_mut(i), dot4_i32, fin);
+    }
+}
+
+/// `adm_dwt2_s123_combined` for one image: int64 sums narrowed to int32.
+pub fn dwt_s123(
+    src: &[i32],
+    w: usize,
+    h: usize,
+    scale: usize,
+    out: &mut Bands,
+    lo: &mut Vec<i32>,
+    hi: &mut Vec<i32>,
+) {
+    let (v_add, v_shift): (i64, u32) = match scale {
+        1 => (0, 0),
+        _ => (32768, 16),
+    };
+    let (h_add, h_shift): (i64, u32) = match scale {
+        1 => (16384, 15),
+        2 => (32768, 16),
+        _ => (16384, 15),
+    };
+    let (bw, bh) = (w.div_ceil(2), h.div_ceil(2));
+    out.resize(bw, bh);
+    grow(lo, w);
+    grow(hi, w);
+    let iy = dwt_indices(h);
+    let ix = dwt_indices(w);
+    for (i, idx) in iy.iter().enumerate() {
+        let rows = idx.map(|r| &src[r as usize * w..r as usize * w + w]);
+        let (lo, hi) = (&mut lo[..w], &mut hi[..w]);
+        crate::isa::dispatch(
+            #[inline(always)]
+            || {
+                for j in 0..w {
+                    let s = [rows[0][j], rows[1][j], rows[2][j], rows[3][j]].map(i64::from);
+                    let mut l = 0i64;
+                    let mut hh = 0i64;
+                    for k in 0..4 {
+                        l += i64::from(DWT_LO[k]) * s[k];
+                        hh += i64::from(DWT_HI[k]) * s[k];
+                    }
+                    lo[j] = ((l + v_add) >> v_shift) as i32;
+                    hi[j] = ((hh + v_add) >> v_shift) as i32;
+                }
+            },
+        );
+        let fin = |acc: i64| ((acc + h_add) >> h_shift) as i32;
+        horizontal(lo, hi, &ix, out.row_mut(i), dot4_i64, fin);
+    }
+}
+
+/// One DWT tap set applied to four samples, in i32 (scale 0, see `dwt_scale0`).
+#[inline(always)]
+fn dot4_i32(f: &[i32; 4], s: [i32; 4]) -> i32 {
+    (0..4).fold(0i32, |acc, k| acc.wrapping_add(f[k].wrapping_mul(s[k])))
+}
+
+/// One DWT tap set applied to four samples, in i64 (scales 1..3).
+#[inline(always)]
+fn dot4_i64(f: &[i32; 4], s: [i32; 4]) -> i64 {
+    (0..4).map(|k| i64::from(f[k]) * i64::from(s[k])).sum()
+}
+
+/// The four bands' rows of one output row.
+pub struct BandRows<'a> {
+    a: &'a mut [i32],
+    v: &'a mut [i32],
+    h: &'a mut [i32],
+    d: &'a mut [i32],
+}
+
+impl Bands {
+    fn row_mut(&mut self, i: usize) -> BandRows<'_> {
+        let at = i * self.w..(i + 1) * self.w;
+        BandRows {
+            a: &mut self.a[at.clone()],
+            v: &mut self.v[at.clone()],
+            h: &mut self.h[at.clone()],
+            d: &mut self.d[at],
+        }
+    }
+}
+
+/// Horizontal DWT pass of one row pair (lo, hi) into the four bands. The
+/// interior outputs read samples 2j−1 ..= 2j+2 directly (vectorised); the
+/// first and the last two follow `ix`, the mirrored index table.
+#[inline(always)]
+fn horizontal<A: Copy>(
+    lo: &[i32],
+    hi: &[i32],
+    ix: &[[i32; 4]],
+    out: BandRows<'_>,
+    dot: impl Fn(&[i32; 4], [i32; 4]) -> A + Copy,
+    fin: impl Fn(A) -> i32 + Copy,
+) {
+    let bw = ix.len();
+    let mid = bw.saturating_sub(2).max(1);
+    let BandRows { a, v, h, d } = out;
+    let one = |j: usize,
+               sl: [i32; 4],
+               sh: [i32; 4],
+               a: &mut [i32],
+               v: &mut [i32],
+               h: &mut [i32],
+               d: &mut [i32]| {
+        a[j] = fin(dot(&DWT_LO, sl));
+        v[j] = fin(dot(&DWT_HI, sl));
+        h[j] = fin(dot(&DWT_LO, sh));
+        d[j] = fin(dot(&DWT_HI, sh));
+    };
+    crate::isa::dispatch(
+        #[inline(always)]
+        || {
+            for j in 1..mid {
+                let (l, hh) = (&lo[2 * j - 1..2 * j + 3], &hi[2 * j - 1..2 * j + 3]);
+                let sl = [l[0], l[1], l[2], l[3]];
+                let sh = [hh[0], hh[1], hh[2], hh[3]];
+                one(j, sl, sh, a, v, h, d);
+            }
+        },
+    );
+    for j in (0..1).chain(mid..bw) {
+        let idx = ix[j];
+        one(
+            j,
+            idx.map(|c| lo[c as usize]),
+            idx.map(|c| hi[c as usize]),
+            a,
+            v,
+            h,
+            d,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small generator: values in `lo..=hi`, a quarter of them at an end.
+    fn samples(n: usize, lo: i32, hi: i32, seed: u64) -> Vec<i32> {
+        let mut s = seed;
+        (0..n)
+            .map(|_| {
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let r = (s >> 33) as i64;
+                match r % 8 {
+                    0 => lo,
+                    1 => hi,
+                    _ => (i64::from(lo) + r % (i64::from(hi) - i64::from(lo) + 1)) as i32,
+                }
+            })
+            .collect()
+    }
+
+    /// The horizontal pass with every column read through the index table
+    /// in int64, as libvmaf writes it.
+    fn by_table(lo: &[i32], hi: &[i32], ix: &[[i32; 4]], fin: impl Fn(i64) -> i32) -> Bands {
+        let mut out = Bands::default();
+        out.resize(ix.len(), 1);
+        for (j, idx) in ix.iter().enumerate() {
+            let dot = |f: &[i32; 4], s: &[i32]| -> i64 {
+                (0..4)
+                    .map(|k| i64::from(f[k]) * i64::from(s[idx[k] as usize]))
+                    .sum()
+            };
+            out.a[j] = fin(dot(&DWT_LO, lo));
+            out.v[j] = fin(dot(&DWT_HI, lo));
+            out.h[j] = fin(dot(&DWT_LO, hi));
+            out.d[j] = fin(dot(&DWT_HI, hi));
+        }
+        out
+    }
+
+    #[test]
+    fn direct_interior_equals_the_index_table() {
+        // 5 is the narrowest DWT input: scale 3 of a 33-sample frame (MIN_SIZE).
+        for w in 5..=41 {
+            let ix = dwt_indices(w);
+            // Scale 0: int16 rows, i32 sums.
+            let (lo, hi) = (
+                samples(w, -32768, 32767, w as u64),
+                samples(w, -32768, 32767, 99),
+            );
+            let fin0 = |acc: i64| i32::from(((acc + 32768) >> 16) as i16);
+            let mut fast = Bands::default();
+            fast.resize(ix.len(), 1);
+            let fin = |acc: i32| i32::from((acc.wrapping_add(32768) >> 16) as i16);
+            horizontal(&lo, &hi, &ix, fast.row_mut(0), dot4_i32, fin);
+            let slow = by_table(&lo, &hi, &ix, fin0);
+            assert_eq!(
+                (&fast.a, &fast.v, &fast.h, &fast.d),
+                (&slow.a, &slow.v, &slow.h, &slow.d),
+                "scale 0, w {w}"
+            );
+            // Scales 1..3: int32 rows, i64 sums.
+            let (lo, hi) = (
+                samples(w, i32::MIN, i32::MAX, 7),
+                samples(w, -(1 << 20), 1 << 20, 8),
+            );
+            let fin3 = |acc: i64| ((acc + 16384) >> 15) as i32;
+            let mut fast = Bands::default();
+            fast.resize(ix.len(), 1);
+            horizontal(&lo, &hi, &ix, fast.row_mut(0), dot4_i64, fin3);
+            let slow = by_table(&lo, &hi, &ix, fin3);
+            assert_eq!(
+                (&fast.a, &fast.v, &fast.h, &fast.d),
+                (&slow.a, &slow.v, &slow.h, &slow.d),
+                "scale 3, w {w}"
+            );
+        }
+    }
+}
