@@ -88,7 +88,7 @@ impl VifAccum {
         yy: u64,
         xy: u64,
     ) {
-        let t = PixelTerms::new(egl, mu1, mu2, xx, yy, xy);
+        let t = PixelTerms::new::<false>(egl, mu1, mu2, xx, yy, xy);
         self.non_log(&t);
         self.log(table, t.den_arg, t.num_arg, t.numer1);
     }
@@ -106,6 +106,23 @@ impl VifAccum {
         self.den_log += log2_fixed(table, u64::from(den_arg)) - 2048 * 17;
         self.num_log += log2_fixed(table, num_arg) - log2_fixed(table, u64::from(numer1));
     }
+}
+
+/// Largest enhancement gain limit for which `PixelTerms` may truncate with
+/// [`floor_small`]: g² · sigma1² < 2^21 · 2^31 = 2^52. (libvmaf's default
+/// is 100, the NEG models use 1.)
+const MAX_SMALL_GAIN: f64 = 1448.0;
+
+/// ⌊x⌋ as an integer for 0 ≤ x < 2^52, with float adds, a compare and bit
+/// operations only, so it vectorises with SSE2 as well as AVX2 (Rust's
+/// saturating `as` does not). Meaningless, but harmless, elsewhere.
+#[inline(always)]
+fn floor_small(x: f64) -> u64 {
+    const TWO52: f64 = 4503599627370496.0;
+    // x rounded to an integer: exact, as the ulp of [2^52, 2^53) is 1.
+    let r = (x + TWO52) - TWO52;
+    let f = if r > x { r - 1.0 } else { r };
+    (f + TWO52).to_bits() - TWO52.to_bits()
 }
 
 /// Argument of the look-ups that cancel: log2(2^17)·2048 = 17·2048 is what
@@ -129,8 +146,17 @@ struct PixelTerms {
 }
 
 impl PixelTerms {
+    /// `SMALL_GAIN`: the caller checked `egl <= MAX_SMALL_GAIN`, so the
+    /// float → integer truncations can use [`floor_small`] (exact there).
     #[inline(always)]
-    fn new(egl: f64, mu1: u32, mu2: u32, xx: u64, yy: u64, xy: u64) -> Self {
+    fn new<const SMALL_GAIN: bool>(
+        egl: f64,
+        mu1: u32,
+        mu2: u32,
+        xx: u64,
+        yy: u64,
+        xy: u64,
+    ) -> Self {
         let mu1_sq = ((u64::from(mu1) * u64::from(mu1) + 0x8000_0000) >> 32) as u32;
         let mu2_sq = ((u64::from(mu2) * u64::from(mu2) + 0x8000_0000) >> 32) as u32;
         let mu1_mu2 = ((u64::from(mu1) * u64::from(mu2) + 0x8000_0000) >> 32) as u32;
@@ -148,12 +174,24 @@ impl PixelTerms {
         // used only where libvmaf computes it (`num_term`).
         let eps = 65536.0 * 1.0e-10;
         let mut g = f64::from(sigma12) / (f64::from(sigma1_sq) + eps);
-        let sv_sq = ((f64::from(sigma2_sq) - g * f64::from(sigma12)) as i32).max(0);
+        let sv = f64::from(sigma2_sq) - g * f64::from(sigma12);
         if egl < g {
             g = egl;
         }
+        let gain_sq = g * g * f64::from(sigma1_sq);
+        // libvmaf: (int32)sv clamped at 0, and (int64)gain_sq. Where
+        // `num_term` holds, g > 0, 0 < sv < sigma2² < 2^31 and, when g ≤
+        // MAX_SMALL_GAIN, 0 ≤ gain_sq < 2^21·2^31 = 2^52: there truncation
+        // is floor, which `floor_small` gives exactly. Other pixels' values
+        // are not used.
+        let (sv_sq, gain_sq) = if SMALL_GAIN {
+            let sv_sq = if sv > 0.0 { floor_small(sv) as i32 } else { 0 };
+            (sv_sq, floor_small(gain_sq) as i64)
+        } else {
+            ((sv as i32).max(0), gain_sq as i64)
+        };
         let numer1 = (sv_sq as u32).wrapping_add(SIGMA_NSQ as u32);
-        let numer1_tmp = (g * g * f64::from(sigma1_sq)) as i64 + i64::from(numer1);
+        let numer1_tmp = gain_sq + i64::from(numer1);
         PixelTerms {
             non_log: u32::from(!log_branch),
             sigma2_non_log: if log_branch { 0 } else { sigma2_sq },
@@ -691,12 +729,26 @@ fn pixels(
         #[inline(always)]
         || {
             let mut acc = VifAccum::default();
-            for j in 0..w {
-                let t = PixelTerms::new(egl, mu1[j], mu2[j], xx[j], yy[j], xy[j]);
+            let mut terms = |j: usize, t: PixelTerms| {
                 acc.non_log(&t);
                 den[j] = t.den_arg;
                 num[j] = t.num_arg;
                 numer1[j] = t.numer1;
+            };
+            if egl <= MAX_SMALL_GAIN {
+                for j in 0..w {
+                    terms(
+                        j,
+                        PixelTerms::new::<true>(egl, mu1[j], mu2[j], xx[j], yy[j], xy[j]),
+                    );
+                }
+            } else {
+                for j in 0..w {
+                    terms(
+                        j,
+                        PixelTerms::new::<false>(egl, mu1[j], mu2[j], xx[j], yy[j], xy[j]),
+                    );
+                }
             }
             for j in 0..w {
                 acc.log(table, den[j], num[j], numer1[j]);
@@ -799,7 +851,7 @@ mod tests {
             sq[1][j] = around(m2, next(k) << 16, next(3) != 0);
             sq[2][j] = around((m1 * m2).isqrt(), next(k) << 16, next(1) != 0);
         }
-        for egl in [1.0, DEFAULT_EGL] {
+        for egl in [1.0, DEFAULT_EGL, MAX_SMALL_GAIN, 1e6] {
             let mut want = VifAccum::default();
             for j in 0..w {
                 pixel_branchy(
