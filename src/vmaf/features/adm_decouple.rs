@@ -96,7 +96,7 @@ fn decouple_pixelwise(
     let t_b = db.hvd();
     crate::isa::dispatch(
         #[inline(always)]
-        || {
+        move || {
             for i in e.top..e.bottom {
                 for j in e.left..e.right {
                     let at = i as usize * w + j as usize;
@@ -204,16 +204,17 @@ fn decouple_row_s0(
     let n = angle.len();
     let [oh, ov, _] = o.map(|b| &b[..n]);
     let [th, tv, _] = t.map(|b| &b[..n]);
+    let angle_out = &mut *angle;
     crate::isa::dispatch(
         #[inline(always)]
-        || {
+        move || {
             for j in 0..n {
                 let f = |x: i32| f64::from(x);
                 let ot_dp = f(oh[j]) * f(th[j]) + f(ov[j]) * f(tv[j]);
                 let o_mag_sq = f(oh[j]) * f(oh[j]) + f(ov[j]) * f(ov[j]);
                 let t_mag_sq = f(th[j]) * f(th[j]) + f(tv[j]) * f(tv[j]);
                 let dp = f64::from(ot_dp as f32) / 4096.0;
-                angle[j] = dp >= 0.0
+                angle_out[j] = dp >= 0.0
                     && dp * dp
                         >= cos_sq
                             * (f64::from(o_mag_sq as f32) / 4096.0)
@@ -221,14 +222,16 @@ fn decouple_row_s0(
             }
         },
     );
+    let angle: &[bool] = angle;
     for ((o, t), (rst, add)) in o.iter().zip(t).zip(rst.into_iter().zip(add)) {
         let (o, t, rst, add) = (&o[..n], &t[..n], &mut rst[..n], &mut add[..n]);
         for (d, &x) in div_o.iter_mut().zip(o) {
             *d = div[(x + 32768) as usize];
         }
+        let div_o: &[i32] = &div_o[..n];
         crate::isa::dispatch(
             #[inline(always)]
-            || {
+            move || {
                 for j in 0..n {
                     let (oj, tj) = (o[j], t[j]);
                     let q = i64::from(div_o[j]) * i64::from(tj) + 16384;

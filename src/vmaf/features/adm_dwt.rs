@@ -26,10 +26,10 @@ pub fn dwt_scale0(
     let ix = dwt_indices(w);
     for (i, idx) in iy.iter().enumerate() {
         let rows = idx.map(|r| &src[r as usize * w..r as usize * w + w]);
-        let (lo, hi) = (&mut lo[..w], &mut hi[..w]);
+        let (lo_out, hi_out) = (&mut lo[..w], &mut hi[..w]);
         crate::isa::dispatch(
             #[inline(always)]
-            || {
+            move || {
                 for j in 0..w {
                     let s = [rows[0][j], rows[1][j], rows[2][j], rows[3][j]].map(i32::from);
                     let mut l = 0i32;
@@ -39,15 +39,15 @@ pub fn dwt_scale0(
                         hh = hh.wrapping_add(DWT_HI[k] * s[k]);
                     }
                     l = l.wrapping_sub(centre);
-                    lo[j] = i32::from((l.wrapping_add(round) >> shift) as i16);
-                    hi[j] = i32::from((hh.wrapping_add(round) >> shift) as i16);
+                    lo_out[j] = i32::from((l.wrapping_add(round) >> shift) as i16);
+                    hi_out[j] = i32::from((hh.wrapping_add(round) >> shift) as i16);
                 }
             },
         );
         // The inputs are int16, so |Σ f·x| ≤ 54822·2^15 < 2^31: the int64
         // sums of libvmaf fit i32 exactly here, which vectorises better.
         let fin = |acc: i32| i32::from((acc.wrapping_add(32768) >> 16) as i16);
-        horizontal(lo, hi, &ix, out.row_mut(i), dot4_i32, fin);
+        horizontal(&lo[..w], &hi[..w], &ix, out.row_mut(i), dot4_i32, fin);
     }
 }
 
@@ -78,10 +78,10 @@ pub fn dwt_s123(
     let ix = dwt_indices(w);
     for (i, idx) in iy.iter().enumerate() {
         let rows = idx.map(|r| &src[r as usize * w..r as usize * w + w]);
-        let (lo, hi) = (&mut lo[..w], &mut hi[..w]);
+        let (lo_out, hi_out) = (&mut lo[..w], &mut hi[..w]);
         crate::isa::dispatch(
             #[inline(always)]
-            || {
+            move || {
                 for j in 0..w {
                     let s = [rows[0][j], rows[1][j], rows[2][j], rows[3][j]].map(i64::from);
                     let mut l = 0i64;
@@ -90,13 +90,13 @@ pub fn dwt_s123(
                         l += i64::from(DWT_LO[k]) * s[k];
                         hh += i64::from(DWT_HI[k]) * s[k];
                     }
-                    lo[j] = ((l + v_add) >> v_shift) as i32;
-                    hi[j] = ((hh + v_add) >> v_shift) as i32;
+                    lo_out[j] = ((l + v_add) >> v_shift) as i32;
+                    hi_out[j] = ((hh + v_add) >> v_shift) as i32;
                 }
             },
         );
         let fin = |acc: i64| ((acc + h_add) >> h_shift) as i32;
-        horizontal(lo, hi, &ix, out.row_mut(i), dot4_i64, fin);
+        horizontal(&lo[..w], &hi[..w], &ix, out.row_mut(i), dot4_i64, fin);
     }
 }
 
@@ -159,9 +159,11 @@ fn horizontal<A: Copy>(
         h[j] = fin(dot(&DWT_LO, sh));
         d[j] = fin(dot(&DWT_HI, sh));
     };
+    let (ai, vi, hi_, di) = (&mut *a, &mut *v, &mut *h, &mut *d);
     crate::isa::dispatch(
         #[inline(always)]
-        || {
+        move || {
+            let (a, v, h, d) = (ai, vi, hi_, di);
             for j in 1..mid {
                 let (l, hh) = (&lo[2 * j - 1..2 * j + 3], &hi[2 * j - 1..2 * j + 3]);
                 let sl = [l[0], l[1], l[2], l[3]];

@@ -59,7 +59,7 @@ pub fn den_shifts(scale: usize, c: &Region) -> DenShifts {
 pub fn csf_den_sums(scale: usize, bands: &[&[i32]; 3], w: usize, h: usize) -> [u64; 3] {
     crate::isa::dispatch(
         #[inline(always)]
-        || {
+        move || {
             let c = Region::core(w, h);
             let s = den_shifts(scale, &c);
             let mut out = [0u64; 3];
@@ -127,7 +127,7 @@ pub fn csf(
 ) {
     crate::isa::dispatch(
         #[inline(always)]
-        || {
+        move || {
             let e = Region::extended(w, h);
             if scale == 0 {
                 let rf = rfactors_scale0_fixed(p.norm_view_dist, p.ref_display_height);
@@ -282,11 +282,12 @@ pub fn cm_sums(
     grow(col, w + 2);
     grow(thr, w);
     let (nbr_sum, col, thr) = (&mut nbr_sum[..w * h], &mut col[..w + 2], &mut thr[..w]);
+    let sum_out = &mut *nbr_sum;
     crate::isa::dispatch(
         #[inline(always)]
-        || {
+        move || {
             let [n0, n1, n2] = nbr.map(|b| &b[..w * h]);
-            for (j, s) in nbr_sum.iter_mut().enumerate() {
+            for (j, s) in sum_out.iter_mut().enumerate() {
                 *s = n0[j].wrapping_add(n1[j]).wrapping_add(n2[j]);
             }
         },
@@ -303,9 +304,10 @@ pub fn cm_sums(
         let at = i * w;
         let (up, mid, dn) = (my(i as isize - 1) * w, at, my(i as isize + 1) * w);
         let cr = centre.map(|b| &b[at..at + w]);
+        let (nbr_sum, col, thr_out): (&[i32], _, _) = (&*nbr_sum, &mut *col, &mut *thr);
         crate::isa::dispatch(
             #[inline(always)]
-            || {
+            move || {
                 let (su, sm, sd) = (
                     &nbr_sum[up..][..w],
                     &nbr_sum[mid..][..w],
@@ -330,18 +332,19 @@ pub fn cm_sums(
                         };
                         t = t.wrapping_add(centre_term);
                     }
-                    thr[j] = t;
+                    thr_out[j] = t;
                 }
             },
         );
         let mut inner = [0i64; 3];
+        let thr: &[i32] = &*thr;
         for theta in 0..3 {
             let x_row = &src[theta][at + cols.start..at + cols.end];
             let t_row = &thr[cols.clone()];
             let (shift_cub, add_cub) = (sh.shift_cub[theta], add_cub[theta]);
             inner[theta] = crate::isa::dispatch(
                 #[inline(always)]
-                || {
+                move || {
                     let mut sum = 0i64;
                     if scale == 0 {
                         const SUB: [u32; 3] = [10, 10, 12];

@@ -54,7 +54,7 @@ pub fn motion_sad(
 ) -> u64 {
     crate::isa::dispatch(
         #[inline(always)]
-        || {
+        move || {
             let (shift, round) = if bpc == 8 {
                 (8u32, 128i64)
             } else {

@@ -88,7 +88,8 @@ impl VifAccum {
         yy: u64,
         xy: u64,
     ) {
-        let t = PixelTerms::new::<false>(egl, mu1, mu2, xx, yy, xy);
+        let round = |x: u64| ((x + 32768) >> 16) as u32;
+        let t = PixelTerms::new::<false>(egl, mu1, mu2, round(xx), round(yy), round(xy));
         self.non_log(&t);
         self.log(table, t.den_arg, t.num_arg, t.numer1);
     }
@@ -148,21 +149,21 @@ struct PixelTerms {
 impl PixelTerms {
     /// `SMALL_GAIN`: the caller checked `egl <= MAX_SMALL_GAIN`, so the
     /// float → integer truncations can use [`floor_small`] (exact there).
+    ///
+    /// `xx`, `yy`, `xy` are the second moments after libvmaf's final
+    /// `(x + 32768) >> 16`.
     #[inline(always)]
     fn new<const SMALL_GAIN: bool>(
         egl: f64,
         mu1: u32,
         mu2: u32,
-        xx: u64,
-        yy: u64,
-        xy: u64,
+        xx: u32,
+        yy: u32,
+        xy: u32,
     ) -> Self {
         let mu1_sq = ((u64::from(mu1) * u64::from(mu1) + 0x8000_0000) >> 32) as u32;
         let mu2_sq = ((u64::from(mu2) * u64::from(mu2) + 0x8000_0000) >> 32) as u32;
         let mu1_mu2 = ((u64::from(mu1) * u64::from(mu2) + 0x8000_0000) >> 32) as u32;
-        let xx = ((xx + 32768) >> 16) as u32;
-        let yy = ((yy + 32768) >> 16) as u32;
-        let xy = ((xy + 32768) >> 16) as u32;
         // uint32 differences reinterpreted as int32, as libvmaf does.
         let sigma1_sq = xx.wrapping_sub(mu1_sq) as i32;
         let sigma2_sq = (yy.wrapping_sub(mu2_sq) as i32).max(0);
@@ -265,7 +266,12 @@ pub struct Vif {
     acc_sq: [Vec<u64>; 3],
     // Horizontal-pass rows.
     h_mu: [Vec<u32>; 2],
-    h_sq: [Vec<u64>; 3],
+    /// Second moments after the horizontal pass and the final
+    /// `(x + 32768) >> 16`.
+    h_sq: [Vec<u32>; 3],
+    /// A 32-bit row split into its 16-bit halves, and their filtered sums.
+    halves: [Vec<u16>; 2],
+    half_sums: [Vec<u32>; 2],
     log_args: LogArgs,
     // Decimated images of the next scale (ref, dis).
     next_ref: Vec<u16>,
@@ -309,8 +315,14 @@ impl Vif {
         for v in self.acc_mu.iter_mut().chain(self.h_mu.iter_mut()) {
             grow(v, w);
         }
-        for v in self.acc_sq.iter_mut().chain(self.h_sq.iter_mut()) {
+        for v in &mut self.acc_sq {
             grow(v, w);
+        }
+        for v in self.h_sq.iter_mut().chain(self.half_sums.iter_mut()) {
+            grow(v, w);
+        }
+        for v in &mut self.halves {
+            grow(v, w + 2 * PAD);
         }
     }
 
@@ -435,7 +447,13 @@ impl Vif {
             }
             for (v, out) in self.v_sq.iter_mut().zip(&mut self.h_sq) {
                 pad_row(v, w, half);
-                filter_row_u64(&v[span.clone()], filt, &mut out[..w]);
+                filter_row_u32(
+                    &v[span.clone()],
+                    filt,
+                    &mut self.halves,
+                    &mut self.half_sums,
+                    &mut out[..w],
+                );
             }
             let row_acc = pixels(
                 &self.table,
@@ -672,28 +690,46 @@ fn filter_row_u16(v: &[u16], filt: &[u16], out: &mut [u32]) {
     )
 }
 
-/// Horizontal pass of a 32-bit row in u64: `out[j] = Σ_k c_k·v[j + k]`, the
-/// symmetric taps paired. Layout as [`filter_row_u16`].
-fn filter_row_u64(v: &[u32], filt: &[u16], out: &mut [u64]) {
-    let n = filt.len();
-    let half = n / 2;
-    let w = out.len();
+/// Horizontal pass of a 32-bit row, rounded as libvmaf rounds the 64-bit
+/// sums of the second moments: `out[j] = (Σ_k c_k·v[j + k] + 32768) >> 16`.
+///
+/// Each sample is split as `v = 65536·hi + lo` (both 16-bit), so
+/// `Σc·v = 65536·H + L` with `H = Σc·hi` and `L = Σc·lo` each below 2^32
+/// (Σc = 2^16), filtered by [`filter_row_u16`]. As 65536·H is a multiple of
+/// 2^16, `(Σc·v + 32768) >> 16 = H + ((L + 32768) >> 16)`, which fits u32
+/// (it is at most (2^16·(2^32 − 1) + 2^15) >> 16), and `L + 32768` cannot
+/// overflow. No 64-bit product is formed.
+fn filter_row_u32(
+    v: &[u32],
+    filt: &[u16],
+    halves: &mut [Vec<u16>; 2],
+    sums: &mut [Vec<u32>; 2],
+    out: &mut [u32],
+) {
+    let (len, w) = (v.len(), out.len());
+    let [lo, hi] = halves;
+    let (lo, hi) = (&mut lo[..len], &mut hi[..len]);
     crate::isa::dispatch(
         #[inline(always)]
         || {
-            let c = u64::from(filt[half]);
-            for (o, &x) in out.iter_mut().zip(&v[half..half + w]) {
-                *o = c * u64::from(x);
-            }
-            for k in 0..half {
-                let c = u64::from(filt[k]);
-                let (a, b) = (&v[k..k + w], &v[n - 1 - k..n - 1 - k + w]);
-                for j in 0..w {
-                    out[j] += c * u64::from(a[j]) + c * u64::from(b[j]);
-                }
+            for ((l, h), &x) in lo.iter_mut().zip(hi.iter_mut()).zip(v) {
+                *l = x as u16;
+                *h = (x >> 16) as u16;
             }
         },
-    )
+    );
+    let [sum_lo, sum_hi] = sums;
+    let (sum_lo, sum_hi) = (&mut sum_lo[..w], &mut sum_hi[..w]);
+    filter_row_u16(lo, filt, sum_lo);
+    filter_row_u16(hi, filt, sum_hi);
+    crate::isa::dispatch(
+        #[inline(always)]
+        || {
+            for ((o, &h), &l) in out.iter_mut().zip(&*sum_hi).zip(&*sum_lo) {
+                *o = h + ((l + 32768) >> 16);
+            }
+        },
+    );
 }
 
 /// Look-up arguments of one row, kept between the two passes of [`pixels`].
@@ -711,7 +747,7 @@ fn pixels(
     table: &[u16],
     egl: f64,
     mu: &[Vec<u32>; 2],
-    sq: &[Vec<u64>; 3],
+    sq: &[Vec<u32>; 3],
     w: usize,
     args: &mut LogArgs,
 ) -> VifAccum {
@@ -858,9 +894,49 @@ mod tests {
                     &mut want, &table, egl, mu[0][j], mu[1][j], sq[0][j], sq[1][j], sq[2][j],
                 );
             }
-            let got = pixels(&table, egl, &mu, &sq, w, &mut LogArgs::default());
+            let rounded = sq
+                .clone()
+                .map(|v| v.iter().map(|&x| ((x + 32768) >> 16) as u32).collect());
+            let got = pixels(&table, egl, &mu, &rounded, w, &mut LogArgs::default());
             assert_eq!(got, want, "egl {egl}");
             assert!(want.num_log != 0 && want.den_non_log != 0 && want.den_non_log < w as i64);
+        }
+    }
+
+    #[test]
+    fn split_row_filter_equals_the_64_bit_sum() {
+        let mut s = 99u64;
+        let v: Vec<u32> = (0..300)
+            .map(|i| {
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                match i % 7 {
+                    0 => u32::MAX,
+                    1 => 0,
+                    2 => 0xFFFF,
+                    3 => 0x1_0000,
+                    _ => (s >> 32) as u32,
+                }
+            })
+            .collect();
+        for filt in VIF_FILTERS {
+            let w = v.len() - filt.len() + 1;
+            let mut out = vec![0u32; w];
+            let mut halves = [vec![0u16; v.len()], vec![0u16; v.len()]];
+            let mut sums = [vec![0u32; w], vec![0u32; w]];
+            filter_row_u32(&v, filt, &mut halves, &mut sums, &mut out);
+            for (j, &o) in out.iter().enumerate() {
+                let sum: u64 = (0..filt.len())
+                    .map(|k| u64::from(filt[k]) * u64::from(v[j + k]))
+                    .sum();
+                assert_eq!(
+                    u64::from(o),
+                    (sum + 32768) >> 16,
+                    "taps {}, column {j}",
+                    filt.len()
+                );
+            }
         }
     }
 
