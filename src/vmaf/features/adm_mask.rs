@@ -125,46 +125,49 @@ pub fn csf(
     y: &mut Triple,
     flt: &mut Triple,
 ) {
-    crate::isa::dispatch(
-        #[inline(always)]
-        move || {
-            let e = Region::extended(w, h);
-            if scale == 0 {
-                let rf = rfactors_scale0_fixed(p.norm_view_dist, p.ref_display_height);
-                const SHIFT: [u32; 3] = [15, 15, 17];
-                const ADD: [i32; 3] = [16384, 16384, 65535];
-                for theta in 0..3 {
-                    for i in e.top..e.bottom {
-                        for j in e.left..e.right {
-                            let at = i as usize * w + j as usize;
-                            let v = rf[theta].wrapping_mul(src[theta][at]);
-                            let yy = (v.wrapping_add(ADD[theta]) >> SHIFT[theta]) as i16;
-                            y.0[theta][at] = i32::from(yy);
-                            flt.0[theta][at] =
-                                i32::from(((4369 * i32::from(yy).abs() + 2048) >> 12) as i16);
+    let e = Region::extended(w, h);
+    let cols = e.left as usize..e.right as usize;
+    let rf0 = rfactors_scale0_fixed(p.norm_view_dist, p.ref_display_height);
+    let rf123 = if scale == 0 {
+        [0; 3]
+    } else {
+        rfactors_s123_fixed(scale, p.norm_view_dist, p.ref_display_height)
+    };
+    for (theta, (y_band, f_band)) in y.0.iter_mut().zip(&mut flt.0).enumerate() {
+        for i in e.top as usize..e.bottom as usize {
+            let at = i * w + cols.start..i * w + cols.end;
+            let (x_row, y_row, f_row) = (
+                &src[theta][at.clone()],
+                &mut y_band[at.clone()],
+                &mut f_band[at],
+            );
+            crate::isa::dispatch(
+                #[inline(always)]
+                move || {
+                    let rows = x_row.iter().zip(y_row.iter_mut().zip(f_row.iter_mut()));
+                    if scale == 0 {
+                        const SHIFT: [u32; 3] = [15, 15, 17];
+                        const ADD: [i32; 3] = [16384, 16384, 65535];
+                        let (rf, add, shift) = (rf0[theta], ADD[theta], SHIFT[theta]);
+                        for (&x, (y, f)) in rows {
+                            let yy = (rf.wrapping_mul(x).wrapping_add(add) >> shift) as i16;
+                            *y = i32::from(yy);
+                            *f = i32::from(((4369 * i32::from(yy).abs() + 2048) >> 12) as i16);
                         }
-                    }
-                }
-            } else {
-                let rf = rfactors_s123_fixed(scale, p.norm_view_dist, p.ref_display_height);
-                for theta in 0..3 {
-                    for i in e.top..e.bottom {
-                        for j in e.left..e.right {
-                            let at = i as usize * w + j as usize;
-                            let yy = ((i64::from(rf[theta]) * i64::from(src[theta][at])
-                                + (1 << 27))
-                                >> 28) as i32;
-                            y.0[theta][at] = yy;
+                    } else {
+                        let rf = i64::from(rf123[theta]);
+                        for (&x, (y, f)) in rows {
+                            let yy = ((rf * i64::from(x) + (1 << 27)) >> 28) as i32;
+                            *y = yy;
                             // The +2^31 rounding lives in an int32 in libvmaf and is −2^31.
-                            flt.0[theta][at] = ((143165577i64 * i64::from(yy.wrapping_abs())
-                                - (1i64 << 31))
+                            *f = ((143165577i64 * i64::from(yy.wrapping_abs()) - (1i64 << 31))
                                 >> 32) as i32;
                         }
                     }
-                }
-            }
-        },
-    )
+                },
+            );
+        }
+    }
 }
 
 /// `adm_cm` / `i4_adm_cm`: contrast masking of `src` by the CSF output of the
