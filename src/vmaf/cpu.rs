@@ -175,9 +175,10 @@ impl CpuBackend {
 impl FeatureBackend for CpuBackend {
     fn describe(&self) -> String {
         format!(
-            "cpu ({} thread{})",
+            "cpu ({} thread{}, {})",
             self.threads,
-            if self.threads == 1 { "" } else { "s" }
+            if self.threads == 1 { "" } else { "s" },
+            crate::isa::active().name()
         )
     }
 

@@ -96,7 +96,7 @@ pub struct FrameJob {
 
 /// Computes per-frame features; implemented by the CPU engine and the HIP engine.
 pub trait FeatureBackend: Send {
-    /// Human-readable backend and device, e.g. "cpu (2 threads)".
+    /// Human-readable backend and device, e.g. "cpu (2 threads, avx2)".
     fn describe(&self) -> String;
     /// Queue one frame pair. May block while the backend is full. The
     /// backend keeps what motion needs of the previous reference itself.

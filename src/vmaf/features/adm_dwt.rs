@@ -189,24 +189,7 @@ fn horizontal<A: Copy>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A small generator: values in `lo..=hi`, a quarter of them at an end.
-    fn samples(n: usize, lo: i32, hi: i32, seed: u64) -> Vec<i32> {
-        let mut s = seed;
-        (0..n)
-            .map(|_| {
-                s = s
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                let r = (s >> 33) as i64;
-                match r % 8 {
-                    0 => lo,
-                    1 => hi,
-                    _ => (i64::from(lo) + r % (i64::from(hi) - i64::from(lo) + 1)) as i32,
-                }
-            })
-            .collect()
-    }
+    use crate::vmaf::features::test_samples as samples;
 
     /// The horizontal pass with every column read through the index table
     /// in int64, as libvmaf writes it.

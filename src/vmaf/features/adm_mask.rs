@@ -390,6 +390,7 @@ fn cube_term(u: i32, sq_shift: u32, add: i64, shift: u32) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vmaf::features::test_samples as band;
 
     /// libvmaf's masking loop written directly: each pixel's threshold from
     /// its 8 neighbours in each band, with the mirror at the edges.
@@ -520,23 +521,6 @@ mod tests {
             }
         }
         acc
-    }
-
-    fn band(n: usize, lo: i32, hi: i32, seed: u64) -> Vec<i32> {
-        let mut s = seed;
-        (0..n)
-            .map(|_| {
-                s = s
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                let r = (s >> 33) as i64;
-                match r % 8 {
-                    0 => lo,
-                    1 => hi,
-                    _ => (i64::from(lo) + r % (i64::from(hi) - i64::from(lo) + 1)) as i32,
-                }
-            })
-            .collect()
     }
 
     #[test]

@@ -24,6 +24,26 @@ pub(crate) fn grow<T: Copy + Default>(v: &mut Vec<T>, n: usize) {
     }
 }
 
+/// Test data: `n` values in `lo..=hi` from a fixed-seed LCG, a quarter of
+/// them at one end or the other.
+#[cfg(test)]
+pub(crate) fn test_samples(n: usize, lo: i32, hi: i32, seed: u64) -> Vec<i32> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let r = (s >> 33) as i64;
+            match r % 8 {
+                0 => lo,
+                1 => hi,
+                _ => (i64::from(lo) + r % (i64::from(hi) - i64::from(lo) + 1)) as i32,
+            }
+        })
+        .collect()
+}
+
 /// Reflect without repeating the edge: −k reads k, n−1+k reads n−1−k.
 #[inline]
 pub fn mirror_r101(i: isize, n: usize) -> usize {
