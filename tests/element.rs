@@ -111,7 +111,7 @@ fn golden_pairs_through_pipelines() {
              results-filename={} results-format={results} ! fakesink",
             raw_src(rp.to_str().unwrap(), &run, fmt),
             raw_src(dp.to_str().unwrap(), &run, fmt),
-            run.model,
+            run.model_name(),
             run.psnr,
             run.ssim,
             run.ms_ssim,

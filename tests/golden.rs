@@ -11,7 +11,7 @@ fn every_golden_run_matches_libvmaf() {
     let mut checked = 0;
     let mut failures = Vec::new();
     for run in golden_runs() {
-        if run.model == "vmaf_float_v0.6.1" {
+        if run.model_name() == "vmaf_float_v0.6.1" {
             // libvmaf's float extractors are not part of this engine.
             eprintln!("{} {}: float model, not compared", run.pair, run.run);
             continue;
@@ -31,6 +31,32 @@ fn every_golden_run_matches_libvmaf() {
         checked += 1;
     }
     assert!(checked >= 20, "only {checked} golden runs found");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// VMAF v1 (all eight model families' runs, a CAMBI encode-side override,
+/// 10-bit, identical frames), the bootstrap collection and the 4K NEG model
+/// of `manifest-v1.json`, with the same tolerances.
+#[test]
+fn every_v1_golden_run_matches_libvmaf() {
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for run in golden_runs_v1() {
+        let (frames, pooled) = run.run_cpu();
+        let bad = compare_with_golden(&frames, &pooled, &run.expected());
+        eprintln!(
+            "{} {}: {} frames, {} mismatches",
+            run.pair,
+            run.run,
+            frames.len(),
+            bad.len()
+        );
+        if !bad.is_empty() {
+            failures.push(format!("{} {}:\n  {}", run.pair, run.run, bad.join("\n  ")));
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 15, "manifest-v1.json lists 15 runs");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

@@ -65,7 +65,7 @@ fn diff(cpu: &[FrameScores], gpu: &[FrameScores]) -> Vec<String> {
 fn golden_pairs_bit_exact_with_cpu() {
     let mut total = 0;
     for run in golden_runs() {
-        if run.model.contains("float") {
+        if run.model_name().contains("float") {
             continue;
         }
         let config = run.config();

@@ -953,9 +953,9 @@ fn launch_adm(k: &Kernels, l: &Layout, slot: &Slot, p: &AdmParams) -> Result<(),
             )?;
         }
         let rf: [i64; 3] = if scale == 0 {
-            rfactors_scale0_fixed(p.norm_view_dist, p.ref_display_height).map(i64::from)
+            rfactors_scale0_fixed(p).map(i64::from)
         } else {
-            rfactors_s123_fixed(scale, p.norm_view_dist, p.ref_display_height).map(i64::from)
+            rfactors_s123_fixed(scale, p).map(i64::from)
         };
         let e = Region::extended(bw, bh);
         st.launch(

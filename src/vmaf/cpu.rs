@@ -28,6 +28,8 @@ pub struct CpuBackend {
     ready: Vec<RawFeatures>,
     /// Reference of the previous frame, for motion.
     prev_ref: Option<Arc<Frame>>,
+    /// Reference two frames back (motion's five-frame window).
+    prev_prev_ref: Option<Arc<Frame>>,
     spare: Spare,
 }
 
@@ -53,7 +55,12 @@ impl Spare {
 
     /// Take back the frames of a finished job that nothing else holds.
     fn recycle(&self, job: FrameJob) {
-        let frames = [Some(job.reference), Some(job.distorted), job.prev_reference];
+        let frames = [
+            Some(job.reference),
+            Some(job.distorted),
+            job.prev_reference,
+            job.prev_prev_reference,
+        ];
         let mut spare = self.0.lock().unwrap();
         for f in frames.into_iter().flatten() {
             if let Ok(f) = Arc::try_unwrap(f)
@@ -85,6 +92,7 @@ impl CpuBackend {
             order: Default::default(),
             ready: Vec::new(),
             prev_ref: None,
+            prev_prev_ref: None,
             spare: Spare::default(),
         };
         b.start();
@@ -186,16 +194,24 @@ impl FeatureBackend for CpuBackend {
         let reference = Arc::new(self.spare.frame_from(input.reference));
         let distorted = Arc::new(self.spare.frame_from(input.distorted));
         drop(input.keep);
-        let prev_reference = if self.plan.motion.is_some() {
-            self.prev_ref.replace(reference.clone())
-        } else {
-            None
+        let (prev_reference, prev_prev_reference) = match &self.plan.motion {
+            Some(mp) => {
+                let prev = self.prev_ref.replace(reference.clone());
+                let prev_prev = if mp.five_frame_window {
+                    std::mem::replace(&mut self.prev_prev_ref, prev.clone())
+                } else {
+                    None
+                };
+                (prev, prev_prev)
+            }
+            None => (None, None),
         };
         let job = FrameJob {
             index: input.index,
             reference,
             distorted,
             prev_reference,
+            prev_prev_reference,
             scored: input.scored,
         };
         if let Some(ex) = &mut self.inline {
@@ -230,11 +246,13 @@ impl FeatureBackend for CpuBackend {
 
     fn flush(&mut self) -> Result<Vec<RawFeatures>, VmafError> {
         self.prev_ref = None;
+        self.prev_prev_ref = None;
         self.collect(true)
     }
 
     fn reset(&mut self) -> Result<(), VmafError> {
         self.prev_ref = None;
+        self.prev_prev_ref = None;
         if self.inline.is_none() {
             self.stop();
             self.start();

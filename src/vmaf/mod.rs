@@ -90,6 +90,8 @@ pub struct FrameJob {
     pub distorted: Arc<Frame>,
     /// Reference of frame `index − 1`, for motion (None for the first frame).
     pub prev_reference: Option<Arc<Frame>>,
+    /// Reference of frame `index − 2` (motion's five-frame window only).
+    pub prev_prev_reference: Option<Arc<Frame>>,
     /// False for frames `subsample` skips (only motion is computed).
     pub scored: bool,
 }

@@ -8,24 +8,41 @@ use std::path::Path;
 
 /// Built-in models: (version name, JSON text). Netflix's files, unmodified;
 /// their licence is `models/LICENSE`.
-pub const BUILT_IN: &[(&str, &str)] = &[
-    ("vmaf_v0.6.1", include_str!("../../models/vmaf_v0.6.1.json")),
-    (
-        "vmaf_v0.6.1neg",
-        include_str!("../../models/vmaf_v0.6.1neg.json"),
-    ),
-    (
-        "vmaf_4k_v0.6.1",
-        include_str!("../../models/vmaf_4k_v0.6.1.json"),
-    ),
+macro_rules! built_in {
+    ($($name:literal),* $(,)?) => {
+        &[$(($name, include_str!(concat!("../../models/", $name, ".json")))),*]
+    };
+}
+
+/// libvmaf's built-in models by version name (`model.c:built_in_models`),
+/// except the float ones (this engine has no float extractors).
+pub const BUILT_IN: &[(&str, &str)] = built_in![
+    "vmaf_v0.6.1",
+    "vmaf_b_v0.6.3",
+    "vmaf_v0.6.1neg",
+    "vmaf_4k_v0.6.1",
+    "vmaf_4k_v0.6.1neg",
+    "vmaf_v1.0.16_3d0h",
+    "vmaf_v1.0.16_5d0h",
+    "vmaf_v1.0.16_1d5h_2160",
+    "vmaf_v1.0.16_3d0h_2160",
+    "vmaf_v1.0.16_hfr_3d0h",
+    "vmaf_v1.0.16_hfr_5d0h",
+    "vmaf_v1.0.16_hfr_1d5h_2160",
+    "vmaf_v1.0.16_hfr_3d0h_2160",
 ];
 
-/// One option value from `feature_opts_dicts`.
+/// One option value: a number or boolean from `feature_opts_dicts`, or text
+/// (a string option, or an override `cambi.enc_width=1280` as given), which
+/// the extractor's option table parses by the option's type.
 #[derive(Clone, Debug, PartialEq)]
 pub enum OptValue {
     Number(f64),
     Bool(bool),
+    Str(String),
 }
+
+
 
 /// One model input: libvmaf's raw feature name plus its extractor options.
 #[derive(Clone, Debug, PartialEq)]
@@ -65,6 +82,9 @@ pub struct Model {
     pub clip: Option<(f64, f64)>,
     pub transform: Transform,
     pub svm: Svm,
+    /// `chroma_correction_parameter`: a zero speed_chroma input is replaced
+    /// by `c·(1 − adm3)` (`predict.c:post_process_feature_from_another`).
+    pub chroma_correction: Option<f64>,
 }
 
 /// How a model is applied: libvmaf's `disable_clip` / `enable_transform` flags.
@@ -88,9 +108,135 @@ fn err(source: &str, what: impl Into<String>) -> VmafError {
     }
 }
 
+/// A parsed libvmaf `--model` argument.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelSpec {
+    pub models: ModelSet,
+    pub flags: ModelFlags,
+}
+
+impl ModelSpec {
+    /// libvmaf's `--model` syntax (`tools/cli_parse.c:parse_model_config`):
+    /// `:`-separated `version=NAME` or `path=FILE`, `name=`, `disable_clip`,
+    /// `enable_transform`, and `FEATURE.OPTION=VALUE` overrides merged into
+    /// the options of the model's feature extracted by `FEATURE`, e.g.
+    /// `version=vmaf_v1.0.16_3d0h:cambi.enc_width=1280`.
+    pub fn parse(arg: &str) -> Result<Self, VmafError> {
+        let mut source = None;
+        let mut name = None;
+        let mut flags = ModelFlags::default();
+        let mut overrides = Vec::new();
+        for kv in arg.split(':') {
+            let (k, v) = match kv.split_once('=') {
+                Some((k, v)) => (k, Some(v)),
+                None => (kv, None),
+            };
+            match (k, v) {
+                ("version" | "path", Some(v)) => source = Some(v),
+                ("name", Some(v)) => name = Some(v),
+                ("disable_clip", v) => flags.disable_clip = v.is_none_or(|v| v == "true"),
+                ("enable_transform", v) => flags.enable_transform = v.is_none_or(|v| v == "true"),
+                (k, Some(v)) if k.contains('.') => overrides.push((k, v)),
+                _ => return Err(err(arg, format!("bad model option \"{kv}\""))),
+            }
+        }
+        let source = source.ok_or_else(|| err(arg, "no version=NAME or path=FILE"))?;
+        let mut models = ModelSet::load_plain(source)?;
+        for (k, v) in overrides {
+            models.overload(k, v)?;
+        }
+        if let Some(n) = name {
+            models.main.name = n.to_string();
+        }
+        Ok(ModelSpec { models, flags })
+    }
+}
+
+/// libvmaf's extractor name (`VmafFeatureExtractor.name`) of a raw model feature.
+pub fn extractor_of(feature: &str) -> Option<&'static str> {
+    let f = feature.to_ascii_lowercase();
+    if f.contains("cambi") {
+        Some("cambi")
+    } else if f.contains("speed_chroma") {
+        Some("speed_chroma")
+    } else if f.contains("adm") || f.contains("aim") {
+        Some("adm")
+    } else if f.contains("vif") {
+        Some("vif")
+    } else if f.contains("motion") {
+        Some("motion")
+    } else {
+        None
+    }
+}
+
 impl ModelSet {
-    /// A built-in version name (`vmaf_v0.6.1`) or a path to a JSON file.
-    pub fn load(name_or_path: &str) -> Result<Self, VmafError> {
+    /// A built-in version name (`vmaf_v0.6.1`) or a path to a JSON file, each
+    /// optionally followed by `:FEATURE.OPTION=VALUE` overrides
+    /// (`vmaf_v1.0.16_3d0h:cambi.enc_width=1280`).
+    pub fn load(spec: &str) -> Result<Self, VmafError> {
+        if BUILT_IN.iter().any(|(n, _)| *n == spec) || Path::new(spec).exists() {
+            return Self::load_plain(spec);
+        }
+        let mut parts = spec.split(':');
+        let base = parts.next().unwrap_or_default();
+        let mut models = Self::load_plain(base)?;
+        for kv in parts {
+            let (k, v) = kv
+                .split_once('=')
+                .filter(|(k, _)| k.contains('.'))
+                .ok_or_else(|| {
+                    err(
+                        spec,
+                        format!("\"{kv}\" is not a FEATURE.OPTION=VALUE override"),
+                    )
+                })?;
+            models.overload(k, v)?;
+        }
+        Ok(models)
+    }
+
+    /// `vmaf_model_collection_feature_overload`: merge `option=value` into the
+    /// options of every model feature that extractor `feature` computes.
+    pub fn overload(&mut self, key: &str, value: &str) -> Result<(), VmafError> {
+        let (feature, option) = key
+            .split_once('.')
+            .filter(|(f, o)| !f.is_empty() && !o.is_empty())
+            .ok_or_else(|| err(key, "override is not FEATURE.OPTION=VALUE"))?;
+        let mut hit = false;
+        for m in std::iter::once(&mut self.main).chain(self.bootstrap.iter_mut()) {
+            for f in &mut m.features {
+                if extractor_of(&f.name) != Some(feature) {
+                    continue;
+                }
+                hit = true;
+                let v = OptValue::Str(value.to_string());
+                match f.options.iter_mut().find(|(k, _)| k == option) {
+                    Some(slot) => slot.1 = v,
+                    None => f.options.push((option.to_string(), v)),
+                }
+            }
+        }
+        if !hit {
+            let used: Vec<_> = self
+                .main
+                .features
+                .iter()
+                .filter_map(|f| extractor_of(&f.name))
+                .collect();
+            return Err(err(
+                key,
+                format!(
+                    "the model has no feature \"{feature}\" (its features: {})",
+                    used.join(", ")
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A built-in version name or a path, nothing else.
+    fn load_plain(name_or_path: &str) -> Result<Self, VmafError> {
         if let Some((_, text)) = BUILT_IN.iter().find(|(n, _)| *n == name_or_path) {
             return Self::parse(name_or_path, text);
         }
@@ -263,11 +409,12 @@ impl Model {
                     let val = match v {
                         Value::Bool(b) => OptValue::Bool(*b),
                         Value::Number(n) => OptValue::Number(n.as_f64().unwrap_or(0.0)),
+                        Value::String(t) => OptValue::Str(t.clone()),
                         _ => {
                             return Err(err(
                                 source,
                                 format!(
-                                    "model_dict.feature_opts_dicts[{i}].{k} is neither a number nor a boolean"
+                                    "model_dict.feature_opts_dicts[{i}].{k} is neither a number, a boolean nor a string"
                                 ),
                             ));
                         }
@@ -304,6 +451,15 @@ impl Model {
             .and_then(Value::as_str)
             .ok_or_else(|| err(source, "model_dict.model (the libsvm text) missing"))?;
         let svm = parse_svm(source, svm_text, names.len())?;
+        let chroma_correction = match md.get("chroma_correction_parameter") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(v.as_f64().ok_or_else(|| {
+                err(
+                    source,
+                    "model_dict.chroma_correction_parameter is not a number",
+                )
+            })?),
+        };
         Ok(Model {
             name: "vmaf".into(),
             features,
@@ -313,24 +469,48 @@ impl Model {
             clip,
             transform,
             svm,
+            chroma_correction,
         })
     }
 
     /// `predict.c:vmaf_predict_score_at_index` given the feature values in
     /// `feature_names` order. `raw` skips transform and clip (bootstrap statistics).
     pub fn predict(&self, values: &[f64], flags: ModelFlags, raw: bool) -> f64 {
-        let x: Vec<f64> = self
+        let norm = |f: &ModelFeature, v: f64| {
+            if self.linear_rescale {
+                f.slope * v + f.intercept
+            } else {
+                v
+            }
+        };
+        let denorm = |f: &ModelFeature, v: f64| {
+            if self.linear_rescale {
+                (v - f.intercept) / f.slope
+            } else {
+                v
+            }
+        };
+        let mut x: Vec<f64> = self
             .features
             .iter()
             .zip(values)
-            .map(|(f, &v)| {
-                if self.linear_rescale {
-                    f.slope * v + f.intercept
-                } else {
-                    v
-                }
-            })
+            .map(|(f, &v)| norm(f, v))
             .collect();
+        if let Some(c) = self.chroma_correction
+            && c != 0.0
+        {
+            // predict.c:post_process_feature_from_another("adm3", "speed_chroma"):
+            // each input is de-normalised again; a speed_chroma of exactly 0
+            // (flat or identical chroma) is replaced by c·(1 − adm3), written
+            // as libvmaf evaluates it.
+            let find = |key: &str| self.features.iter().position(|f| f.name.contains(key));
+            if let (Some(gi), Some(si)) = (find("adm3"), find("speed_chroma"))
+                && denorm(&self.features[si], x[si]) == 0.0
+            {
+                let guiding = denorm(&self.features[gi], x[gi]);
+                x[si] = norm(&self.features[si], -c * guiding + c);
+            }
+        }
         let mut sum = 0.0;
         for (coef, sv) in &self.svm.support {
             sum += coef * rbf(&x, sv, self.svm.gamma);

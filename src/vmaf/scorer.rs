@@ -22,9 +22,23 @@ pub struct EngineConfig {
     pub threads: usize,
     /// Score every Nth frame (libvmaf's `n_subsample`); 1 = every frame.
     pub subsample: u32,
+    /// Extra extractors with default options, as libvmaf's `--feature`
+    /// (`cambi`, `speed_chroma`).
+    pub features: Vec<String>,
 }
 
 impl EngineConfig {
+    /// What the extractors compute for this configuration.
+    pub fn plan(&self) -> Result<Plan, VmafError> {
+        Plan::with_features(
+            &self.models,
+            self.psnr,
+            self.ssim,
+            self.ms_ssim,
+            &self.features,
+        )
+    }
+
     pub fn new(models: ModelSet) -> Self {
         Self {
             models,
@@ -34,6 +48,7 @@ impl EngineConfig {
             ms_ssim: false,
             threads: 1,
             subsample: 1,
+            features: Vec::new(),
         }
     }
 }
@@ -112,8 +127,11 @@ pub struct Scorer<B: FeatureBackend> {
     sources: Vec<MetricSource>,
     geometry: Option<Geometry>,
     next_index: u64,
-    pending: Option<RawFeatures>,
-    motion_state: f64,
+    /// Frames waiting for later motion scores (at most min_index + 1).
+    pending: std::collections::VecDeque<RawFeatures>,
+    motion: motion::Temporal,
+    /// sad[min_index], once that frame arrived (motion3 of the first frames).
+    motion_stamp: Option<f64>,
     pooled: Vec<Pooled>,
     frames_scored: u64,
 }
@@ -121,7 +139,7 @@ pub struct Scorer<B: FeatureBackend> {
 impl Scorer<CpuBackend> {
     /// The CPU engine.
     pub fn cpu(config: &EngineConfig) -> Result<Self, VmafError> {
-        let plan = Plan::new(&config.models, config.psnr, config.ssim, config.ms_ssim)?;
+        let plan = config.plan()?;
         let backend = CpuBackend::new(plan, config.threads);
         Self::with_backend(config, backend)
     }
@@ -129,7 +147,7 @@ impl Scorer<CpuBackend> {
 
 impl<B: FeatureBackend> Scorer<B> {
     pub fn with_backend(config: &EngineConfig, backend: B) -> Result<Self, VmafError> {
-        let plan = Plan::new(&config.models, config.psnr, config.ssim, config.ms_ssim)?;
+        let plan = config.plan()?;
         if config.subsample == 0 {
             return Err(VmafError::Unsupported(
                 "subsample 0 (use 1 to score every frame)".into(),
@@ -145,8 +163,9 @@ impl<B: FeatureBackend> Scorer<B> {
             sources: Vec::new(),
             geometry: None,
             next_index: 0,
-            pending: None,
-            motion_state: 0.0,
+            pending: Default::default(),
+            motion: Default::default(),
+            motion_stamp: None,
             pooled: Vec::new(),
             frames_scored: 0,
         })
@@ -186,6 +205,16 @@ impl<B: FeatureBackend> Scorer<B> {
                 h /= 2;
             }
         }
+        if let Some(c) = &self.plan.cambi {
+            c.setup(g.width as u32, g.height as u32, u32::from(g.bpc))
+                .map_err(VmafError::TooSmall)?;
+        }
+        if let Some(sp) = &self.plan.speed_chroma {
+            let (cw, ch) = g.format.chroma_size(g.width, g.height).ok_or_else(|| {
+                VmafError::Unsupported("speed_chroma needs chroma planes (input is GRAY)".into())
+            })?;
+            sp.dims(cw, ch).map_err(VmafError::TooSmall)?;
+        }
         let (mut names, sources): (Vec<String>, Vec<MetricSource>) = self
             .plan
             .metrics(g.format != PixelFormat::Gray)
@@ -209,13 +238,10 @@ impl<B: FeatureBackend> Scorer<B> {
     fn finalize(&mut self, raw: RawFeatures, next_sad: Option<f64>) -> Option<FrameScores> {
         let mut motion23 = None;
         if let (Some(mp), Some(sad)) = (&self.plan.motion, raw.motion_sad) {
-            motion23 = Some(motion::motion2_motion3(
-                raw.index as usize,
-                sad,
-                next_sad,
-                mp,
-                &mut self.motion_state,
-            ));
+            motion23 = Some(
+                self.motion
+                    .next(raw.index, sad, next_sad, self.motion_stamp, mp),
+            );
         }
         if !raw.scored {
             return None;
@@ -234,6 +260,10 @@ impl<B: FeatureBackend> Scorer<B> {
                 FeatureRef::MotionSad => raw.motion_sad,
                 FeatureRef::Motion2 => motion23.map(|m| m.0),
                 FeatureRef::Motion3 => motion23.map(|m| m.1),
+                FeatureRef::Cambi => raw.cambi.map(|c| c.distorted),
+                FeatureRef::CambiSource => raw.cambi.and_then(|c| c.source),
+                FeatureRef::CambiFullRef => raw.cambi.and_then(|c| c.full_reference),
+                FeatureRef::SpeedChroma(i) => raw.speed_chroma.map(|s| s[i]),
             }
         };
         for src in &self.sources {
@@ -270,20 +300,45 @@ impl<B: FeatureBackend> Scorer<B> {
         })
     }
 
-    fn absorb(&mut self, raws: Vec<RawFeatures>) -> Vec<FrameScores> {
+    /// Finish every frame whose motion inputs are known: sad[i + 1], and for
+    /// frames before motion's first SAD also sad[min_index]. At the end of
+    /// the stream (`end`) everything left is finished.
+    fn absorb(&mut self, raws: Vec<RawFeatures>, end: bool) -> Vec<FrameScores> {
         let mut out = Vec::new();
-        for raw in raws {
-            if self.plan.motion.is_none() {
+        let Some(mp) = self.plan.motion else {
+            for raw in raws {
                 out.extend(self.finalize(raw, None));
-                continue;
             }
-            if let Some(prev) = self.pending.take() {
-                out.extend(self.finalize(prev, raw.motion_sad));
+            return out;
+        };
+        for raw in raws {
+            if raw.index == mp.min_index() {
+                self.motion_stamp = raw.motion_sad;
             }
-            self.pending = Some(raw);
+            self.pending.push_back(raw);
+        }
+        while let Some(front) = self.pending.front() {
+            let next = self.pending.get(1).and_then(|r| r.motion_sad);
+            let stamp_known = front.index >= mp.min_index() || self.motion_stamp.is_some();
+            if !end && (self.pending.len() < 2 || !stamp_known) {
+                break;
+            }
+            let raw = self.pending.pop_front().expect("front exists");
+            out.extend(self.finalize(raw, next));
         }
         out
     }
+}
+
+/// A frame an extractor could not score ends the stream with its reason.
+fn check_frames(raws: Vec<RawFeatures>) -> Result<Vec<RawFeatures>, VmafError> {
+    if let Some((i, e)) = raws
+        .iter()
+        .find_map(|r| r.error.as_ref().map(|e| (r.index, e)))
+    {
+        return Err(VmafError::InvalidPicture(format!("frame {i}: {e}")));
+    }
+    Ok(raws)
 }
 
 impl<B: FeatureBackend> Engine for Scorer<B> {
@@ -325,16 +380,15 @@ impl<B: FeatureBackend> Engine for Scorer<B> {
             distorted,
             keep,
         })?;
-        let raws = self.backend.collect(false)?;
-        Ok(self.absorb(raws))
+        let raws = check_frames(self.backend.collect(false)?)?;
+        Ok(self.absorb(raws, false))
     }
 
     fn flush(&mut self) -> Result<Vec<FrameScores>, VmafError> {
-        let raws = self.backend.flush()?;
-        let mut out = self.absorb(raws);
-        if let Some(last) = self.pending.take() {
-            out.extend(self.finalize(last, None));
-        }
+        let raws = check_frames(self.backend.flush()?)?;
+        let out = self.absorb(raws, true);
+        self.motion = Default::default();
+        self.motion_stamp = None;
         Ok(out)
     }
 
@@ -349,8 +403,9 @@ impl<B: FeatureBackend> Engine for Scorer<B> {
     fn reset(&mut self) -> Result<(), VmafError> {
         self.backend.reset()?;
         self.next_index = 0;
-        self.pending = None;
-        self.motion_state = 0.0;
+        self.pending.clear();
+        self.motion = Default::default();
+        self.motion_stamp = None;
         self.pooled.iter_mut().for_each(|p| *p = Pooled::default());
         self.frames_scored = 0;
         self.geometry = None;

@@ -8,7 +8,7 @@ use crate::hip::{self, HipBackend, HipOptions};
 use crate::vmaf::output::{Format, Results};
 use crate::vmaf::{
     self, Engine, EngineConfig, FrameScores, KeepAlive, ModelFlags, ModelSet, Picture, PixelFormat,
-    Plan, Plane, PooledScores, Scorer,
+    Plane, PooledScores, Scorer,
 };
 use gst::glib;
 use gst::prelude::*;
@@ -184,7 +184,7 @@ fn open_engine(s: &Settings) -> Result<Opened, gst::ErrorMessage> {
     config.subsample = s.subsample.max(1);
     type Gpu = (Box<dyn Engine>, Arc<hip::Device>);
     let open_hip = || -> Result<Gpu, String> {
-        let plan = Plan::new(&config.models, config.psnr, config.ssim, config.ms_ssim)
+        let plan = config.plan()
             .map_err(|e| e.to_string())?;
         let options = HipOptions {
             vendor: match s.vendor {

@@ -2,9 +2,8 @@
 #![allow(dead_code)]
 
 use gstvmafhip::vmaf::yuv::YuvFrame;
-use gstvmafhip::vmaf::{
-    Engine, EngineConfig, FrameScores, ModelSet, PixelFormat, PooledScores, Scorer,
-};
+use gstvmafhip::vmaf::model::ModelSpec;
+use gstvmafhip::vmaf::{Engine, EngineConfig, FrameScores, PixelFormat, PooledScores, Scorer};
 use serde_json::Value;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -18,14 +17,23 @@ pub fn testdata_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/testdata")
 }
 
+fn read_manifest(name: &str) -> Value {
+    let p = testdata_dir().join(name);
+    let text = std::fs::read_to_string(&p)
+        .unwrap_or_else(|e| panic!("{}: {e} (golden data missing?)", p.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// `manifest.json`: the VMAF v0 runs.
 pub fn manifest() -> &'static Value {
     static M: OnceLock<Value> = OnceLock::new();
-    M.get_or_init(|| {
-        let p = testdata_dir().join("manifest.json");
-        let text = std::fs::read_to_string(&p)
-            .unwrap_or_else(|e| panic!("{}: {e} (golden data missing?)", p.display()));
-        serde_json::from_str(&text).expect("manifest.json parses")
-    })
+    M.get_or_init(|| read_manifest("manifest.json"))
+}
+
+/// `manifest-v1.json`: VMAF v1, bootstrap and 4K NEG runs.
+pub fn manifest_v1() -> &'static Value {
+    static M: OnceLock<Value> = OnceLock::new();
+    M.get_or_init(|| read_manifest("manifest-v1.json"))
 }
 
 /// Decompressed bytes of a `.yuv.zst`, cached under `target/golden-yuv`.
@@ -66,9 +74,19 @@ pub struct GoldenRun {
     pub json: String,
 }
 
+/// Every run of `manifest.json`.
 pub fn golden_runs() -> Vec<GoldenRun> {
+    runs_of(manifest())
+}
+
+/// Every run of `manifest-v1.json`.
+pub fn golden_runs_v1() -> Vec<GoldenRun> {
+    runs_of(manifest_v1())
+}
+
+fn runs_of(manifest: &Value) -> Vec<GoldenRun> {
     let mut out = Vec::new();
-    for p in manifest()["pairs"].as_array().unwrap() {
+    for p in manifest["pairs"].as_array().unwrap() {
         for r in p["runs"].as_array().unwrap() {
             let cmd: Vec<&str> = r["command"].as_str().unwrap().split_whitespace().collect();
             let arg = |flag: &str| cmd.iter().position(|&c| c == flag).map(|i| cmd[i + 1]);
@@ -82,10 +100,7 @@ pub fn golden_runs() -> Vec<GoldenRun> {
                 height: p["height"].as_u64().unwrap() as usize,
                 format: PixelFormat::parse(p["vmaf_p"].as_str().unwrap()).unwrap(),
                 bpc: p["bitdepth"].as_u64().unwrap() as u8,
-                model: arg("--model")
-                    .unwrap()
-                    .trim_start_matches("version=")
-                    .into(),
+                model: arg("--model").unwrap().into(),
                 psnr: has_feature("psnr"),
                 ssim: has_feature("float_ssim"),
                 ms_ssim: has_feature("float_ms_ssim"),
@@ -99,8 +114,16 @@ pub fn golden_runs() -> Vec<GoldenRun> {
 }
 
 impl GoldenRun {
+    /// The model name without `version=` and overrides.
+    pub fn model_name(&self) -> &str {
+        let m = self.model.trim_start_matches("version=");
+        m.split(':').next().unwrap_or(m)
+    }
+
     pub fn config(&self) -> EngineConfig {
-        let mut c = EngineConfig::new(ModelSet::load(&self.model).unwrap());
+        let spec = ModelSpec::parse(&self.model).unwrap();
+        let mut c = EngineConfig::new(spec.models);
+        c.flags = spec.flags;
         c.psnr = self.psnr;
         c.ssim = self.ssim;
         c.ms_ssim = self.ms_ssim;

@@ -27,6 +27,11 @@ pub struct AdmParams {
     pub noise_weight: f64,
     pub dlm_weight: f64,
     pub min_val: f64,
+    /// `adm_csf_mode`: 0 Watson97, 1 Barten, 2 / 3 Barten–Watson blends.
+    pub csf_mode: i32,
+    /// Barten CSF scale of the h/v bands (`adm_csf_scale`) and of d (`adm_csf_diag_scale`).
+    pub csf_scale: f64,
+    pub csf_diag_scale: f64,
 }
 
 impl Default for AdmParams {
@@ -38,6 +43,9 @@ impl Default for AdmParams {
             noise_weight: super::adm_tables::DEFAULT_NOISE_WEIGHT,
             dlm_weight: super::adm_tables::DEFAULT_DLM_WEIGHT,
             min_val: 0.0,
+            csf_mode: super::adm_tables::CSF_WATSON97,
+            csf_scale: 1.0,
+            csf_diag_scale: 1.0,
         }
     }
 }

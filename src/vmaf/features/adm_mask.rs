@@ -93,7 +93,7 @@ pub fn csf_den_sums(scale: usize, bands: &[&[i32]; 3], w: usize, h: usize) -> [u
 pub fn csf_den_finish(scale: usize, sums: [u64; 3], w: usize, h: usize, p: &AdmParams) -> f32 {
     let c = Region::core(w, h);
     let s = den_shifts(scale, &c);
-    let rf = rfactors(scale, p.norm_view_dist, p.ref_display_height);
+    let rf = rfactors(scale, p);
     let noise = (f64::from(c.area()) * p.noise_weight) as f32;
     let mut total = 0f32;
     for (theta, &acc) in sums.iter().enumerate() {
@@ -127,11 +127,11 @@ pub fn csf(
 ) {
     let e = Region::extended(w, h);
     let cols = e.left as usize..e.right as usize;
-    let rf0 = rfactors_scale0_fixed(p.norm_view_dist, p.ref_display_height);
+    let rf0 = rfactors_scale0_fixed(p);
     let rf123 = if scale == 0 {
         [0; 3]
     } else {
-        rfactors_s123_fixed(scale, p.norm_view_dist, p.ref_display_height)
+        rfactors_s123_fixed(scale, p)
     };
     for (theta, (y_band, f_band)) in y.0.iter_mut().zip(&mut flt.0).enumerate() {
         for i in e.top as usize..e.bottom as usize {
@@ -295,11 +295,11 @@ pub fn cm_sums(
             }
         },
     );
-    let rf0 = rfactors_scale0_fixed(p.norm_view_dist, p.ref_display_height);
+    let rf0 = rfactors_scale0_fixed(p);
     let rf123 = if scale == 0 {
         [0; 3]
     } else {
-        rfactors_s123_fixed(scale, p.norm_view_dist, p.ref_display_height)
+        rfactors_s123_fixed(scale, p)
     };
     let add_cub = sh.shift_cub.map(half_of_pow2);
     let mut acc = [0i64; 3];
@@ -473,7 +473,7 @@ mod tests {
 
         let mut acc = [0i64; 3];
         if scale == 0 {
-            let rf = rfactors_scale0_fixed(p.norm_view_dist, p.ref_display_height);
+            let rf = rfactors_scale0_fixed(p);
             let shift_cub = sh.shift_cub;
             let add_cub = shift_cub.map(half_of_pow2);
             const SUB: [u32; 3] = [10, 10, 12];
@@ -498,7 +498,7 @@ mod tests {
                 }
             }
         } else {
-            let rf = rfactors_s123_fixed(scale, p.norm_view_dist, p.ref_display_height);
+            let rf = rfactors_s123_fixed(scale, p);
             let shift_cub = sh.shift_cub[0];
             let add_cub = half_of_pow2(shift_cub);
             for i in rows {

@@ -5,14 +5,19 @@ mod adm_decouple;
 mod adm_dwt;
 mod adm_mask;
 pub mod adm_tables;
+pub mod cambi;
 pub mod motion;
+pub mod options;
 pub mod psnr;
+pub mod speed;
 pub mod ssim;
 pub mod vif;
 
 use super::VmafError;
-use super::model::{ModelSet, OptValue};
+use super::model::ModelSet;
 use adm::{Adm, AdmParams, AdmScores};
+use cambi::{Cambi, CambiParams, CambiScores};
+use speed::{SpeedChroma, SpeedParams};
 use motion::MotionParams;
 use vif::{Vif, VifScales};
 
@@ -68,6 +73,13 @@ pub enum FeatureRef {
     MotionSad,
     Motion2,
     Motion3,
+    /// `Cambi_feature_cambi_score` (the distorted picture's banding).
+    Cambi,
+    /// `cambi_source` and `cambi_full_reference` (`full_ref=true`).
+    CambiSource,
+    CambiFullRef,
+    /// speed_chroma of U (0), V (1) and their combination (2).
+    SpeedChroma(usize),
 }
 
 impl FeatureRef {
@@ -93,6 +105,14 @@ impl FeatureRef {
             "integer_motion_sad" => Self::MotionSad,
             "integer_motion2" => Self::Motion2,
             "integer_motion3" => Self::Motion3,
+            "Cambi_feature_cambi_score" | "cambi" => Self::Cambi,
+            "cambi_source" => Self::CambiSource,
+            "cambi_full_reference" => Self::CambiFullRef,
+            "Speed_chroma_feature_speed_chroma_u_score" | "speed_chroma_u" => Self::SpeedChroma(0),
+            "Speed_chroma_feature_speed_chroma_v_score" | "speed_chroma_v" => Self::SpeedChroma(1),
+            "Speed_chroma_feature_speed_chroma_uv_score" | "speed_chroma_uv" => {
+                Self::SpeedChroma(2)
+            }
             _ => return None,
         })
     }
@@ -102,6 +122,8 @@ impl FeatureRef {
             Self::Adm2 | Self::Aim | Self::Adm3 | Self::AdmScale(_) => Extractor::Adm,
             Self::Vif(_) => Extractor::Vif,
             Self::MotionSad | Self::Motion2 | Self::Motion3 => Extractor::Motion,
+            Self::Cambi | Self::CambiSource | Self::CambiFullRef => Extractor::Cambi,
+            Self::SpeedChroma(_) => Extractor::SpeedChroma,
         }
     }
 }
@@ -120,7 +142,13 @@ enum Extractor {
     Adm,
     Vif,
     Motion,
+    Cambi,
+    SpeedChroma,
 }
+
+/// Extractors that `--feature NAME` (libvmaf's CLI) adds on their own,
+/// with their default options.
+pub const EXTRA_FEATURES: &[&str] = &["cambi", "speed_chroma"];
 
 /// What to compute per frame, and how to name it.
 #[derive(Clone, Debug, PartialEq)]
@@ -128,6 +156,8 @@ pub struct Plan {
     pub adm: Option<AdmParams>,
     pub vif_egl: Option<f64>,
     pub motion: Option<MotionParams>,
+    pub cambi: Option<CambiParams>,
+    pub speed_chroma: Option<SpeedParams>,
     pub psnr: bool,
     pub ssim: bool,
     pub ms_ssim: bool,
@@ -135,137 +165,49 @@ pub struct Plan {
     pub adm_suffix: String,
     pub vif_suffix: String,
     pub motion_suffix: String,
+    pub cambi_suffix: String,
+    pub speed_suffix: String,
     /// Extractor order as the model lists them (libvmaf registration order).
     order: Vec<Extractor>,
     /// Model inputs, in `feature_names` order.
     pub inputs: Vec<FeatureRef>,
 }
 
-/// `%g` as libvmaf prints option values into feature names.
-pub fn fmt_g(v: f64) -> String {
-    if v == v.trunc() && v.abs() < 1e15 {
-        return format!("{}", v as i64);
-    }
-    let s = format!("{v:.6}");
-    let digits_before = (v.abs().log10().floor() as i32 + 1).max(1);
-    let prec = (6 - digits_before).max(0) as usize;
-    let s = if prec == 6 { s } else { format!("{v:.prec$}") };
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
-}
+pub use options::fmt_g;
+use options::{OptSpec, resolve};
 
-struct OptSpec {
-    name: &'static str,
-    alias: &'static str,
-    default: f64,
-}
-
-const ADM_OPTS: &[OptSpec] = &[
-    OptSpec {
-        name: "adm_dlm_weight",
-        alias: "dlmw",
-        default: 0.5,
-    },
-    OptSpec {
-        name: "adm_enhn_gain_limit",
-        alias: "egl",
-        default: 100.0,
-    },
-    OptSpec {
-        name: "adm_min_val",
-        alias: "min",
-        default: 0.0,
-    },
-    OptSpec {
-        name: "adm_noise_weight",
-        alias: "nw",
-        default: 0.03125,
-    },
-    OptSpec {
-        name: "adm_norm_view_dist",
-        alias: "nvd",
-        default: 3.0,
-    },
-    OptSpec {
-        name: "adm_ref_display_height",
-        alias: "rdh",
-        default: 1080.0,
-    },
+/// `integer_adm.c:options` (feature parameters; `debug` and `adm_skip_aim`
+/// change no number this engine outputs).
+pub const ADM_OPTS: &[OptSpec] = &[
+    OptSpec::num("adm_csf_scale", "scf", 1.0, 0.0, 50.0),
+    OptSpec::num("adm_csf_diag_scale", "scfd", 1.0, 0.0, 50.0),
+    OptSpec::num("adm_dlm_weight", "dlmw", 0.5, 0.0, 1.0),
+    OptSpec::num("adm_enhn_gain_limit", "egl", 100.0, 1.0, 100.0),
+    OptSpec::num("adm_norm_view_dist", "nvd", 3.0, 0.75, 24.0),
+    OptSpec::int("adm_ref_display_height", "rdh", 1080.0, 1.0, 4320.0),
+    OptSpec::int("adm_csf_mode", "csf", 0.0, 0.0, 3.0),
+    OptSpec::num("adm_noise_weight", "nw", 0.03125, 0.0, 1500.0),
+    OptSpec::boolean("adm_skip_scale0", "ssz"),
+    OptSpec::num("adm_min_val", "min", 0.0, 0.0, 1.0),
+    OptSpec::boolean("adm_skip_aim", "adm_skip_aim").not_param(),
+    OptSpec::boolean("debug", "debug").not_param(),
 ];
-const VIF_OPTS: &[OptSpec] = &[OptSpec {
-    name: "vif_enhn_gain_limit",
-    alias: "egl",
-    default: 100.0,
-}];
-const MOTION_OPTS: &[OptSpec] = &[
-    OptSpec {
-        name: "motion_blend_factor",
-        alias: "mbf",
-        default: 1.0,
-    },
-    OptSpec {
-        name: "motion_blend_offset",
-        alias: "mbo",
-        default: 40.0,
-    },
-    OptSpec {
-        name: "motion_force_zero",
-        alias: "force_0",
-        default: 0.0,
-    },
-    OptSpec {
-        name: "motion_fps_weight",
-        alias: "mfw",
-        default: 1.0,
-    },
-    OptSpec {
-        name: "motion_max_val",
-        alias: "mmxv",
-        default: 10000.0,
-    },
-    OptSpec {
-        name: "motion_moving_average",
-        alias: "mma",
-        default: 0.0,
-    },
+/// `integer_vif.c:options` (the ones that change numbers or names).
+pub const VIF_OPTS: &[OptSpec] = &[
+    OptSpec::num("vif_enhn_gain_limit", "egl", 100.0, 1.0, 100.0),
+    OptSpec::boolean("debug", "debug").not_param(),
 ];
-
-/// Resolve one extractor's options: values by option name, and the name
-/// suffix libvmaf derives from the non-default ones (sorted by option name).
-fn resolve(
-    specs: &[OptSpec],
-    given: &[(String, OptValue)],
-    feature: &str,
-) -> Result<(Vec<f64>, String), VmafError> {
-    let mut vals: Vec<f64> = specs.iter().map(|s| s.default).collect();
-    let mut bools = vec![false; specs.len()];
-    for (k, v) in given {
-        let Some(i) = specs.iter().position(|s| s.name == k || s.alias == k) else {
-            return Err(VmafError::Unsupported(format!(
-                "option \"{k}\" of feature {feature}"
-            )));
-        };
-        match v {
-            OptValue::Number(n) => vals[i] = *n,
-            OptValue::Bool(b) => {
-                vals[i] = if *b { 1.0 } else { 0.0 };
-                bools[i] = true;
-            }
-        }
-    }
-    let mut suffix = String::new();
-    for (i, s) in specs.iter().enumerate() {
-        // %g of a float: strtof then "%g" (dict.c).
-        let v = f64::from(vals[i] as f32);
-        if v != f64::from(s.default as f32) {
-            if bools[i] {
-                suffix.push_str(&format!("_{}", s.alias));
-            } else {
-                suffix.push_str(&format!("_{}_{}", s.alias, fmt_g(v)));
-            }
-        }
-    }
-    Ok((vals, suffix))
-}
+/// `integer_motion.c:options`.
+pub const MOTION_OPTS: &[OptSpec] = &[
+    OptSpec::boolean("motion_force_zero", "force_0"),
+    OptSpec::num("motion_blend_factor", "mbf", 1.0, 0.0, 1.0),
+    OptSpec::num("motion_blend_offset", "mbo", 40.0, 0.0, 1000.0),
+    OptSpec::num("motion_fps_weight", "mfw", 1.0, 0.0, 5.0),
+    OptSpec::num("motion_max_val", "mmxv", 10000.0, 0.0, 10000.0),
+    OptSpec::boolean("motion_five_frame_window", "mffw"),
+    OptSpec::boolean("motion_moving_average", "mma"),
+    OptSpec::boolean("debug", "debug").not_param(),
+];
 
 impl Plan {
     pub fn new(
@@ -274,16 +216,32 @@ impl Plan {
         ssim: bool,
         ms_ssim: bool,
     ) -> Result<Self, VmafError> {
+        Self::with_features(models, psnr, ssim, ms_ssim, &[])
+    }
+
+    /// The model's features plus `extra` extractors (`cambi`, `speed_chroma`)
+    /// with default options, as libvmaf's `--feature NAME`.
+    pub fn with_features(
+        models: &ModelSet,
+        psnr: bool,
+        ssim: bool,
+        ms_ssim: bool,
+        extra: &[String],
+    ) -> Result<Self, VmafError> {
         let mut plan = Plan {
             adm: None,
             vif_egl: None,
             motion: None,
+            cambi: None,
+            speed_chroma: None,
             psnr,
             ssim,
             ms_ssim,
             adm_suffix: String::new(),
             vif_suffix: String::new(),
             motion_suffix: String::new(),
+            cambi_suffix: String::new(),
+            speed_suffix: String::new(),
             order: Vec::new(),
             inputs: Vec::new(),
         };
@@ -303,54 +261,108 @@ impl Plan {
         }
         for f in &main.features {
             let r = FeatureRef::from_name(&f.name).ok_or_else(|| {
-                VmafError::Unsupported(format!("model feature \"{}\" (supported: libvmaf's integer adm, vif and motion features)", f.name))
+                VmafError::Unsupported(format!(
+                    "model feature \"{}\" (supported: libvmaf's integer adm, vif and motion, cambi and speed_chroma)",
+                    f.name
+                ))
             })?;
-            let ex = r.extractor();
-            match ex {
-                Extractor::Adm => {
-                    let (v, suffix) = resolve(ADM_OPTS, &f.options, &f.name)?;
-                    let p = AdmParams {
-                        dlm_weight: v[0],
-                        enhn_gain_limit: v[1],
-                        min_val: v[2],
-                        noise_weight: v[3],
-                        norm_view_dist: v[4],
-                        ref_display_height: v[5] as i32,
-                    };
-                    if p.norm_view_dist * f64::from(p.ref_display_height) < 3240.0 {
-                        return Err(VmafError::Unsupported(format!(
-                            "{}: adm_norm_view_dist·adm_ref_display_height below 3·1080 (libvmaf rejects it too)",
-                            f.name
-                        )));
-                    }
-                    check_same(&mut plan.adm, p, &f.name)?;
-                    plan.adm_suffix = suffix;
-                }
-                Extractor::Vif => {
-                    let (v, suffix) = resolve(VIF_OPTS, &f.options, &f.name)?;
-                    check_same(&mut plan.vif_egl, v[0], &f.name)?;
-                    plan.vif_suffix = suffix;
-                }
-                Extractor::Motion => {
-                    let (v, suffix) = resolve(MOTION_OPTS, &f.options, &f.name)?;
-                    let p = MotionParams {
-                        blend_factor: v[0],
-                        blend_offset: v[1],
-                        force_zero: v[2] != 0.0,
-                        fps_weight: v[3],
-                        max_val: v[4],
-                        moving_average: v[5] != 0.0,
-                    };
-                    check_same(&mut plan.motion, p, &f.name)?;
-                    plan.motion_suffix = suffix;
-                }
-            }
-            if !plan.order.contains(&ex) {
-                plan.order.push(ex);
-            }
+            plan.add(r.extractor(), &f.options, &f.name)?;
             plan.inputs.push(r);
         }
+        for name in extra {
+            let ex = match name.as_str() {
+                "cambi" => Extractor::Cambi,
+                "speed_chroma" => Extractor::SpeedChroma,
+                other => {
+                    return Err(VmafError::Unsupported(format!(
+                        "feature \"{other}\" (extra features: {})",
+                        EXTRA_FEATURES.join(", ")
+                    )));
+                }
+            };
+            let present = match ex {
+                Extractor::Cambi => plan.cambi.is_some(),
+                _ => plan.speed_chroma.is_some(),
+            };
+            if !present {
+                plan.add(ex, &[], name)?;
+            }
+        }
         Ok(plan)
+    }
+
+    fn add(
+        &mut self,
+        ex: Extractor,
+        options: &[(String, crate::vmaf::model::OptValue)],
+        name: &str,
+    ) -> Result<(), VmafError> {
+        match ex {
+            Extractor::Adm => {
+                let o = resolve(ADM_OPTS, options, name)?;
+                let n = |k| o.num(ADM_OPTS, k);
+                let p = AdmParams {
+                    dlm_weight: n("adm_dlm_weight"),
+                    enhn_gain_limit: n("adm_enhn_gain_limit"),
+                    min_val: n("adm_min_val"),
+                    noise_weight: n("adm_noise_weight"),
+                    norm_view_dist: n("adm_norm_view_dist"),
+                    ref_display_height: n("adm_ref_display_height") as i32,
+                    csf_mode: n("adm_csf_mode") as i32,
+                    csf_scale: n("adm_csf_scale"),
+                    csf_diag_scale: n("adm_csf_diag_scale"),
+                };
+                if o.flag(ADM_OPTS, "adm_skip_scale0") {
+                    return Err(VmafError::Unsupported(format!(
+                        "{name}: adm_skip_scale0 is not implemented by this engine"
+                    )));
+                }
+                if p.norm_view_dist * f64::from(p.ref_display_height) < 3240.0 {
+                    return Err(VmafError::Unsupported(format!(
+                        "{name}: adm_norm_view_dist·adm_ref_display_height below 3·1080 (libvmaf rejects it too)"
+                    )));
+                }
+                adm_tables::check_csf(&p).map_err(|e| VmafError::Unsupported(format!("{name}: {e}")))?;
+                check_same(&mut self.adm, p, name)?;
+                self.adm_suffix = o.suffix;
+            }
+            Extractor::Vif => {
+                let o = resolve(VIF_OPTS, options, name)?;
+                check_same(&mut self.vif_egl, o.num(VIF_OPTS, "vif_enhn_gain_limit"), name)?;
+                self.vif_suffix = o.suffix;
+            }
+            Extractor::Motion => {
+                let o = resolve(MOTION_OPTS, options, name)?;
+                let n = |k| o.num(MOTION_OPTS, k);
+                let p = MotionParams {
+                    blend_factor: n("motion_blend_factor"),
+                    blend_offset: n("motion_blend_offset"),
+                    force_zero: o.flag(MOTION_OPTS, "motion_force_zero"),
+                    fps_weight: n("motion_fps_weight"),
+                    max_val: n("motion_max_val"),
+                    moving_average: o.flag(MOTION_OPTS, "motion_moving_average"),
+                    five_frame_window: o.flag(MOTION_OPTS, "motion_five_frame_window"),
+                };
+                check_same(&mut self.motion, p, name)?;
+                self.motion_suffix = o.suffix;
+            }
+            Extractor::Cambi => {
+                let o = resolve(cambi::OPTIONS, options, name)?;
+                let p = CambiParams::from_options(&o).map_err(|e| VmafError::Unsupported(format!("{name}: {e}")))?;
+                check_same(&mut self.cambi, p, name)?;
+                self.cambi_suffix = o.suffix;
+            }
+            Extractor::SpeedChroma => {
+                let o = resolve(speed::OPTIONS, options, name)?;
+                let p = SpeedParams::from_options(&o).map_err(|e| VmafError::Unsupported(format!("{name}: {e}")))?;
+                check_same(&mut self.speed_chroma, p, name)?;
+                self.speed_suffix = o.suffix;
+            }
+        }
+        if !self.order.contains(&ex) {
+            self.order.push(ex);
+        }
+        Ok(())
     }
 
     /// Output metrics in libvmaf's (single-threaded) collector order: the
@@ -384,6 +396,20 @@ impl Plan {
                         Feature(F::Vif(i)),
                     )
                 })),
+                Extractor::Cambi => {
+                    let s = &self.cambi_suffix;
+                    m.push((format!("cambi{s}"), Feature(F::Cambi)));
+                    if self.cambi.is_some_and(|c| c.full_ref) {
+                        m.push((format!("cambi_source{s}"), Feature(F::CambiSource)));
+                        m.push((format!("cambi_full_reference{s}"), Feature(F::CambiFullRef)));
+                    }
+                }
+                Extractor::SpeedChroma => {
+                    let s = &self.speed_suffix;
+                    for (i, c) in ["u", "v", "uv"].iter().enumerate() {
+                        m.push((format!("speed_chroma_{c}{s}"), Feature(F::SpeedChroma(i))));
+                    }
+                }
             }
         }
         if self.psnr {
@@ -429,6 +455,10 @@ fn check_same<T: PartialEq + Copy>(
     }
 }
 
+/// A frame an extractor cannot score (e.g. samples beyond the bit depth).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FrameError(pub String);
+
 /// Per-frame extractor output before the temporal and model stages.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RawFeatures {
@@ -442,6 +472,11 @@ pub struct RawFeatures {
     pub psnr: Option<[f64; 3]>,
     pub ssim: Option<f64>,
     pub ms_ssim: Option<f64>,
+    pub cambi: Option<CambiScores>,
+    /// speed_chroma u, v, uv (already capped at `speed_max_val`).
+    pub speed_chroma: Option<[f64; 3]>,
+    /// Why this frame has no scores; the engine turns it into an error.
+    pub error: Option<String>,
 }
 
 /// One worker's CPU extractors with their scratch memory.
@@ -449,6 +484,8 @@ pub struct CpuExtractor {
     plan: Plan,
     vif: Vif,
     adm: Adm,
+    cambi: Option<Cambi>,
+    speed: Option<SpeedChroma>,
     y_row: Vec<i32>,
     acc: Vec<i64>,
 }
@@ -459,6 +496,8 @@ impl CpuExtractor {
             plan,
             vif: Vif::new(),
             adm: Adm::new(),
+            cambi: None,
+            speed: None,
             y_row: Vec::new(),
             acc: Vec::new(),
         }
@@ -474,7 +513,12 @@ impl CpuExtractor {
             ..Default::default()
         };
         if let Some(mp) = &self.plan.motion {
-            let sad = match (&job.prev_reference, mp.force_zero) {
+            let prev = if mp.five_frame_window {
+                &job.prev_prev_reference
+            } else {
+                &job.prev_reference
+            };
+            let sad = match (prev, mp.force_zero) {
                 (Some(prev), false) => motion::sad_score(
                     motion::motion_sad(
                         &prev.luma().data,
@@ -507,6 +551,20 @@ impl CpuExtractor {
                 self.vif
                     .compute(&r.luma().data, &d.luma().data, w, h, bpc, egl),
             );
+        }
+        if let Some(cp) = &self.plan.cambi {
+            let c = self.cambi.get_or_insert_with(Cambi::default);
+            match c.compute(r, d, cp) {
+                Ok(v) => out.cambi = Some(v),
+                Err(FrameError(e)) => out.error = Some(e),
+            }
+        }
+        if let Some(sp) = &self.plan.speed_chroma {
+            let s = self.speed.get_or_insert_with(SpeedChroma::default);
+            match s.compute(r, d, sp) {
+                Ok(v) => out.speed_chroma = Some(v),
+                Err(FrameError(e)) => out.error = Some(e),
+            }
         }
         if self.plan.psnr {
             let mut v = [0.0; 3];
@@ -541,15 +599,6 @@ mod tests {
         assert_eq!(mirror_r101(10, 10), 8);
         assert_eq!(mirror_r101(12, 10), 6);
         assert_eq!(mirror_r101(4, 10), 4);
-    }
-
-    #[test]
-    fn g_format_like_printf() {
-        assert_eq!(fmt_g(1.0), "1");
-        assert_eq!(fmt_g(0.5), "0.5");
-        assert_eq!(fmt_g(1080.0), "1080");
-        assert_eq!(fmt_g(0.03125), "0.03125");
-        assert_eq!(fmt_g(f64::from(0.7f32)), "0.7");
     }
 
     #[test]
