@@ -5,14 +5,16 @@
 //!     -p 420 -b 8 --model version=vmaf_v0.6.1 --feature psnr --threads 0 --json -o out.json
 //! ```
 
+use gstvmafhip::vmaf::model::ModelSpec;
 use gstvmafhip::vmaf::output::{Format, Results};
 use gstvmafhip::vmaf::yuv::YuvFrame;
-use gstvmafhip::vmaf::{Engine, EngineConfig, ModelSet, PixelFormat, Scorer};
+use gstvmafhip::vmaf::{Engine, EngineConfig, PixelFormat, Scorer};
 use std::io::{BufReader, IsTerminal, Write};
 use std::time::Instant;
 
 const USAGE: &str = "usage: vmaf_yuv -r REF.yuv -d DIST.yuv -w W -h H -p 420|422|444 -b 8|10|12|16
-                [--model version=NAME|path=FILE] [--feature psnr|float_ssim|float_ms_ssim]...
+                [--model version=NAME|path=FILE[:FEATURE.OPTION=VALUE]...]
+                [--feature psnr|float_ssim|float_ms_ssim|cambi|speed_chroma]...
                 [--threads N] [--subsample N] [--frame_cnt N] [--json|--xml|--csv] [-o FILE] [--quiet]";
 
 struct Args {
@@ -40,7 +42,7 @@ fn parse() -> Result<Args, String> {
         height: 0,
         format: PixelFormat::Yuv420,
         bpc: 8,
-        model: "vmaf_v0.6.1".into(),
+        model: "version=vmaf_v0.6.1".into(),
         features: Vec::new(),
         threads: 1,
         subsample: 1,
@@ -63,14 +65,7 @@ fn parse() -> Result<Args, String> {
                     .ok_or_else(|| format!("pixel format {v}: use 420, 422, 444 or 400"))?
             }
             "-b" | "--bitdepth" => a.bpc = val(&flag)?.parse().map_err(|_| "bad bit depth")?,
-            "-m" | "--model" => {
-                let v = val(&flag)?;
-                a.model = v
-                    .strip_prefix("version=")
-                    .or_else(|| v.strip_prefix("path="))
-                    .ok_or_else(|| format!("--model {v}: use version=NAME or path=FILE"))?
-                    .to_string();
-            }
+            "-m" | "--model" => a.model = val(&flag)?,
             "--feature" => a.features.push(val(&flag)?),
             "--threads" => a.threads = val(&flag)?.parse().map_err(|_| "bad thread count")?,
             "--subsample" => a.subsample = val(&flag)?.parse().map_err(|_| "bad subsample")?,
@@ -93,15 +88,18 @@ fn parse() -> Result<Args, String> {
 }
 
 fn run(a: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let mut config = EngineConfig::new(ModelSet::load(&a.model)?);
+    let spec = ModelSpec::parse(&a.model)?;
+    let mut config = EngineConfig::new(spec.models);
+    config.flags = spec.flags;
     for f in &a.features {
         match f.as_str() {
             "psnr" => config.psnr = true,
             "float_ssim" => config.ssim = true,
             "float_ms_ssim" => config.ms_ssim = true,
+            "cambi" | "speed_chroma" => config.features.push(f.clone()),
             other => {
                 return Err(format!(
-                    "--feature {other}: supported are psnr, float_ssim, float_ms_ssim"
+                    "--feature {other}: supported are psnr, float_ssim, float_ms_ssim, cambi, speed_chroma"
                 )
                 .into());
             }

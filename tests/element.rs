@@ -95,10 +95,30 @@ fn golden_pairs_through_pipelines() {
             "i420",
             "csv",
         ),
+        // VMAF v1: a five-frame-window HFR model, and a CAMBI encode-side override.
+        (
+            "astronaut_576x324_420p8_12f_crf23",
+            "vmaf_v1.0.16_hfr_3d0h",
+            "i420",
+            "json",
+        ),
+        (
+            "coffee_576x324_420p8_12f_downup2",
+            "vmaf_v1.0.16_3d0h.cambi.enc_width-288.cambi.enc_height-162.cambi.enc_bitdepth-8",
+            "i420",
+            "json",
+        ),
+        (
+            "rocket_576x324_420p10_6f_crf30",
+            "vmaf_v1.0.16_3d0h",
+            "i420-10le",
+            "xml",
+        ),
     ];
     for (pair, runname, fmt, results) in cases {
         let run = golden_runs()
             .into_iter()
+            .chain(golden_runs_v1())
             .find(|r| r.pair == pair && r.run == runname)
             .unwrap();
         yuv_bytes(&run.ref_zst);
@@ -107,11 +127,11 @@ fn golden_pairs_through_pipelines() {
         let dp = cache.join(run.dis_zst.trim_end_matches(".zst"));
         let out_file = std::env::temp_dir().join(format!("vmafhip-{pair}-{runname}.{results}"));
         let desc = format!(
-            "{} ! v.ref_sink {} ! v.dist_sink vmafhip name=v frame-message=true backend=cpu model-filename={} psnr={} ssim={} ms-ssim={} \
+            "{} ! v.ref_sink {} ! v.dist_sink vmafhip name=v frame-message=true backend=cpu model-filename=\"{}\" psnr={} ssim={} ms-ssim={} \
              results-filename={} results-format={results} ! fakesink",
             raw_src(rp.to_str().unwrap(), &run, fmt),
             raw_src(dp.to_str().unwrap(), &run, fmt),
-            run.model_name(),
+            run.model.trim_start_matches("version="),
             run.psnr,
             run.ssim,
             run.ms_ssim,
@@ -561,6 +581,18 @@ fn conf_interval_with_a_model_collection() {
         );
         assert!(lo < bag && bag < hi, "{lo} {bag} {hi}");
         assert!(f.feature("vmaf_stddev").unwrap() > 0.0);
+    }
+    // The built-in collection needs no file.
+    let builtin = desc.replace(&path.display().to_string(), "vmaf_b_v0.6.3");
+    let out = run_pipeline_checked(&builtin);
+    assert_eq!(out.frames.len(), 3);
+    for f in &out.frames {
+        let (lo, hi) = (
+            f.feature("vmaf_ci_p95_lo").unwrap(),
+            f.feature("vmaf_ci_p95_hi").unwrap(),
+        );
+        assert!(lo < hi, "{lo} {hi}");
+        assert!(f.feature("vmaf_0020").is_some());
     }
     // A single model with conf-interval=true is refused at start.
     let single = desc.replace(&path.display().to_string(), "vmaf_v0.6.1");

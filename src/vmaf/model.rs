@@ -42,8 +42,6 @@ pub enum OptValue {
     Str(String),
 }
 
-
-
 /// One model input: libvmaf's raw feature name plus its extractor options.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelFeature {

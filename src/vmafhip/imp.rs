@@ -167,7 +167,7 @@ fn open_engine(s: &Settings) -> Result<Opened, gst::ErrorMessage> {
         return Err(gst::error_msg!(
             gst::LibraryError::Settings,
             [
-                "conf-interval needs a bootstrap model collection (such as vmaf_b_v0.6.3.json); \"{}\" is a single model",
+                "conf-interval needs a bootstrap model collection (the built-in vmaf_b_v0.6.3, or a collection file); \"{}\" is a single model",
                 s.model_filename
             ]
         ));
@@ -184,8 +184,7 @@ fn open_engine(s: &Settings) -> Result<Opened, gst::ErrorMessage> {
     config.subsample = s.subsample.max(1);
     type Gpu = (Box<dyn Engine>, Arc<hip::Device>);
     let open_hip = || -> Result<Gpu, String> {
-        let plan = config.plan()
-            .map_err(|e| e.to_string())?;
+        let plan = config.plan().map_err(|e| e.to_string())?;
         let options = HipOptions {
             vendor: match s.vendor {
                 Vendor::Auto => hip::Vendor::Auto,

@@ -1,8 +1,8 @@
 //! Shared test helpers: the golden data in `../shared/testdata`, synthetic frames.
 #![allow(dead_code)]
 
-use gstvmafhip::vmaf::yuv::YuvFrame;
 use gstvmafhip::vmaf::model::ModelSpec;
+use gstvmafhip::vmaf::yuv::YuvFrame;
 use gstvmafhip::vmaf::{Engine, EngineConfig, FrameScores, PixelFormat, PooledScores, Scorer};
 use serde_json::Value;
 use std::io::Read;

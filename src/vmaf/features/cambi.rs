@@ -553,7 +553,11 @@ fn anti_dither(d: &mut [u16], w: usize, h: usize) {
 }
 
 fn ceil_log2(n: u32) -> i32 {
-    if n == 0 { 0 } else { (32 - (n - 1).leading_zeros()) as i32 }
+    if n == 0 {
+        0
+    } else {
+        (32 - (n - 1).leading_zeros()) as i32
+    }
 }
 
 /// `get_mask_index`: how many of the 7x7 neighbours must have no derivative.
@@ -846,7 +850,13 @@ mod tests {
     fn spatial_mask_matches_direct_count() {
         let (w, h) = (37, 23);
         let img: Vec<u16> = (0..w * h)
-            .map(|i| if (i * 7919) % 13 < 9 { 100 } else { (i % 5) as u16 })
+            .map(|i| {
+                if (i * 7919) % 13 < 9 {
+                    100
+                } else {
+                    (i % 5) as u16
+                }
+            })
             .collect();
         let (mut mask, mut deriv, mut cs) = (Vec::new(), Vec::new(), Vec::new());
         spatial_mask(&img, w, h, &mut mask, &mut deriv, &mut cs);

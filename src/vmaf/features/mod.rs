@@ -17,8 +17,8 @@ use super::VmafError;
 use super::model::ModelSet;
 use adm::{Adm, AdmParams, AdmScores};
 use cambi::{Cambi, CambiParams, CambiScores};
-use speed::{SpeedChroma, SpeedParams};
 use motion::MotionParams;
+use speed::{SpeedChroma, SpeedParams};
 use vif::{Vif, VifScales};
 
 /// Make scratch `v` at least `n` long. Never shrinks: a smaller scale uses
@@ -322,13 +322,18 @@ impl Plan {
                         "{name}: adm_norm_view_dist·adm_ref_display_height below 3·1080 (libvmaf rejects it too)"
                     )));
                 }
-                adm_tables::check_csf(&p).map_err(|e| VmafError::Unsupported(format!("{name}: {e}")))?;
+                adm_tables::check_csf(&p)
+                    .map_err(|e| VmafError::Unsupported(format!("{name}: {e}")))?;
                 check_same(&mut self.adm, p, name)?;
                 self.adm_suffix = o.suffix;
             }
             Extractor::Vif => {
                 let o = resolve(VIF_OPTS, options, name)?;
-                check_same(&mut self.vif_egl, o.num(VIF_OPTS, "vif_enhn_gain_limit"), name)?;
+                check_same(
+                    &mut self.vif_egl,
+                    o.num(VIF_OPTS, "vif_enhn_gain_limit"),
+                    name,
+                )?;
                 self.vif_suffix = o.suffix;
             }
             Extractor::Motion => {
@@ -348,13 +353,15 @@ impl Plan {
             }
             Extractor::Cambi => {
                 let o = resolve(cambi::OPTIONS, options, name)?;
-                let p = CambiParams::from_options(&o).map_err(|e| VmafError::Unsupported(format!("{name}: {e}")))?;
+                let p = CambiParams::from_options(&o)
+                    .map_err(|e| VmafError::Unsupported(format!("{name}: {e}")))?;
                 check_same(&mut self.cambi, p, name)?;
                 self.cambi_suffix = o.suffix;
             }
             Extractor::SpeedChroma => {
                 let o = resolve(speed::OPTIONS, options, name)?;
-                let p = SpeedParams::from_options(&o).map_err(|e| VmafError::Unsupported(format!("{name}: {e}")))?;
+                let p = SpeedParams::from_options(&o)
+                    .map_err(|e| VmafError::Unsupported(format!("{name}: {e}")))?;
                 check_same(&mut self.speed_chroma, p, name)?;
                 self.speed_suffix = o.suffix;
             }

@@ -35,16 +35,32 @@ pub struct OptSpec {
 }
 
 impl OptSpec {
-    pub const fn num(name: &'static str, alias: &'static str, default: f64, min: f64, max: f64) -> Self {
+    pub const fn num(
+        name: &'static str,
+        alias: &'static str,
+        default: f64,
+        min: f64,
+        max: f64,
+    ) -> Self {
         Self::new(name, Some(alias), Kind::Num, default, "", min, max)
     }
-    pub const fn int(name: &'static str, alias: &'static str, default: f64, min: f64, max: f64) -> Self {
+    pub const fn int(
+        name: &'static str,
+        alias: &'static str,
+        default: f64,
+        min: f64,
+        max: f64,
+    ) -> Self {
         Self::new(name, Some(alias), Kind::Int, default, "", min, max)
     }
     pub const fn boolean(name: &'static str, alias: &'static str) -> Self {
         Self::new(name, Some(alias), Kind::Bool, 0.0, "", 0.0, 1.0)
     }
-    pub const fn text(name: &'static str, alias: Option<&'static str>, default: &'static str) -> Self {
+    pub const fn text(
+        name: &'static str,
+        alias: Option<&'static str>,
+        default: &'static str,
+    ) -> Self {
         Self::new(name, alias, Kind::Str, 0.0, default, 0.0, 0.0)
     }
     pub const fn new(

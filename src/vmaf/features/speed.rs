@@ -271,7 +271,15 @@ impl SpeedChroma {
         };
         let ks = p.kernelscale as f32;
         let aa = antialias_filter(ks);
-        decimated_filter(src, dims.sw, dims.sh, &aa, dims.ow, dims.oh, &mut self.small);
+        decimated_filter(
+            src,
+            dims.sw,
+            dims.sh,
+            &aa,
+            dims.ow,
+            dims.oh,
+            &mut self.small,
+        );
         let f = gaussian_filter(NUM_SCALES as i32, ks);
         let mut blurred = vec![0f32; dims.ow * dims.oh];
         filter1d(&f, &self.small, dims.ow, dims.oh, &mut blurred);

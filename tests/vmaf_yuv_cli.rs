@@ -1,0 +1,145 @@
+//! `examples/vmaf_yuv` with libvmaf's command line reproduces libvmaf's JSON
+//! for every run of `manifest-v1.json` (model strings with overrides).
+
+mod common;
+
+use common::*;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The example binary cargo built beside this test (`target/<profile>/examples`).
+fn vmaf_yuv() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap();
+    let bin = dir.join("examples").join("vmaf_yuv");
+    assert!(
+        bin.exists(),
+        "{} missing (cargo test builds examples)",
+        bin.display()
+    );
+    bin
+}
+
+#[test]
+fn vmaf_yuv_reproduces_every_v1_run() {
+    let cache = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("golden-yuv");
+    let mut failures = Vec::new();
+    let runs = golden_runs_v1();
+    assert_eq!(runs.len(), 15);
+    for run in runs {
+        yuv_bytes(&run.ref_zst);
+        yuv_bytes(&run.dis_zst);
+        let out = std::env::temp_dir().join(format!("vmafhip-cli-{}-{}.json", run.pair, run.run));
+        let p = match run.format {
+            gstvmafhip::vmaf::PixelFormat::Yuv420 => "420",
+            gstvmafhip::vmaf::PixelFormat::Yuv422 => "422",
+            gstvmafhip::vmaf::PixelFormat::Yuv444 => "444",
+            gstvmafhip::vmaf::PixelFormat::Gray => "400",
+        };
+        let status = Command::new(vmaf_yuv())
+            .args([
+                "-r",
+                cache
+                    .join(run.ref_zst.trim_end_matches(".zst"))
+                    .to_str()
+                    .unwrap(),
+            ])
+            .args([
+                "-d",
+                cache
+                    .join(run.dis_zst.trim_end_matches(".zst"))
+                    .to_str()
+                    .unwrap(),
+            ])
+            .args(["-w", &run.width.to_string(), "-h", &run.height.to_string()])
+            .args(["-p", p, "-b", &run.bpc.to_string()])
+            .args([
+                "--model",
+                &run.model,
+                "--json",
+                "-o",
+                out.to_str().unwrap(),
+                "--quiet",
+            ])
+            .status()
+            .unwrap();
+        assert!(status.success(), "{} {}", run.pair, run.run);
+        let got: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        let want = run.expected();
+        let (gf, wf) = (
+            got["frames"].as_array().unwrap(),
+            want["frames"].as_array().unwrap(),
+        );
+        if gf.len() != wf.len() {
+            failures.push(format!(
+                "{} {}: {} frames vs {}",
+                run.pair,
+                run.run,
+                gf.len(),
+                wf.len()
+            ));
+            continue;
+        }
+        for (g, w) in gf.iter().zip(wf) {
+            for (k, v) in w["metrics"].as_object().unwrap() {
+                match g["metrics"][k].as_f64() {
+                    Some(x) if (x - v.as_f64().unwrap()).abs() <= tolerance(k) => {}
+                    other => failures.push(format!(
+                        "{} {} frame {}: {k} = {other:?}, libvmaf {v}",
+                        run.pair, run.run, w["frameNum"]
+                    )),
+                }
+            }
+        }
+        for (k, v) in want["pooled_metrics"].as_object().unwrap() {
+            let g = got["pooled_metrics"][k]["mean"].as_f64();
+            if !g.is_some_and(|g| (g - v["mean"].as_f64().unwrap()).abs() <= tolerance(k)) {
+                failures.push(format!(
+                    "{} {}: pooled {k} {g:?} vs {}",
+                    run.pair, run.run, v["mean"]
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// An unknown feature or option in a model string is an error naming it.
+#[test]
+fn vmaf_yuv_names_a_bad_override() {
+    let cache = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("golden-yuv");
+    let run = golden_runs_v1().into_iter().next().unwrap();
+    yuv_bytes(&run.ref_zst);
+    let r = cache.join(run.ref_zst.trim_end_matches(".zst"));
+    for (model, needle) in [
+        (
+            "version=vmaf_v1.0.16_3d0h:cambi.enc_wdth=288",
+            "unknown option \"enc_wdth\"",
+        ),
+        (
+            "version=vmaf_v1.0.16_3d0h:psnr.enc_width=288",
+            "no feature \"psnr\"",
+        ),
+        ("version=vmaf_v9", "not a built-in model"),
+    ] {
+        let out = Command::new(vmaf_yuv())
+            .args(["-r", r.to_str().unwrap(), "-d", r.to_str().unwrap()])
+            .args([
+                "-w",
+                &run.width.to_string(),
+                "-h",
+                &run.height.to_string(),
+                "-p",
+                "420",
+                "-b",
+                "8",
+            ])
+            .args(["--model", model, "--frame_cnt", "2", "--quiet"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{model}");
+        assert!(err.contains(needle), "{model}: {err}");
+    }
+}
