@@ -29,7 +29,7 @@ pub const OPTIONS: &[OptSpec] = &[
     OptSpec::int("speed_weight_var_mode", "wvm", 0.0, 0.0, 6.0),
 ];
 
-const NUM_SCALES: u32 = 4;
+pub const NUM_SCALES: u32 = 4;
 const BLOCK: usize = 5;
 const N: usize = BLOCK * BLOCK;
 const EIG_EPS: f64 = 1e-6;
@@ -112,7 +112,7 @@ impl SpeedParams {
         })
     }
 
-    fn prescaled(&self) -> bool {
+    pub fn prescaled(&self) -> bool {
         (self.prescale - 1.0).abs() >= 1.0e-3
     }
 
@@ -162,7 +162,7 @@ impl Dims {
     fn blocks_h(&self) -> usize {
         self.tw / BLOCK
     }
-    fn blocks(&self) -> usize {
+    pub fn blocks(&self) -> usize {
         (self.tw / BLOCK) * (self.th / BLOCK)
     }
 }
@@ -182,8 +182,6 @@ pub struct SpeedChroma {
     plane: Vec<f32>,
     scaled: Vec<f32>,
     small: Vec<f32>,
-    ref_stats: BlockStats,
-    dis_stats: BlockStats,
 }
 
 impl SpeedChroma {
@@ -211,17 +209,7 @@ impl SpeedChroma {
             s[c] = score;
             err[c] = e;
         }
-        // One singular channel: the combination takes the other's score.
-        let uv = match err {
-            [true, false] => s[1],
-            [false, true] => s[0],
-            _ => ((f64::from(s[0]) + f64::from(s[1])) / 2.0) as f32,
-        };
-        let cap = |v: f32| {
-            let v = f64::from(v);
-            if v < p.max_val { v } else { p.max_val }
-        };
-        Ok([cap(s[0]), cap(s[1]), cap(uv)])
+        Ok(combine(s, err, p))
     }
 
     fn channel(
@@ -232,24 +220,11 @@ impl SpeedChroma {
         p: &SpeedParams,
     ) -> Result<(f32, bool), FrameError> {
         let dims = p.dims(r.width, r.height).map_err(FrameError)?;
-        let sigma_nn = p.sigma_nn as f32;
-        let mut stats = std::mem::take(&mut self.ref_stats);
         self.small_image(r, bpc, p, &dims);
-        est_params(&self.small, &dims, sigma_nn, &mut stats);
-        let ref_stats = stats;
-        let mut stats = std::mem::take(&mut self.dis_stats);
+        let rs = raw_stats(&self.small, &dims);
         self.small_image(d, bpc, p, &dims);
-        est_params(&self.small, &dims, sigma_nn, &mut stats);
-        let dis_stats = stats;
-        let score = if ref_stats.singular != dis_stats.singular {
-            0.0
-        } else {
-            speed_score(&dims, &ref_stats, &dis_stats, p)
-        };
-        let err = ref_stats.singular || dis_stats.singular;
-        self.ref_stats = ref_stats;
-        self.dis_stats = dis_stats;
-        Ok((score, err))
+        let ds = raw_stats(&self.small, &dims);
+        Ok(channel_score(&rs, &ds, &dims, p))
     }
 
     /// `filter_and_downscale` into `self.small` (ow x oh, row stride ow).
@@ -291,14 +266,19 @@ impl SpeedChroma {
 
 /// `picture_copy` with offset −128: 8-bit samples as is, deeper ones
 /// divided down to the 8-bit scale (10, 12 and 16 bits).
+/// `picture_copy`'s divisor for deep samples (`None`: used as they are).
+pub fn float_scaler(bpc: u8) -> Option<f32> {
+    match bpc {
+        10 => Some(4.0),
+        12 => Some(16.0),
+        16 => Some(256.0),
+        _ => None,
+    }
+}
+
 fn to_float(p: &OwnedPlane, bpc: u8, out: &mut Vec<f32>) {
     out.clear();
-    let scaler = match bpc {
-        10 => Some(4.0f32),
-        12 => Some(16.0f32),
-        16 => Some(256.0f32),
-        _ => None,
-    };
+    let scaler = float_scaler(bpc);
     match scaler {
         Some(s) => out.extend(p.data.iter().map(|&v| f32::from(v) / s + -128.0)),
         None => out.extend(p.data.iter().map(|&v| f32::from(v) + -128.0)),
@@ -340,13 +320,13 @@ fn gaussian_kernel(size: usize, stdev: f32) -> Vec<f32> {
 }
 
 /// `vif_get_filter(scale)`.
-fn gaussian_filter(scale: i32, kernelscale: f32) -> Vec<f32> {
+pub fn gaussian_filter(scale: i32, kernelscale: f32) -> Vec<f32> {
     let size = filter_size(scale, kernelscale);
     gaussian_kernel(size, size as f32 / 5.0)
 }
 
 /// `speed_get_antialias_filter`: the scale-1 size with the sigma of scale 4.
-fn antialias_filter(kernelscale: f32) -> Vec<f32> {
+pub fn antialias_filter(kernelscale: f32) -> Vec<f32> {
     let size = filter_size(1, kernelscale);
     let sigma = (f64::from(NUM_SCALES).sqrt() * size as f64 / f64::from(5.0f32)) as f32;
     gaussian_kernel(size, sigma)
@@ -433,6 +413,78 @@ fn decimated_filter(
     }
 }
 
+/// Per output row or column of a prescale: `taps` source indices and
+/// weights, exactly as `vif_tools.c` derives them (nearest: the index;
+/// bilinear: the two indices and the fraction d, then 0; bicubic: 4 taps;
+/// Lanczos-4: 9 taps).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AxisTaps {
+    pub taps: usize,
+    pub index: Vec<i32>,
+    pub weight: Vec<f32>,
+}
+
+/// `xx = (x + 0.5) · ratio − 0.5` as libvmaf evaluates it (double, then float).
+fn centre(k: usize, ratio: f32) -> f32 {
+    ((k as f64 + 0.5) * f64::from(ratio) - 0.5) as f32
+}
+
+/// libvmaf's float mirror of the bilinear path (`i < left ? -i : i > right ? 2·right − i : i`).
+fn fmirror(i: f32, right: f32) -> f32 {
+    if i < 0.0 {
+        -i
+    } else if i > right {
+        2.0 * right - i
+    } else {
+        i
+    }
+}
+
+/// The taps of one axis scaled from `n` to `dn` samples.
+pub fn axis_taps(method: ScaleMethod, n: usize, dn: usize) -> AxisTaps {
+    let ratio = n as f32 / dn as f32;
+    let mut t = AxisTaps::default();
+    match method {
+        ScaleMethod::Nearest => {
+            t.taps = 1;
+            for k in 0..dn {
+                t.index.push((k as f32 * ratio) as i32);
+                t.weight.push(1.0);
+            }
+        }
+        ScaleMethod::Bilinear => {
+            t.taps = 2;
+            let right = (n - 1) as f32;
+            for k in 0..dn {
+                let xx = centre(k, ratio);
+                let x1 = fmirror(f64::from(xx).floor() as f32, right) as i32;
+                let x2 = fmirror(f64::from(xx).ceil() as f32, right) as i32;
+                t.index.extend([x1, x2]);
+                t.weight.extend([xx - x1 as f32, 0.0]);
+            }
+        }
+        ScaleMethod::Bicubic | ScaleMethod::Lanczos4 => {
+            let a: i32 = if method == ScaleMethod::Bicubic { 2 } else { 4 };
+            let lo = if method == ScaleMethod::Bicubic { -1 } else { -a };
+            t.taps = (a - lo + 1) as usize;
+            for k in 0..dn {
+                let xx = centre(k, ratio);
+                let x0 = f64::from(xx).floor() as i32;
+                let dx = xx - x0 as f32;
+                for i in lo..=a {
+                    t.index.push(index_mirror(x0 + i, n) as i32);
+                    t.weight.push(if method == ScaleMethod::Bicubic {
+                        bicubic_kernel(i as f32 - dx)
+                    } else {
+                        lanczos4_kernel(i as f32 - dx, a as f32)
+                    });
+                }
+            }
+        }
+    }
+    t
+}
+
 /// `vif_scale_frame_s`: `src` (w x h) to `dst` (dw x dh).
 fn scale_frame(
     method: ScaleMethod,
@@ -449,66 +501,47 @@ fn scale_frame(
         dst.copy_from_slice(src);
         return;
     }
-    let ratio_x = w as f32 / dw as f32;
-    let ratio_y = h as f32 / dh as f32;
-    let fmirror = |i: f32, right: f32| -> f32 {
-        if i < 0.0 {
-            -i
-        } else if i > right {
-            2.0 * right - i
-        } else {
-            i
+    let cols = axis_taps(method, w, dw);
+    let rows = axis_taps(method, h, dh);
+    for y in 0..dh {
+        for x in 0..dw {
+            dst[y * dw + x] = scaled_sample(method, src, w, &rows, &cols, y, x);
         }
-    };
-    let centre = |k: usize, ratio: f32| ((k as f64 + 0.5) * f64::from(ratio) - 0.5) as f32;
+    }
+}
+
+/// One prescaled sample (the GPU's `scaled_at` in kernels/speed.hip).
+fn scaled_sample(
+    method: ScaleMethod,
+    src: &[f32],
+    w: usize,
+    rows: &AxisTaps,
+    cols: &AxisTaps,
+    y: usize,
+    x: usize,
+) -> f32 {
+    let at = |r: i32, c: i32| src[r as usize * w + c as usize];
     match method {
-        ScaleMethod::Nearest => {
-            for y in 0..dh {
-                let ry = (y as f32 * ratio_y) as i32 as usize;
-                for x in 0..dw {
-                    let rx = (x as f32 * ratio_x) as i32 as usize;
-                    dst[y * dw + x] = src[ry * w + rx];
-                }
-            }
-        }
+        ScaleMethod::Nearest => at(rows.index[y], cols.index[x]),
         ScaleMethod::Bilinear => {
-            let right = (w - 1) as f32;
-            let cols: Vec<(usize, usize, f32)> = (0..dw)
-                .map(|x| {
-                    let xx = centre(x, ratio_x);
-                    let x1 = fmirror(f64::from(xx).floor() as f32, right) as i32;
-                    let x2 = fmirror(f64::from(xx).ceil() as f32, right) as i32;
-                    (x1 as usize, x2 as usize, xx - x1 as f32)
-                })
-                .collect();
-            let bottom = (h - 1) as f32;
-            for y in 0..dh {
-                let yy = centre(y, ratio_y);
-                let y1 = fmirror(f64::from(yy).floor() as f32, bottom) as i32;
-                let y2 = fmirror(f64::from(yy).ceil() as f32, bottom) as i32;
-                let dy = yy - y1 as f32;
-                let r1 = &src[y1 as usize * w..];
-                let r2 = &src[y2 as usize * w..];
-                for (x, &(x1, x2, dx)) in cols.iter().enumerate() {
-                    dst[y * dw + x] = (1.0 - dy) * (1.0 - dx) * r1[x1]
-                        + (1.0 - dy) * dx * r1[x2]
-                        + dy * (1.0 - dx) * r2[x1]
-                        + dy * dx * r2[x2];
-                }
-            }
+            let (y1, y2, dy) = (rows.index[2 * y], rows.index[2 * y + 1], rows.weight[2 * y]);
+            let (x1, x2, dx) = (cols.index[2 * x], cols.index[2 * x + 1], cols.weight[2 * x]);
+            (1.0 - dy) * (1.0 - dx) * at(y1, x1)
+                + (1.0 - dy) * dx * at(y1, x2)
+                + dy * (1.0 - dx) * at(y2, x1)
+                + dy * dx * at(y2, x2)
         }
         ScaleMethod::Bicubic | ScaleMethod::Lanczos4 => {
-            for y in 0..dh {
-                let yy = centre(y, ratio_y);
-                for x in 0..dw {
-                    let xx = centre(x, ratio_x);
-                    dst[y * dw + x] = if method == ScaleMethod::Bicubic {
-                        bicubic(src, w, h, xx, yy)
-                    } else {
-                        lanczos4(src, w, h, xx, yy)
-                    };
+            let t = cols.taps;
+            let (mut v, mut wsum) = (0f32, 0f32);
+            for j in 0..t {
+                for i in 0..t {
+                    let weight = cols.weight[x * t + i] * rows.weight[y * t + j];
+                    wsum += weight;
+                    v += at(rows.index[y * t + j], cols.index[x * t + i]) * weight;
                 }
             }
+            if method == ScaleMethod::Lanczos4 { v / wsum } else { v }
         }
     }
 }
@@ -537,29 +570,6 @@ fn index_mirror(i: i32, n: usize) -> usize {
     }) as i32 as usize
 }
 
-fn bicubic(src: &[f32], w: usize, h: usize, x: f32, y: f32) -> f32 {
-    let x0 = f64::from(x).floor() as i32;
-    let y0 = f64::from(y).floor() as i32;
-    let dx = x - x0 as f32;
-    let dy = y - y0 as f32;
-    let mut wx = [0f32; 4];
-    let mut wy = [0f32; 4];
-    for i in -1..=2i32 {
-        wx[(i + 1) as usize] = bicubic_kernel(i as f32 - dx);
-        wy[(i + 1) as usize] = bicubic_kernel(i as f32 - dy);
-    }
-    let mut v = 0f32;
-    for j in -1..=2i32 {
-        for i in -1..=2i32 {
-            let xi = index_mirror(x0 + i, w);
-            let yi = index_mirror(y0 + j, h);
-            let weight = wx[(i + 1) as usize] * wy[(j + 1) as usize];
-            v += src[yi * w + xi] * weight;
-        }
-    }
-    v
-}
-
 fn lanczos4_kernel(x: f32, a: f32) -> f32 {
     if x == 0.0 {
         return 1.0;
@@ -570,31 +580,6 @@ fn lanczos4_kernel(x: f32, a: f32) -> f32 {
         return (ad * (pi * xd).sin() * (pi * xd / ad).sin() / (pi * pi * xd * xd)) as f32;
     }
     0.0
-}
-
-fn lanczos4(src: &[f32], w: usize, h: usize, x: f32, y: f32) -> f32 {
-    let a = 4i32;
-    let x0 = f64::from(x).floor() as i32;
-    let y0 = f64::from(y).floor() as i32;
-    let dx = x - x0 as f32;
-    let dy = y - y0 as f32;
-    let mut wx = [0f32; 9];
-    let mut wy = [0f32; 9];
-    for i in -a..=a {
-        wx[(i + a) as usize] = lanczos4_kernel(i as f32 - dx, a as f32);
-        wy[(i + a) as usize] = lanczos4_kernel(i as f32 - dy, a as f32);
-    }
-    let (mut value, mut weight_sum) = (0f32, 0f32);
-    for iy in -a..=a {
-        for ix in -a..=a {
-            let weight = wx[(ix + a) as usize] * wy[(iy + a) as usize];
-            weight_sum += weight;
-            let xi = index_mirror(x0 + ix, w);
-            let yi = index_mirror(y0 + iy, h);
-            value += src[yi * w + xi] * weight;
-        }
-    }
-    value / weight_sum
 }
 
 fn sqrt_f(x: f32) -> f32 {
@@ -609,8 +594,17 @@ fn pythagoras(x: f32, y: f32) -> f32 {
     sqrt_f(x * x + y * y)
 }
 
-/// `est_params`: block entropies and variances of one decimated image.
-fn est_params(data: &[f32], d: &Dims, sigma_nn: f32, out: &mut BlockStats) {
+/// What the GPU's `speed_stats` kernel computes for one decimated image:
+/// the covariance's eigenvalues, the per-block variances, and whether the
+/// covariance could not be inverted (the variances are then zero).
+pub struct RawStats {
+    pub eig: [f32; N],
+    pub variances: Vec<f32>,
+    pub singular: bool,
+}
+
+/// `est_params` up to the entropies (logarithms stay with [`finish_stats`]).
+pub fn raw_stats(data: &[f32], d: &Dims) -> RawStats {
     let stride = d.ow;
     let (sub_w, sub_h) = (d.tw - BLOCK + 1, d.th - BLOCK + 1);
     let count = (sub_w * sub_h) as f32;
@@ -668,7 +662,7 @@ fn est_params(data: &[f32], d: &Dims, sigma_nn: f32, out: &mut BlockStats) {
     } else {
         None
     };
-    out.singular = x.is_none();
+    let singular = x.is_none();
     let x = x.get_or_insert_with(|| vec![0f32; N * blocks]);
     let denom = N as f32;
     for (xv, yv) in x.iter_mut().zip(&y) {
@@ -679,18 +673,62 @@ fn est_params(data: &[f32], d: &Dims, sigma_nn: f32, out: &mut BlockStats) {
             x[b] += x[k * blocks + b];
         }
     }
+    x.truncate(blocks);
+    RawStats {
+        eig,
+        variances: std::mem::take(x),
+        singular,
+    }
+}
+
+/// The entropies `est_params` ends with: Σ over eigenvalues L of
+/// log2(L·S + σ_nn) + log2(2πe), per block.
+fn finish_stats(raw: &RawStats, sigma_nn: f32, out: &mut BlockStats) {
+    let blocks = raw.variances.len();
     let log2_2pie = (2.0 * std::f64::consts::PI * std::f64::consts::E).log2();
     out.entropies.clear();
     out.entropies.resize(blocks, 0.0);
-    for &e in &eig {
+    for &e in &raw.eig {
         let l = if e < 0.0 { 0.0 } else { e };
         for b in 0..blocks {
-            let v = f64::from(l * x[b] + sigma_nn).log2() + log2_2pie;
+            let v = f64::from(l * raw.variances[b] + sigma_nn).log2() + log2_2pie;
             out.entropies[b] = (f64::from(out.entropies[b]) + v) as f32;
         }
     }
     out.variances.clear();
-    out.variances.extend_from_slice(&x[..blocks]);
+    out.variances.extend_from_slice(&raw.variances);
+    out.singular = raw.singular;
+}
+
+/// One channel's score from the raw statistics of reference and distorted
+/// (`speed_extract_score`): the score, and whether either was singular.
+pub fn channel_score(r: &RawStats, d: &RawStats, dims: &Dims, p: &SpeedParams) -> (f32, bool) {
+    let sigma_nn = p.sigma_nn as f32;
+    let (mut rs, mut ds) = (BlockStats::default(), BlockStats::default());
+    finish_stats(r, sigma_nn, &mut rs);
+    finish_stats(d, sigma_nn, &mut ds);
+    let score = if rs.singular != ds.singular {
+        0.0
+    } else {
+        speed_score(dims, &rs, &ds, p)
+    };
+    (score, rs.singular || ds.singular)
+}
+
+/// speed_chroma u, v, uv from the two channels' scores and singular flags,
+/// capped at `speed_max_val`.
+pub fn combine(s: [f32; 2], err: [bool; 2], p: &SpeedParams) -> [f64; 3] {
+    // One singular channel: the combination takes the other's score.
+    let uv = match err {
+        [true, false] => s[1],
+        [false, true] => s[0],
+        _ => ((f64::from(s[0]) + f64::from(s[1])) / 2.0) as f32,
+    };
+    let cap = |v: f32| {
+        let v = f64::from(v);
+        if v < p.max_val { v } else { p.max_val }
+    };
+    [cap(s[0]), cap(s[1]), cap(uv)]
 }
 
 /// `get_speed_score`.
