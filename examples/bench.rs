@@ -9,16 +9,18 @@
 //! ```
 //! Options: `--backend hip|cpu`, `--threads N` (cpu), `--bpc 8|10`,
 //! `--distinct N` (distinct frame pairs, cycled), `--ring N` (hip slots),
-//! `--psnr`, `--model NAME`, `--no-profile`, `--staged` (push without a
-//! keep-alive: the backend copies each frame into its own pinned staging
-//! buffer first, as for buffers that do not come from pinned memory).
+//! `--psnr`, `--model NAME[:FEATURE.OPTION=VALUE]...`, `--no-profile`,
+//! `--staged` (push without a keep-alive: the backend copies each frame into
+//! its own pinned staging buffer first, as for buffers that do not come from
+//! pinned memory), `--yuv REF.yuv,DIST.yuv` (raw 4:2:0 frames of `--width` x
+//! `--height` at `--bpc`, little-endian when deeper than 8 bits; all of
+//! their frames are preloaded and cycled).
 
 use gstvmafhip::hip::{
     Device, DeviceBuffer, Event, HipBackend, HipOptions, PinnedHostMem, Runtime, Stream, Vendor,
 };
 use gstvmafhip::vmaf::{
-    Engine, EngineConfig, FeatureBackend, KeepAlive, ModelSet, Picture, PixelFormat, Plan, Plane,
-    Scorer,
+    Engine, EngineConfig, FeatureBackend, KeepAlive, ModelSet, Picture, PixelFormat, Plane, Scorer,
 };
 use std::sync::Arc;
 use std::time::Instant;
@@ -38,6 +40,8 @@ struct Args {
     profile: bool,
     /// Push without a keep-alive, so the backend copies through its staging buffer.
     staged: bool,
+    /// Frames from raw 4:2:0 files (reference, distorted) instead of synthetic ones.
+    yuv: Option<(String, String)>,
 }
 
 fn parse() -> Args {
@@ -55,6 +59,7 @@ fn parse() -> Args {
         model: "vmaf_v0.6.1".into(),
         profile: true,
         staged: false,
+        yuv: None,
     };
     let v: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -71,6 +76,11 @@ fn parse() -> Args {
             "--runs" => a.runs = next(i).parse().expect("--runs N"),
             "--ring" => a.ring = next(i).parse().expect("--ring N"),
             "--model" => a.model = next(i),
+            "--yuv" => {
+                let v = next(i);
+                let (r, d) = v.split_once(',').expect("--yuv REF.yuv,DIST.yuv");
+                a.yuv = Some((r.to_string(), d.to_string()));
+            }
             "--psnr" => {
                 a.psnr = true;
                 i -= 1;
@@ -129,6 +139,30 @@ fn synth(a: &Args, k: usize, dist: bool) -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// The first `--distinct` frames of two raw 4:2:0 files, split into planes.
+fn load_yuv(a: &Args, r: &str, d: &str) -> Vec<[Vec<Vec<u8>>; 2]> {
+    let bps = if a.bpc == 8 { 1 } else { 2 };
+    let (cw, ch) = (a.w.div_ceil(2), a.h.div_ceil(2));
+    let sizes = [a.w * a.h * bps, cw * ch * bps, cw * ch * bps];
+    let frame: usize = sizes.iter().sum();
+    let read = |p: &str| std::fs::read(p).unwrap_or_else(|e| panic!("{p}: {e}"));
+    let (rb, db) = (read(r), read(d));
+    let n = (rb.len() / frame).min(db.len() / frame).min(a.distinct);
+    assert!(n > 0, "{r}, {d}: no whole {}x{} frame", a.w, a.h);
+    let split = |b: &[u8], k: usize| -> Vec<Vec<u8>> {
+        let mut at = k * frame;
+        sizes
+            .iter()
+            .map(|&s| {
+                let p = b[at..at + s].to_vec();
+                at += s;
+                p
+            })
+            .collect()
+    };
+    (0..n).map(|k| [split(&rb, k), split(&db, k)]).collect()
+}
+
 /// Pictures over preloaded planes (8-bit or little-endian 16-bit).
 fn picture<'a>(a: &Args, planes: [&'a [u8]; 3], scratch16: &'a [Vec<u16>]) -> Picture<'a> {
     let dims = [
@@ -164,9 +198,13 @@ fn main() {
         "{}x{} {}-bit 4:2:0, {} frames ({distinct} distinct), {} runs, backend {}",
         a.w, a.h, a.bpc, a.frames, a.runs, a.backend
     );
-    let raw: Vec<[Vec<Vec<u8>>; 2]> = (0..distinct)
-        .map(|k| [synth(&a, k, false), synth(&a, k, true)])
-        .collect();
+    let raw: Vec<[Vec<Vec<u8>>; 2]> = match &a.yuv {
+        Some((r, d)) => load_yuv(&a, r, d),
+        None => (0..distinct)
+            .map(|k| [synth(&a, k, false), synth(&a, k, true)])
+            .collect(),
+    };
+    let distinct = raw.len();
 
     if a.backend == "cpu" {
         let mut e = Scorer::cpu(&config).unwrap();
@@ -224,7 +262,7 @@ fn main() {
     }
 
     // HIP: preload every distinct pair into pinned memory, planes back to back.
-    let plan = Plan::new(&config.models, config.psnr, false, false).unwrap();
+    let plan = config.plan().unwrap();
     let opts = HipOptions {
         ring: a.ring,
         ..Default::default()
@@ -273,12 +311,12 @@ fn main() {
                 .map(|m| {
                     let r = split(m);
                     let b = m.as_ref();
+                    let dims = [
+                        (a.w, a.h),
+                        (a.w.div_ceil(2), a.h.div_ceil(2)),
+                        (a.w.div_ceil(2), a.h.div_ceil(2)),
+                    ];
                     if a.bpc == 8 {
-                        let dims = [
-                            (a.w, a.h),
-                            (a.w.div_ceil(2), a.h.div_ceil(2)),
-                            (a.w.div_ceil(2), a.h.div_ceil(2)),
-                        ];
                         let pl: Vec<Plane<'_, u8>> = (0..3)
                             .map(|p| {
                                 Plane::new(&b[r[p].clone()], dims[p].0, dims[p].1, dims[p].0)
@@ -287,9 +325,16 @@ fn main() {
                             .collect();
                         Picture::new_u8(PixelFormat::Yuv420, &pl).unwrap()
                     } else {
-                        panic!(
-                            "the HIP bench preloads 8-bit frames; use --backend cpu for deeper ones"
-                        )
+                        // Pinned memory is page-aligned and every plane has an
+                        // even size, so the samples are read in place.
+                        let pl: Vec<Plane<'_, u16>> = (0..3)
+                            .map(|p| {
+                                let s = gstvmafhip::hip::u16_view(&b[r[p].clone()])
+                                    .expect("aligned 16-bit plane");
+                                Plane::new(s, dims[p].0, dims[p].1, dims[p].0).unwrap()
+                            })
+                            .collect();
+                        Picture::new_u16(PixelFormat::Yuv420, a.bpc, &pl).unwrap()
                     }
                 })
                 .collect();
@@ -312,7 +357,6 @@ fn main() {
         }
         last
     };
-    assert_eq!(a.bpc, 8, "the HIP bench preloads 8-bit frames");
     // Warm-up: geometry set-up, first launches.
     push_all(&mut e, distinct.min(16), false);
     e.reset().unwrap();
@@ -344,7 +388,10 @@ fn main() {
     // The H2D floor: the two luma planes of a frame, pinned → device, back to back.
     let floor = h2d_floor(&dev, 2 * sizes[0]);
 
-    println!("\n| {}x{} 8-bit 4:2:0 | value |\n|---|---|", a.w, a.h);
+    println!(
+        "\n| {}x{} {}-bit 4:2:0, {} | value |\n|---|---|",
+        a.w, a.h, a.bpc, a.model
+    );
     println!(
         "| engine fps (median of {}){} | {med:.1} |",
         a.runs,

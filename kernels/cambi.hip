@@ -215,12 +215,13 @@ VMAF_KERNEL void cambi_hist(const float* c, int n, int level, const u32* state, 
     atomic_add_u64(&sum[bin], units);
 }
 
-// Finds the bin holding the k-th largest value of a 65536-bin histogram.
-// state[0] = k still to take, state[1] = chosen bin (level 1: high bits),
-// sums[0] += the sum of everything above that bin. One block of 256 threads.
-// At level 2 the k remaining values are taken from the chosen bin's value
-// itself (the threshold), closing the sum.
-VMAF_KERNEL void cambi_select(const u32* cnt, const u64* sum, int level, u32* state, u64* total) {
+// Finds the bin holding the k-th largest value of a 65536-bin histogram
+// (level 1: k = k_first; level 2: the k left in state[0]); state[1] is the
+// chosen bin of level 1 (the high bits); total[0] += the sum of everything
+// above the chosen bin. One block of 256 threads. At level 2 the k values
+// still to take all equal the chosen bin's value, which closes the sum.
+VMAF_KERNEL void cambi_select(const u32* cnt, const u64* sum, int level, u32 k_first, u32* state,
+                              u64* total) {
     __shared__ u32 chunk_cnt[VMAF_BLOCK];
     __shared__ u64 chunk_sum[VMAF_BLOCK];
     const int t = threadIdx.x;
@@ -235,7 +236,7 @@ VMAF_KERNEL void cambi_select(const u32* cnt, const u64* sum, int level, u32* st
     chunk_sum[t] = cs;
     __syncthreads();
     if (t != 0) return;
-    u32 k = state[0];
+    u32 k = level == 1 ? k_first : state[0];
     u64 above = 0;
     int chosen = -1;
     for (int ch = VMAF_BLOCK - 1; ch >= 0 && chosen < 0; --ch) {

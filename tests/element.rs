@@ -126,8 +126,10 @@ fn golden_pairs_through_pipelines() {
         let rp = cache.join(run.ref_zst.trim_end_matches(".zst"));
         let dp = cache.join(run.dis_zst.trim_end_matches(".zst"));
         let out_file = std::env::temp_dir().join(format!("vmafhip-{pair}-{runname}.{results}"));
+        // VMAFHIP_ELEMENT_BACKEND=hip runs the same pipelines on a GPU (device runs).
+        let backend = std::env::var("VMAFHIP_ELEMENT_BACKEND").unwrap_or_else(|_| "cpu".into());
         let desc = format!(
-            "{} ! v.ref_sink {} ! v.dist_sink vmafhip name=v frame-message=true backend=cpu model-filename=\"{}\" psnr={} ssim={} ms-ssim={} \
+            "{} ! v.ref_sink {} ! v.dist_sink vmafhip name=v frame-message=true backend={backend} model-filename=\"{}\" psnr={} ssim={} ms-ssim={} \
              results-filename={} results-format={results} ! fakesink",
             raw_src(rp.to_str().unwrap(), &run, fmt),
             raw_src(dp.to_str().unwrap(), &run, fmt),

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::golden_runs;
+use common::{golden_runs, golden_runs_v1};
 use gstvmafhip::hip::{HipBackend, HipOptions, PinnedHostMem, pinned_owner};
 use gstvmafhip::vmaf::{
     Engine, EngineConfig, FrameScores, KeepAlive, ModelSet, Picture, PixelFormat, Plan, Plane,
@@ -15,7 +15,7 @@ use gstvmafhip::vmaf::{
 use std::sync::Arc;
 
 fn hip_scorer(config: &EngineConfig) -> Option<Scorer<HipBackend>> {
-    let plan = Plan::new(&config.models, config.psnr, config.ssim, config.ms_ssim).unwrap();
+    let plan = config.plan().unwrap();
     match HipBackend::new(plan, &HipOptions::default()) {
         Ok(b) => {
             eprintln!(
@@ -100,6 +100,128 @@ fn golden_pairs_bit_exact_with_cpu() {
     eprintln!("{total} frames, every metric bit-exact");
 }
 
+/// VMAF v1 (CAMBI, speed_chroma, v1 ADM and motion), the bootstrap
+/// collection and 4K NEG: every golden run of manifest-v1.json.
+#[test]
+fn v1_golden_runs_bit_exact_with_cpu() {
+    let mut total = 0;
+    for run in golden_runs_v1() {
+        let config = run.config();
+        let Some(mut gpu) = hip_scorer(&config) else {
+            return;
+        };
+        let (cpu_frames, _) = run.run_cpu();
+        let (gpu_frames, gpu_pooled) = run.run_engine(&mut gpu);
+        let bad = diff(&cpu_frames, &gpu_frames);
+        assert!(
+            bad.is_empty(),
+            "{} / {}: {}",
+            run.pair,
+            run.run,
+            bad.join("\n")
+        );
+        let vs_libvmaf = common::compare_with_golden(&gpu_frames, &gpu_pooled, &run.expected());
+        assert!(
+            vs_libvmaf.is_empty(),
+            "{} / {} vs libvmaf: {vs_libvmaf:?}",
+            run.pair,
+            run.run
+        );
+        total += gpu_frames.len();
+        eprintln!(
+            "{} / {}: {} frames identical",
+            run.pair,
+            run.run,
+            gpu_frames.len()
+        );
+    }
+    eprintln!("v1: {total} frames, every metric bit-exact");
+}
+
+/// v1 models and option variants on synthetic odd sizes, 8 to 16 bits,
+/// 4:2:0, 4:2:2 and 4:4:4: every value equal to the CPU engine's.
+#[test]
+fn v1_sizes_formats_and_depths_bit_exact() {
+    let cases = [
+        (353, 331, PixelFormat::Yuv420, 10, 7),
+        (331, 217, PixelFormat::Yuv422, 12, 0),
+        (256, 216, PixelFormat::Yuv444, 8, 3),
+        (333, 250, PixelFormat::Yuv444, 16, 0),
+        (640, 360, PixelFormat::Yuv422, 8, 16),
+        (1920, 1080, PixelFormat::Yuv420, 10, 0),
+    ];
+    let models = [
+        "vmaf_v1.0.16_3d0h",
+        "vmaf_v1.0.16_hfr_5d0h",
+        "vmaf_v1.0.16_3d0h_2160:cambi.full_ref=true:cambi.eotf=pq:cambi.max_log_contrast=3",
+        "vmaf_v1.0.16_3d0h:speed_chroma.speed_prescale=0.7:speed_chroma.speed_prescale_method=bicubic:cambi.enc_bitdepth=8",
+        "vmaf_v1.0.16_1d5h_2160:speed_chroma.speed_prescale=1.3:speed_chroma.speed_prescale_method=lanczos4:cambi.window_size=31",
+        "vmaf_v1.0.16_hfr_3d0h:speed_chroma.speed_prescale=0.8:speed_chroma.speed_prescale_method=nearest:cambi.topk=0.2:cambi.cambi_max_val=1000",
+    ];
+    for (w, h, format, bpc, pad) in cases {
+        let seq = Seq {
+            w,
+            h,
+            format,
+            bpc,
+            pad,
+        };
+        for model in models {
+            let c = config(false, model);
+            let Some(mut gpu) = hip_scorer(&c) else {
+                return;
+            };
+            let mut cpu = Scorer::cpu(&c).unwrap();
+            let n = if w >= 1920 { 3 } else { 5 };
+            let a = push_seq(&mut cpu, &seq, n, None);
+            let b = push_seq(&mut gpu, &seq, n, None);
+            let bad = diff(&a, &b);
+            assert!(
+                bad.is_empty(),
+                "{w}x{h} {format:?} {bpc}-bit {model}: {}",
+                bad.join("\n")
+            );
+            eprintln!(
+                "{w}x{h} {format:?} {bpc}-bit pad {pad} {model}: {} frames identical (vmaf {:.4})",
+                b.len(),
+                b[0].vmaf()
+            );
+        }
+    }
+}
+
+/// CAMBI's two GPU poolings agree: the exact integer top-k sum (the usual
+/// path) and the host's quick-select over read-back c-values (taken when a
+/// sum reaches 2^29, forced here).
+#[test]
+fn cambi_host_pooling_equals_device_sum() {
+    let c = config(false, "vmaf_v1.0.16_3d0h");
+    let Some(mut gpu) = hip_scorer(&c) else {
+        return;
+    };
+    let Some(mut forced) = hip_scorer(&c) else {
+        return;
+    };
+    forced.backend_mut().set_cambi_host_pooling(true);
+    let seq = Seq {
+        w: 640,
+        h: 360,
+        format: PixelFormat::Yuv420,
+        bpc: 10,
+        pad: 0,
+    };
+    let a = push_seq(&mut gpu, &seq, 4, None);
+    let b = push_seq(&mut forced, &seq, 4, None);
+    let bad = diff(&a, &b);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    let cpu = push_seq(&mut Scorer::cpu(&c).unwrap(), &seq, 4, None);
+    assert!(diff(&cpu, &b).is_empty());
+    eprintln!(
+        "CAMBI pooled on the device and on the host: identical ({:?})",
+        b[1].iter().next()
+    );
+}
+
 /// A synthetic sequence: a moving textured reference and a distorted copy
 /// (quantised, with a blockiness and a little noise), at any depth.
 struct Seq {
@@ -150,6 +272,17 @@ impl Seq {
                             val += f64::from(s >> 28) - 8.0;
                         } else {
                             val += f64::from(s >> 30);
+                        }
+                        if p == 0 && y >= ph / 2 {
+                            // A slow luma ramp: smooth in the reference,
+                            // in steps of one 8-bit level in the distorted
+                            // picture (banding for CAMBI).
+                            let g = 0.3 + 0.08 * (xf / pw as f64);
+                            val = g * f64::from(max);
+                            if dist {
+                                let q = f64::from(max + 1) / 256.0;
+                                val = (val / q).floor() * q;
+                            }
                         }
                         v[y * stride + x] = val.clamp(0.0, f64::from(max)) as u16;
                     }

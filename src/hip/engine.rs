@@ -17,6 +17,7 @@
 #![forbid(unsafe_code)]
 
 use super::module::ArgKind as K;
+use super::v1::{self, CambiLayout, CambiSlot, SpeedLayout, SpeedSlot, V1Kernels};
 use super::{
     Arg, Device, DeviceBuffer, Event, HipError, Kernel, Module, PinnedBuffer, PinnedHostMem,
     Runtime, Stream, Vendor, compile_source, pinned_owner, read_u64s, u16_bytes,
@@ -35,7 +36,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The kernel sources, embedded at build time; compiled at first use.
-pub const KERNEL_SOURCES: [(&str, &str); 8] = [
+pub const KERNEL_SOURCES: [(&str, &str); 10] = [
     (
         "motion_sad.hip",
         include_str!("../../kernels/motion_sad.hip"),
@@ -59,6 +60,8 @@ pub const KERNEL_SOURCES: [(&str, &str); 8] = [
         "adm_csf_den.hip",
         include_str!("../../kernels/adm_csf_den.hip"),
     ),
+    ("cambi.hip", include_str!("../../kernels/cambi.hip")),
+    ("speed.hip", include_str!("../../kernels/speed.hip")),
 ];
 
 /// Widest frame the GPU path takes: motion's per-row sums stay exact in 64
@@ -70,7 +73,9 @@ const R_VIF: usize = 0; // 4 scales × (num_log, den_log, num_non_log, den_non_l
 const R_ADM: usize = 16; // 4 scales × (num θ0..2, aim θ0..2, den θ0..2)
 const R_MOTION: usize = 52;
 const R_PSNR: usize = 53; // 3 planes
-const R_LEN: usize = 56;
+const R_CAMBI: usize = 56; // distorted then reference: per scale (top-k sum, inexact)
+const R_CAMBI_BAD: usize = R_CAMBI + 2 * v1::CAMBI_SLOTS;
+const R_LEN: usize = R_CAMBI_BAD + 1;
 
 /// How to open the backend.
 #[derive(Clone, Debug)]
@@ -111,6 +116,8 @@ struct Kernels {
     /// 2048·log2 table (u16) and ADM's reciprocal table (i32), device copies.
     log_table: DeviceBuffer,
     div_table: DeviceBuffer,
+    /// CAMBI and speed_chroma.
+    v1: V1Kernels,
     /// Seconds spent compiling (0 when every module came from the cache).
     compile_note: String,
 }
@@ -250,7 +257,9 @@ fn load_kernels(dev: &Arc<Device>) -> Result<Kernels, HipError> {
     let div: Vec<u8> = div_lookup().iter().flat_map(|v| v.to_le_bytes()).collect();
     let div_table = DeviceBuffer::new(dev, div.len(), "ADM reciprocal table")?;
     stream.upload_blocking(&div_table, 0, &div)?;
+    let v1 = v1::load(&m, dev, &stream)?;
     Ok(Kernels {
+        v1,
         motion8: m("motion_sad.hip").kernel("motion_sad_8", &ptr2_i3_ptr)?,
         motion16: m("motion_sad.hip").kernel("motion_sad_16", &ptr2_i3_ptr)?,
         sse8: m("psnr_sse.hip").kernel("psnr_sse_8", &sse)?,
@@ -317,6 +326,8 @@ struct Layout {
     /// DWT index tables of every scale (ix then iy), and their offsets.
     dwt_tables: DeviceBuffer,
     dwt_offsets: [(usize, usize); 4],
+    cambi: Option<CambiLayout>,
+    speed: Option<SpeedLayout>,
 }
 
 /// Device memory and sync objects of one frame in flight.
@@ -334,6 +345,8 @@ struct Slot {
     bands_dis: Vec<DeviceBuffer>,
     work: DeviceBuffer,
     accum: DeviceBuffer,
+    cambi: Option<CambiSlot>,
+    speed: Option<SpeedSlot>,
     result: PinnedHostMem,
     flight: Option<InFlight>,
     /// Events between stages, recorded only while profiling (see `STAGES`).
@@ -341,7 +354,9 @@ struct Slot {
 }
 
 /// Stages timed by [`HipBackend::set_profiling`], in stream order.
-pub const STAGES: [&str; 6] = ["upload", "motion", "vif", "adm", "psnr", "readback"];
+pub const STAGES: [&str; 8] = [
+    "upload", "motion", "vif", "adm", "psnr", "cambi", "speed", "readback",
+];
 
 struct InFlight {
     index: u64,
@@ -367,12 +382,18 @@ pub struct HipBackend {
     next_slot: usize,
     /// Frames in flight, oldest first: (index, slot).
     order: VecDeque<(u64, usize)>,
-    /// Slot holding the previous reference, for motion.
+    /// Slots holding the previous reference and the one before, for motion.
     prev_slot: Option<usize>,
+    prev_prev_slot: Option<usize>,
+    /// Host memory for CAMBI c-values read back when a top-k sum must be
+    /// pooled on the host.
+    fallback: Option<PinnedHostMem>,
+    /// Pool every CAMBI scale from its read-back c-values (tests of that path).
+    cambi_host_pooling: bool,
     ready: Vec<RawFeatures>,
     profiling: bool,
     /// Per stage: total milliseconds and frames, while profiling.
-    stage_ms: [f64; 6],
+    stage_ms: [f64; STAGES.len()],
     profiled_frames: u64,
 }
 
@@ -390,9 +411,12 @@ impl HipBackend {
             next_slot: 0,
             order: VecDeque::new(),
             prev_slot: None,
+            prev_prev_slot: None,
+            fallback: None,
+            cambi_host_pooling: false,
             ready: Vec::new(),
             profiling: false,
-            stage_ms: [0.0; 6],
+            stage_ms: [0.0; STAGES.len()],
             profiled_frames: 0,
         })
     }
@@ -402,7 +426,7 @@ impl HipBackend {
     /// device include each other's time: profile with one frame in flight.
     pub fn set_profiling(&mut self, on: bool) {
         self.profiling = on;
-        self.stage_ms = [0.0; 6];
+        self.stage_ms = [0.0; STAGES.len()];
         self.profiled_frames = 0;
     }
 
@@ -420,6 +444,13 @@ impl HipBackend {
         &self.dev
     }
 
+    /// Pool CAMBI's c-values on the host for every scale, as the backend
+    /// does on its own only when a scale's exact top-k sum reaches 2^29
+    /// (where libvmaf's double sum depends on its order). For tests.
+    pub fn set_cambi_host_pooling(&mut self, on: bool) {
+        self.cambi_host_pooling = on;
+    }
+
     /// How the kernels were obtained (compiled now, or from the disk cache).
     pub fn compile_note(&self) -> &str {
         &self.kernels.compile_note
@@ -434,7 +465,7 @@ impl HipBackend {
         }
         let bps = if pic.bpc == 8 { 1 } else { 2 };
         let mut planes = vec![(w, h)];
-        if self.plan.psnr
+        if (self.plan.psnr || self.plan.speed_chroma.is_some())
             && let Some(c) = pic.format.chroma_size(w, h)
         {
             planes.push(c);
@@ -468,6 +499,25 @@ impl HipBackend {
         setup_stream
             .upload_blocking(&dwt_tables, 0, &table)
             .map_err(be)?;
+        let cambi = match &self.plan.cambi {
+            Some(p) => Some(
+                CambiLayout::new(&self.dev, &setup_stream, p, w, h, pic.bpc)
+                    .map_err(|e| VmafError::TooSmall(format!("{e}")))?,
+            ),
+            None => None,
+        };
+        let speed = match (&self.plan.speed_chroma, pic.format.chroma_size(w, h)) {
+            (Some(p), Some((cw, ch))) => Some(
+                SpeedLayout::new(&self.dev, &setup_stream, p, cw, ch, pic.bpc)
+                    .map_err(|e| VmafError::TooSmall(format!("{e}")))?,
+            ),
+            (Some(_), None) => {
+                return Err(VmafError::Unsupported(
+                    "speed_chroma needs chroma planes (input is GRAY)".into(),
+                ));
+            }
+            _ => None,
+        };
         let layout = Layout {
             w,
             h,
@@ -480,6 +530,8 @@ impl HipBackend {
             adm_band,
             dwt_tables,
             dwt_offsets,
+            cambi,
+            speed,
         };
         let mut slots = Vec::with_capacity(self.ring);
         for _ in 0..self.ring {
@@ -489,6 +541,7 @@ impl HipBackend {
         self.layout = Some(layout);
         self.next_slot = 0;
         self.prev_slot = None;
+        self.prev_prev_slot = None;
         Ok(())
     }
 
@@ -523,7 +576,12 @@ impl HipBackend {
             bands_dis,
             work: buf("ADM decouple/CSF planes", 18 * n0 * 4)?,
             accum: buf("feature sums", R_LEN * 8)?,
-            result: PinnedHostMem::new(dev, R_LEN * 8)?,
+            cambi: l.cambi.as_ref().map(|c| c.slot(dev)).transpose()?,
+            speed: l.speed.as_ref().map(|c| c.slot(dev)).transpose()?,
+            result: PinnedHostMem::new(
+                dev,
+                R_LEN * 8 + l.speed.as_ref().map_or(0, |s| s.result_bytes()),
+            )?,
             flight: None,
             marks: (0..=STAGES.len())
                 .map(|_| Event::new(dev))
@@ -559,21 +617,58 @@ impl HipBackend {
             .layout
             .as_ref()
             .expect("slots exist only with a layout");
-        self.ready.push(finish(&self.plan, layout, &f, &sums));
+        let mut raw = finish(&self.plan, layout, &f, &sums);
+        if f.scored {
+            if let (Some(cl), Some(cs)) = (&layout.cambi, &slot.cambi) {
+                if sums[R_CAMBI_BAD] != 0 {
+                    raw.error = Some(format!(
+                        "CAMBI: a luma value exceeds the {}-bit maximum {}",
+                        layout.bpc,
+                        (1u32 << layout.bpc) - 1
+                    ));
+                } else {
+                    if self.fallback.is_none() {
+                        self.fallback =
+                            Some(PinnedHostMem::new(&self.dev, cs.max_floats() * 4).map_err(be)?);
+                    }
+                    let host = self.fallback.as_ref().expect("just made");
+                    let st = &slot.stream;
+                    let mut fetch =
+                        |pic: usize, off: usize, n: usize| cs.read(st, host, pic, off, n);
+                    raw.cambi = Some(
+                        cl.finish(&sums, R_CAMBI, self.cambi_host_pooling, &mut fetch)
+                            .map_err(be)?,
+                    );
+                }
+            }
+            if let Some(sl) = &layout.speed {
+                raw.speed_chroma = Some(sl.finish(&slot.result.as_ref()[R_LEN * 8..]));
+            }
+        }
+        self.ready.push(raw);
         Ok(true)
     }
 
     fn submit_frame(&mut self, input: FrameInput<'_>) -> Result<(), VmafError> {
         let ring = self.ring as u64;
-        // Frame j takes slot j mod N once frames ≤ j − N + 1 are retired.
+        // Frame j takes slot j mod N once frames ≤ j − N + lag are retired
+        // (frame j − N + lag reads slot j mod N's reference for motion; lag
+        // is 2 with the five-frame window).
+        let lag = self
+            .plan
+            .motion
+            .map_or(1, |m| if m.five_frame_window { 2 } else { 1 });
         while let Some(&(oldest, _)) = self.order.front() {
-            if oldest + ring > input.index + 1 && self.order.len() < self.ring - 1 {
+            if oldest + ring > input.index + lag && self.order.len() < self.ring - lag as usize {
                 break;
             }
             self.retire_one(true)?;
         }
         let s = self.next_slot;
-        let prev = self.prev_slot;
+        let prev = match self.plan.motion {
+            Some(m) if m.five_frame_window => self.prev_prev_slot,
+            _ => self.prev_slot,
+        };
         let k = self.kernels.clone();
         let l = self.layout.as_ref().expect("set up before submitting");
         let slot = &self.slots[s];
@@ -718,9 +813,47 @@ impl HipBackend {
             }
         }
         mark(5)?;
+        if input.scored
+            && let (Some(cl), Some(cs)) = (&l.cambi, &slot.cambi)
+        {
+            cl.launch(
+                &k.v1,
+                st,
+                cs,
+                (&slot.pix[0], &slot.pix[1]),
+                l.bps,
+                l.bpc,
+                &slot.accum,
+                R_CAMBI,
+                R_CAMBI_BAD,
+            )
+            .map_err(be)?;
+        }
+        mark(6)?;
+        if input.scored
+            && let (Some(sl), Some(ss)) = (&l.speed, &slot.speed)
+        {
+            sl.launch(
+                &k.v1,
+                st,
+                ss,
+                [&slot.pix[2], &slot.pix[3], &slot.pix[4], &slot.pix[5]],
+                l.bps,
+            )
+            .map_err(be)?;
+            st.download(
+                slot.result.shared(),
+                R_LEN * 8,
+                &ss.stats,
+                0,
+                sl.result_bytes(),
+            )
+            .map_err(be)?;
+        }
+        mark(7)?;
         st.download(slot.result.shared(), 0, &slot.accum, 0, R_LEN * 8)
             .map_err(be)?;
-        mark(6)?;
+        mark(8)?;
         st.record(&slot.done).map_err(be)?;
         // SSIM and MS-SSIM stay on the CPU (float extractors; see docs/architecture.md).
         let (mut ssim_v, mut ms_ssim_v) = (None, None);
@@ -747,6 +880,7 @@ impl HipBackend {
             ms_ssim: ms_ssim_v,
         });
         self.order.push_back((input.index, s));
+        self.prev_prev_slot = self.prev_slot;
         self.prev_slot = Some(s);
         self.next_slot = (s + 1) % self.ring;
         Ok(())
@@ -1144,6 +1278,7 @@ impl FeatureBackend for HipBackend {
     fn flush(&mut self) -> Result<Vec<RawFeatures>, VmafError> {
         let out = self.collect(true)?;
         self.prev_slot = None;
+        self.prev_prev_slot = None;
         Ok(out)
     }
 
@@ -1156,6 +1291,7 @@ impl FeatureBackend for HipBackend {
         self.order.clear();
         self.ready.clear();
         self.prev_slot = None;
+        self.prev_prev_slot = None;
         Ok(())
     }
 }

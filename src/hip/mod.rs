@@ -13,6 +13,7 @@ mod device;
 pub mod engine;
 mod ffi;
 mod module;
+mod v1;
 
 pub use device::{
     Device, DeviceBuffer, DeviceInfo, Event, PinnedBuffer, PinnedHostMem, Stream, pinned_owner,

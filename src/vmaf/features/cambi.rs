@@ -49,7 +49,7 @@ pub const OPTIONS: &[OptSpec] = &[
     OptSpec::int("cambi_high_res_speedup", "hrs", 0.0, 0.0, 2160.0),
 ];
 
-const NUM_SCALES: usize = 5;
+pub const NUM_SCALES: usize = 5;
 const SCALE_WEIGHTS: [u32; NUM_SCALES] = [16, 8, 4, 2, 1];
 /// Suprathreshold contrast response per contrast step.
 const CONTRAST_WEIGHTS: [u32; 32] = [
@@ -460,14 +460,54 @@ impl Cambi {
             );
             *slot = spatial_pooling(&mut self.c_values[..sw * sh], s.topk);
         }
-        let side = 2 * (window >> 1) + 1;
-        let pixels_in_window = ((side * side) & 0xffff) as f64;
-        let mut score = 0.0;
-        for (sc, wt) in scores.iter().zip(SCALE_WEIGHTS) {
-            score += sc * f64::from(wt);
-        }
-        Ok(score / pixels_in_window)
+        Ok(combine_scales(&scores, window))
     }
+}
+
+/// The five per-scale top-k means weighted 16:8:4:2:1, over the window area.
+pub fn combine_scales(scores: &[f64; NUM_SCALES], window: usize) -> f64 {
+    let side = 2 * (window >> 1) + 1;
+    let pixels_in_window = ((side * side) & 0xffff) as f64;
+    let mut score = 0.0;
+    for (sc, wt) in scores.iter().zip(SCALE_WEIGHTS) {
+        score += sc * f64::from(wt);
+    }
+    score / pixels_in_window
+}
+
+/// How many c-values of an `n`-pixel scale the top-k mean takes.
+pub fn topk_count(n: usize, topk: f64) -> usize {
+    ((topk * n as f64) as i64).clamp(1, n as i64) as usize
+}
+
+/// Source row (or column) of each of `n` encode-size rows taken from `src_n`
+/// (the nearest-neighbour stepping of `decimate_generic_*_to_10b`).
+pub fn sample_positions(src_n: usize, n: usize) -> Vec<usize> {
+    if src_n == n {
+        return (0..n).collect();
+    }
+    let ratio = src_n as f32 / n as f32;
+    let mut x = (f64::from(ratio / 2.0) - 0.5) as f32;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        out.push((f64::from(x) + 0.5) as i32 as usize);
+        x += ratio;
+    }
+    out
+}
+
+/// Sizes of the five scales of a `w`x`h` picture: the first halved with the
+/// high-resolution speed-up, each next one halved (rounding up).
+pub fn scale_sizes(w: usize, h: usize, speedup: bool) -> [(usize, usize); NUM_SCALES] {
+    let mut out = [(w, h); NUM_SCALES];
+    let (mut sw, mut sh) = (w, h);
+    for (scale, slot) in out.iter_mut().enumerate() {
+        if scale > 0 || speedup {
+            (sw, sh) = (sw.div_ceil(2), sh.div_ceil(2));
+        }
+        *slot = (sw, sh);
+    }
+    out
 }
 
 /// `cambi_preprocessing`: luma to 10 bits at `w`x`h` (nearest neighbour
@@ -507,23 +547,12 @@ pub fn preprocess(
             *o = convert(v);
         }
     } else {
-        let ratio_x = iw as f32 / w as f32;
-        let ratio_y = ih as f32 / h as f32;
-        let start_x = (f64::from(ratio_x / 2.0) - 0.5) as f32;
-        let start_y = (f64::from(ratio_y / 2.0) - 0.5) as f32;
-        let mut cols = Vec::with_capacity(w);
-        let mut x = start_x;
-        for _ in 0..w {
-            cols.push((f64::from(x) + 0.5) as i32 as usize);
-            x += ratio_x;
-        }
-        let mut y = start_y;
-        for i in 0..h {
-            let src = luma.row((f64::from(y) + 0.5) as i32 as usize);
+        let cols = sample_positions(iw, w);
+        for (i, &r) in sample_positions(ih, h).iter().enumerate() {
+            let src = luma.row(r);
             for (o, &c) in out[i * w..(i + 1) * w].iter_mut().zip(&cols) {
                 *o = convert(src[c]);
             }
-            y += ratio_y;
         }
     }
     if enc_bitdepth < 10 {
@@ -801,8 +830,7 @@ pub fn quick_select(a: &mut [f32], k: usize) {
 /// Mean of the top `topk` share of the c-values, summed in double in the
 /// order quick-select leaves them.
 pub fn spatial_pooling(c: &mut [f32], topk: f64) -> f64 {
-    let n = c.len();
-    let k = ((topk * n as f64) as i64).clamp(1, n as i64) as usize;
+    let k = topk_count(c.len(), topk);
     quick_select(c, k);
     let mut sum = 0.0f64;
     for &v in &c[..k] {

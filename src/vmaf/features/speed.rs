@@ -465,7 +465,11 @@ pub fn axis_taps(method: ScaleMethod, n: usize, dn: usize) -> AxisTaps {
         }
         ScaleMethod::Bicubic | ScaleMethod::Lanczos4 => {
             let a: i32 = if method == ScaleMethod::Bicubic { 2 } else { 4 };
-            let lo = if method == ScaleMethod::Bicubic { -1 } else { -a };
+            let lo = if method == ScaleMethod::Bicubic {
+                -1
+            } else {
+                -a
+            };
             t.taps = (a - lo + 1) as usize;
             for k in 0..dn {
                 let xx = centre(k, ratio);
@@ -541,7 +545,11 @@ fn scaled_sample(
                     v += at(rows.index[y * t + j], cols.index[x * t + i]) * weight;
                 }
             }
-            if method == ScaleMethod::Lanczos4 { v / wsum } else { v }
+            if method == ScaleMethod::Lanczos4 {
+                v / wsum
+            } else {
+                v
+            }
         }
     }
 }

@@ -1,0 +1,678 @@
+//! The VMAF v1 extractors on the GPU: CAMBI and speed_chroma
+//! (`kernels/cambi.hip`, `kernels/speed.hip`). Their v1 ADM (Barten/blended
+//! CSF weights) and motion options (five-frame window, moving average) run
+//! in the v0 kernels with other constants and slots (engine.rs).
+//!
+//! As for the v0 features, the device computes everything per pixel and
+//! per block, and the host finishes with the CPU engine's own functions:
+//! CAMBI's per-scale top-k mean from an exact integer sum (or, when that sum
+//! is too large for libvmaf's double sum to be order-free, from the c-values
+//! themselves), speed_chroma's entropies (`log2`) and score from the
+//! eigenvalues and block variances.
+
+#![forbid(unsafe_code)]
+
+use super::module::ArgKind as K;
+use super::{Arg, Device, DeviceBuffer, HipError, Kernel, Module, PinnedHostMem, Stream};
+use crate::vmaf::features::cambi::{
+    self, CambiParams, CambiScores, CambiSetup, NUM_SCALES, combine_scales, mask_index,
+    scale_sizes, topk_count,
+};
+use crate::vmaf::features::speed::{
+    self, AxisTaps, Dims, RawStats, ScaleMethod, SpeedParams, axis_taps, channel_score, combine,
+};
+use std::sync::Arc;
+
+pub(super) struct V1Kernels {
+    check8: Kernel,
+    check16: Kernel,
+    prep8: Kernel,
+    prep16: Kernel,
+    mask: Kernel,
+    scale: Kernel,
+    cvalues: Kernel,
+    hist: Kernel,
+    select: Kernel,
+    small8: Kernel,
+    small16: Kernel,
+    localmean: Kernel,
+    stats: Kernel,
+    /// CAMBI's reciprocal table (f32), device copy.
+    recip: DeviceBuffer,
+}
+
+pub(super) fn load(
+    m: &dyn Fn(&str) -> Arc<Module>,
+    dev: &Arc<Device>,
+    stream: &Stream,
+) -> Result<V1Kernels, HipError> {
+    use K::{I32, Ptr, U32};
+    let c = m("cambi.hip");
+    let s = m("speed.hip");
+    let check = [Ptr, I32, I32, Ptr];
+    let prep = [Ptr, I32, Ptr, Ptr, I32, I32, I32, I32, Ptr];
+    let small = [
+        Ptr, I32, U32, I32, I32, Ptr, Ptr, Ptr, Ptr, I32, I32, Ptr, I32, I32, I32, Ptr,
+    ];
+    let recip_table = cambi::reciprocal_lut();
+    let bytes: Vec<u8> = recip_table.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let recip = DeviceBuffer::new(dev, bytes.len(), "CAMBI reciprocal table")?;
+    stream.upload_blocking(&recip, 0, &bytes)?;
+    Ok(V1Kernels {
+        check8: c.kernel("cambi_check_8", &check)?,
+        check16: c.kernel("cambi_check_16", &check)?,
+        prep8: c.kernel("cambi_prep_8", &prep)?,
+        prep16: c.kernel("cambi_prep_16", &prep)?,
+        mask: c.kernel("cambi_mask", &[Ptr, I32, I32, I32, I32, I32, U32, Ptr])?,
+        scale: c.kernel("cambi_scale", &[Ptr, I32, I32, I32, I32, Ptr])?,
+        cvalues: c.kernel(
+            "cambi_cvalues",
+            &[
+                Ptr, Ptr, I32, I32, I32, I32, I32, Ptr, I32, I32, I32, I32, Ptr, Ptr,
+            ],
+        )?,
+        hist: c.kernel("cambi_hist", &[Ptr, I32, I32, Ptr, Ptr, Ptr, Ptr])?,
+        select: c.kernel("cambi_select", &[Ptr, Ptr, I32, U32, Ptr, Ptr])?,
+        small8: s.kernel("speed_small_8", &small)?,
+        small16: s.kernel("speed_small_16", &small)?,
+        localmean: s.kernel("speed_localmean", &[Ptr, I32, I32, Ptr, I32, Ptr])?,
+        stats: s.kernel("speed_stats", &[Ptr, I32, I32, I32, Ptr, Ptr, Ptr, Ptr])?,
+        recip,
+    })
+}
+
+fn blocks(n: usize) -> u32 {
+    n.div_ceil(256).max(1) as u32
+}
+
+fn upload<T: Copy>(
+    dev: &Arc<Device>,
+    st: &Stream,
+    v: &[T],
+    to_bytes: fn(T) -> [u8; 4],
+    what: &str,
+) -> Result<DeviceBuffer, HipError> {
+    let bytes: Vec<u8> = v.iter().flat_map(|&x| to_bytes(x)).collect();
+    let b = DeviceBuffer::new(dev, bytes.len().max(4), what)?;
+    if !bytes.is_empty() {
+        st.upload_blocking(&b, 0, &bytes)?;
+    }
+    Ok(b)
+}
+
+/// u64 slots of one CAMBI picture's results: per scale (exact top-k sum in
+/// 2^-24 units, inexact flag), then the out-of-range-sample flag.
+pub(super) const CAMBI_SLOTS: usize = 2 * NUM_SCALES;
+
+/// One picture CAMBI scores (the distorted one, or the reference with `full_ref`).
+struct CambiPic {
+    /// Encode (or source) size, window, and the five scales' sizes.
+    w: usize,
+    h: usize,
+    window: usize,
+    scales: [(usize, usize); NUM_SCALES],
+    /// Source rows and columns of the encode-size samples.
+    rows: DeviceBuffer,
+    cols: DeviceBuffer,
+    /// c-values of scale s start at `offsets[s]` (floats).
+    offsets: [usize; NUM_SCALES],
+    total: usize,
+    mask_threshold: u32,
+}
+
+/// Stream-wide CAMBI state on the device.
+pub(super) struct CambiLayout {
+    pub setup: CambiSetup,
+    pics: Vec<CambiPic>,
+    tvi: DeviceBuffer,
+    src_w: usize,
+    src_h: usize,
+}
+
+impl CambiLayout {
+    pub(super) fn new(
+        dev: &Arc<Device>,
+        st: &Stream,
+        p: &CambiParams,
+        w: usize,
+        h: usize,
+        bpc: u8,
+    ) -> Result<Self, HipError> {
+        let setup = p
+            .setup(w as u32, h as u32, u32::from(bpc))
+            .map_err(HipError::Usage)?;
+        let mut pics = Vec::new();
+        let sizes = if setup.full_ref {
+            vec![(setup.enc, setup.window), (setup.src, setup.src_window)]
+        } else {
+            vec![(setup.enc, setup.window)]
+        };
+        for ((pw, ph), window) in sizes {
+            let scales = scale_sizes(pw, ph, setup.speedup);
+            let mut offsets = [0; NUM_SCALES];
+            let mut total = 0;
+            for (s, &(sw, sh)) in scales.iter().enumerate() {
+                offsets[s] = total;
+                total += sw * sh;
+            }
+            let to_i32 = |v: Vec<usize>| v.into_iter().map(|x| x as i32).collect::<Vec<_>>();
+            pics.push(CambiPic {
+                w: pw,
+                h: ph,
+                window,
+                scales,
+                rows: upload(
+                    dev,
+                    st,
+                    &to_i32(cambi::sample_positions(h, ph)),
+                    i32::to_le_bytes,
+                    "CAMBI rows",
+                )?,
+                cols: upload(
+                    dev,
+                    st,
+                    &to_i32(cambi::sample_positions(w, pw)),
+                    i32::to_le_bytes,
+                    "CAMBI columns",
+                )?,
+                offsets,
+                total,
+                mask_threshold: mask_index(pw, ph),
+            });
+        }
+        let tvi: Vec<u8> = setup
+            .tvi_for_diff
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let tvi_buf = DeviceBuffer::new(dev, tvi.len().max(4), "CAMBI TVI table")?;
+        st.upload_blocking(&tvi_buf, 0, &tvi)?;
+        Ok(Self {
+            setup,
+            pics,
+            tvi: tvi_buf,
+            src_w: w,
+            src_h: h,
+        })
+    }
+
+    pub(super) fn slot(&self, dev: &Arc<Device>) -> Result<CambiSlot, HipError> {
+        let big = self.pics.iter().map(|p| p.w * p.h).max().unwrap_or(1);
+        let (m0w, m0h) = self
+            .pics
+            .iter()
+            .map(|p| p.scales[0])
+            .fold((1, 1), |a, b| (a.0.max(b.0), a.1.max(b.1)));
+        Ok(CambiSlot {
+            img: [
+                DeviceBuffer::new(dev, big * 2, "CAMBI image")?,
+                DeviceBuffer::new(dev, big * 2, "CAMBI image")?,
+            ],
+            mask: DeviceBuffer::new(dev, m0w * m0h, "CAMBI mask")?,
+            cvals: self
+                .pics
+                .iter()
+                .map(|p| DeviceBuffer::new(dev, p.total * 4, "CAMBI c-values"))
+                .collect::<Result<_, _>>()?,
+            cnt: DeviceBuffer::new(dev, 65536 * 4, "CAMBI histogram counts")?,
+            sum: DeviceBuffer::new(dev, 65536 * 8, "CAMBI histogram sums")?,
+            state: DeviceBuffer::new(dev, 8, "CAMBI selection state")?,
+        })
+    }
+
+    /// Queues CAMBI of the distorted picture (and the reference with
+    /// `full_ref`). `luma` is (reference, distorted) luma on the device;
+    /// results land in `accum` from u64 slot `base`; `bad` is the u64 slot
+    /// flagged when a sample exceeds the bit depth.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn launch(
+        &self,
+        k: &V1Kernels,
+        st: &Stream,
+        slot: &CambiSlot,
+        luma: (&DeviceBuffer, &DeviceBuffer),
+        bps: usize,
+        bpc: u8,
+        accum: &DeviceBuffer,
+        base: usize,
+        bad: usize,
+    ) -> Result<(), HipError> {
+        let s = &self.setup;
+        for (pi, pic) in self.pics.iter().enumerate() {
+            let src = if pi == 0 { luma.1 } else { luma.0 };
+            let (w, h) = (self.src_w, self.src_h);
+            if bpc != 8 && bpc < 16 {
+                let kern = if bps == 1 { &k.check8 } else { &k.check16 };
+                st.launch(
+                    kern,
+                    (blocks(w * h), 1, 1),
+                    (256, 1, 1),
+                    0,
+                    &[
+                        Arg::Buf(src, 0),
+                        Arg::I32((w * h) as i32),
+                        Arg::I32(i32::from(bpc)),
+                        Arg::Buf(accum, bad * 8),
+                    ],
+                )?;
+            }
+            let prep = if bps == 1 { &k.prep8 } else { &k.prep16 };
+            st.launch(
+                prep,
+                (blocks(pic.w), pic.h as u32, 1),
+                (256, 1, 1),
+                0,
+                &[
+                    Arg::Buf(src, 0),
+                    Arg::I32(w as i32),
+                    Arg::Buf(&pic.rows, 0),
+                    Arg::Buf(&pic.cols, 0),
+                    Arg::I32(pic.w as i32),
+                    Arg::I32(pic.h as i32),
+                    Arg::I32(i32::from(bpc)),
+                    Arg::I32(i32::from(s.enc_bitdepth < 10)),
+                    Arg::Buf(&slot.img[0], 0),
+                ],
+            )?;
+            let (mw, mh) = pic.scales[0];
+            st.launch(
+                &k.mask,
+                (blocks(mw), mh as u32, 1),
+                (256, 1, 1),
+                0,
+                &[
+                    Arg::Buf(&slot.img[0], 0),
+                    Arg::I32(pic.w as i32),
+                    Arg::I32(pic.h as i32),
+                    Arg::I32(if s.speedup { 2 } else { 1 }),
+                    Arg::I32(mw as i32),
+                    Arg::I32(mh as i32),
+                    Arg::U32(pic.mask_threshold),
+                    Arg::Buf(&slot.mask, 0),
+                ],
+            )?;
+            let mut src_w = pic.w;
+            for (sc, &(sw, sh)) in pic.scales.iter().enumerate() {
+                let (from, to) = (&slot.img[sc % 2], &slot.img[(sc + 1) % 2]);
+                let dec = sc > 0 || s.speedup;
+                st.launch(
+                    &k.scale,
+                    (blocks(sw), sh as u32, 1),
+                    (256, 1, 1),
+                    0,
+                    &[
+                        Arg::Buf(from, 0),
+                        Arg::I32(src_w as i32),
+                        Arg::I32(i32::from(dec)),
+                        Arg::I32(sw as i32),
+                        Arg::I32(sh as i32),
+                        Arg::Buf(to, 0),
+                    ],
+                )?;
+                src_w = sw;
+                let coff = pic.offsets[sc] * 4;
+                st.launch(
+                    &k.cvalues,
+                    (blocks(sw), sh as u32, 1),
+                    (256, 1, 1),
+                    0,
+                    &[
+                        Arg::Buf(to, 0),
+                        Arg::Buf(&slot.mask, 0),
+                        Arg::I32(mw as i32),
+                        Arg::I32(1 << sc),
+                        Arg::I32(sw as i32),
+                        Arg::I32(sh as i32),
+                        Arg::I32((pic.window >> 1) as i32),
+                        Arg::Buf(&self.tvi, 0),
+                        Arg::I32(s.tvi_for_diff.len() as i32),
+                        Arg::I32(i32::from(s.vlt_luma)),
+                        Arg::I32(i32::from(s.band_base)),
+                        Arg::I32(i32::from(s.band_size)),
+                        Arg::Buf(&k.recip, 0),
+                        Arg::Buf(&slot.cvals[pi], coff),
+                    ],
+                )?;
+                let n = sw * sh;
+                let kk = topk_count(n, s.topk) as u32;
+                let total = (base + pi * CAMBI_SLOTS + 2 * sc) * 8;
+                for level in [1, 2] {
+                    st.memset(&slot.cnt, 0, 65536 * 4, 0)?;
+                    st.memset(&slot.sum, 0, 65536 * 8, 0)?;
+                    st.launch(
+                        &k.hist,
+                        (blocks(n), 1, 1),
+                        (256, 1, 1),
+                        0,
+                        &[
+                            Arg::Buf(&slot.cvals[pi], coff),
+                            Arg::I32(n as i32),
+                            Arg::I32(level),
+                            Arg::Buf(&slot.state, 0),
+                            Arg::Buf(&slot.cnt, 0),
+                            Arg::Buf(&slot.sum, 0),
+                            Arg::Buf(accum, total),
+                        ],
+                    )?;
+                    st.launch(
+                        &k.select,
+                        (1, 1, 1),
+                        (256, 1, 1),
+                        0,
+                        &[
+                            Arg::Buf(&slot.cnt, 0),
+                            Arg::Buf(&slot.sum, 0),
+                            Arg::I32(level),
+                            Arg::U32(kk),
+                            Arg::Buf(&slot.state, 0),
+                            Arg::Buf(accum, total),
+                        ],
+                    )?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// CAMBI from the read-back sums; a scale whose exact sum is too large
+    /// (or not representable) is pooled from its c-values, read back with
+    /// `fetch(picture, float offset, count)`.
+    pub(super) fn finish(
+        &self,
+        sums: &[u64],
+        base: usize,
+        host_pooling: bool,
+        fetch: &mut dyn FnMut(usize, usize, usize) -> Result<Vec<f32>, HipError>,
+    ) -> Result<CambiScores, HipError> {
+        let s = &self.setup;
+        let mut score = [0f64; 2];
+        for (pi, pic) in self.pics.iter().enumerate() {
+            let mut per_scale = [0f64; NUM_SCALES];
+            for (sc, &(sw, sh)) in pic.scales.iter().enumerate() {
+                let n = sw * sh;
+                let k = topk_count(n, s.topk);
+                let total = sums[base + pi * CAMBI_SLOTS + 2 * sc];
+                let inexact = sums[base + pi * CAMBI_SLOTS + 2 * sc + 1] != 0;
+                per_scale[sc] = if !host_pooling && !inexact && total < (1u64 << 53) {
+                    // Every partial sum below 2^29 is exact in double: any
+                    // order, libvmaf's included, gives this value.
+                    (total as f64 * 2f64.powi(-24)) / k as f64
+                } else {
+                    let mut c = fetch(pi, pic.offsets[sc], n)?;
+                    cambi::spatial_pooling(&mut c, s.topk)
+                };
+            }
+            score[pi] = combine_scales(&per_scale, pic.window);
+        }
+        let dist = score[0];
+        let mut out = CambiScores {
+            distorted: dist.min(s.max_val),
+            ..Default::default()
+        };
+        if s.full_ref {
+            let src = score[1];
+            out.source = Some(src.min(s.max_val));
+            out.full_reference = Some((dist - src).max(0.0).min(s.max_val));
+        }
+        Ok(out)
+    }
+}
+
+/// Per-slot device memory of CAMBI.
+pub(super) struct CambiSlot {
+    img: [DeviceBuffer; 2],
+    mask: DeviceBuffer,
+    cvals: Vec<DeviceBuffer>,
+    cnt: DeviceBuffer,
+    sum: DeviceBuffer,
+    state: DeviceBuffer,
+}
+
+impl CambiSlot {
+    /// Blocking read of `n` c-values of picture `pic` from float `offset`
+    /// (only after the frame's work completed).
+    pub(super) fn read(
+        &self,
+        st: &Stream,
+        host: &PinnedHostMem,
+        pic: usize,
+        offset: usize,
+        n: usize,
+    ) -> Result<Vec<f32>, HipError> {
+        st.download(host.shared(), 0, &self.cvals[pic], offset * 4, n * 4)?;
+        st.synchronize()?;
+        Ok(host.as_ref()[..n * 4]
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect())
+    }
+
+    /// Floats of the largest picture, for [`CambiSlot::read`]'s host buffer.
+    pub(super) fn max_floats(&self) -> usize {
+        self.cvals.iter().map(|b| b.bytes() / 4).max().unwrap_or(0)
+    }
+}
+
+/// Stream-wide speed_chroma state on the device.
+pub(super) struct SpeedLayout {
+    pub p: SpeedParams,
+    pub dims: Dims,
+    method: i32,
+    taps: usize,
+    rows_idx: DeviceBuffer,
+    rows_w: DeviceBuffer,
+    cols_idx: DeviceBuffer,
+    cols_w: DeviceBuffer,
+    antialias: DeviceBuffer,
+    aa_len: usize,
+    local: DeviceBuffer,
+    local_len: usize,
+    scaler: f32,
+}
+
+/// Floats of one image's statistics in the read-back: 25 eigenvalues, the
+/// singular flag (as bits), then the block variances.
+fn stats_floats(d: &Dims) -> usize {
+    25 + 1 + d.blocks()
+}
+
+impl SpeedLayout {
+    pub(super) fn new(
+        dev: &Arc<Device>,
+        st: &Stream,
+        p: &SpeedParams,
+        cw: usize,
+        ch: usize,
+        bpc: u8,
+    ) -> Result<Self, HipError> {
+        let dims = p.dims(cw, ch).map_err(HipError::Usage)?;
+        let (method, rows, cols) = if p.prescaled() {
+            let code = match p.method {
+                ScaleMethod::Nearest => 1,
+                ScaleMethod::Bilinear => 2,
+                ScaleMethod::Bicubic => 3,
+                ScaleMethod::Lanczos4 => 4,
+            };
+            (
+                code,
+                axis_taps(p.method, ch, dims.sh),
+                axis_taps(p.method, cw, dims.sw),
+            )
+        } else {
+            (0, AxisTaps::default(), AxisTaps::default())
+        };
+        let ks = p.kernelscale as f32;
+        let aa = speed::antialias_filter(ks);
+        let local = speed::gaussian_filter(speed::NUM_SCALES as i32, ks);
+        Ok(Self {
+            p: *p,
+            dims,
+            method,
+            taps: rows.taps.max(1),
+            rows_idx: upload(
+                dev,
+                st,
+                &rows.index,
+                i32::to_le_bytes,
+                "speed prescale rows",
+            )?,
+            rows_w: upload(
+                dev,
+                st,
+                &rows.weight,
+                f32::to_le_bytes,
+                "speed prescale rows",
+            )?,
+            cols_idx: upload(
+                dev,
+                st,
+                &cols.index,
+                i32::to_le_bytes,
+                "speed prescale columns",
+            )?,
+            cols_w: upload(
+                dev,
+                st,
+                &cols.weight,
+                f32::to_le_bytes,
+                "speed prescale columns",
+            )?,
+            antialias: upload(dev, st, &aa, f32::to_le_bytes, "speed filter")?,
+            aa_len: aa.len(),
+            local: upload(dev, st, &local, f32::to_le_bytes, "speed filter")?,
+            local_len: local.len(),
+            scaler: speed::float_scaler(bpc).unwrap_or(0.0),
+        })
+    }
+
+    /// Bytes of the four images' statistics in the read-back.
+    pub(super) fn result_bytes(&self) -> usize {
+        4 * stats_floats(&self.dims) * 4
+    }
+
+    pub(super) fn slot(&self, dev: &Arc<Device>) -> Result<SpeedSlot, HipError> {
+        let d = &self.dims;
+        let n = d.ow * d.oh;
+        Ok(SpeedSlot {
+            small: DeviceBuffer::new(dev, n * 4, "speed decimated plane")?,
+            centred: DeviceBuffer::new(dev, 4 * n * 4, "speed decimated planes")?,
+            stats: DeviceBuffer::new(dev, self.result_bytes(), "speed statistics")?,
+            scratch: DeviceBuffer::new(dev, 4 * 2 * 25 * d.blocks() * 4, "speed solve scratch")?,
+        })
+    }
+
+    /// Queues the four images (U, V of reference and distorted); `chroma`
+    /// holds the device planes as (U ref, U dist, V ref, V dist).
+    pub(super) fn launch(
+        &self,
+        k: &V1Kernels,
+        st: &Stream,
+        slot: &SpeedSlot,
+        chroma: [&DeviceBuffer; 4],
+        bps: usize,
+    ) -> Result<(), HipError> {
+        let d = &self.dims;
+        let n = d.ow * d.oh;
+        let sf = stats_floats(d);
+        let kern = if bps == 1 { &k.small8 } else { &k.small16 };
+        for (img, plane) in chroma.iter().enumerate() {
+            st.launch(
+                kern,
+                (blocks(d.ow), d.oh as u32, 1),
+                (256, 1, 1),
+                0,
+                &[
+                    Arg::Buf(plane, 0),
+                    Arg::I32(d.w as i32),
+                    Arg::U32(self.scaler.to_bits()),
+                    Arg::I32(self.method),
+                    Arg::I32(self.taps as i32),
+                    Arg::Buf(&self.rows_idx, 0),
+                    Arg::Buf(&self.rows_w, 0),
+                    Arg::Buf(&self.cols_idx, 0),
+                    Arg::Buf(&self.cols_w, 0),
+                    Arg::I32(d.sw as i32),
+                    Arg::I32(d.sh as i32),
+                    Arg::Buf(&self.antialias, 0),
+                    Arg::I32(self.aa_len as i32),
+                    Arg::I32(d.ow as i32),
+                    Arg::I32(d.oh as i32),
+                    Arg::Buf(&slot.small, 0),
+                ],
+            )?;
+            st.launch(
+                &k.localmean,
+                (blocks(d.ow), d.oh as u32, 1),
+                (256, 1, 1),
+                0,
+                &[
+                    Arg::Buf(&slot.small, 0),
+                    Arg::I32(d.ow as i32),
+                    Arg::I32(d.oh as i32),
+                    Arg::Buf(&self.local, 0),
+                    Arg::I32(self.local_len as i32),
+                    Arg::Buf(&slot.centred, img * n * 4),
+                ],
+            )?;
+        }
+        for img in 0..4 {
+            let at = img * sf * 4;
+            st.launch(
+                &k.stats,
+                (1, 1, 1),
+                (256, 1, 1),
+                0,
+                &[
+                    Arg::Buf(&slot.centred, img * n * 4),
+                    Arg::I32(d.ow as i32),
+                    Arg::I32(d.tw as i32),
+                    Arg::I32(d.th as i32),
+                    Arg::Buf(&slot.stats, at),
+                    Arg::Buf(&slot.stats, at + 26 * 4),
+                    Arg::Buf(&slot.stats, at + 25 * 4),
+                    Arg::Buf(&slot.scratch, img * 2 * 25 * d.blocks() * 4),
+                ],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// speed_chroma u, v, uv from the read-back statistics.
+    pub(super) fn finish(&self, bytes: &[u8]) -> [f64; 3] {
+        let f = |i: usize| {
+            f32::from_le_bytes([
+                bytes[4 * i],
+                bytes[4 * i + 1],
+                bytes[4 * i + 2],
+                bytes[4 * i + 3],
+            ])
+        };
+        let sf = stats_floats(&self.dims);
+        let raw = |img: usize| {
+            let at = img * sf;
+            let mut eig = [0f32; 25];
+            for (e, slot) in eig.iter_mut().enumerate() {
+                *slot = f(at + e);
+            }
+            RawStats {
+                eig,
+                singular: f(at + 25).to_bits() != 0,
+                variances: (0..self.dims.blocks()).map(|b| f(at + 26 + b)).collect(),
+            }
+        };
+        let mut s = [0f32; 2];
+        let mut err = [false; 2];
+        for c in 0..2 {
+            (s[c], err[c]) = channel_score(&raw(2 * c), &raw(2 * c + 1), &self.dims, &self.p);
+        }
+        combine(s, err, &self.p)
+    }
+}
+
+/// Per-slot device memory of speed_chroma.
+pub(super) struct SpeedSlot {
+    small: DeviceBuffer,
+    centred: DeviceBuffer,
+    pub stats: DeviceBuffer,
+    scratch: DeviceBuffer,
+}
