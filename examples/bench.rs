@@ -367,9 +367,10 @@ fn main() {
         let dt = t.elapsed().as_secs_f64();
         fps.push(a.frames as f64 / dt);
         eprintln!(
-            "run {run}: {:.1} fps (last vmaf {:.3})",
+            "run {run}: {:.1} fps (last vmaf {:.3}, pooled mean {:.6})",
             fps[run],
-            last.last().map_or(f64::NAN, |f| f.vmaf())
+            last.last().map_or(f64::NAN, |f| f.vmaf()),
+            e.pooled().get("vmaf").map_or(f64::NAN, |p| p.mean())
         );
         e.reset().unwrap();
     }

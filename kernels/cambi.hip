@@ -135,51 +135,6 @@ VMAF_KERNEL void cambi_scale(const u16* src, int sw, int dec, int w, int h, u16*
 __constant__ u32 CAMBI_CONTRAST_WEIGHTS[32] = {1, 2, 3, 4, 4, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7, 8,
                                                8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9};
 
-// c-value of each pixel of a w x h scale. `mask` is the first scale's mask
-// (mw wide); this scale samples it every `ms` pixels. tvi[d] is the gate of
-// contrast step d + 1 (in value + num_diffs units).
-VMAF_KERNEL void cambi_cvalues(const u16* img, const u8* mask, int mw, int ms, int w, int h,
-                               int pad, const u16* tvi, int num_diffs, int vlt, int band_base,
-                               int band_size, const float* recip, float* out) {
-    const int j = blockIdx.x * VMAF_BLOCK + threadIdx.x;
-    const int i = blockIdx.y;
-    if (j >= w) return;
-    float cval = 0.0f;
-    const int v = img[(size_t)i * w + j];
-    const int compact = v - band_base;
-    if (mask[(size_t)(i * ms) * mw + j * ms] && compact >= 0 && compact < band_size) {
-        // counts[k] = masked in-band pixels of value v + k - num_diffs (k <= 2 * 32).
-        u32 counts[65];
-        for (int k = 0; k <= 2 * num_diffs; ++k) counts[k] = 0;
-        const int r_lo = i - pad < 0 ? 0 : i - pad, r_hi = i + pad >= h ? h - 1 : i + pad;
-        const int c_lo = j - pad < 0 ? 0 : j - pad, c_hi = j + pad >= w ? w - 1 : j + pad;
-        for (int r = r_lo; r <= r_hi; ++r) {
-            for (int c = c_lo; c <= c_hi; ++c) {
-                const int u = img[(size_t)r * w + c];
-                const int d = u - v + num_diffs;
-                if (d < 0 || d > 2 * num_diffs) continue;
-                if (u - band_base < 0 || u - band_base >= band_size) continue;
-                if (!mask[(size_t)(r * ms) * mw + c * ms]) continue;
-                counts[d] += 1;
-            }
-        }
-        const int value = v + num_diffs;
-        const u32 p0 = counts[num_diffs];
-        for (int d = 0; d < num_diffs; ++d) {
-            const int step = d + 1;
-            if (value <= (int)tvi[d] && value + step > vlt) {
-                const u32 p1 = counts[num_diffs + step];
-                const u32 p2 = counts[num_diffs - step];
-                const u32 p = p1 > p2 ? p1 : p2;
-                const float val =
-                    (float)(CAMBI_CONTRAST_WEIGHTS[d] * p0 * p) * recip[p + p0];
-                if (val > cval) cval = val;
-            }
-        }
-    }
-    out[(size_t)i * w + j] = cval;
-}
-
 // A c-value in units of 2^-24 (exact: every non-zero c-value is >= 0.5);
 // `inexact` becomes true for a non-zero value below 0.5.
 __device__ __forceinline__ u64 units24(u32 bits, bool& inexact) {
@@ -193,77 +148,205 @@ __device__ __forceinline__ u64 units24(u32 bits, bool& inexact) {
     return mant << (e - 126);
 }
 
-// Level 1: count and sum per high 16 bits of every value. Level 2: the
-// same per low 16 bits, of the values whose high bits are state[1] (the
-// bin level 1 chose). total[1] is set when a value cannot be summed exactly.
-VMAF_KERNEL void cambi_hist(const float* c, int n, int level, const u32* state, u32* cnt, u64* sum,
-                            u64* total) {
-    const int i = blockIdx.x * VMAF_BLOCK + threadIdx.x;
-    if (i >= n) return;
-    const u32 bits = __float_as_uint(c[i]);
-    int bin;
-    if (level == 1) {
-        bin = (int)(bits >> 16);
-    } else {
-        if ((bits >> 16) != state[1]) return;
-        bin = (int)(bits & 0xffffu);
+// c-value of each pixel of a w x h scale. `mask` is the first scale's mask
+// (mw wide); this scale samples it every `ms` pixels. tvi[d] is the gate of
+// contrast step d + 1 (in value + num_diffs units).
+//
+// A block computes a 32x8 tile. Its window neighbourhood goes to shared
+// memory once, as the value of each masked in-band pixel and 0xffff for the
+// others (which never lies within num_diffs of a value in band). With the
+// default num_diffs of 4, the nine counts of values v-4..v+4 are kept as
+// 7-bit fields of one 64-bit register per window row, then added up.
+#define CAMBI_TW 32
+#define CAMBI_TH 8
+
+__device__ __forceinline__ float cvalue_from_counts(const u32* counts, int num_diffs, int v,
+                                                    const u16* tvi, int vlt, const float* recip) {
+    float cval = 0.0f;
+    const int value = v + num_diffs;
+    const u32 p0 = counts[num_diffs];
+    for (int d = 0; d < num_diffs; ++d) {
+        const int step = d + 1;
+        if (value <= (int)tvi[d] && value + step > vlt) {
+            const u32 p1 = counts[num_diffs + step];
+            const u32 p2 = counts[num_diffs - step];
+            const u32 p = p1 > p2 ? p1 : p2;
+            const float val = (float)(CAMBI_CONTRAST_WEIGHTS[d] * p0 * p) * recip[p + p0];
+            if (val > cval) cval = val;
+        }
     }
-    bool inexact = false;
-    const u64 units = units24(bits, inexact);
-    if (inexact) total[1] = 1;
-    atomicAdd(&cnt[bin], 1u);
-    atomic_add_u64(&sum[bin], units);
+    return cval;
 }
 
-// Finds the bin holding the k-th largest value of a 65536-bin histogram
-// (level 1: k = k_first; level 2: the k left in state[0]); state[1] is the
-// chosen bin of level 1 (the high bits); total[0] += the sum of everything
-// above the chosen bin. One block of 256 threads. At level 2 the k values
-// still to take all equal the chosen bin's value, which closes the sum.
-VMAF_KERNEL void cambi_select(const u32* cnt, const u64* sum, int level, u32 k_first, u32* state,
-                              u64* total) {
-    __shared__ u32 chunk_cnt[VMAF_BLOCK];
-    __shared__ u64 chunk_sum[VMAF_BLOCK];
-    const int t = threadIdx.x;
-    const int per = 65536 / VMAF_BLOCK;
-    u32 cc = 0;
-    u64 cs = 0;
-    for (int b = t * per; b < (t + 1) * per; ++b) {
-        cc += cnt[b];
-        cs += sum[b];
-    }
-    chunk_cnt[t] = cc;
-    chunk_sum[t] = cs;
-    __syncthreads();
-    if (t != 0) return;
-    u32 k = level == 1 ? k_first : state[0];
-    u64 above = 0;
-    int chosen = -1;
-    for (int ch = VMAF_BLOCK - 1; ch >= 0 && chosen < 0; --ch) {
-        if (chunk_cnt[ch] < k) {
-            k -= chunk_cnt[ch];
-            above += chunk_sum[ch];
-            continue;
+VMAF_KERNEL void cambi_cvalues(const u16* img, const u8* mask, int mw, int ms, int w, int h,
+                               int pad, const u16* tvi, int num_diffs, int vlt, int band_base,
+                               int band_size, const float* recip, float* out) {
+    extern __shared__ u16 tile[];
+    const int tw = CAMBI_TW + 2 * pad, th = CAMBI_TH + 2 * pad;
+    const int x0 = blockIdx.x * CAMBI_TW - pad, y0 = blockIdx.y * CAMBI_TH - pad;
+    for (int e = threadIdx.x; e < tw * th; e += VMAF_BLOCK) {
+        const int r = y0 + e / tw, c = x0 + e % tw;
+        u16 u = 0xffff;
+        if (r >= 0 && r < h && c >= 0 && c < w && mask[(size_t)(r * ms) * mw + c * ms]) {
+            const int val = img[(size_t)r * w + c];
+            if (val - band_base >= 0 && val - band_base < band_size) u = (u16)val;
         }
-        for (int b = (ch + 1) * per - 1; b >= ch * per; --b) {
-            if (cnt[b] < k) {
-                k -= cnt[b];
-                above += sum[b];
-            } else {
-                chosen = b;
-                break;
+        tile[e] = u;
+    }
+    __syncthreads();
+    const int tx = threadIdx.x % CAMBI_TW, ty = threadIdx.x / CAMBI_TW;
+    const int j = blockIdx.x * CAMBI_TW + tx, i = blockIdx.y * CAMBI_TH + ty;
+    if (j >= w || i >= h) return;
+    const int v = tile[(ty + pad) * tw + tx + pad];
+    float cval = 0.0f;
+    if (v != 0xffff) {
+        u32 counts[65];
+        if (num_diffs == 4) {
+            u32 c9[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+            for (int r = 0; r <= 2 * pad; ++r) {
+                const u16* row = tile + (ty + r) * tw + tx;
+                u64 packed = 0;
+                for (int c = 0; c <= 2 * pad; ++c) {
+                    const u32 ud = (u32)((int)row[c] - v + 4);
+                    packed += ud <= 8u ? (1ull << (ud * 7u)) : 0ull;
+                }
+#pragma unroll
+                for (int k = 0; k < 9; ++k) c9[k] += (u32)((packed >> (7 * k)) & 127u);
+            }
+#pragma unroll
+            for (int k = 0; k < 9; ++k) counts[k] = c9[k];
+        } else {
+            for (int k = 0; k <= 2 * num_diffs; ++k) counts[k] = 0;
+            for (int r = 0; r <= 2 * pad; ++r) {
+                const u16* row = tile + (ty + r) * tw + tx;
+                for (int c = 0; c <= 2 * pad; ++c) {
+                    const u32 ud = (u32)((int)row[c] - v + num_diffs);
+                    if (ud <= (u32)(2 * num_diffs)) counts[ud] += 1;
+                }
+            }
+        }
+        cval = cvalue_from_counts(counts, num_diffs, v, tvi, vlt, recip);
+    }
+    out[(size_t)i * w + j] = cval;
+}
+
+// ---- Exact top-k sum of the five scales' c-values (one picture) ----
+//
+// Non-zero c-values are >= 0.5 and < 2^14, so key = bits - bits(0.5) is
+// below 2^27 and orders them. Three 9-bit radix levels find the k-th
+// largest key per scale (zeros never enter: when fewer than k values are
+// non-zero the rest of the top k is zero). `seg` holds each scale's first
+// index (seg[5] = total); hist is 5 x 512 u32; state per scale is
+// {k left, key prefix, level reached, all (fewer than k non-zero)}.
+
+__device__ __forceinline__ int scale_of(const int* seg, int i) {
+    int s = 0;
+    while (s < 4 && i >= seg[s + 1]) ++s;
+    return s;
+}
+
+// One level's histogram: values whose key matches the prefix found so far.
+VMAF_KERNEL void cambi_radix_hist(const float* c, const int* seg, int level, const u32* state,
+                                  u32* hist, u64* total) {
+    __shared__ u32 local[512];
+    for (int b = threadIdx.x; b < 512; b += VMAF_BLOCK) local[b] = 0;
+    __syncthreads();
+    const int i = blockIdx.x * VMAF_BLOCK + threadIdx.x;
+    // A block spans at most two scales; its shared histogram serves the
+    // scale of its first element and the rest go straight to global memory.
+    const int s0 = scale_of(seg, blockIdx.x * VMAF_BLOCK < seg[5] ? blockIdx.x * VMAF_BLOCK : seg[5] - 1);
+    if (i < seg[5]) {
+        const u32 bits = __float_as_uint(c[i]);
+        const int s = scale_of(seg, i);
+        if (bits != 0) {
+            if (bits < 0x3f000000u) {
+                total[2 * s + 1] = 1;  // a non-zero value below 0.5: not a multiple of 2^-24
+            } else if (!state[4 * s + 3]) {
+                const u32 key = bits - 0x3f000000u;
+                const int shift = 18 - 9 * (level - 1);
+                const u32 prefix = level == 1 ? 0u : state[4 * s + 1];
+                if ((key >> (shift + 9)) == prefix || level == 1) {
+                    const u32 bin = (key >> shift) & 511u;
+                    if (s == s0) atomicAdd(&local[bin], 1u);
+                    else atomicAdd(&hist[s * 512 + bin], 1u);
+                }
             }
         }
     }
-    total[0] += above;
+    __syncthreads();
+    for (int b = threadIdx.x; b < 512; b += VMAF_BLOCK)
+        if (local[b]) atomicAdd(&hist[s0 * 512 + b], local[b]);
+}
+
+// One block per scale: the bin holding the k-th largest key at this level.
+VMAF_KERNEL void cambi_radix_select(const u32* kfirst, int level, u32* state, u32* hist) {
+    const int s = blockIdx.x;
+    if (threadIdx.x != 0) return;
+    u32* st = state + 4 * s;
     if (level == 1) {
-        state[0] = k;
-        state[1] = (u32)chosen;
-    } else {
-        // Every value in the chosen (full-bits) bin is the threshold itself.
-        const u32 bits = (state[1] << 16) | (u32)chosen;
-        bool inexact = false;
-        total[0] += (u64)k * units24(bits, inexact);
-        if (inexact) total[1] = 1;
+        st[0] = kfirst[s];
+        st[1] = 0;
+        st[3] = 0;
     }
+    if (st[3]) return;
+    u32 k = st[0];
+    int chosen = -1;
+    for (int b = 511; b >= 0; --b) {
+        const u32 n = hist[s * 512 + b];
+        if (n < k) {
+            k -= n;
+        } else {
+            chosen = b;
+            break;
+        }
+    }
+    if (chosen < 0) {
+        st[3] = 1;  // fewer than k non-zero values: all of them, then zeros
+    } else {
+        st[0] = k;
+        st[1] = (st[1] << 9) | (u32)chosen;
+    }
+    st[2] = (u32)level;
+    for (int b = 0; b < 512; ++b) hist[s * 512 + b] = 0;  // ready for the next level
+}
+
+// The sum (in 2^-24 units) and count of values above each scale's
+// threshold key (everything non-zero for a scale flagged "all").
+VMAF_KERNEL void cambi_radix_sum(const float* c, const int* seg, const u32* state, u64* total,
+                                 u32* above) {
+    __shared__ u64 sum_sh[5];
+    __shared__ u32 cnt_sh[5];
+    if (threadIdx.x < 5) {
+        sum_sh[threadIdx.x] = 0;
+        cnt_sh[threadIdx.x] = 0;
+    }
+    __syncthreads();
+    const int i = blockIdx.x * VMAF_BLOCK + threadIdx.x;
+    if (i < seg[5]) {
+        const u32 bits = __float_as_uint(c[i]);
+        if (bits >= 0x3f000000u) {
+            const int s = scale_of(seg, i);
+            const u32 key = bits - 0x3f000000u;
+            const bool all = state[4 * s + 3] != 0;
+            if (all || key > state[4 * s + 1]) {
+                bool inexact = false;
+                atomicAdd((unsigned long long*)&sum_sh[s], (unsigned long long)units24(bits, inexact));
+                if (!all) atomicAdd(&cnt_sh[s], 1u);
+            }
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x < 5) {
+        if (sum_sh[threadIdx.x]) atomic_add_u64(&total[2 * threadIdx.x], sum_sh[threadIdx.x]);
+        if (cnt_sh[threadIdx.x]) atomicAdd(&above[threadIdx.x], cnt_sh[threadIdx.x]);
+    }
+}
+
+// Adds (k − count above) · threshold to each scale's sum.
+VMAF_KERNEL void cambi_radix_close(const u32* kfirst, const u32* state, const u32* above, u64* total) {
+    const int s = threadIdx.x;
+    if (s >= 5 || state[4 * s + 3]) return;
+    const u32 key = state[4 * s + 1];
+    bool inexact = false;
+    total[2 * s] += (u64)(kfirst[s] - above[s]) * units24(key + 0x3f000000u, inexact);
 }

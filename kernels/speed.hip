@@ -54,13 +54,19 @@ __device__ float scaled_at(const In* src, int pw, float scaler, int method, int 
     return method == 4 ? v / wsum : v;
 }
 
+// blockIdx.z picks one of the four planes (U ref, U dist, V ref, V dist);
+// its decimated image goes to out + z * ow * oh.
 template <typename In>
-__device__ void small_impl(const In* src, int pw, float scaler, int method, int taps,
-                           const int* ridx, const float* rw, const int* cidx, const float* cw,
-                           int sw, int sh, const float* f, int fw, int ow, int oh, float* out) {
+__device__ void small_impl(const In* s0, const In* s1, const In* s2, const In* s3, int pw,
+                           float scaler, int method, int taps, const int* ridx, const float* rw,
+                           const int* cidx, const float* cw, int sw, int sh, const float* f, int fw,
+                           int ow, int oh, float* out) {
     const int j = blockIdx.x * VMAF_BLOCK + threadIdx.x;
     const int i = blockIdx.y;
     if (j >= ow) return;
+    const int z = blockIdx.z;
+    const In* src = z == 0 ? s0 : (z == 1 ? s1 : (z == 2 ? s2 : s3));
+    out += (size_t)z * ow * oh;
     const int half = fw / 2;
     float acc = 0.0f;
     for (int fj = 0; fj < fw; ++fj) {
@@ -75,25 +81,30 @@ __device__ void small_impl(const In* src, int pw, float scaler, int method, int 
     out[(size_t)i * ow + j] = acc;
 }
 
-VMAF_KERNEL void speed_small_8(const u8* src, int pw, u32 scaler_bits, int method, int taps,
-                               const int* ridx, const float* rw, const int* cidx, const float* cw,
-                               int sw, int sh, const float* f, int fw, int ow, int oh, float* out) {
-    small_impl<u8>(src, pw, __uint_as_float(scaler_bits), method, taps, ridx, rw, cidx, cw, sw, sh,
-                   f, fw, ow, oh, out);
+VMAF_KERNEL void speed_small_8(const u8* s0, const u8* s1, const u8* s2, const u8* s3, int pw,
+                               u32 scaler_bits, int method, int taps, const int* ridx,
+                               const float* rw, const int* cidx, const float* cw, int sw, int sh,
+                               const float* f, int fw, int ow, int oh, float* out) {
+    small_impl<u8>(s0, s1, s2, s3, pw, __uint_as_float(scaler_bits), method, taps, ridx, rw, cidx,
+                   cw, sw, sh, f, fw, ow, oh, out);
 }
-VMAF_KERNEL void speed_small_16(const u16* src, int pw, u32 scaler_bits, int method, int taps,
-                                const int* ridx, const float* rw, const int* cidx, const float* cw,
-                                int sw, int sh, const float* f, int fw, int ow, int oh, float* out) {
-    small_impl<u16>(src, pw, __uint_as_float(scaler_bits), method, taps, ridx, rw, cidx, cw, sw,
-                    sh, f, fw, ow, oh, out);
+VMAF_KERNEL void speed_small_16(const u16* s0, const u16* s1, const u16* s2, const u16* s3, int pw,
+                                u32 scaler_bits, int method, int taps, const int* ridx,
+                                const float* rw, const int* cidx, const float* cw, int sw, int sh,
+                                const float* f, int fw, int ow, int oh, float* out) {
+    small_impl<u16>(s0, s1, s2, s3, pw, __uint_as_float(scaler_bits), method, taps, ridx, rw, cidx,
+                    cw, sw, sh, f, fw, ow, oh, out);
 }
 
-// Local mean removal: small - (3-tap vertical then horizontal filter).
+// Local mean removal: small - (3-tap vertical then horizontal filter), for
+// image blockIdx.z of the four.
 VMAF_KERNEL void speed_localmean(const float* small, int ow, int oh, const float* f, int fw,
                                  float* out) {
     const int j = blockIdx.x * VMAF_BLOCK + threadIdx.x;
     const int i = blockIdx.y;
     if (j >= ow) return;
+    small += (size_t)blockIdx.z * ow * oh;
+    out += (size_t)blockIdx.z * ow * oh;
     const int half = fw / 2;
     float acc = 0.0f;
     for (int fj = 0; fj < fw; ++fj) {
@@ -219,16 +230,22 @@ __device__ void matmul25(const float* x, const float* y, float* dst) {
     __syncthreads();
 }
 
-// Block statistics of one decimated image (ow wide; tw x th used):
-// eig[25] eigenvalues of the covariance, s[blocks] the variances (zero and
-// flags[0] = 1 when the covariance cannot be inverted). yx: 2 * 25 * blocks
-// floats of scratch (Y, then Q*Y).
-VMAF_KERNEL void speed_stats(const float* img, int ow, int tw, int th, float* eig, float* s,
-                             u32* flags, float* yx) {
+// Block statistics of decimated image blockIdx.x (ow x oh, tw x th used):
+// at out + blockIdx.x * (26 + blocks) floats, the 25 eigenvalues of the
+// covariance, a flag (1 when the covariance cannot be inverted) and the
+// per-block variances (zero then). yx: 2 * 25 * blocks floats of scratch
+// per image (Y, then Q*Y).
+VMAF_KERNEL void speed_stats(const float* imgs, int ow, int oh, int tw, int th, float* out,
+                             float* yx_all) {
     const int n = SPEED_N, B = SPEED_BLOCK;
     const int t = threadIdx.x;
     const int sub_w = tw - B + 1, sub_h = th - B + 1;
     const int bh = tw / B, blocks = (tw / B) * (th / B);
+    const float* img = imgs + (size_t)blockIdx.x * ow * oh;
+    float* eig = out + (size_t)blockIdx.x * (26 + blocks);
+    u32* flags = (u32*)(eig + 25);
+    float* s = eig + 26;
+    float* yx = yx_all + (size_t)blockIdx.x * 2 * n * blocks;
     __shared__ float means[SPEED_N];
     __shared__ float K[SPEED_N * SPEED_N];
     __shared__ float A[SPEED_N * SPEED_N];

@@ -31,8 +31,10 @@ pub(super) struct V1Kernels {
     mask: Kernel,
     scale: Kernel,
     cvalues: Kernel,
-    hist: Kernel,
-    select: Kernel,
+    radix_hist: Kernel,
+    radix_select: Kernel,
+    radix_sum: Kernel,
+    radix_close: Kernel,
     small8: Kernel,
     small16: Kernel,
     localmean: Kernel,
@@ -52,7 +54,8 @@ pub(super) fn load(
     let check = [Ptr, I32, I32, Ptr];
     let prep = [Ptr, I32, Ptr, Ptr, I32, I32, I32, I32, Ptr];
     let small = [
-        Ptr, I32, U32, I32, I32, Ptr, Ptr, Ptr, Ptr, I32, I32, Ptr, I32, I32, I32, Ptr,
+        Ptr, Ptr, Ptr, Ptr, I32, U32, I32, I32, Ptr, Ptr, Ptr, Ptr, I32, I32, Ptr, I32, I32, I32,
+        Ptr,
     ];
     let recip_table = cambi::reciprocal_lut();
     let bytes: Vec<u8> = recip_table.iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -71,15 +74,21 @@ pub(super) fn load(
                 Ptr, Ptr, I32, I32, I32, I32, I32, Ptr, I32, I32, I32, I32, Ptr, Ptr,
             ],
         )?,
-        hist: c.kernel("cambi_hist", &[Ptr, I32, I32, Ptr, Ptr, Ptr, Ptr])?,
-        select: c.kernel("cambi_select", &[Ptr, Ptr, I32, U32, Ptr, Ptr])?,
+        radix_hist: c.kernel("cambi_radix_hist", &[Ptr, Ptr, I32, Ptr, Ptr, Ptr])?,
+        radix_select: c.kernel("cambi_radix_select", &[Ptr, I32, Ptr, Ptr])?,
+        radix_sum: c.kernel("cambi_radix_sum", &[Ptr, Ptr, Ptr, Ptr, Ptr])?,
+        radix_close: c.kernel("cambi_radix_close", &[Ptr, Ptr, Ptr, Ptr])?,
         small8: s.kernel("speed_small_8", &small)?,
         small16: s.kernel("speed_small_16", &small)?,
         localmean: s.kernel("speed_localmean", &[Ptr, I32, I32, Ptr, I32, Ptr])?,
-        stats: s.kernel("speed_stats", &[Ptr, I32, I32, I32, Ptr, Ptr, Ptr, Ptr])?,
+        stats: s.kernel("speed_stats", &[Ptr, I32, I32, I32, I32, Ptr, Ptr])?,
         recip,
     })
 }
+
+/// Output tile of `cambi_cvalues` (one block of 256 threads).
+const CAMBI_TW: usize = 32;
+const CAMBI_TH: usize = 8;
 
 fn blocks(n: usize) -> u32 {
     n.div_ceil(256).max(1) as u32
@@ -118,6 +127,9 @@ struct CambiPic {
     offsets: [usize; NUM_SCALES],
     total: usize,
     mask_threshold: u32,
+    /// The offsets and the total (i32 x 6), and each scale's top-k count (u32 x 5).
+    seg: DeviceBuffer,
+    kfirst: DeviceBuffer,
 }
 
 /// Stream-wide CAMBI state on the device.
@@ -156,7 +168,15 @@ impl CambiLayout {
                 total += sw * sh;
             }
             let to_i32 = |v: Vec<usize>| v.into_iter().map(|x| x as i32).collect::<Vec<_>>();
+            let mut seg: Vec<i32> = offsets.iter().map(|&o| o as i32).collect();
+            seg.push(total as i32);
+            let kfirst: Vec<u32> = scales
+                .iter()
+                .map(|&(sw, sh)| topk_count(sw * sh, setup.topk) as u32)
+                .collect();
             pics.push(CambiPic {
+                seg: upload(dev, st, &seg, i32::to_le_bytes, "CAMBI scale offsets")?,
+                kfirst: upload(dev, st, &kfirst, u32::to_le_bytes, "CAMBI top-k counts")?,
                 w: pw,
                 h: ph,
                 window,
@@ -214,9 +234,7 @@ impl CambiLayout {
                 .iter()
                 .map(|p| DeviceBuffer::new(dev, p.total * 4, "CAMBI c-values"))
                 .collect::<Result<_, _>>()?,
-            cnt: DeviceBuffer::new(dev, 65536 * 4, "CAMBI histogram counts")?,
-            sum: DeviceBuffer::new(dev, 65536 * 8, "CAMBI histogram sums")?,
-            state: DeviceBuffer::new(dev, 8, "CAMBI selection state")?,
+            radix: DeviceBuffer::new(dev, RADIX_BYTES, "CAMBI top-k selection")?,
         })
     }
 
@@ -311,11 +329,13 @@ impl CambiLayout {
                 )?;
                 src_w = sw;
                 let coff = pic.offsets[sc] * 4;
+                let pad = pic.window >> 1;
+                let tile = (CAMBI_TW + 2 * pad) * (CAMBI_TH + 2 * pad) * 2;
                 st.launch(
                     &k.cvalues,
-                    (blocks(sw), sh as u32, 1),
+                    (sw.div_ceil(CAMBI_TW) as u32, sh.div_ceil(CAMBI_TH) as u32, 1),
                     (256, 1, 1),
-                    0,
+                    tile as u32,
                     &[
                         Arg::Buf(to, 0),
                         Arg::Buf(&slot.mask, 0),
@@ -323,7 +343,7 @@ impl CambiLayout {
                         Arg::I32(1 << sc),
                         Arg::I32(sw as i32),
                         Arg::I32(sh as i32),
-                        Arg::I32((pic.window >> 1) as i32),
+                        Arg::I32(pad as i32),
                         Arg::Buf(&self.tvi, 0),
                         Arg::I32(s.tvi_for_diff.len() as i32),
                         Arg::I32(i32::from(s.vlt_luma)),
@@ -333,43 +353,65 @@ impl CambiLayout {
                         Arg::Buf(&slot.cvals[pi], coff),
                     ],
                 )?;
-                let n = sw * sh;
-                let kk = topk_count(n, s.topk) as u32;
-                let total = (base + pi * CAMBI_SLOTS + 2 * sc) * 8;
-                for level in [1, 2] {
-                    st.memset(&slot.cnt, 0, 65536 * 4, 0)?;
-                    st.memset(&slot.sum, 0, 65536 * 8, 0)?;
-                    st.launch(
-                        &k.hist,
-                        (blocks(n), 1, 1),
-                        (256, 1, 1),
-                        0,
-                        &[
-                            Arg::Buf(&slot.cvals[pi], coff),
-                            Arg::I32(n as i32),
-                            Arg::I32(level),
-                            Arg::Buf(&slot.state, 0),
-                            Arg::Buf(&slot.cnt, 0),
-                            Arg::Buf(&slot.sum, 0),
-                            Arg::Buf(accum, total),
-                        ],
-                    )?;
-                    st.launch(
-                        &k.select,
-                        (1, 1, 1),
-                        (256, 1, 1),
-                        0,
-                        &[
-                            Arg::Buf(&slot.cnt, 0),
-                            Arg::Buf(&slot.sum, 0),
-                            Arg::I32(level),
-                            Arg::U32(kk),
-                            Arg::Buf(&slot.state, 0),
-                            Arg::Buf(accum, total),
-                        ],
-                    )?;
-                }
             }
+            // Exact top-k sums of the five scales: three radix levels, then
+            // the sum above the threshold and the threshold's share.
+            let total = (base + pi * CAMBI_SLOTS) * 8;
+            let n = pic.total;
+            st.memset(&slot.radix, 0, RADIX_BYTES, 0)?;
+            for level in 1..=3 {
+                st.launch(
+                    &k.radix_hist,
+                    (blocks(n), 1, 1),
+                    (256, 1, 1),
+                    0,
+                    &[
+                        Arg::Buf(&slot.cvals[pi], 0),
+                        Arg::Buf(&pic.seg, 0),
+                        Arg::I32(level),
+                        Arg::Buf(&slot.radix, RADIX_STATE),
+                        Arg::Buf(&slot.radix, RADIX_HIST),
+                        Arg::Buf(accum, total),
+                    ],
+                )?;
+                st.launch(
+                    &k.radix_select,
+                    (NUM_SCALES as u32, 1, 1),
+                    (256, 1, 1),
+                    0,
+                    &[
+                        Arg::Buf(&pic.kfirst, 0),
+                        Arg::I32(level),
+                        Arg::Buf(&slot.radix, RADIX_STATE),
+                        Arg::Buf(&slot.radix, RADIX_HIST),
+                    ],
+                )?;
+            }
+            st.launch(
+                &k.radix_sum,
+                (blocks(n), 1, 1),
+                (256, 1, 1),
+                0,
+                &[
+                    Arg::Buf(&slot.cvals[pi], 0),
+                    Arg::Buf(&pic.seg, 0),
+                    Arg::Buf(&slot.radix, RADIX_STATE),
+                    Arg::Buf(accum, total),
+                    Arg::Buf(&slot.radix, RADIX_ABOVE),
+                ],
+            )?;
+            st.launch(
+                &k.radix_close,
+                (1, 1, 1),
+                (256, 1, 1),
+                0,
+                &[
+                    Arg::Buf(&pic.kfirst, 0),
+                    Arg::Buf(&slot.radix, RADIX_STATE),
+                    Arg::Buf(&slot.radix, RADIX_ABOVE),
+                    Arg::Buf(accum, total),
+                ],
+            )?;
         }
         Ok(())
     }
@@ -423,10 +465,15 @@ pub(super) struct CambiSlot {
     img: [DeviceBuffer; 2],
     mask: DeviceBuffer,
     cvals: Vec<DeviceBuffer>,
-    cnt: DeviceBuffer,
-    sum: DeviceBuffer,
-    state: DeviceBuffer,
+    radix: DeviceBuffer,
 }
+
+/// Layout of [`CambiSlot::radix`]: 5 x 512 histogram bins, 5 counts above
+/// the threshold, 5 x 4 selection state words (u32 each).
+const RADIX_HIST: usize = 0;
+const RADIX_ABOVE: usize = 5 * 512 * 4;
+const RADIX_STATE: usize = RADIX_ABOVE + 32;
+const RADIX_BYTES: usize = RADIX_STATE + 5 * 4 * 4;
 
 impl CambiSlot {
     /// Blocking read of `n` c-values of picture `pic` from float `offset`
@@ -554,7 +601,7 @@ impl SpeedLayout {
         let d = &self.dims;
         let n = d.ow * d.oh;
         Ok(SpeedSlot {
-            small: DeviceBuffer::new(dev, n * 4, "speed decimated plane")?,
+            small: DeviceBuffer::new(dev, 4 * n * 4, "speed decimated planes")?,
             centred: DeviceBuffer::new(dev, 4 * n * 4, "speed decimated planes")?,
             stats: DeviceBuffer::new(dev, self.result_bytes(), "speed statistics")?,
             scratch: DeviceBuffer::new(dev, 4 * 2 * 25 * d.blocks() * 4, "speed solve scratch")?,
@@ -572,68 +619,63 @@ impl SpeedLayout {
         bps: usize,
     ) -> Result<(), HipError> {
         let d = &self.dims;
-        let n = d.ow * d.oh;
-        let sf = stats_floats(d);
         let kern = if bps == 1 { &k.small8 } else { &k.small16 };
-        for (img, plane) in chroma.iter().enumerate() {
-            st.launch(
-                kern,
-                (blocks(d.ow), d.oh as u32, 1),
-                (256, 1, 1),
-                0,
-                &[
-                    Arg::Buf(plane, 0),
-                    Arg::I32(d.w as i32),
-                    Arg::U32(self.scaler.to_bits()),
-                    Arg::I32(self.method),
-                    Arg::I32(self.taps as i32),
-                    Arg::Buf(&self.rows_idx, 0),
-                    Arg::Buf(&self.rows_w, 0),
-                    Arg::Buf(&self.cols_idx, 0),
-                    Arg::Buf(&self.cols_w, 0),
-                    Arg::I32(d.sw as i32),
-                    Arg::I32(d.sh as i32),
-                    Arg::Buf(&self.antialias, 0),
-                    Arg::I32(self.aa_len as i32),
-                    Arg::I32(d.ow as i32),
-                    Arg::I32(d.oh as i32),
-                    Arg::Buf(&slot.small, 0),
-                ],
-            )?;
-            st.launch(
-                &k.localmean,
-                (blocks(d.ow), d.oh as u32, 1),
-                (256, 1, 1),
-                0,
-                &[
-                    Arg::Buf(&slot.small, 0),
-                    Arg::I32(d.ow as i32),
-                    Arg::I32(d.oh as i32),
-                    Arg::Buf(&self.local, 0),
-                    Arg::I32(self.local_len as i32),
-                    Arg::Buf(&slot.centred, img * n * 4),
-                ],
-            )?;
-        }
-        for img in 0..4 {
-            let at = img * sf * 4;
-            st.launch(
-                &k.stats,
-                (1, 1, 1),
-                (256, 1, 1),
-                0,
-                &[
-                    Arg::Buf(&slot.centred, img * n * 4),
-                    Arg::I32(d.ow as i32),
-                    Arg::I32(d.tw as i32),
-                    Arg::I32(d.th as i32),
-                    Arg::Buf(&slot.stats, at),
-                    Arg::Buf(&slot.stats, at + 26 * 4),
-                    Arg::Buf(&slot.stats, at + 25 * 4),
-                    Arg::Buf(&slot.scratch, img * 2 * 25 * d.blocks() * 4),
-                ],
-            )?;
-        }
+        st.launch(
+            kern,
+            (blocks(d.ow), d.oh as u32, 4),
+            (256, 1, 1),
+            0,
+            &[
+                Arg::Buf(chroma[0], 0),
+                Arg::Buf(chroma[1], 0),
+                Arg::Buf(chroma[2], 0),
+                Arg::Buf(chroma[3], 0),
+                Arg::I32(d.w as i32),
+                Arg::U32(self.scaler.to_bits()),
+                Arg::I32(self.method),
+                Arg::I32(self.taps as i32),
+                Arg::Buf(&self.rows_idx, 0),
+                Arg::Buf(&self.rows_w, 0),
+                Arg::Buf(&self.cols_idx, 0),
+                Arg::Buf(&self.cols_w, 0),
+                Arg::I32(d.sw as i32),
+                Arg::I32(d.sh as i32),
+                Arg::Buf(&self.antialias, 0),
+                Arg::I32(self.aa_len as i32),
+                Arg::I32(d.ow as i32),
+                Arg::I32(d.oh as i32),
+                Arg::Buf(&slot.small, 0),
+            ],
+        )?;
+        st.launch(
+            &k.localmean,
+            (blocks(d.ow), d.oh as u32, 4),
+            (256, 1, 1),
+            0,
+            &[
+                Arg::Buf(&slot.small, 0),
+                Arg::I32(d.ow as i32),
+                Arg::I32(d.oh as i32),
+                Arg::Buf(&self.local, 0),
+                Arg::I32(self.local_len as i32),
+                Arg::Buf(&slot.centred, 0),
+            ],
+        )?;
+        st.launch(
+            &k.stats,
+            (4, 1, 1),
+            (256, 1, 1),
+            0,
+            &[
+                Arg::Buf(&slot.centred, 0),
+                Arg::I32(d.ow as i32),
+                Arg::I32(d.oh as i32),
+                Arg::I32(d.tw as i32),
+                Arg::I32(d.th as i32),
+                Arg::Buf(&slot.stats, 0),
+                Arg::Buf(&slot.scratch, 0),
+            ],
+        )?;
         Ok(())
     }
 
