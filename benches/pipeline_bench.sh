@@ -6,16 +6,19 @@
 # over RUNS runs (median reported by the caller). Usage, from the repository
 # root: sh benches/pipeline_bench.sh FRAMES RUNS. Then the same with two
 # videotestsrc sources that write into vmafhip's pinned pool (PINNED_FRAMES
-# frames, default FRAMES).
+# frames, default FRAMES). MODEL picks the model (default vmaf_v0.6.1);
+# PINNED_ONLY=1 runs only the pinned-pool pipelines.
 set -eu
 FRAMES=${1:-600}
 RUNS=${2:-5}
+MODEL=${MODEL:-vmaf_v0.6.1}
 . benches/device_gst_env.sh
 # fps LABEL RUN FRAMES: frames per second from the run's "Execution ended after".
 fps() {
   t=$(grep -o "Execution ended after [0-9:.]*" /tmp/run.log | awk '{print $4}')
   awk -v t="$t" -v n="$3" -v r="$2" -v l="$1" 'BEGIN { split(t, a, ":"); s = a[1] * 3600 + a[2] * 60 + a[3]; printf "%s run %d: %.1f fps (%d frames in %.3f s)\n", l, r, n / s, n, s }'
 }
+if [ "${PINNED_ONLY:-0}" != 1 ]; then
 python3 - "$FRAMES" <<'PY'
 import sys, numpy as np
 n = int(sys.argv[1]); w, h = 1920, 1080
@@ -40,7 +43,7 @@ SRC="filesrc blocksize=3110400"
 for r in $(seq 1 "$RUNS"); do
   $GL -m $SRC location=/tmp/ref.yuv ! $PARSE ! v.ref_sink \
       $SRC location=/tmp/dis.yuv ! $PARSE ! v.dist_sink \
-      vmafhip name=v backend=hip ! fakesink > /tmp/run.log 2>&1 || { cat /tmp/run.log; exit 1; }
+      vmafhip name=v backend=hip model-filename=$MODEL ! fakesink > /tmp/run.log 2>&1 || { cat /tmp/run.log; exit 1; }
   grep -o "type=(string)pooled, score=(double)[0-9.]*" /tmp/run.log | head -1
   grep -o 'backend=(string)"[^"]*"' /tmp/run.log | head -1
   fps "pipeline" "$r" "$FRAMES"
@@ -51,6 +54,7 @@ for r in $(seq 1 "$RUNS"); do
       $SRC location=/tmp/dis.yuv ! $PARSE ! fakesink > /tmp/run.log 2>&1 || { cat /tmp/run.log; exit 1; }
   fps "sources only" "$r" "$FRAMES"
 done
+fi
 # Sources that allocate from downstream's pool: videotestsrc writes each frame
 # into vmafhip's pinned host buffers (ALLOCATION query), which the GPU reads in
 # place. Then the same two sources into fakesink: their own ceiling. Solid
@@ -62,7 +66,7 @@ TS="videotestsrc num-buffers=$PF pattern=solid-color"
 for r in $(seq 1 "$RUNS"); do
   $GL -m $TS foreground-color=0xff808080 ! $CAPS ! v.ref_sink \
       $TS foreground-color=0xffa0a0a0 ! $CAPS ! v.dist_sink \
-      vmafhip name=v backend=hip ! fakesink > /tmp/run.log 2>&1 || { cat /tmp/run.log; exit 1; }
+      vmafhip name=v backend=hip model-filename=$MODEL ! fakesink > /tmp/run.log 2>&1 || { cat /tmp/run.log; exit 1; }
   grep -o "type=(string)pooled, score=(double)[0-9.]*" /tmp/run.log | head -1
   fps "pinned pipeline" "$r" "$PF"
 done

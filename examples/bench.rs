@@ -8,7 +8,7 @@
 //!     --backend hip --width 1920 --height 1080 --frames 600 --runs 5
 //! ```
 //! Options: `--backend hip|cpu`, `--threads N` (cpu), `--bpc 8|10`,
-//! `--distinct N` (distinct frame pairs, cycled), `--ring N` (hip slots),
+//! `--distinct N` (distinct frame pairs, cycled), `--ring N` (hip slots; 0, the default, lets the backend choose),
 //! `--psnr`, `--model NAME[:FEATURE.OPTION=VALUE]...`, `--no-profile`,
 //! `--staged` (push without a keep-alive: the backend copies each frame into
 //! its own pinned staging buffer first, as for buffers that do not come from
@@ -54,7 +54,7 @@ fn parse() -> Args {
         frames: 600,
         distinct: 32,
         runs: 5,
-        ring: 6,
+        ring: 0,
         psnr: false,
         model: "vmaf_v0.6.1".into(),
         profile: true,

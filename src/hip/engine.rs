@@ -82,7 +82,9 @@ const R_LEN: usize = R_CAMBI_BAD + 1;
 pub struct HipOptions {
     pub vendor: Vendor,
     pub device_id: usize,
-    /// Frame slots in the ring (at least 3).
+    /// Frame slots in the ring (at least 3); 0 picks 6, or 8 when the
+    /// plan has CAMBI or speed_chroma (their per-frame latency is longer, so
+    /// more frames in flight keep the GPU busy).
     pub ring: usize,
 }
 
@@ -91,7 +93,7 @@ impl Default for HipOptions {
         Self {
             vendor: Vendor::Auto,
             device_id: 0,
-            ring: 6,
+            ring: 0,
         }
     }
 }
@@ -401,11 +403,16 @@ impl HipBackend {
     /// Opens the GPU (`options.vendor`, `options.device_id`) and its kernels.
     pub fn new(plan: Plan, options: &HipOptions) -> Result<Self, HipError> {
         let (dev, kernels) = open_device(options.vendor, options.device_id)?;
+        let ring = match options.ring {
+            0 if plan.cambi.is_some() || plan.speed_chroma.is_some() => 8,
+            0 => 6,
+            n => n.max(3),
+        };
         Ok(Self {
             dev,
             kernels,
             plan,
-            ring: options.ring.max(3),
+            ring,
             layout: None,
             slots: Vec::new(),
             next_slot: 0,
