@@ -333,7 +333,11 @@ impl CambiLayout {
                 let tile = (CAMBI_TW + 2 * pad) * (CAMBI_TH + 2 * pad) * 2;
                 st.launch(
                     &k.cvalues,
-                    (sw.div_ceil(CAMBI_TW) as u32, sh.div_ceil(CAMBI_TH) as u32, 1),
+                    (
+                        sw.div_ceil(CAMBI_TW) as u32,
+                        sh.div_ceil(CAMBI_TH) as u32,
+                        1,
+                    ),
                     (256, 1, 1),
                     tile as u32,
                     &[

@@ -136,6 +136,10 @@ struct State {
     checked: Option<(gst::Caps, gst::Caps)>,
     dist_ended_warned: bool,
     size: (usize, usize),
+    /// The last scored frame's timing and the frames' summed duration (None
+    /// once a frame had none), for the pooled message.
+    last_timing: Option<Pending>,
+    total_duration: Option<gst::ClockTime>,
 }
 
 pub struct VmafHip {
@@ -397,7 +401,12 @@ impl VmafHip {
             PoolMethod::HarmonicMean => vmaf::PoolMethod::HarmonicMean,
         };
         let mean = |n: &str| pooled.get(n).map(|p| p.mean());
+        let last = state.last_timing;
         Some(VmafPooledMessage {
+            timestamp: last.and_then(|t| t.pts),
+            stream_time: last.and_then(|t| t.stream_time),
+            running_time: last.and_then(|t| t.running_time),
+            duration: state.total_duration,
             score: v.get(pm),
             pool_method: match method {
                 PoolMethod::Min => "min",
@@ -466,6 +475,8 @@ impl VmafHip {
             state.frames.clear();
             state.pending.clear();
             state.next_index = 0;
+            state.last_timing = None;
+            state.total_duration = None;
             state.engine.reset().map_err(|e| {
                 gst::error_msg!(gst::StreamError::Failed, ["VMAF reset failed: {e}"])
             })?;
@@ -753,6 +764,8 @@ impl AggregatorImpl for VmafHip {
             checked: None,
             dist_ended_warned: false,
             size: (0, 0),
+            last_timing: None,
+            total_duration: None,
         });
         Ok(())
     }
@@ -946,6 +959,13 @@ impl VideoAggregatorImpl for VmafHip {
             if state.settings.frame_message {
                 state.pending.push_back(timing(index));
             }
+            let t = timing(index);
+            state.total_duration = if index == 0 {
+                t.duration
+            } else {
+                state.total_duration.zip(t.duration).map(|(a, b)| a + b)
+            };
+            state.last_timing = Some(t);
             let engine = &mut state.engine;
             // The input buffers stay referenced until a GPU backend has
             // uploaded from them (in place, when they are pinned memory).

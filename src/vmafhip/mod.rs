@@ -66,19 +66,22 @@ pub enum PoolMethod {
     HarmonicMean = 4,
 }
 
-/// `results-format`: GStreamer 1.28 `GstVmafResultsFormat` values.
+/// `results-format`: GStreamer 1.28's values, which are libvmaf's
+/// `VmafOutputFormat` (`gst_vmaf_results_format_get_type`): none 0, xml 1,
+/// json 2, csv 3, so `g_object_set (v, "results-format", 2, NULL)` means
+/// JSON on both elements.
 #[derive(Debug, Eq, PartialEq, Hash, Clone, Copy, glib::Enum)]
 #[repr(u32)]
 #[enum_type(name = "GstVmafHipResultsFormat")]
 pub enum ResultsFormat {
     #[enum_value(name = "No results file", nick = "none")]
     None = 0,
-    #[enum_value(name = "Comma-separated values", nick = "csv")]
-    Csv = 1,
     #[enum_value(name = "libvmaf XML", nick = "xml")]
-    Xml = 2,
+    Xml = 1,
     #[enum_value(name = "libvmaf JSON", nick = "json")]
-    Json = 3,
+    Json = 2,
+    #[enum_value(name = "Comma-separated values", nick = "csv")]
+    Csv = 3,
 }
 
 /// `backend`: where the features are computed.
@@ -163,6 +166,11 @@ impl VmafFrameMessage {
 /// The `pooled` message at end of stream (or of a flushed segment).
 #[derive(Clone, Debug, PartialEq)]
 pub struct VmafPooledMessage {
+    /// The last scored frame's times, and the scored frames' total duration.
+    pub timestamp: Option<gst::ClockTime>,
+    pub stream_time: Option<gst::ClockTime>,
+    pub running_time: Option<gst::ClockTime>,
+    pub duration: Option<gst::ClockTime>,
     /// The model score pooled with `pool-method`.
     pub score: f64,
     pub pool_method: String,
@@ -182,6 +190,7 @@ pub struct VmafPooledMessage {
 const CORE_FIELDS: &[&str] = &[
     "type",
     "index",
+    "index64",
     "timestamp",
     "stream-time",
     "running-time",
@@ -218,6 +227,20 @@ fn finish(
     b.field("backend", backend).build()
 }
 
+/// The four GstClockTime fields (guint64; GST_CLOCK_TIME_NONE when unknown).
+fn times(
+    mut b: gst::structure::Builder,
+    t: [Option<gst::ClockTime>; 4],
+) -> gst::structure::Builder {
+    for (name, t) in ["timestamp", "stream-time", "running-time", "duration"]
+        .into_iter()
+        .zip(t)
+    {
+        b = b.field(name, t.map_or(u64::MAX, |t| t.nseconds()));
+    }
+    b
+}
+
 fn expect_type(s: &gst::StructureRef, kind: &str) -> Result<(), String> {
     if s.name() != MESSAGE_NAME || s.get::<&str>("type").ok() != Some(kind) {
         return Err(format!("not a VMAF {kind} message: {s}"));
@@ -241,19 +264,14 @@ fn extra_features(s: &gst::StructureRef) -> Vec<(String, f64)> {
 
 impl From<&VmafFrameMessage> for gst::Structure {
     fn from(m: &VmafFrameMessage) -> gst::Structure {
-        let mut b = gst::Structure::builder(MESSAGE_NAME)
+        // `index` is a gint as in GStreamer 1.28 (saturating after 2^31 − 1
+        // frames, ~2 years at 30 fps); `index64` carries the full count.
+        let b = gst::Structure::builder(MESSAGE_NAME)
             .field("type", "frame")
-            .field("index", m.index);
-        for (name, t) in [
-            ("timestamp", m.timestamp),
-            ("stream-time", m.stream_time),
-            ("running-time", m.running_time),
-            ("duration", m.duration),
-        ] {
-            // GstClockTime fields; GST_CLOCK_TIME_NONE when unknown.
-            b = b.field(name, t.map_or(u64::MAX, |t| t.nseconds()));
-        }
-        b = b.field("score", m.score);
+            .field("index", i32::try_from(m.index).unwrap_or(i32::MAX))
+            .field("index64", m.index);
+        let b = times(b, [m.timestamp, m.stream_time, m.running_time, m.duration])
+            .field("score", m.score);
         finish(b, [m.psnr_y, m.ssim, m.ms_ssim], &m.features, &m.backend)
     }
 }
@@ -262,8 +280,12 @@ impl TryFrom<&gst::StructureRef> for VmafFrameMessage {
     type Error = String;
     fn try_from(s: &gst::StructureRef) -> Result<Self, String> {
         expect_type(s, "frame")?;
+        let index = match s.get::<u64>("index64") {
+            Ok(i) => i,
+            Err(_) => s.get::<i32>("index").map_err(|e| e.to_string())? as u64,
+        };
         Ok(VmafFrameMessage {
-            index: s.get("index").map_err(|e| e.to_string())?,
+            index,
             timestamp: get_time(s, "timestamp"),
             stream_time: get_time(s, "stream-time"),
             running_time: get_time(s, "running-time"),
@@ -280,8 +302,8 @@ impl TryFrom<&gst::StructureRef> for VmafFrameMessage {
 
 impl From<&VmafPooledMessage> for gst::Structure {
     fn from(m: &VmafPooledMessage) -> gst::Structure {
-        let b = gst::Structure::builder(MESSAGE_NAME)
-            .field("type", "pooled")
+        let b = gst::Structure::builder(MESSAGE_NAME).field("type", "pooled");
+        let b = times(b, [m.timestamp, m.stream_time, m.running_time, m.duration])
             .field("score", m.score)
             .field("pool-method", m.pool_method.as_str())
             .field("min", m.min)
@@ -299,6 +321,10 @@ impl TryFrom<&gst::StructureRef> for VmafPooledMessage {
         expect_type(s, "pooled")?;
         let f = |n: &str| s.get::<f64>(n).map_err(|e| format!("{n}: {e}"));
         Ok(VmafPooledMessage {
+            timestamp: get_time(s, "timestamp"),
+            stream_time: get_time(s, "stream-time"),
+            running_time: get_time(s, "running-time"),
+            duration: get_time(s, "duration"),
             score: f("score")?,
             pool_method: s.get::<String>("pool-method").unwrap_or_default(),
             min: f("min")?,
@@ -341,12 +367,21 @@ mod tests {
         let s = gst::Structure::from(&m);
         assert_eq!(VmafFrameMessage::try_from(s.as_ref()).unwrap(), m);
         assert!(VmafPooledMessage::try_from(s.as_ref()).is_err());
+        // GStreamer 1.28's types: index a gint, times guint64, score a double.
+        assert_eq!(s.get::<i32>("index"), Ok(3));
+        assert_eq!(s.get::<u64>("timestamp"), Ok(100_000_000));
+        assert_eq!(s.get::<u64>("running-time"), Ok(u64::MAX));
+        assert_eq!(s.get::<f64>("score"), Ok(91.5));
     }
 
     #[test]
     fn pooled_message_round_trip() {
         gst::init().unwrap();
         let m = VmafPooledMessage {
+            timestamp: Some(gst::ClockTime::from_mseconds(480)),
+            stream_time: None,
+            running_time: Some(gst::ClockTime::from_mseconds(480)),
+            duration: Some(gst::ClockTime::from_mseconds(520)),
             score: 80.5,
             pool_method: "mean".into(),
             min: 70.0,
