@@ -47,6 +47,7 @@ pub const OPTIONS: &[OptSpec] = &[
     OptSpec::text("eotf", None, "bt1886"),
     OptSpec::text("cambi_eotf", Some("ceot"), "bt1886"),
     OptSpec::int("cambi_high_res_speedup", "hrs", 0.0, 0.0, 2160.0),
+    OptSpec::text("heatmaps_path", None, "").not_param(),
 ];
 
 pub const NUM_SCALES: usize = 5;
@@ -95,6 +96,11 @@ impl CambiParams {
         } else {
             o.text(OPTIONS, "eotf")
         };
+        if !o.text(OPTIONS, "heatmaps_path").is_empty() {
+            return Err(
+                "heatmaps_path (libvmaf's debug dump of c-value maps) is not supported".into(),
+            );
+        }
         let eotf = match eotf_name {
             "bt1886" => Eotf::Bt1886,
             "pq" => Eotf::Pq,
