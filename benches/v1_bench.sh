@@ -27,3 +27,17 @@ for cfg in "1920 1080 8 1080p8" "1920 1080 10 1080p10" "3840 2160 8 2160p8" "384
     python3 -c "import json,sys; print('libvmaf pooled vmaf', json.load(open('/tmp/libvmaf_$4.json'))['pooled_metrics']['vmaf']['mean'])"
   fi
 done
+# The CPU engines beside each other on the 1080p 8-bit clip: vmafhip's
+# (VMAFHIP_YUV names examples/vmaf_yuv) and libvmaf's, $THREADS threads.
+if [ -n "${VMAFHIP_YUV:-}" ] && [ -n "${LIBVMAF:-}" ]; then
+  for run in 1 2 3; do
+    for tool in vmafhip libvmaf; do
+      bin=$VMAFHIP_YUV; [ $tool = libvmaf ] && bin=$LIBVMAF
+      s=$(date +%s.%N)
+      "$bin" -r "$CLIPS/1080p8_ref.yuv" -d "$CLIPS/1080p8_dis.yuv" -w 1920 -h 1080 -p 420 -b 8 \
+        --model "version=$MODEL" --threads "$THREADS" --json -o "/tmp/cpu_$tool.json" >/dev/null 2>&1
+      e=$(date +%s.%N)
+      echo "cpu engine $tool ($THREADS threads) 1080p8 run $run: $(echo "$FRAMES $s $e" | awk '{printf "%.1f fps", $1/($3-$2)}')"
+    done
+  done
+fi

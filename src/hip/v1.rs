@@ -19,7 +19,7 @@ use crate::vmaf::features::cambi::{
     scale_sizes, topk_count,
 };
 use crate::vmaf::features::speed::{
-    self, AxisTaps, Dims, RawStats, ScaleMethod, SpeedParams, axis_taps, channel_score, combine,
+    self, AxisTaps, Dims, RawStats, ScaleMethod, SpeedParams, axis_taps, frame_scores,
 };
 use std::sync::Arc;
 
@@ -706,12 +706,8 @@ impl SpeedLayout {
                 variances: (0..self.dims.blocks()).map(|b| f(at + 26 + b)).collect(),
             }
         };
-        let mut s = [0f32; 2];
-        let mut err = [false; 2];
-        for c in 0..2 {
-            (s[c], err[c]) = channel_score(&raw(2 * c), &raw(2 * c + 1), &self.dims, &self.p);
-        }
-        combine(s, err, &self.p)
+        let raw = [raw(0), raw(1), raw(2), raw(3)];
+        frame_scores(&raw, &self.dims, &self.p)
     }
 }
 

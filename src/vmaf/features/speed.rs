@@ -197,34 +197,18 @@ impl SpeedChroma {
                 "speed_chroma needs chroma planes (the input is luma only)".into(),
             ));
         }
-        let mut s = [0f32; 2];
-        let mut err = [false; 2];
-        for c in 0..2 {
-            let (score, e) = self.channel(
-                &reference.planes[c + 1],
-                &distorted.planes[c + 1],
-                reference.bpc,
-                p,
-            )?;
-            s[c] = score;
-            err[c] = e;
+        let dims = p
+            .dims(reference.planes[1].width, reference.planes[1].height)
+            .map_err(FrameError)?;
+        let mut raw = Vec::with_capacity(4);
+        for c in 1..3 {
+            for f in [reference, distorted] {
+                self.small_image(&f.planes[c], f.bpc, p, &dims);
+                raw.push(raw_stats(&self.small, &dims));
+            }
         }
-        Ok(combine(s, err, p))
-    }
-
-    fn channel(
-        &mut self,
-        r: &OwnedPlane,
-        d: &OwnedPlane,
-        bpc: u8,
-        p: &SpeedParams,
-    ) -> Result<(f32, bool), FrameError> {
-        let dims = p.dims(r.width, r.height).map_err(FrameError)?;
-        self.small_image(r, bpc, p, &dims);
-        let rs = raw_stats(&self.small, &dims);
-        self.small_image(d, bpc, p, &dims);
-        let ds = raw_stats(&self.small, &dims);
-        Ok(channel_score(&rs, &ds, &dims, p))
+        let raw: [RawStats; 4] = raw.try_into().map_err(|_| FrameError("speed".into()))?;
+        Ok(frame_scores(&raw, &dims, p))
     }
 
     /// `filter_and_downscale` into `self.small` (ow x oh, row stride ow).
@@ -708,17 +692,39 @@ fn finish_stats(raw: &RawStats, sigma_nn: f32, out: &mut BlockStats) {
     out.singular = raw.singular;
 }
 
-/// One channel's score from the raw statistics of reference and distorted
-/// (`speed_extract_score`): the score, and whether either was singular.
-pub fn channel_score(r: &RawStats, d: &RawStats, dims: &Dims, p: &SpeedParams) -> (f32, bool) {
+/// speed_chroma u, v, uv of one frame from the raw statistics of its four
+/// images (U reference, U distorted, V reference, V distorted). The
+/// entropies (25 logarithms per block and image) are independent per image;
+/// large frames take them on four threads, with the same result.
+pub fn frame_scores(raw: &[RawStats; 4], dims: &Dims, p: &SpeedParams) -> [f64; 3] {
     let sigma_nn = p.sigma_nn as f32;
-    let (mut rs, mut ds) = (BlockStats::default(), BlockStats::default());
-    finish_stats(r, sigma_nn, &mut rs);
-    finish_stats(d, sigma_nn, &mut ds);
+    let mut stats: [BlockStats; 4] = Default::default();
+    if dims.blocks() >= 256 {
+        std::thread::scope(|scope| {
+            for (r, st) in raw.iter().zip(stats.iter_mut()) {
+                scope.spawn(move || finish_stats(r, sigma_nn, st));
+            }
+        });
+    } else {
+        for (r, st) in raw.iter().zip(stats.iter_mut()) {
+            finish_stats(r, sigma_nn, st);
+        }
+    }
+    let mut s = [0f32; 2];
+    let mut err = [false; 2];
+    for c in 0..2 {
+        (s[c], err[c]) = channel_score(&stats[2 * c], &stats[2 * c + 1], dims, p);
+    }
+    combine(s, err, p)
+}
+
+/// One channel's score from the finished statistics of reference and
+/// distorted (`speed_extract_score`): the score, and whether either was singular.
+fn channel_score(rs: &BlockStats, ds: &BlockStats, dims: &Dims, p: &SpeedParams) -> (f32, bool) {
     let score = if rs.singular != ds.singular {
         0.0
     } else {
-        speed_score(dims, &rs, &ds, p)
+        speed_score(dims, rs, ds, p)
     };
     (score, rs.singular || ds.singular)
 }
