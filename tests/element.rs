@@ -744,3 +744,95 @@ fn sink_pads_offer_pinned_buffers_on_a_gpu() {
         );
     }
 }
+
+/// The results file is written as frames become final: while the stream
+/// runs it already holds every frame whose message went out (a crash loses
+/// none), and it is complete at EOS, in each of the three layouts.
+#[test]
+fn results_file_streams_frames_and_completes_at_eos() {
+    init();
+    for fmt in ["json", "xml", "csv"] {
+        let path = std::env::temp_dir().join(format!("vmafhip-stream.{fmt}"));
+        let desc = format!(
+            "{} ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! videobalance brightness=0.05 ! v.dist_sink \
+             vmafhip name=v frame-message=true backend=cpu results-filename={} results-format={fmt} ! fakesink sync=false",
+            testsrc(40, 96, 64, "I420", "ball"),
+            path.display()
+        );
+        let pipeline = gst::parse::launch(&desc)
+            .unwrap()
+            .downcast::<gst::Pipeline>()
+            .unwrap();
+        let bus = pipeline.bus().unwrap();
+        pipeline.set_state(gst::State::Playing).unwrap();
+        let mut seen = 0;
+        let mut checked_midway = false;
+        while let Some(msg) = bus.timed_pop(gst::ClockTime::from_seconds(60)) {
+            match msg.view() {
+                gst::MessageView::Element(e) => {
+                    if let Some(f) = e
+                        .structure()
+                        .and_then(|s| VmafFrameMessage::try_from(s).ok())
+                    {
+                        seen += 1;
+                        if f.index == 10 {
+                            // Written before its message was posted.
+                            let text = std::fs::read_to_string(&path).unwrap();
+                            let marker = match fmt {
+                                "json" => "\"frameNum\": 10,".to_string(),
+                                "xml" => "<frame frameNum=\"10\" ".to_string(),
+                                _ => "\n10,".to_string(),
+                            };
+                            assert!(
+                                text.contains(&marker),
+                                "{fmt}: frame 10 not in the file yet"
+                            );
+                            assert!(
+                                !text.contains("pooled_metrics"),
+                                "{fmt}: finished too early"
+                            );
+                            checked_midway = true;
+                        }
+                    }
+                }
+                gst::MessageView::Error(e) => panic!("{}", e.error()),
+                gst::MessageView::Eos(_) => break,
+                _ => {}
+            }
+        }
+        pipeline.set_state(gst::State::Null).unwrap();
+        assert!(checked_midway && seen == 40, "{fmt}: {seen} frames");
+        let text = std::fs::read_to_string(&path).unwrap();
+        match fmt {
+            "json" => {
+                let j: serde_json::Value = serde_json::from_str(&text).unwrap();
+                assert_eq!(j["frames"].as_array().unwrap().len(), 40);
+                assert!(j["pooled_metrics"]["vmaf"]["mean"].is_number());
+            }
+            "xml" => {
+                assert_eq!(text.matches("<frame frameNum=").count(), 40);
+                assert!(text.trim_end().ends_with("</VMAF>"));
+            }
+            _ => assert_eq!(text.lines().count(), 41, "{text}"),
+        }
+    }
+}
+
+/// An unwritable results file is an error at start, before any frame.
+#[test]
+fn unwritable_results_file_fails_at_start() {
+    let desc = format!(
+        "{} ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! v.dist_sink \
+         vmafhip name=v frame-message=true backend=cpu results-filename=/nonexistent-dir/vmaf.json ! fakesink",
+        testsrc(5, 96, 64, "I420", "ball")
+    );
+    let out = run(&desc);
+    assert!(out.frames.is_empty(), "{out:?}");
+    assert!(
+        out.errors
+            .first()
+            .is_some_and(|e| e
+                .starts_with("results-filename \"/nonexistent-dir/vmaf.json\" cannot be written")),
+        "{out:?}"
+    );
+}

@@ -66,113 +66,244 @@ pub struct Results<'a> {
 }
 
 impl Results<'_> {
+    /// The whole file at once (through [`ResultsWriter`]).
     pub fn write(&self, f: Format) -> String {
-        match f {
-            Format::Json => self.json(),
-            Format::Xml => self.xml(),
-            Format::Csv => self.csv(),
+        let mut w = ResultsWriter::begin(
+            Vec::new(),
+            f,
+            self.width,
+            self.height,
+            self.fps,
+            self.version,
+        )
+        .expect("writing to memory");
+        for fr in self.frames {
+            w.frame(fr).expect("writing to memory");
         }
+        let bytes = w.finish(self.pooled).expect("writing to memory");
+        String::from_utf8(bytes).expect("the writer emits UTF-8")
     }
 
     pub fn json(&self) -> String {
-        let mut s = String::new();
-        s.push_str("{\n");
-        let _ = writeln!(s, "  \"version\": \"{}\",", self.version);
-        let _ = writeln!(
-            s,
-            "  \"fps\": {},",
-            self.fps.map_or("null".into(), |f| format!("{f:.2}"))
-        );
-        s.push_str("  \"frames\": [");
-        for (i, fr) in self.frames.iter().enumerate() {
-            s.push_str(if i == 0 { "\n" } else { ",\n" });
-            let _ = writeln!(
-                s,
-                "    {{\n      \"frameNum\": {},\n      \"metrics\": {{",
-                fr.index
-            );
-            let items: Vec<_> = fr.iter().collect();
-            for (k, (n, v)) in items.iter().enumerate() {
-                let _ = write!(s, "        \"{n}\": {}", json_num(*v));
-                s.push_str(if k + 1 < items.len() { ",\n" } else { "\n" });
-            }
-            s.push_str("      }\n    }");
-        }
-        s.push_str("\n  ],\n  \"pooled_metrics\": {");
-        let pooled: Vec<_> = self.pooled.iter().collect();
-        for (i, (n, p)) in pooled.iter().enumerate() {
-            s.push_str(if i == 0 { "\n" } else { ",\n" });
-            let _ = write!(
-                s,
-                "    \"{n}\": {{\n      \"min\": {},\n      \"max\": {},\n      \"mean\": {},\n      \"harmonic_mean\": {}\n    }}",
-                json_num(p.min),
-                json_num(p.max),
-                json_num(p.mean()),
-                json_num(p.harmonic_mean())
-            );
-        }
-        s.push_str("\n  },\n  \"aggregate_metrics\": {\n  }\n}\n");
-        s
+        self.write(Format::Json)
     }
-
     pub fn xml(&self) -> String {
+        self.write(Format::Xml)
+    }
+    pub fn csv(&self) -> String {
+        self.write(Format::Csv)
+    }
+}
+
+/// A result file written as frames become final: the header at once, each
+/// frame when it comes, the pooled part at the end. A reader of a file cut
+/// short (a crash) finds every frame written so far: JSON and XML lack only
+/// their closing part (`frames` array / `<frames>` element unterminated),
+/// CSV is complete up to its last row.
+pub struct ResultsWriter<W: std::io::Write> {
+    out: W,
+    format: Format,
+    frames: u64,
+}
+
+impl<W: std::io::Write> ResultsWriter<W> {
+    /// Writes the header. `fps` is libvmaf's speed field (`null` / `0.00`
+    /// when unknown, as for a live element).
+    pub fn begin(
+        mut out: W,
+        format: Format,
+        width: usize,
+        height: usize,
+        fps: Option<f64>,
+        version: &str,
+    ) -> std::io::Result<Self> {
         let mut s = String::new();
-        let _ = writeln!(s, "<VMAF version=\"{}\">", self.version);
-        let _ = writeln!(
-            s,
-            "  <params qualityWidth=\"{}\" qualityHeight=\"{}\" />",
-            self.width, self.height
-        );
-        let _ = writeln!(
-            s,
-            "  <fyi fps=\"{}\" />",
-            self.fps.map_or("0.00".into(), |f| format!("{f:.2}"))
-        );
-        s.push_str("  <frames>\n");
-        for fr in self.frames {
-            let _ = write!(s, "    <frame frameNum=\"{}\" ", fr.index);
-            for (n, v) in fr.iter() {
-                let _ = write!(s, "{n}=\"{}\" ", fmt_num(v));
+        match format {
+            Format::Json => {
+                s.push_str("{\n");
+                let _ = writeln!(s, "  \"version\": \"{version}\",");
+                let _ = writeln!(
+                    s,
+                    "  \"fps\": {},",
+                    fps.map_or("null".into(), |f| format!("{f:.2}"))
+                );
+                s.push_str("  \"frames\": [");
             }
-            s.push_str("/>\n");
+            Format::Xml => {
+                let _ = writeln!(s, "<VMAF version=\"{version}\">");
+                let _ = writeln!(
+                    s,
+                    "  <params qualityWidth=\"{width}\" qualityHeight=\"{height}\" />"
+                );
+                let _ = writeln!(
+                    s,
+                    "  <fyi fps=\"{}\" />",
+                    fps.map_or("0.00".into(), |f| format!("{f:.2}"))
+                );
+                s.push_str("  <frames>\n");
+            }
+            // The header needs the metric names: written with the first frame.
+            Format::Csv => {}
         }
-        s.push_str("  </frames>\n  <pooled_metrics>\n");
-        for (n, p) in self.pooled.iter() {
-            let _ = writeln!(
-                s,
-                "    <metric name=\"{n}\" min=\"{}\" max=\"{}\" mean=\"{}\" harmonic_mean=\"{}\" />",
-                fmt_num(p.min),
-                fmt_num(p.max),
-                fmt_num(p.mean()),
-                fmt_num(p.harmonic_mean())
-            );
-        }
-        s.push_str("  </pooled_metrics>\n  <aggregate_metrics />\n</VMAF>\n");
-        s
+        out.write_all(s.as_bytes())?;
+        Ok(Self {
+            out,
+            format,
+            frames: 0,
+        })
     }
 
-    pub fn csv(&self) -> String {
-        let mut s = String::from("Frame,");
-        if let Some(first) = self.frames.first() {
-            for n in first.names.iter() {
-                let _ = write!(s, "{n},");
+    /// One final frame.
+    pub fn frame(&mut self, fr: &FrameScores) -> std::io::Result<()> {
+        let mut s = String::new();
+        match self.format {
+            Format::Json => {
+                s.push_str(if self.frames == 0 { "\n" } else { ",\n" });
+                let _ = writeln!(
+                    s,
+                    "    {{\n      \"frameNum\": {},\n      \"metrics\": {{",
+                    fr.index
+                );
+                let items: Vec<_> = fr.iter().collect();
+                for (k, (n, v)) in items.iter().enumerate() {
+                    let _ = write!(s, "        \"{n}\": {}", json_num(*v));
+                    s.push_str(if k + 1 < items.len() { ",\n" } else { "\n" });
+                }
+                s.push_str("      }\n    }");
+            }
+            Format::Xml => {
+                let _ = write!(s, "    <frame frameNum=\"{}\" ", fr.index);
+                for (n, v) in fr.iter() {
+                    let _ = write!(s, "{n}=\"{}\" ", fmt_num(v));
+                }
+                s.push_str("/>\n");
+            }
+            Format::Csv => {
+                if self.frames == 0 {
+                    s.push_str("Frame,");
+                    for n in fr.names.iter() {
+                        let _ = write!(s, "{n},");
+                    }
+                    s.push('\n');
+                }
+                let _ = write!(s, "{},", fr.index);
+                for (_, v) in fr.iter() {
+                    let _ = write!(s, "{},", fmt_num(v));
+                }
+                s.push('\n');
             }
         }
-        s.push('\n');
-        for fr in self.frames {
-            let _ = write!(s, "{},", fr.index);
-            for (_, v) in fr.iter() {
-                let _ = write!(s, "{},", fmt_num(v));
+        self.frames += 1;
+        self.out.write_all(s.as_bytes())
+    }
+
+    /// Frames written so far.
+    pub fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    /// Push buffered bytes to the file (the element does after every frame).
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+
+    /// The pooled part and the closing lines; returns the writer.
+    pub fn finish(mut self, pooled: &PooledScores) -> std::io::Result<W> {
+        let mut s = String::new();
+        match self.format {
+            Format::Json => {
+                s.push_str("\n  ],\n  \"pooled_metrics\": {");
+                for (i, (n, p)) in pooled.iter().enumerate() {
+                    s.push_str(if i == 0 { "\n" } else { ",\n" });
+                    let _ = write!(
+                        s,
+                        "    \"{n}\": {{\n      \"min\": {},\n      \"max\": {},\n      \"mean\": {},\n      \"harmonic_mean\": {}\n    }}",
+                        json_num(p.min),
+                        json_num(p.max),
+                        json_num(p.mean()),
+                        json_num(p.harmonic_mean())
+                    );
+                }
+                s.push_str("\n  },\n  \"aggregate_metrics\": {\n  }\n}\n");
             }
-            s.push('\n');
+            Format::Xml => {
+                s.push_str("  </frames>\n  <pooled_metrics>\n");
+                for (n, p) in pooled.iter() {
+                    let _ = writeln!(
+                        s,
+                        "    <metric name=\"{n}\" min=\"{}\" max=\"{}\" mean=\"{}\" harmonic_mean=\"{}\" />",
+                        fmt_num(p.min),
+                        fmt_num(p.max),
+                        fmt_num(p.mean()),
+                        fmt_num(p.harmonic_mean())
+                    );
+                }
+                s.push_str("  </pooled_metrics>\n  <aggregate_metrics />\n</VMAF>\n");
+            }
+            Format::Csv => {
+                if self.frames == 0 {
+                    s.push_str("Frame,\n");
+                }
+            }
         }
-        s
+        self.out.write_all(s.as_bytes())?;
+        self.out.flush()?;
+        Ok(self.out)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file cut after k frames (a crash) is a prefix of the finished file
+    /// and holds those k frames.
+    #[test]
+    fn streamed_file_is_a_prefix_of_the_finished_one() {
+        use crate::vmaf::pool::Pooled;
+        use std::sync::Arc;
+        let names: Arc<[String]> = Arc::from(vec!["integer_adm2".to_string(), "vmaf".to_string()]);
+        let frames: Vec<FrameScores> = (0..5)
+            .map(|i| FrameScores {
+                index: i,
+                names: names.clone(),
+                values: vec![Some(0.9 + i as f64 / 100.0), Some(80.0 + i as f64)],
+            })
+            .collect();
+        let mut stats = vec![Pooled::default(); 2];
+        for f in &frames {
+            for (p, v) in stats.iter_mut().zip(&f.values) {
+                p.push(v.unwrap());
+            }
+        }
+        let pooled = PooledScores {
+            names: names.clone(),
+            stats,
+            frames: 5,
+        };
+        for fmt in [Format::Json, Format::Xml, Format::Csv] {
+            let full = Results {
+                frames: &frames,
+                pooled: &pooled,
+                width: 64,
+                height: 48,
+                fps: None,
+                version: "3.2.0",
+            }
+            .write(fmt);
+            let mut w = ResultsWriter::begin(Vec::new(), fmt, 64, 48, None, "3.2.0").unwrap();
+            for f in &frames[..3] {
+                w.frame(f).unwrap();
+            }
+            let cut = String::from_utf8(w.out.clone()).unwrap();
+            assert!(full.starts_with(&cut), "{fmt:?}");
+            assert!(
+                cut.contains("82.000000"),
+                "{fmt:?}: frame 2 in the cut file"
+            );
+            assert!(!cut.contains("83.000000"), "{fmt:?}");
+        }
+    }
 
     #[test]
     fn tiny_fractions_get_sixteen_decimals() {

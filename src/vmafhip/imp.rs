@@ -5,7 +5,7 @@ use super::{
     Backend, LogLevel, PoolMethod, ResultsFormat, Vendor, VmafFrameMessage, VmafPooledMessage,
 };
 use crate::hip::{self, HipBackend, HipOptions};
-use crate::vmaf::output::{Format, Results};
+use crate::vmaf::output::{Format, ResultsWriter};
 use crate::vmaf::{
     self, Engine, EngineConfig, FrameScores, KeepAlive, ModelFlags, ModelSet, Picture, PixelFormat,
     Plane, PooledScores, Scorer,
@@ -111,6 +111,119 @@ impl Default for Settings {
     }
 }
 
+/// The streamed results file of one segment.
+enum ResultsFile {
+    None,
+    /// Opened (created or truncated), nothing written yet.
+    Opened(std::fs::File),
+    Writing(ResultsWriter<std::io::BufWriter<std::fs::File>>),
+    /// Finished; the next segment truncates and rewrites the file.
+    Done,
+}
+
+fn results_format(s: &Settings) -> Format {
+    match s.results_format {
+        ResultsFormat::Xml => Format::Xml,
+        ResultsFormat::Csv => Format::Csv,
+        // A filename without a format means JSON.
+        ResultsFormat::Json | ResultsFormat::None => Format::Json,
+    }
+}
+
+fn open_results(path: &str) -> Result<std::fs::File, gst::ErrorMessage> {
+    std::fs::File::create(path).map_err(|e| {
+        gst::error_msg!(
+            gst::ResourceError::OpenWrite,
+            ("results-filename \"{path}\" cannot be written: {e}"),
+            ["opening the results file at start"]
+        )
+    })
+}
+
+impl State {
+    /// Appends final frames to the results file (header first).
+    fn write_frames(&mut self, frames: &[FrameScores]) -> Result<(), gst::ErrorMessage> {
+        let Some(path) = self.settings.results_filename.clone() else {
+            return Ok(());
+        };
+        if frames.is_empty() {
+            return Ok(());
+        }
+        let io = |e: std::io::Error| {
+            gst::error_msg!(
+                gst::ResourceError::Write,
+                ("results-filename \"{path}\": {e}"),
+                ["writing the results file"]
+            )
+        };
+        if matches!(self.results, ResultsFile::Done | ResultsFile::None) {
+            self.results = ResultsFile::Opened(open_results(&path)?);
+        }
+        if let ResultsFile::Opened(_) = &self.results {
+            let ResultsFile::Opened(file) = std::mem::replace(&mut self.results, ResultsFile::None)
+            else {
+                unreachable!("matched above")
+            };
+            let w = ResultsWriter::begin(
+                std::io::BufWriter::new(file),
+                results_format(&self.settings),
+                self.size.0,
+                self.size.1,
+                None,
+                "3.2.0",
+            )
+            .map_err(io)?;
+            self.results = ResultsFile::Writing(w);
+        }
+        if let ResultsFile::Writing(w) = &mut self.results {
+            for f in frames {
+                w.frame(f).map_err(io)?;
+            }
+            // Every final frame reaches the file, so a crash loses none.
+            w.flush().map_err(io)?;
+        }
+        Ok(())
+    }
+
+    /// Closes the results file with the pooled part (an empty file gets
+    /// its header too).
+    fn finish_results(&mut self, pooled: &PooledScores) -> Result<(), gst::ErrorMessage> {
+        let Some(path) = self.settings.results_filename.clone() else {
+            return Ok(());
+        };
+        let io = |e: std::io::Error| {
+            gst::error_msg!(
+                gst::ResourceError::Write,
+                ("results-filename \"{path}\": {e}"),
+                ["writing the results file"]
+            )
+        };
+        let w = match std::mem::replace(&mut self.results, ResultsFile::Done) {
+            ResultsFile::Writing(w) => w,
+            ResultsFile::Opened(file) => ResultsWriter::begin(
+                std::io::BufWriter::new(file),
+                results_format(&self.settings),
+                self.size.0,
+                self.size.1,
+                None,
+                "3.2.0",
+            )
+            .map_err(io)?,
+            ResultsFile::None | ResultsFile::Done => ResultsWriter::begin(
+                std::io::BufWriter::new(open_results(&path)?),
+                results_format(&self.settings),
+                self.size.0,
+                self.size.1,
+                None,
+                "3.2.0",
+            )
+            .map_err(io)?,
+        };
+        w.finish(pooled).map_err(io)?;
+        Ok(())
+    }
+}
+
 /// Timing of a frame handed to the engine, until its scores are final.
 #[derive(Clone, Copy, Debug)]
 struct Pending {
@@ -130,8 +243,10 @@ struct State {
     settings: Settings,
     pending: VecDeque<Pending>,
     next_index: u64,
-    /// Kept only when a results file is written.
-    frames: Vec<FrameScores>,
+    /// The results file: opened at start (so an unwritable path fails
+    /// then), its header written with the first final frame, each frame
+    /// appended as it becomes final, closed with the pooled part.
+    results: ResultsFile,
     /// Caps both pads agreed on (checked once per caps change).
     checked: Option<(gst::Caps, gst::Caps)>,
     dist_ended_warned: bool,
@@ -435,7 +550,7 @@ impl VmafHip {
     /// Drain the engine: last frame messages, the pooled message, the results
     /// file; then reset for a possible next segment.
     fn drain(&self) -> Result<(), gst::ErrorMessage> {
-        let (frames, pooled, write) = {
+        let (frames, pooled) = {
             let mut guard = self.state.lock().unwrap();
             let Some(state) = guard.as_mut() else {
                 return Ok(());
@@ -449,30 +564,10 @@ impl VmafHip {
             } else {
                 Vec::new()
             };
-            if state.settings.results_filename.is_some() {
-                state.frames.extend(rest);
-            }
+            state.write_frames(&rest)?;
             let pooled = state.engine.pooled();
             let pooled_msg = Self::pooled_message(state, &pooled);
-            let write = state.settings.results_filename.clone().map(|path| {
-                let fmt = match state.settings.results_format {
-                    ResultsFormat::Xml => Format::Xml,
-                    ResultsFormat::Csv => Format::Csv,
-                    // A filename without a format means JSON.
-                    ResultsFormat::Json | ResultsFormat::None => Format::Json,
-                };
-                let text = Results {
-                    frames: &state.frames,
-                    pooled: &pooled,
-                    width: state.size.0,
-                    height: state.size.1,
-                    fps: None,
-                    version: "3.2.0",
-                }
-                .write(fmt);
-                (path, text)
-            });
-            state.frames.clear();
+            state.finish_results(&pooled)?;
             state.pending.clear();
             state.next_index = 0;
             state.last_timing = None;
@@ -480,7 +575,7 @@ impl VmafHip {
             state.engine.reset().map_err(|e| {
                 gst::error_msg!(gst::StreamError::Failed, ["VMAF reset failed: {e}"])
             })?;
-            (msgs, pooled_msg, write)
+            (msgs, pooled_msg)
         };
         for m in &frames {
             self.post(gst::Structure::from(m));
@@ -494,14 +589,6 @@ impl VmafHip {
                 p.frames
             );
             self.post(gst::Structure::from(p));
-        }
-        if let Some((path, text)) = write {
-            std::fs::write(&path, text).map_err(|e| {
-                gst::error_msg!(
-                    gst::ResourceError::OpenWrite,
-                    ["results-filename \"{path}\": {e}"]
-                )
-            })?;
         }
         Ok(())
     }
@@ -753,6 +840,11 @@ impl AggregatorImpl for VmafHip {
         if let Some(w) = warning {
             gst::element_imp_warning!(self, gst::LibraryError::Init, ("{w}"), ["backend=auto"]);
         }
+        // An unwritable results file fails now, not at the end of the stream.
+        let results = match &settings.results_filename {
+            Some(path) => ResultsFile::Opened(open_results(path)?),
+            None => ResultsFile::None,
+        };
         *self.state.lock().unwrap() = Some(State {
             engine,
             backend,
@@ -760,7 +852,7 @@ impl AggregatorImpl for VmafHip {
             settings,
             pending: VecDeque::new(),
             next_index: 0,
-            frames: Vec::new(),
+            results,
             checked: None,
             dist_ended_warned: false,
             size: (0, 0),
@@ -983,20 +1075,22 @@ impl VideoAggregatorImpl for VmafHip {
             })
             .flatten()
             .flatten();
-            pushed.map(|ready| {
-                let msgs: Vec<_> = if state.settings.frame_message {
-                    ready
-                        .iter()
-                        .map(|s| Self::frame_message(state, s))
-                        .collect()
-                } else {
-                    Vec::new()
-                };
-                if state.settings.results_filename.is_some() {
-                    state.frames.extend(ready);
-                }
-                msgs
-            })
+            pushed
+                .map(|ready| {
+                    let msgs: Vec<_> = if state.settings.frame_message {
+                        ready
+                            .iter()
+                            .map(|s| Self::frame_message(state, s))
+                            .collect()
+                    } else {
+                        Vec::new()
+                    };
+                    state
+                        .write_frames(&ready)
+                        .map(|()| msgs)
+                        .map_err(|e| e.to_string())
+                })
+                .and_then(|r| r)
         };
         let msgs = outcome.map_err(|err| {
             gst::element_imp_error!(
