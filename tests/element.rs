@@ -836,3 +836,49 @@ fn unwritable_results_file_fails_at_start() {
         "{out:?}"
     );
 }
+
+/// A resolution change on both pads (an adaptive-bitrate switch) ends the
+/// segment with a `caps-changed` pooled message and the stream goes on:
+/// indices keep counting, and the EOS message covers every frame.
+#[test]
+fn caps_change_on_both_pads_keeps_going() {
+    let desc = "concat name=c1 ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! v.dist_sink \
+        videotestsrc num-buffers=5 ! video/x-raw,width=320,height=240,format=I420,framerate=25/1 ! c1. \
+        videotestsrc num-buffers=5 ! video/x-raw,width=640,height=480,format=I420,framerate=25/1 ! c1. \
+        vmafhip name=v backend=cpu frame-message=true ! fakesink";
+    let out = run_pipeline_checked(desc);
+    assert_eq!(
+        out.frames.iter().map(|f| f.index).collect::<Vec<_>>(),
+        (0..10).collect::<Vec<u64>>()
+    );
+    assert_eq!(out.pooled.len(), 2, "{:?}", out.pooled);
+    assert_eq!(out.pooled[0].reason, "caps-changed");
+    assert_eq!(out.pooled[0].frames, 5);
+    assert_eq!(out.pooled[1].reason, "eos");
+    assert_eq!(out.pooled[1].frames, 10);
+    let mean = out.frames.iter().map(|f| f.score).sum::<f64>() / 10.0;
+    assert!((out.pooled[1].mean - mean).abs() < 1e-9);
+    // Motion restarts at the boundary, as at a stream's start.
+    assert_eq!(out.frames[5].feature("integer_motion2"), Some(0.0));
+}
+
+/// A change on one pad only, which the other never follows, is the caps
+/// mismatch error naming both caps.
+#[test]
+fn caps_change_on_one_pad_is_the_mismatch_error() {
+    let desc = "concat name=c1 ! queue ! v.ref_sink \
+        videotestsrc num-buffers=5 ! video/x-raw,width=320,height=240,format=I420,framerate=25/1 ! c1. \
+        videotestsrc num-buffers=5 ! video/x-raw,width=640,height=480,format=I420,framerate=25/1 ! c1. \
+        videotestsrc num-buffers=10 ! video/x-raw,width=320,height=240,format=I420,framerate=25/1 ! queue ! v.dist_sink \
+        vmafhip name=v backend=cpu frame-message=true ! fakesink";
+    let out = run(desc);
+    assert!(
+        out.errors
+            .first()
+            .is_some_and(|e| e.contains("ref_sink caps")
+                && e.contains("640")
+                && e.contains("dist_sink caps")
+                && e.contains("videoscale")),
+        "{out:?}"
+    );
+}

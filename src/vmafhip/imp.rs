@@ -247,14 +247,72 @@ struct State {
     /// then), its header written with the first final frame, each frame
     /// appended as it becomes final, closed with the pooled part.
     results: ResultsFile,
-    /// Caps both pads agreed on (checked once per caps change).
-    checked: Option<(gst::Caps, gst::Caps)>,
+    /// The video both pads agreed on (the frames last scored).
+    checked: Option<gst_video::VideoInfo>,
     dist_ended_warned: bool,
     size: (usize, usize),
     /// The last scored frame's timing and the frames' summed duration (None
     /// once a frame had none), for the pooled message.
     last_timing: Option<Pending>,
     total_duration: Option<gst::ClockTime>,
+    /// Frames of earlier caps segments: added to the engine's indices so
+    /// that they keep counting across a caps change.
+    index_offset: u64,
+    /// Every final frame since the start (or the last flushing seek), pooled
+    /// as libvmaf pools a whole stream: the EOS message covers all segments.
+    stream_pool: StreamPool,
+}
+
+/// Why a segment's pooled message is posted (its `reason` field).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SegmentEnd {
+    Eos,
+    Flush,
+    CapsChanged,
+}
+
+impl SegmentEnd {
+    fn name(self) -> &'static str {
+        match self {
+            SegmentEnd::Eos => "eos",
+            SegmentEnd::Flush => "flush",
+            SegmentEnd::CapsChanged => "caps-changed",
+        }
+    }
+}
+
+/// Running pooled statistics by metric name, fed frame by frame in order
+/// (the same sums as the engine's own pooling, across engine resets).
+#[derive(Default)]
+struct StreamPool {
+    names: Vec<String>,
+    stats: Vec<vmaf::pool::Pooled>,
+    frames: u64,
+}
+
+impl StreamPool {
+    fn push(&mut self, f: &FrameScores) {
+        for (n, v) in f.iter() {
+            let i = match self.names.iter().position(|m| m == n) {
+                Some(i) => i,
+                None => {
+                    self.names.push(n.to_string());
+                    self.stats.push(Default::default());
+                    self.names.len() - 1
+                }
+            };
+            self.stats[i].push(v);
+        }
+        self.frames += 1;
+    }
+
+    fn scores(&self) -> PooledScores {
+        PooledScores {
+            names: Arc::from(self.names.clone()),
+            stats: self.stats.clone(),
+            frames: self.frames,
+        }
+    }
 }
 
 pub struct VmafHip {
@@ -492,7 +550,7 @@ impl VmafHip {
             }
         }
         VmafFrameMessage {
-            index: scores.index,
+            index: scores.index + state.index_offset,
             timestamp: timing.and_then(|t| t.pts),
             stream_time: timing.and_then(|t| t.stream_time),
             running_time: timing.and_then(|t| t.running_time),
@@ -504,6 +562,29 @@ impl VmafHip {
             features,
             backend: state.backend.clone(),
         }
+    }
+
+    /// Frames whose scores became final: their messages (when asked), the
+    /// whole-stream pool, and the results file, all with stream-wide indices.
+    fn finalize(
+        state: &mut State,
+        frames: Vec<FrameScores>,
+    ) -> Result<Vec<VmafFrameMessage>, gst::ErrorMessage> {
+        let msgs: Vec<_> = if state.settings.frame_message {
+            frames
+                .iter()
+                .map(|s| Self::frame_message(state, s))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut frames = frames;
+        for f in &mut frames {
+            f.index += state.index_offset;
+            state.stream_pool.push(f);
+        }
+        state.write_frames(&frames)?;
+        Ok(msgs)
     }
 
     fn pooled_message(state: &State, pooled: &PooledScores) -> Option<VmafPooledMessage> {
@@ -518,6 +599,7 @@ impl VmafHip {
         let mean = |n: &str| pooled.get(n).map(|p| p.mean());
         let last = state.last_timing;
         Some(VmafPooledMessage {
+            reason: String::new(),
             timestamp: last.and_then(|t| t.pts),
             stream_time: last.and_then(|t| t.stream_time),
             running_time: last.and_then(|t| t.running_time),
@@ -549,7 +631,11 @@ impl VmafHip {
 
     /// Drain the engine: last frame messages, the pooled message, the results
     /// file; then reset for a possible next segment.
-    fn drain(&self) -> Result<(), gst::ErrorMessage> {
+    /// Ends a segment: the engine's last frames, a pooled message, and
+    /// then, at EOS or a flushing seek, the results file's end and a fresh
+    /// start; at a caps change the stream goes on (indices, results file and
+    /// the whole-stream pool continue) with an engine rebuilt for the new caps.
+    fn drain(&self, why: SegmentEnd) -> Result<(), gst::ErrorMessage> {
         let (frames, pooled) = {
             let mut guard = self.state.lock().unwrap();
             let Some(state) = guard.as_mut() else {
@@ -559,19 +645,27 @@ impl VmafHip {
                 .engine
                 .flush()
                 .map_err(|e| gst::error_msg!(gst::StreamError::Failed, ["VMAF failed: {e}"]))?;
-            let msgs: Vec<_> = if state.settings.frame_message {
-                rest.iter().map(|s| Self::frame_message(state, s)).collect()
+            let msgs = Self::finalize(state, rest)?;
+            let pooled = if why == SegmentEnd::CapsChanged {
+                state.engine.pooled()
             } else {
-                Vec::new()
+                state.stream_pool.scores()
             };
-            state.write_frames(&rest)?;
-            let pooled = state.engine.pooled();
-            let pooled_msg = Self::pooled_message(state, &pooled);
-            state.finish_results(&pooled)?;
+            let mut pooled_msg = Self::pooled_message(state, &pooled);
+            if let Some(p) = &mut pooled_msg {
+                p.reason = why.name().to_string();
+            }
+            if why == SegmentEnd::CapsChanged {
+                state.index_offset += state.next_index;
+            } else {
+                state.finish_results(&pooled)?;
+                state.index_offset = 0;
+                state.stream_pool = StreamPool::default();
+                state.last_timing = None;
+                state.total_duration = None;
+            }
             state.pending.clear();
             state.next_index = 0;
-            state.last_timing = None;
-            state.total_duration = None;
             state.engine.reset().map_err(|e| {
                 gst::error_msg!(gst::StreamError::Failed, ["VMAF reset failed: {e}"])
             })?;
@@ -584,35 +678,30 @@ impl VmafHip {
             gst::info!(
                 CAT,
                 imp = self,
-                "pooled VMAF {:.6} over {} frames",
+                "pooled VMAF {:.6} over {} frames ({})",
                 p.score,
-                p.frames
+                p.frames,
+                why.name()
             );
             self.post(gst::Structure::from(p));
         }
         Ok(())
     }
 
-    /// Both sinks must carry the same video: same size and format.
-    fn check_caps(&self) -> Result<(), gst::FlowError> {
-        let (Some(rc), Some(dc)) = (self.ref_pad.current_caps(), self.dist_pad.current_caps())
-        else {
-            return Err(gst::FlowError::NotNegotiated);
+    /// Both sinks must carry the same video: same size and format. Checked
+    /// on the frames about to be scored (a pad's caps change before the
+    /// frames queued under the old caps are through). When both change to
+    /// new caps that agree, the segment scored so far ends ("caps-changed")
+    /// and the engine starts again for the new caps.
+    fn check_frames(
+        &self,
+        ri: &gst_video::VideoInfo,
+        di: &gst_video::VideoInfo,
+    ) -> Result<(), gst::FlowError> {
+        let same = |a: &gst_video::VideoInfo, b: &gst_video::VideoInfo| {
+            a.width() == b.width() && a.height() == b.height() && a.format() == b.format()
         };
-        {
-            let guard = self.state.lock().unwrap();
-            if let Some(st) = guard.as_ref()
-                && st
-                    .checked
-                    .as_ref()
-                    .is_some_and(|(r, d)| *r == rc && *d == dc)
-            {
-                return Ok(());
-            }
-        }
-        let ri = gst_video::VideoInfo::from_caps(&rc).map_err(|_| gst::FlowError::NotNegotiated)?;
-        let di = gst_video::VideoInfo::from_caps(&dc).map_err(|_| gst::FlowError::NotNegotiated)?;
-        if ri.width() != di.width() || ri.height() != di.height() || ri.format() != di.format() {
+        if !same(ri, di) {
             let mut advice = Vec::new();
             if ri.width() != di.width() || ri.height() != di.height() {
                 advice.push("videoscale");
@@ -620,20 +709,51 @@ impl VmafHip {
             if ri.format() != di.format() {
                 advice.push("videoconvert");
             }
+            let caps = |i: &gst_video::VideoInfo| {
+                i.to_caps()
+                    .map_or_else(|_| "?".to_string(), |c| c.to_string())
+            };
             gst::element_imp_error!(
                 self,
                 gst::StreamError::Format,
                 (
-                    "ref_sink and dist_sink must carry the same width, height and format: ref_sink caps {rc}; dist_sink caps {dc}; insert {} before dist_sink",
+                    "ref_sink and dist_sink must carry the same width, height and format: ref_sink caps {}; dist_sink caps {}; insert {} before dist_sink",
+                    caps(ri),
+                    caps(di),
                     advice.join(" and ")
                 ),
                 ["caps mismatch between the two sink pads"]
             );
             return Err(gst::FlowError::NotNegotiated);
         }
+        let changed = {
+            let guard = self.state.lock().unwrap();
+            match guard.as_ref() {
+                Some(st) => match &st.checked {
+                    Some(old) if same(old, ri) => return Ok(()),
+                    Some(_) => st.next_index > 0,
+                    None => false,
+                },
+                None => false,
+            }
+        };
+        if changed {
+            gst::info!(
+                CAT,
+                imp = self,
+                "caps changed on both sink pads to {}x{} {:?}",
+                ri.width(),
+                ri.height(),
+                ri.format()
+            );
+            if let Err(e) = self.drain(SegmentEnd::CapsChanged) {
+                self.post_error_message(e);
+                return Err(gst::FlowError::Error);
+            }
+        }
         let mut guard = self.state.lock().unwrap();
         if let Some(st) = guard.as_mut() {
-            st.checked = Some((rc, dc));
+            st.checked = Some(ri.clone());
             st.size = (ri.width() as usize, ri.height() as usize);
         }
         Ok(())
@@ -858,6 +978,8 @@ impl AggregatorImpl for VmafHip {
             size: (0, 0),
             last_timing: None,
             total_duration: None,
+            index_offset: 0,
+            stream_pool: StreamPool::default(),
         });
         Ok(())
     }
@@ -867,11 +989,24 @@ impl AggregatorImpl for VmafHip {
         self.parent_stop()
     }
 
+    fn sink_query(&self, pad: &gst_base::AggregatorPad, query: &mut gst::QueryRef) -> bool {
+        // GstVideoAggregator accepts only the output's current size on its
+        // (non-converting) sink pads, which would refuse a mid-stream size
+        // change. Any caps of the pad template are fine here: the two pads
+        // are compared when frames arrive (`check_caps`).
+        if let gst::QueryViewMut::AcceptCaps(q) = query.view_mut() {
+            let ok = q.caps().is_subset(&pad.pad_template_caps());
+            q.set_result(ok);
+            return true;
+        }
+        self.parent_sink_query(pad, query)
+    }
+
     fn aggregate(&self, timeout: bool) -> Result<gst::FlowSuccess, gst::FlowError> {
         let ret = self.parent_aggregate(timeout);
         if ret == Err(gst::FlowError::Eos) {
             // Every sink is done: last messages and the pooled score go out before EOS.
-            if let Err(e) = self.drain() {
+            if let Err(e) = self.drain(SegmentEnd::Eos) {
                 self.post_error_message(e);
                 return Err(gst::FlowError::Error);
             }
@@ -921,7 +1056,7 @@ impl AggregatorImpl for VmafHip {
 
     fn flush(&self) -> Result<gst::FlowSuccess, gst::FlowError> {
         // A flushing seek ends the segment: report what was measured, start afresh.
-        if let Err(e) = self.drain() {
+        if let Err(e) = self.drain(SegmentEnd::Flush) {
             self.post_error_message(e);
         }
         if let Some(st) = self.state.lock().unwrap().as_mut() {
@@ -959,7 +1094,6 @@ impl VideoAggregatorImpl for VmafHip {
         token: &gst_video::subclass::AggregateFramesToken,
         outbuf: &mut gst::BufferRef,
     ) -> Result<gst::FlowSuccess, gst::FlowError> {
-        self.check_caps()?;
         let Some(ref_frame) = self.ref_pad.prepared_frame(token) else {
             if self.ref_pad.is_eos() {
                 // The output follows the reference: it ends when the reference ends.
@@ -1028,6 +1162,7 @@ impl VideoAggregatorImpl for VmafHip {
             }
             return Ok(gst::FlowSuccess::Ok);
         };
+        self.check_frames(ref_frame.info(), dist_frame.info())?;
         let segment = self
             .obj()
             .src_pad()
@@ -1075,22 +1210,7 @@ impl VideoAggregatorImpl for VmafHip {
             })
             .flatten()
             .flatten();
-            pushed
-                .map(|ready| {
-                    let msgs: Vec<_> = if state.settings.frame_message {
-                        ready
-                            .iter()
-                            .map(|s| Self::frame_message(state, s))
-                            .collect()
-                    } else {
-                        Vec::new()
-                    };
-                    state
-                        .write_frames(&ready)
-                        .map(|()| msgs)
-                        .map_err(|e| e.to_string())
-                })
-                .and_then(|r| r)
+            pushed.and_then(|ready| Self::finalize(state, ready).map_err(|e| e.to_string()))
         };
         let msgs = outcome.map_err(|err| {
             gst::element_imp_error!(

@@ -166,6 +166,10 @@ impl VmafFrameMessage {
 /// The `pooled` message at end of stream (or of a flushed segment).
 #[derive(Clone, Debug, PartialEq)]
 pub struct VmafPooledMessage {
+    /// Why it was posted: `eos` (the whole stream), `flush` (a flushing
+    /// seek ended the segment) or `caps-changed` (the frames before a caps
+    /// change). Empty when read from a message without the field.
+    pub reason: String,
     /// The last scored frame's times, and the scored frames' total duration.
     pub timestamp: Option<gst::ClockTime>,
     pub stream_time: Option<gst::ClockTime>,
@@ -206,6 +210,7 @@ const CORE_FIELDS: &[&str] = &[
     "mean",
     "harmonic-mean",
     "frames",
+    "reason",
 ];
 
 /// The fields both message types end with: optional metrics, every other
@@ -302,7 +307,9 @@ impl TryFrom<&gst::StructureRef> for VmafFrameMessage {
 
 impl From<&VmafPooledMessage> for gst::Structure {
     fn from(m: &VmafPooledMessage) -> gst::Structure {
-        let b = gst::Structure::builder(MESSAGE_NAME).field("type", "pooled");
+        let b = gst::Structure::builder(MESSAGE_NAME)
+            .field("type", "pooled")
+            .field("reason", m.reason.as_str());
         let b = times(b, [m.timestamp, m.stream_time, m.running_time, m.duration])
             .field("score", m.score)
             .field("pool-method", m.pool_method.as_str())
@@ -321,6 +328,7 @@ impl TryFrom<&gst::StructureRef> for VmafPooledMessage {
         expect_type(s, "pooled")?;
         let f = |n: &str| s.get::<f64>(n).map_err(|e| format!("{n}: {e}"));
         Ok(VmafPooledMessage {
+            reason: s.get::<String>("reason").unwrap_or_default(),
             timestamp: get_time(s, "timestamp"),
             stream_time: get_time(s, "stream-time"),
             running_time: get_time(s, "running-time"),
@@ -378,6 +386,7 @@ mod tests {
     fn pooled_message_round_trip() {
         gst::init().unwrap();
         let m = VmafPooledMessage {
+            reason: "eos".into(),
             timestamp: Some(gst::ClockTime::from_mseconds(480)),
             stream_time: None,
             running_time: Some(gst::ClockTime::from_mseconds(480)),
