@@ -882,3 +882,52 @@ fn caps_change_on_one_pad_is_the_mismatch_error() {
         "{out:?}"
     );
 }
+
+/// A property set while PLAYING is kept for the next start, with a warning
+/// saying so; the running measurement is unchanged.
+#[test]
+fn property_change_while_playing_warns_and_waits_for_the_next_start() {
+    init();
+    let desc = format!(
+        "{} ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! v.dist_sink \
+         vmafhip name=v frame-message=true backend=cpu ! fakesink",
+        testsrc(30, 96, 64, "I420", "ball")
+    );
+    let pipeline = gst::parse::launch(&desc)
+        .unwrap()
+        .downcast::<gst::Pipeline>()
+        .unwrap();
+    let v = pipeline.by_name("v").unwrap();
+    let bus = pipeline.bus().unwrap();
+    pipeline.set_state(gst::State::Playing).unwrap();
+    let mut warned = false;
+    let mut frames = 0;
+    while let Some(msg) = bus.timed_pop(gst::ClockTime::from_seconds(60)) {
+        match msg.view() {
+            gst::MessageView::Element(e) => {
+                if e.structure()
+                    .and_then(|s| VmafFrameMessage::try_from(s).ok())
+                    .is_some()
+                {
+                    frames += 1;
+                    if frames == 3 {
+                        v.set_property("psnr", true);
+                    }
+                }
+            }
+            gst::MessageView::Warning(w) => {
+                warned |= w
+                    .error()
+                    .to_string()
+                    .contains("property psnr changed while running");
+            }
+            gst::MessageView::Error(e) => panic!("{}", e.error()),
+            gst::MessageView::Eos(_) => break,
+            _ => {}
+        }
+    }
+    pipeline.set_state(gst::State::Null).unwrap();
+    assert!(warned, "no warning");
+    assert_eq!(frames, 30);
+    assert!(v.property::<bool>("psnr"), "kept for the next start");
+}

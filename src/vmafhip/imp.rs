@@ -815,6 +815,19 @@ impl ObjectImpl for VmafHip {
     }
 
     fn set_property(&self, _id: usize, value: &glib::Value, pspec: &glib::ParamSpec) {
+        // The engine is built from the settings at start (READY -> PAUSED);
+        // a change while running is kept for the next start, with a warning.
+        if self.state.lock().unwrap().is_some() {
+            gst::element_imp_warning!(
+                self,
+                gst::LibraryError::Settings,
+                (
+                    "property {} changed while running: it takes effect at the next start (READY to PAUSED)",
+                    pspec.name()
+                ),
+                ["properties are read when the element starts"]
+            );
+        }
         let mut s = self.settings.lock().unwrap();
         match pspec.name() {
             "model-filename" => {
