@@ -904,15 +904,14 @@ fn property_change_while_playing_warns_and_waits_for_the_next_start() {
     let mut frames = 0;
     while let Some(msg) = bus.timed_pop(gst::ClockTime::from_seconds(60)) {
         match msg.view() {
-            gst::MessageView::Element(e) => {
+            gst::MessageView::Element(e)
                 if e.structure()
                     .and_then(|s| VmafFrameMessage::try_from(s).ok())
-                    .is_some()
-                {
-                    frames += 1;
-                    if frames == 3 {
-                        v.set_property("psnr", true);
-                    }
+                    .is_some() =>
+            {
+                frames += 1;
+                if frames == 3 {
+                    v.set_property("psnr", true);
                 }
             }
             gst::MessageView::Warning(w) => {

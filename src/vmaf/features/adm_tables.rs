@@ -76,6 +76,8 @@ mod barten {
         [1.46213, 0.394533, 2.7755, 1.16577, 7.45665],
     ];
     const SA: [f32; 4] = [30.162, 4.0627, 1.6596, 0.2712];
+    // libvmaf's literals, as written there (rounded to float either way).
+    #[allow(clippy::excessive_precision)]
     const MTF_A: [f32; 4] = [
         0.424838596301290,
         0.572435103936480,

@@ -777,13 +777,12 @@ pub fn c_values(
             let value = img[i * w + j] as i32 + num_diffs as i32;
             let p0 = count(hist, compact, j);
             let mut c = 0.0f32;
-            for d in 0..num_diffs {
+            for (d, (&tvi, &weight)) in s.tvi_for_diff.iter().zip(&CONTRAST_WEIGHTS).enumerate() {
                 let step = d as i32 + 1;
-                if value <= i32::from(s.tvi_for_diff[d]) && value + step > i32::from(s.vlt_luma) {
+                if value <= i32::from(tvi) && value + step > i32::from(s.vlt_luma) {
                     let p1 = count(hist, compact + step as isize, j);
                     let p2 = count(hist, compact - step as isize, j);
                     let p = if p1 > p2 { p1 } else { p2 };
-                    let weight = CONTRAST_WEIGHTS[d];
                     let val = (weight * u32::from(p0) * u32::from(p)) as f32
                         * s.reciprocal[usize::from(p) + usize::from(p0)];
                     if val > c {
@@ -849,6 +848,8 @@ pub fn spatial_pooling(c: &mut [f32], topk: f64) -> f64 {
 mod tests {
     use super::*;
 
+    // libvmaf's literals, digits as printed there.
+    #[allow(clippy::excessive_precision)]
     #[test]
     fn reciprocal_table_is_libvmafs() {
         let t = reciprocal_lut();
