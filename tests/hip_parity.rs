@@ -158,36 +158,7 @@ fn v1_sizes_formats_and_depths_bit_exact() {
         "vmaf_v1.0.16_1d5h_2160:speed_chroma.speed_prescale=1.3:speed_chroma.speed_prescale_method=lanczos4:cambi.window_size=31",
         "vmaf_v1.0.16_hfr_3d0h:speed_chroma.speed_prescale=0.8:speed_chroma.speed_prescale_method=nearest:cambi.topk=0.2:cambi.cambi_max_val=1000",
     ];
-    for (w, h, format, bpc, pad) in cases {
-        let seq = Seq {
-            w,
-            h,
-            format,
-            bpc,
-            pad,
-        };
-        for model in models {
-            let c = config(false, model);
-            let Some(mut gpu) = hip_scorer(&c) else {
-                return;
-            };
-            let mut cpu = Scorer::cpu(&c).unwrap();
-            let n = if w >= 1920 { 3 } else { 5 };
-            let a = push_seq(&mut cpu, &seq, n, None);
-            let b = push_seq(&mut gpu, &seq, n, None);
-            let bad = diff(&a, &b);
-            assert!(
-                bad.is_empty(),
-                "{w}x{h} {format:?} {bpc}-bit {model}: {}",
-                bad.join("\n")
-            );
-            eprintln!(
-                "{w}x{h} {format:?} {bpc}-bit pad {pad} {model}: {} frames identical (vmaf {:.4})",
-                b.len(),
-                b[0].vmaf()
-            );
-        }
-    }
+    sizes_bit_exact(&cases, &models, false);
 }
 
 /// CAMBI's two GPU poolings agree: the exact integer top-k sum (the usual
@@ -417,7 +388,12 @@ fn sizes_formats_and_depths_bit_exact() {
         (640, 360, PixelFormat::Yuv422, 8, 16),
         (1920, 1080, PixelFormat::Yuv420, 8, 0),
     ];
-    for (w, h, format, bpc, pad) in cases {
+    sizes_bit_exact(&cases, &["vmaf_v0.6.1", "vmaf_v0.6.1neg"], true);
+}
+
+/// Every model on every synthetic case: GPU equal to CPU, bit for bit.
+fn sizes_bit_exact(cases: &[(usize, usize, PixelFormat, u8, usize)], models: &[&str], psnr: bool) {
+    for &(w, h, format, bpc, pad) in cases {
         let seq = Seq {
             w,
             h,
@@ -425,8 +401,8 @@ fn sizes_formats_and_depths_bit_exact() {
             bpc,
             pad,
         };
-        for model in ["vmaf_v0.6.1", "vmaf_v0.6.1neg"] {
-            let c = config(true, model);
+        for model in models {
+            let c = config(psnr, model);
             let Some(mut gpu) = hip_scorer(&c) else {
                 return;
             };

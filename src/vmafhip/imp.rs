@@ -140,30 +140,30 @@ fn open_results(path: &str) -> Result<std::fs::File, gst::ErrorMessage> {
     })
 }
 
+fn results_io_error(path: &str, e: std::io::Error) -> gst::ErrorMessage {
+    gst::error_msg!(
+        gst::ResourceError::Write,
+        ("results-filename \"{path}\": {e}"),
+        ["writing the results file"]
+    )
+}
+
 impl State {
-    /// Appends final frames to the results file (header first).
-    fn write_frames(&mut self, frames: &[FrameScores]) -> Result<(), gst::ErrorMessage> {
-        let Some(path) = self.settings.results_filename.clone() else {
-            return Ok(());
+    /// The results file's writer, its header written: the one in use, or a
+    /// new one on the file opened at start (or reopened for a new segment).
+    fn results_writer(
+        &mut self,
+        path: &str,
+    ) -> Result<&mut ResultsWriter<std::io::BufWriter<std::fs::File>>, gst::ErrorMessage> {
+        let file = match std::mem::replace(&mut self.results, ResultsFile::None) {
+            ResultsFile::Writing(w) => {
+                self.results = ResultsFile::Writing(w);
+                None
+            }
+            ResultsFile::Opened(file) => Some(file),
+            ResultsFile::None | ResultsFile::Done => Some(open_results(path)?),
         };
-        if frames.is_empty() {
-            return Ok(());
-        }
-        let io = |e: std::io::Error| {
-            gst::error_msg!(
-                gst::ResourceError::Write,
-                ("results-filename \"{path}\": {e}"),
-                ["writing the results file"]
-            )
-        };
-        if matches!(self.results, ResultsFile::Done | ResultsFile::None) {
-            self.results = ResultsFile::Opened(open_results(&path)?);
-        }
-        if let ResultsFile::Opened(_) = &self.results {
-            let ResultsFile::Opened(file) = std::mem::replace(&mut self.results, ResultsFile::None)
-            else {
-                unreachable!("matched above")
-            };
+        if let Some(file) = file {
             let w = ResultsWriter::begin(
                 std::io::BufWriter::new(file),
                 results_format(&self.settings),
@@ -172,17 +172,29 @@ impl State {
                 None,
                 "3.2.0",
             )
-            .map_err(io)?;
+            .map_err(|e| results_io_error(path, e))?;
             self.results = ResultsFile::Writing(w);
         }
-        if let ResultsFile::Writing(w) = &mut self.results {
-            for f in frames {
-                w.frame(f).map_err(io)?;
-            }
-            // Every final frame reaches the file, so a crash loses none.
-            w.flush().map_err(io)?;
+        match &mut self.results {
+            ResultsFile::Writing(w) => Ok(w),
+            _ => unreachable!("a writer was just put there"),
         }
-        Ok(())
+    }
+
+    /// Appends final frames to the results file (header first).
+    fn write_frames(&mut self, frames: &[FrameScores]) -> Result<(), gst::ErrorMessage> {
+        let Some(path) = self.settings.results_filename.clone() else {
+            return Ok(());
+        };
+        if frames.is_empty() {
+            return Ok(());
+        }
+        let w = self.results_writer(&path)?;
+        for f in frames {
+            w.frame(f).map_err(|e| results_io_error(&path, e))?;
+        }
+        // Every final frame reaches the file, so a crash loses none.
+        w.flush().map_err(|e| results_io_error(&path, e))
     }
 
     /// Closes the results file with the pooled part (an empty file gets
@@ -191,35 +203,10 @@ impl State {
         let Some(path) = self.settings.results_filename.clone() else {
             return Ok(());
         };
-        let io = |e: std::io::Error| {
-            gst::error_msg!(
-                gst::ResourceError::Write,
-                ("results-filename \"{path}\": {e}"),
-                ["writing the results file"]
-            )
-        };
-        let w = match std::mem::replace(&mut self.results, ResultsFile::Done) {
-            ResultsFile::Writing(w) => w,
-            ResultsFile::Opened(file) => ResultsWriter::begin(
-                std::io::BufWriter::new(file),
-                results_format(&self.settings),
-                self.size.0,
-                self.size.1,
-                None,
-                "3.2.0",
-            )
-            .map_err(io)?,
-            ResultsFile::None | ResultsFile::Done => ResultsWriter::begin(
-                std::io::BufWriter::new(open_results(&path)?),
-                results_format(&self.settings),
-                self.size.0,
-                self.size.1,
-                None,
-                "3.2.0",
-            )
-            .map_err(io)?,
-        };
-        w.finish(pooled).map_err(io)?;
+        self.results_writer(&path)?;
+        if let ResultsFile::Writing(w) = std::mem::replace(&mut self.results, ResultsFile::Done) {
+            w.finish(pooled).map_err(|e| results_io_error(&path, e))?;
+        }
         Ok(())
     }
 }
