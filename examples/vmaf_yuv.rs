@@ -124,7 +124,15 @@ fn run(a: Args) -> Result<(), Box<dyn std::error::Error>> {
         if a.frame_cnt.is_some_and(|c| n >= c) {
             break;
         }
-        let (hr, hd) = (rbuf.read_from(&mut rf)?, dbuf.read_from(&mut df)?);
+        let named = |path: &str, e: gstvmafhip::vmaf::VmafError| {
+            format!("{path}: {e} (after {n} whole frames; a raw file must hold whole frames)")
+        };
+        let hr = rbuf
+            .read_from(&mut rf)
+            .map_err(|e| named(&a.reference, e))?;
+        let hd = dbuf
+            .read_from(&mut df)
+            .map_err(|e| named(&a.distorted, e))?;
         if hr != hd {
             return Err(format!(
                 "{} ends after {n} frames but the other file goes on",
@@ -148,7 +156,11 @@ fn run(a: Args) -> Result<(), Box<dyn std::error::Error>> {
         eprintln!();
     }
     if n == 0 {
-        return Err("no frames read".into());
+        return Err(format!(
+            "{} and {}: no whole {}x{} frame to compare (empty files?)",
+            a.reference, a.distorted, a.width, a.height
+        )
+        .into());
     }
     let pooled = engine.pooled();
     let fps = n as f64 / secs;

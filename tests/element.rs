@@ -930,3 +930,118 @@ fn property_change_while_playing_warns_and_waits_for_the_next_start() {
     assert_eq!(frames, 30);
     assert!(v.property::<bool>("psnr"), "kept for the next start");
 }
+
+/// Sixteen elements in one process (one pipeline) give every element the
+/// numbers it gives alone. `VMAFHIP_ELEMENT_BACKEND=hip` runs the same on
+/// one GPU (device runs).
+#[test]
+fn sixteen_elements_at_once_equal_one_at_a_time() {
+    let backend = std::env::var("VMAFHIP_ELEMENT_BACKEND").unwrap_or_else(|_| "cpu".into());
+    let branch = |k: u32| {
+        let (w, h) = (96 + 8 * k, 64 + 4 * k);
+        format!(
+            "videotestsrc num-buffers=12 pattern=ball ! video/x-raw,format=I420,width={w},height={h},framerate=30/1 \
+             ! tee name=t{k} t{k}. ! queue ! v{k}.ref_sink \
+             t{k}. ! queue ! videoscale ! video/x-raw,width={},height={} ! videoscale ! video/x-raw,width={w},height={h} ! v{k}.dist_sink \
+             vmafhip name=v{k} backend={backend} threads=1 ! fakesink",
+            w / 2,
+            h / 2
+        )
+    };
+    let alone: Vec<f64> = (0..16)
+        .map(|k| run_pipeline_checked(&branch(k)).pooled[0].mean)
+        .collect();
+    let all = (0..16).map(branch).collect::<Vec<_>>().join(" ");
+    let out = run_pipeline_checked(&all);
+    assert_eq!(out.pooled.len(), 16);
+    let mut together: Vec<f64> = out.pooled.iter().map(|p| p.mean).collect();
+    let mut want = alone.clone();
+    together.sort_by(f64::total_cmp);
+    want.sort_by(f64::total_cmp);
+    assert_eq!(together, want, "16 at once differ from one at a time");
+}
+
+/// A live pipeline whose distorted branch stalls (no buffers, no EOS): the
+/// aggregator's live timeout keeps the output going, the stalled pad's last
+/// frame stands in for the missing ones (what a viewer would see: a frozen
+/// picture, scored as such), nothing hangs, and the stream ends with the
+/// reference.
+#[test]
+fn a_stalled_live_pad_does_not_hang() {
+    init();
+    let desc = "videotestsrc is-live=true num-buffers=40 pattern=ball ! video/x-raw,format=I420,width=96,height=64,framerate=50/1 \
+        ! tee name=t t. ! queue ! v.ref_sink \
+        t. ! queue ! valve name=gate ! v.dist_sink \
+        vmafhip name=v backend=cpu frame-message=true latency=20000000 ! fakesink";
+    let pipeline = gst::parse::launch(desc)
+        .unwrap()
+        .downcast::<gst::Pipeline>()
+        .unwrap();
+    let gate = pipeline.by_name("gate").unwrap();
+    let bus = pipeline.bus().unwrap();
+    pipeline.set_state(gst::State::Playing).unwrap();
+    let (mut frames, mut eos) = (0, false);
+    let mut scores = Vec::new();
+    let start = std::time::Instant::now();
+    while let Some(msg) = bus.timed_pop(gst::ClockTime::from_seconds(20)) {
+        match msg.view() {
+            gst::MessageView::Element(e) => {
+                if let Some(f) = e
+                    .structure()
+                    .and_then(|s| VmafFrameMessage::try_from(s).ok())
+                {
+                    frames += 1;
+                    scores.push(f.score);
+                    if frames == 10 {
+                        gate.set_property("drop", true);
+                    }
+                }
+            }
+            gst::MessageView::Error(e) => panic!("{}", e.error()),
+            gst::MessageView::Eos(_) => {
+                eos = true;
+                break;
+            }
+            _ => {}
+        }
+    }
+    pipeline.set_state(gst::State::Null).unwrap();
+    assert!(eos, "no EOS within 20 s: the element hung");
+    assert!(start.elapsed().as_secs() < 15);
+    // Every reference frame is scored (a live timeout may repeat one).
+    assert!((40..=42).contains(&frames), "{frames} frames scored");
+    // The frozen distorted picture drags the score down as the ball moves on.
+    let before = scores[5];
+    let late = scores[35];
+    assert!(
+        late < before - 5.0,
+        "frozen input not reflected: {before} then {late}"
+    );
+}
+
+/// With live sources the element answers the latency query as live and adds
+/// its `latency` property to the upstream latency.
+#[test]
+fn live_latency_query() {
+    init();
+    // A sink reports a live latency only when it synchronises to the clock (sync=true).
+    let desc = "videotestsrc is-live=true num-buffers=30 ! video/x-raw,format=I420,width=96,height=64,framerate=30/1 \
+        ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! v.dist_sink \
+        vmafhip name=v backend=cpu latency=10000000 ! fakesink sync=true";
+    let pipeline = gst::parse::launch(desc)
+        .unwrap()
+        .downcast::<gst::Pipeline>()
+        .unwrap();
+    pipeline.set_state(gst::State::Playing).unwrap();
+    let _ = pipeline.state(gst::ClockTime::from_seconds(5));
+    let mut q = gst::query::Latency::new();
+    assert!(pipeline.query(&mut q), "latency query unanswered");
+    let (live, min, _max) = q.result();
+    pipeline.set_state(gst::State::Null).unwrap();
+    assert!(live, "not reported live");
+    // videotestsrc at 30 fps reports one frame (33.3 ms); the aggregator adds its 10 ms.
+    assert!(
+        min >= gst::ClockTime::from_mseconds(43) && min < gst::ClockTime::from_mseconds(100),
+        "min latency {min}"
+    );
+}

@@ -143,3 +143,44 @@ fn vmaf_yuv_names_a_bad_override() {
         assert!(err.contains(needle), "{model}: {err}");
     }
 }
+
+/// Raw inputs that are not whole frames, a shorter reference, empty files:
+/// each a clear error naming the file, never a silent partial score.
+#[test]
+fn vmaf_yuv_refuses_partial_short_and_empty_files() {
+    let cache = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("golden-yuv");
+    let run = golden_runs_v1().into_iter().next().unwrap();
+    yuv_bytes(&run.ref_zst);
+    let full = std::fs::read(cache.join(run.ref_zst.trim_end_matches(".zst"))).unwrap();
+    let frame = run.width * run.height * 3 / 2;
+    let dir = std::env::temp_dir().join("vmafhip-raw-inputs");
+    std::fs::create_dir_all(&dir).unwrap();
+    let put = |name: &str, bytes: &[u8]| {
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let whole = put("whole.yuv", &full);
+    let partial = put("partial.yuv", &full[..2 * frame + 1000]);
+    let short = put("short.yuv", &full[..2 * frame]);
+    let empty = put("empty.yuv", &[]);
+    for (r, d, needle) in [
+        (&partial, &whole, "partial.yuv: I/O: truncated frame"),
+        (
+            &short,
+            &whole,
+            "short.yuv ends after 2 frames but the other file goes on",
+        ),
+        (&empty, &empty, "no whole 576x324 frame"),
+    ] {
+        let out = Command::new(vmaf_yuv())
+            .args([
+                "-r", r, "-d", d, "-w", "576", "-h", "324", "-p", "420", "-b", "8", "--quiet",
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{r}: accepted");
+        assert!(err.contains(needle), "{r}: {err}");
+    }
+}
