@@ -489,3 +489,42 @@ fn eight_engines_at_once_in_one_process() {
     }
     eprintln!("8 engines on one GPU, 8 frames each: identical to the CPU engine");
 }
+
+/// 8K is measured exactly; a picture whose frames in flight cannot fit the
+/// device is refused with an error naming the size and the memory it needs.
+#[test]
+fn eight_k_is_exact_and_oversized_frames_are_a_clear_oom_error() {
+    sizes_bit_exact(
+        &[(7680, 4320, PixelFormat::Yuv420, 8, 0)],
+        &["vmaf_v0.6.1"],
+        false,
+    );
+    let c = config(false, "vmaf_v0.6.1");
+    let Some(mut gpu) = hip_scorer(&c) else {
+        return;
+    };
+    // About 33 device bytes per pixel per frame in flight, six in flight:
+    // size the picture so that it needs well over the whole device.
+    let total = {
+        let plan = c.plan().unwrap();
+        let b = HipBackend::new(plan, &HipOptions::default()).unwrap();
+        b.device().info.total_memory
+    };
+    let w = 32768usize;
+    let h = (total / (w * 150)).next_multiple_of(2);
+    let luma = vec![128u8; w * h];
+    let plane = [Plane::new(&luma, w, h, w).unwrap()];
+    let pic = Picture::new_u8(PixelFormat::Gray, &plane).unwrap();
+    let err = gpu
+        .push(&pic, &pic)
+        .expect_err("a picture larger than the device must be refused")
+        .to_string();
+    eprintln!("{err}");
+    assert!(err.contains("GPU out of memory"), "{err}");
+    assert!(err.contains(&format!("{w}x{h} 8-bit")), "{err}");
+    assert!(err.contains("frames in flight need"), "{err}");
+    assert!(
+        err.contains(&format!("of {} MiB", total.div_ceil(1 << 20))),
+        "{err}"
+    );
+}

@@ -355,6 +355,22 @@ struct Slot {
     marks: Vec<Event>,
 }
 
+impl Slot {
+    /// Device bytes this slot holds (pinned host memory not included).
+    fn device_bytes(&self) -> usize {
+        let sum = |v: &[DeviceBuffer]| v.iter().map(DeviceBuffer::bytes).sum::<usize>();
+        sum(&self.pix)
+            + sum(&self.vif_a)
+            + sum(&self.vif_b)
+            + sum(&self.bands_ref)
+            + sum(&self.bands_dis)
+            + self.work.bytes()
+            + self.accum.bytes()
+            + self.cambi.as_ref().map_or(0, CambiSlot::device_bytes)
+            + self.speed.as_ref().map_or(0, SpeedSlot::device_bytes)
+    }
+}
+
 /// Stages timed by [`HipBackend::set_profiling`], in stream order.
 pub const STAGES: [&str; 8] = [
     "upload", "motion", "vif", "adm", "psnr", "cambi", "speed", "readback",
@@ -540,9 +556,40 @@ impl HipBackend {
             cambi,
             speed,
         };
-        let mut slots = Vec::with_capacity(self.ring);
-        for _ in 0..self.ring {
-            slots.push(self.new_slot(&layout).map_err(be)?);
+        // Free the previous geometry's memory before taking the new one's.
+        self.slots.clear();
+        self.layout = None;
+        let mut slots: Vec<Slot> = Vec::with_capacity(self.ring);
+        for k in 0..self.ring {
+            if k == 1 {
+                // Every slot is the size of the first: refuse now, naming the
+                // need, rather than fail part-way on a device that is too small.
+                let need = self.ring * slots[0].device_bytes();
+                let (free, total) = self.dev.memory_info().map_err(be)?;
+                let held = slots[0].device_bytes();
+                if need - held > free {
+                    return Err(self.out_of_memory(&layout, need, free + held, total, None));
+                }
+            }
+            match self.new_slot(&layout) {
+                Ok(s) => slots.push(s),
+                Err(HipError::OutOfMemory { bytes, what }) => {
+                    let held: usize = slots.iter().map(Slot::device_bytes).sum();
+                    let (free, total) = self.dev.memory_info().map_err(be)?;
+                    let need = match slots.first() {
+                        Some(s) => self.ring * s.device_bytes(),
+                        None => 0,
+                    };
+                    return Err(self.out_of_memory(
+                        &layout,
+                        need,
+                        free + held,
+                        total,
+                        Some((bytes, what)),
+                    ));
+                }
+                Err(e) => return Err(be(e)),
+            }
         }
         self.slots = slots;
         self.layout = Some(layout);
@@ -550,6 +597,45 @@ impl HipBackend {
         self.prev_slot = None;
         self.prev_prev_slot = None;
         Ok(())
+    }
+
+    /// The error for a geometry whose frames in flight do not fit the
+    /// device: `need` bytes in all (0 when not even one slot could be
+    /// made), `free` of `total` available to this backend, and the
+    /// allocation that failed, if one did.
+    fn out_of_memory(
+        &self,
+        l: &Layout,
+        need: usize,
+        free: usize,
+        total: usize,
+        failed: Option<(usize, String)>,
+    ) -> VmafError {
+        let mib = |b: usize| b.div_ceil(1 << 20);
+        let needs = if need > 0 {
+            format!(
+                "{} frames in flight need {} MiB ({} MiB each)",
+                self.ring,
+                mib(need),
+                mib(need / self.ring)
+            )
+        } else {
+            let (bytes, what) = failed.clone().unwrap_or_default();
+            format!(
+                "one frame in flight needs more than that (allocating {} MiB for {what} failed)",
+                mib(bytes)
+            )
+        };
+        VmafError::Backend(format!(
+            "HIP: GPU out of memory for {}x{} {}-bit frames: {needs}, and the device ({}) has {} MiB free of {} MiB; \
+             free GPU memory, measure a smaller picture, or use backend=cpu",
+            l.w,
+            l.h,
+            l.bpc,
+            self.dev.info.name,
+            mib(free),
+            mib(total)
+        ))
     }
 
     fn new_slot(&self, l: &Layout) -> Result<Slot, HipError> {

@@ -499,6 +499,13 @@ impl CambiSlot {
     }
 
     /// Floats of the largest picture, for [`CambiSlot::read`]'s host buffer.
+    /// Device bytes this slot holds.
+    pub(super) fn device_bytes(&self) -> usize {
+        let img: usize = self.img.iter().map(DeviceBuffer::bytes).sum();
+        let cvals: usize = self.cvals.iter().map(DeviceBuffer::bytes).sum();
+        img + self.mask.bytes() + cvals + self.radix.bytes()
+    }
+
     pub(super) fn max_floats(&self) -> usize {
         self.cvals.iter().map(|b| b.bytes() / 4).max().unwrap_or(0)
     }
@@ -717,4 +724,14 @@ pub(super) struct SpeedSlot {
     centred: DeviceBuffer,
     pub stats: DeviceBuffer,
     scratch: DeviceBuffer,
+}
+
+impl SpeedSlot {
+    /// Device bytes this slot holds.
+    pub(super) fn device_bytes(&self) -> usize {
+        [&self.small, &self.centred, &self.stats, &self.scratch]
+            .iter()
+            .map(|b| b.bytes())
+            .sum()
+    }
 }
