@@ -995,6 +995,9 @@ fn a_stalled_live_pad_does_not_hang() {
                     if frames == 10 {
                         gate.set_property("drop", true);
                     }
+                    if frames == 30 {
+                        gate.set_property("drop", false);
+                    }
                 }
             }
             gst::MessageView::Error(e) => panic!("{}", e.error()),
@@ -1012,10 +1015,16 @@ fn a_stalled_live_pad_does_not_hang() {
     assert!((40..=42).contains(&frames), "{frames} frames scored");
     // The frozen distorted picture drags the score down as the ball moves on.
     let before = scores[5];
-    let late = scores[35];
+    let late = scores[25];
     assert!(
         late < before - 5.0,
         "frozen input not reflected: {before} then {late}"
+    );
+    // Once the pad flows again its frames are used again.
+    let resumed = scores[frames - 2];
+    assert!(
+        resumed > 90.0 && resumed > late + 50.0,
+        "resumed input not used: {before}, frozen {late}, then {resumed}"
     );
 }
 
