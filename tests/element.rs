@@ -1054,3 +1054,24 @@ fn live_latency_query() {
         "min latency {min}"
     );
 }
+
+/// Frames with a side under 33 are refused with the size and the minimum.
+#[test]
+fn frames_under_33x33_are_a_clear_error() {
+    for (w, h) in [(1, 1), (2, 2), (16, 16), (32, 32), (32, 64), (64, 32)] {
+        let out = run(&format!(
+            "{} ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! v.dist_sink vmafhip name=v backend=cpu ! fakesink",
+            testsrc(3, w, h, "I420", "ball")
+        ));
+        assert_eq!(out.errors.len(), 1, "{w}x{h}: {out:?}");
+        let e = &out.errors[0];
+        assert!(
+            e.contains(&format!("{w}x{h}")) && e.contains("needs at least 33x33"),
+            "{w}x{h}: {e}"
+        );
+        assert!(
+            out.pooled.is_empty(),
+            "{w}x{h}: no score for refused frames"
+        );
+    }
+}

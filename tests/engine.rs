@@ -131,6 +131,25 @@ fn mismatches_and_tiny_frames_are_errors() {
         .push(&gray_u8(&t, 20, 20, 20), &gray_u8(&t, 20, 20, 20))
         .unwrap_err();
     assert!(matches!(err, VmafError::TooSmall(_)), "{err}");
+    // Every size from 1x1 up to 33x33 with a side under 33 is refused,
+    // naming the size and the minimum; 33x33 itself is measured.
+    for w in 1..=33 {
+        for h in 1..=33 {
+            let img = vec![128u8; w * h];
+            let mut e = Scorer::cpu(&config()).unwrap();
+            let got = e.push(&gray_u8(&img, w, h, w), &gray_u8(&img, w, h, w));
+            if w == 33 && h == 33 {
+                got.unwrap();
+                assert_eq!(e.flush().unwrap().len(), 1);
+            } else {
+                let err = got.unwrap_err().to_string();
+                assert!(
+                    err.contains(&format!("{w}x{h}")) && err.contains("needs at least 33x33"),
+                    "{w}x{h}: {err}"
+                );
+            }
+        }
+    }
     assert!(Plane::new(&t, 20, 20, 19).is_err());
     assert!(Plane::new(&t[..100], 20, 20, 20).is_err());
 }

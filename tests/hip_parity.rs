@@ -528,3 +528,23 @@ fn eight_k_is_exact_and_oversized_frames_are_a_clear_oom_error() {
         "{err}"
     );
 }
+
+/// A device-id past the last GPU is an error naming it and the count.
+#[test]
+fn device_id_out_of_range_is_a_clear_error() {
+    let c = config(false, "vmaf_v0.6.1");
+    if hip_scorer(&c).is_none() {
+        return;
+    }
+    let options = HipOptions {
+        device_id: 99,
+        ..HipOptions::default()
+    };
+    let err = match HipBackend::new(c.plan().unwrap(), &options) {
+        Ok(_) => panic!("device-id 99 opened"),
+        Err(e) => e.to_string(),
+    };
+    eprintln!("{err}");
+    assert!(err.contains("device-id 99 asked for"), "{err}");
+    assert!(err.contains("reports"), "{err}");
+}
