@@ -237,6 +237,10 @@ struct State {
     /// The video both pads agreed on (the frames last scored).
     checked: Option<gst_video::VideoInfo>,
     dist_ended_warned: bool,
+    /// Running time of the reference frame last scored: a live timeout can
+    /// hand the aggregator the same reference frame again, which is passed
+    /// through but not scored a second time.
+    last_ref: Option<gst::ClockTime>,
     size: (usize, usize),
     /// The last scored frame's timing and the frames' summed duration (None
     /// once a frame had none), for the pooled message.
@@ -975,6 +979,7 @@ impl AggregatorImpl for VmafHip {
             results,
             checked: None,
             dist_ended_warned: false,
+            last_ref: None,
             size: (0, 0),
             last_timing: None,
             total_duration: None,
@@ -1061,6 +1066,7 @@ impl AggregatorImpl for VmafHip {
         }
         if let Some(st) = self.state.lock().unwrap().as_mut() {
             st.dist_ended_warned = false;
+            st.last_ref = None;
         }
         self.parent_flush()
     }
@@ -1162,6 +1168,22 @@ impl VideoAggregatorImpl for VmafHip {
             }
             return Ok(gst::FlowSuccess::Ok);
         };
+        // The reference frame's own running time, to recognise a repeat.
+        let ref_time = self.ref_pad.current_buffer(token).and_then(|b| {
+            self.ref_pad
+                .segment()
+                .downcast::<gst::ClockTime>()
+                .ok()
+                .and_then(|s| s.to_running_time(b.pts()))
+        });
+        {
+            let mut guard = self.state.lock().unwrap();
+            let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
+            if ref_time.is_some() && ref_time == st.last_ref {
+                return Ok(gst::FlowSuccess::Ok);
+            }
+            st.last_ref = ref_time;
+        }
         self.check_frames(ref_frame.info(), dist_frame.info())?;
         let segment = self
             .obj()
