@@ -204,6 +204,14 @@ impl Drop for Device {
     }
 }
 
+/// Whether `code` is the vendor's out-of-memory error.
+fn out_of_memory(api: &Api, code: c_int) -> bool {
+    match api {
+        Api::Nvidia { .. } => code == ffi::CUDA_ERROR_OUT_OF_MEMORY,
+        Api::Amd { .. } => code == ffi::HIP_ERROR_OUT_OF_MEMORY,
+    }
+}
+
 /// Device memory of `bytes` bytes; freed on drop.
 pub struct DeviceBuffer {
     dev: Arc<Device>,
@@ -229,8 +237,7 @@ impl DeviceBuffer {
             // SAFETY: valid out-pointer; the device is current.
             Api::Amd { hip, .. } => (unsafe { (hip.malloc)(&mut ptr, bytes) }, "hipMalloc"),
         };
-        // CUDA_ERROR_OUT_OF_MEMORY and hipErrorOutOfMemory are both 2.
-        if r.0 == 2 {
+        if out_of_memory(&dev.rt.api, r.0) {
             return Err(HipError::OutOfMemory {
                 bytes,
                 what: what.to_string(),
@@ -328,11 +335,11 @@ impl PinnedHostMem {
             ),
             // SAFETY: as above.
             Api::Amd { hip, .. } => (
-                unsafe { (hip.host_malloc)(&mut p, len, 0) },
+                unsafe { (hip.host_malloc)(&mut p, len, ffi::HIP_HOST_MALLOC_DEFAULT) },
                 "hipHostMalloc",
             ),
         };
-        if r.0 == 2 {
+        if out_of_memory(&dev.rt.api, r.0) {
             return Err(HipError::OutOfMemory {
                 bytes: len,
                 what: "pinned host memory".into(),

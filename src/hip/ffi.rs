@@ -109,6 +109,7 @@ pub const CU_MEMORYTYPE_DEVICE: c_uint = 2;
 pub const CU_STREAM_NON_BLOCKING: c_uint = 1;
 pub const CU_EVENT_DEFAULT: c_uint = 0;
 pub const CUDA_ERROR_NOT_READY: c_int = 600;
+pub const CUDA_ERROR_OUT_OF_MEMORY: c_int = 2;
 pub const CU_ATTR_WARP_SIZE: c_int = 10;
 pub const CU_ATTR_MULTIPROCESSOR_COUNT: c_int = 16;
 pub const CU_ATTR_CC_MAJOR: c_int = 75;
@@ -161,6 +162,11 @@ pub const GCN_ARCH_OFFSET_R0600: usize = 1160;
 /// Large enough for either layout.
 pub const DEVICE_PROP_BYTES: usize = 4096;
 
+// Every AMD value below is held by this file's tests to the measured
+// fixtures `tests/abi/rocm-*.txt` (one per ROCm version; docs/architecture.md
+// "AMD status" has the table).
+pub const HIP_ERROR_OUT_OF_MEMORY: c_int = 2;
+pub const HIP_HOST_MALLOC_DEFAULT: c_uint = 0;
 pub const HIP_MEMCPY_HOST_TO_DEVICE: c_int = 1;
 pub const HIP_MEMCPY_DEVICE_TO_HOST: c_int = 2;
 pub const HIP_STREAM_NON_BLOCKING: c_uint = 1;
@@ -265,4 +271,59 @@ pub fn open_first(names: &[&str]) -> Result<(Library, String), String> {
         }
     }
     Err(tried.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `name value` lines of a fixture, comments skipped.
+    fn facts(text: &str) -> std::collections::HashMap<&str, i64> {
+        text.lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+            .map(|l| {
+                let (k, v) = l.split_once(' ').expect("name value");
+                (k, v.trim().parse().expect("a number"))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn amd_constants_match_every_measured_rocm_version() {
+        let fixtures = [
+            ("5.2", include_str!("../../tests/abi/rocm-5.2.txt")),
+            ("6.2", include_str!("../../tests/abi/rocm-6.2.txt")),
+        ];
+        for (version, text) in fixtures {
+            let f = facts(text);
+            let want = |k: &str| *f.get(k).unwrap_or_else(|| panic!("{version}: no {k}"));
+            let check = |k: &str, ours: i64| assert_eq!(ours, want(k), "ROCm {version}: {k}");
+            check("hipErrorOutOfMemory", HIP_ERROR_OUT_OF_MEMORY.into());
+            check("hipErrorNoDevice", HIP_ERROR_NO_DEVICE.into());
+            check("hipErrorInvalidDevice", HIP_ERROR_INVALID_DEVICE.into());
+            check("hipErrorNotReady", HIP_ERROR_NOT_READY.into());
+            check("hipMemcpyHostToDevice", HIP_MEMCPY_HOST_TO_DEVICE.into());
+            check("hipMemcpyDeviceToHost", HIP_MEMCPY_DEVICE_TO_HOST.into());
+            check("hipStreamNonBlocking", HIP_STREAM_NON_BLOCKING.into());
+            check("hipEventDefault", HIP_EVENT_DEFAULT.into());
+            check("hipHostMallocDefault", HIP_HOST_MALLOC_DEFAULT.into());
+            check("hipDeviceAttributeWarpSize", HIP_ATTR_WARP_SIZE.into());
+            check(
+                "hipDeviceAttributeMultiprocessorCount",
+                HIP_ATTR_MULTIPROCESSOR_COUNT.into(),
+            );
+            // The properties layout is picked by major version.
+            let offset = if want("HIP_VERSION_MAJOR") >= 6 {
+                GCN_ARCH_OFFSET_R0600
+            } else {
+                GCN_ARCH_OFFSET_R0500
+            };
+            check("offsetof_gcnArchName", offset as i64);
+            check("sizeof_gcnArchName", 256);
+            assert!(
+                want("sizeof_hipDeviceProp_t") as usize <= DEVICE_PROP_BYTES,
+                "ROCm {version}: DEVICE_PROP_BYTES too small"
+            );
+        }
+    }
 }

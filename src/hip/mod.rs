@@ -235,6 +235,22 @@ fn cstr_or(p: *const std::ffi::c_char, default: &str) -> String {
     unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
 }
 
+/// The hiprtc library of the ROCm whose runtime is `hipname`: the same
+/// soname major (`libamdhip64.so.7` → `libhiprtc.so.7`), or the same
+/// directory; None for ROCm 5, whose runtime library carries hiprtc.
+fn hiprtc_for(hipname: &str) -> Option<String> {
+    let (dir, file) = match hipname.rsplit_once('/') {
+        Some((d, f)) => (format!("{d}/"), f),
+        None => (String::new(), hipname),
+    };
+    let suffix = file.strip_prefix("libamdhip64.so")?;
+    match suffix {
+        ".5" => None,
+        _ if suffix.starts_with(".5.") => None,
+        _ => Some(format!("{dir}libhiprtc.so{suffix}")),
+    }
+}
+
 fn load_amd() -> Result<Arc<Runtime>, HipError> {
     let (hiplib, hipname) = ffi::open_first(&[
         "libamdhip64.so.7",
@@ -247,23 +263,35 @@ fn load_amd() -> Result<Arc<Runtime>, HipError> {
     // (hip_runtime_api.h of ROCm 5.2 and HIP 6/7).
     let hip = unsafe { HipFns::load(&hiplib, &hipname) }.map_err(HipError::NotFound)?;
     // ROCm 6+ ship hiprtc separately; ROCm 5 exports it from libamdhip64.
+    // The compiler must come from the same ROCm as the runtime (its code
+    // objects target that runtime's loader), so it is chosen by the runtime
+    // library that was found, never by whatever hiprtc is first on the path.
     let mut libs = Vec::new();
-    let (rtc, rtcname) = match ffi::open_first(&[
-        "libhiprtc.so.7",
-        "libhiprtc.so.6",
-        "/opt/rocm/lib/libhiprtc.so",
-    ]) {
-        // SAFETY: hiprtc's C API, same signatures in every ROCm since 5.
-        Ok((lib, name)) => {
-            let t =
-                unsafe { RtcFns::load(&lib, &name, &ffi::HIPRTC) }.map_err(HipError::NotFound)?;
-            libs.push(lib);
-            (t, name)
-        }
-        // SAFETY: as above; ROCm 5's libamdhip64 carries the same symbols.
-        Err(_) => (
-            unsafe { RtcFns::load(&hiplib, &hipname, &ffi::HIPRTC) }
-                .map_err(|e| HipError::NotFound(format!("hiprtc: no libhiprtc.so.7/.6 and {e}")))?,
+    let (rtc, rtcname) = match hiprtc_for(&hipname) {
+        Some(want) => match ffi::open_first(&[want.as_str()]) {
+            Ok((lib, name)) => {
+                // SAFETY: hiprtc's C API, same signatures in every ROCm since 5.
+                let t = unsafe { RtcFns::load(&lib, &name, &ffi::HIPRTC) }
+                    .map_err(HipError::NotFound)?;
+                libs.push(lib);
+                (t, name)
+            }
+            // An unversioned ROCm 5 install carries hiprtc in the runtime.
+            // SAFETY: as above.
+            Err(e) => match unsafe { RtcFns::load(&hiplib, &hipname, &ffi::HIPRTC) } {
+                Ok(t) => (t, hipname.clone()),
+                Err(_) => {
+                    return Err(HipError::NotFound(format!(
+                        "{hipname} was found but not the hiprtc of the same ROCm ({e})"
+                    )));
+                }
+            },
+        },
+        // SAFETY: ROCm 5's libamdhip64 exports hiprtc's C API itself.
+        None => (
+            unsafe { RtcFns::load(&hiplib, &hipname, &ffi::HIPRTC) }.map_err(|e| {
+                HipError::NotFound(format!("hiprtc: {hipname} does not carry it: {e}"))
+            })?,
             hipname.clone(),
         ),
     };
@@ -386,4 +414,26 @@ pub fn read_u64s(bytes: &[u8], n: usize) -> Vec<u64> {
         .take(n)
         .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hiprtc_for;
+
+    #[test]
+    fn hiprtc_comes_from_the_runtime_s_rocm() {
+        assert_eq!(
+            hiprtc_for("libamdhip64.so.7").as_deref(),
+            Some("libhiprtc.so.7")
+        );
+        assert_eq!(
+            hiprtc_for("libamdhip64.so.6").as_deref(),
+            Some("libhiprtc.so.6")
+        );
+        assert_eq!(hiprtc_for("libamdhip64.so.5"), None);
+        assert_eq!(
+            hiprtc_for("/opt/rocm/lib/libamdhip64.so").as_deref(),
+            Some("/opt/rocm/lib/libhiprtc.so")
+        );
+    }
 }
