@@ -81,3 +81,47 @@ fn a_broken_kernel_reports_the_compiler_log() {
         "{s}"
     );
 }
+
+/// The kernels hold no lane-level code whose meaning depends on the
+/// wavefront width (32 on NVIDIA and RDNA's wave32, 64 on GCN/CDNA): every
+/// cross-thread exchange goes through shared memory with a block barrier
+/// after each step, or through atomics. This guard fails as soon as a kernel
+/// uses a warp intrinsic or warp-synchronous idiom, which would then need a
+/// width-64 test before it could be trusted on AMD.
+#[test]
+fn kernels_use_no_wavefront_width_dependent_code() {
+    let forbidden = [
+        "__shfl",
+        "__ballot",
+        "__any",
+        "__all",
+        "__activemask",
+        "__syncwarp",
+        "__lane_id",
+        "warpSize",
+        "__popcll(__ballot",
+        "volatile",
+    ];
+    let mut found = Vec::new();
+    for (file, src) in KERNEL_SOURCES
+        .iter()
+        .copied()
+        .chain([("vmafhip_prelude.h", gstvmafhip::hip::PRELUDE)])
+    {
+        for (n, line) in src.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            for f in forbidden {
+                if code.contains(f) {
+                    found.push(format!("{file}:{}: {f}: {}", n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "wavefront-dependent code:\n{}",
+        found.join("\n")
+    );
+    // Block sizes are whole wavefronts at either width.
+    assert!(gstvmafhip::hip::PRELUDE.contains("#define VMAF_BLOCK 256"));
+}
