@@ -314,7 +314,7 @@ fn load_amd() -> Result<Arc<Runtime>, HipError> {
     };
     libs.insert(0, hiplib);
     rt._libs = libs;
-    if let Api::Amd { hip, rtc, .. } = &rt.api {
+    if let Api::Amd { hip, rtc, props } = &rt.api {
         // SAFETY: plain calls with valid out-pointers.
         // With no AMD GPU, ROCm answers hipErrorNoDevice (100) or, as ROCm
         // 5.2 does, hipErrorInvalidDevice (101): the runtime is still usable
@@ -339,6 +339,17 @@ fn load_amd() -> Result<Arc<Runtime>, HipError> {
         // SAFETY: valid out-pointers.
         let _ = unsafe { (rtc.version)(&mut a, &mut b) }; // version is informational only
         rt.version = format!("hip{v}-hiprtc{a}.{b}");
+        // HIP_VERSION is major * 10^7 + minor * 10^5 + patch. From ROCm 6 on
+        // the properties struct has the R0600 layout, read only through the
+        // R0600 symbol; a ROCm 6+ runtime without it is one we cannot read.
+        let major = v / 10_000_000;
+        let r0600 = matches!(props, Some((_, off)) if *off == ffi::GCN_ARCH_OFFSET_R0600);
+        if major >= 6 && !r0600 {
+            return Err(HipError::NotFound(format!(
+                "{hipname} reports HIP {major}.x but does not export hipGetDevicePropertiesR0600; \
+                 its device-properties layout is unknown"
+            )));
+        }
     }
     Ok(Arc::new(rt))
 }
