@@ -5,113 +5,133 @@
 //! far better with AVX2 (four 32×32→64-bit products per instruction instead
 //! of two, 16-bit products sixteen at a time), so each hot loop is compiled a
 //! second time inside [`dispatch`] with the x86-64-v3 features enabled, and
-//! the copy that matches the running CPU is chosen at run time.
+//! the copy that matches the running CPU is chosen at run time. A third copy
+//! is compiled with the x86-64-v4 (AVX-512 F/BW/CD/DQ/VL) features for CPUs
+//! that have them: twice the lanes again for the same source.
 //!
 //! Both copies are the same Rust source: only the instructions the compiler
 //! may pick differ. The engine's floating point is unaffected (Rust never
 //! contracts `a * b + c` into a fused multiply-add on its own, and no FMA
-//! feature is enabled here), so the two copies give bit-identical numbers;
-//! `tests/engine.rs` checks that on every run where the CPU has AVX2.
+//! feature is enabled here), so the copies give bit-identical numbers;
+//! `tests/engine.rs` checks every copy the running CPU has.
 //!
 //! This is the one `unsafe` outside `src/hip`: calling a `#[target_feature]`
 //! function is `unsafe` because running it on a CPU without those features
 //! is undefined, so the call is guarded by the CPU's own report of them.
 //!
-//! `VMAFHIP_CPU_ISA=baseline` (read once) forces the baseline copy, to
-//! compare the two or to rule the dispatch out when chasing a problem.
+//! `VMAFHIP_CPU_ISA=baseline|avx2|avx512` (read once) forces a copy, to
+//! compare them or to rule the dispatch out when chasing a problem; a copy
+//! the CPU cannot run is never chosen (the best one it can run is used).
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
-/// Which copy of the hot loops runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Which copy of the hot loops runs. Ordered: a CPU that runs one runs the
+/// ones before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Isa {
     /// As built: x86-64 baseline (SSE2), or whatever the target is.
     Baseline,
     /// x86-64 with AVX2, BMI1/2, LZCNT and POPCNT (the x86-64-v3 integer set).
     Avx2,
+    /// x86-64-v3 plus AVX-512 F, BW, CD, DQ and VL (the x86-64-v4 set).
+    Avx512,
 }
 
 impl Isa {
-    /// Short name, as the engine reports it (`"avx2"`, `"baseline"`).
+    /// Every copy, in order.
+    pub const ALL: [Isa; 3] = [Isa::Baseline, Isa::Avx2, Isa::Avx512];
+
+    /// Short name, as the engine reports it (`"avx512"`, `"avx2"`, `"baseline"`).
     pub fn name(self) -> &'static str {
         match self {
             Isa::Baseline => "baseline",
             Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
         }
+    }
+
+    fn code(self) -> u8 {
+        self as u8 + 1
+    }
+
+    fn from_code(code: u8) -> Option<Isa> {
+        Isa::ALL.get(usize::from(code).checked_sub(1)?).copied()
     }
 }
 
 const UNSET: u8 = 0;
-const BASELINE: u8 = 1;
-const AVX2: u8 = 2;
 
 /// The choice, made once: `UNSET` until the first call of [`active`].
 static CHOSEN: AtomicU8 = AtomicU8::new(UNSET);
 
-/// What the running CPU supports, ignoring any override.
+/// The best copy the running CPU supports, ignoring any override.
 pub fn detected() -> Isa {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::is_x86_feature_detected!("avx2")
+        let v3 = std::is_x86_feature_detected!("avx2")
             && std::is_x86_feature_detected!("bmi1")
             && std::is_x86_feature_detected!("bmi2")
             && std::is_x86_feature_detected!("lzcnt")
-            && std::is_x86_feature_detected!("popcnt")
-        {
+            && std::is_x86_feature_detected!("popcnt");
+        let v4 = v3
+            && std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512bw")
+            && std::is_x86_feature_detected!("avx512cd")
+            && std::is_x86_feature_detected!("avx512dq")
+            && std::is_x86_feature_detected!("avx512vl");
+        if v4 {
+            return Isa::Avx512;
+        }
+        if v3 {
             return Isa::Avx2;
         }
     }
     Isa::Baseline
 }
 
-/// The copy [`dispatch`] runs: [`detected`], unless `VMAFHIP_CPU_ISA=baseline`
-/// or [`force_baseline`] said otherwise.
+/// The copy [`dispatch`] runs: [`detected`], unless `VMAFHIP_CPU_ISA` or
+/// [`force`] asked for a lower one.
 #[inline]
 pub fn active() -> Isa {
-    match CHOSEN.load(Ordering::Relaxed) {
-        BASELINE => Isa::Baseline,
-        AVX2 => Isa::Avx2,
-        _ => {
-            let baseline_asked = std::env::var("VMAFHIP_CPU_ISA").is_ok_and(|v| v == "baseline");
-            let isa = if baseline_asked {
-                Isa::Baseline
-            } else {
-                detected()
-            };
-            store(isa);
-            isa
-        }
+    if let Some(isa) = Isa::from_code(CHOSEN.load(Ordering::Relaxed)) {
+        return isa;
     }
+    let asked = std::env::var("VMAFHIP_CPU_ISA")
+        .ok()
+        .and_then(|v| Isa::ALL.into_iter().find(|i| i.name() == v));
+    let isa = asked.map_or(detected(), |a| a.min(detected()));
+    CHOSEN.store(isa.code(), Ordering::Relaxed);
+    isa
 }
 
-fn store(isa: Isa) {
-    let code = match isa {
-        Isa::Baseline => BASELINE,
-        Isa::Avx2 => AVX2,
-    };
-    CHOSEN.store(code, Ordering::Relaxed);
-}
-
-/// Run the baseline copy from now on (`true`), or go back to what the CPU
-/// supports (`false`). For tests and benchmarks that compare the two.
-pub fn force_baseline(on: bool) {
-    store(if on { Isa::Baseline } else { detected() });
+/// Run copy `isa` from now on, if this CPU can (returns false and changes
+/// nothing if it cannot). For tests and benchmarks that compare copies.
+pub fn force(isa: Isa) -> bool {
+    if isa > detected() {
+        return false;
+    }
+    CHOSEN.store(isa.code(), Ordering::Relaxed);
+    true
 }
 
 /// Runs `body` compiled for the best instruction set this CPU has.
 ///
 /// `body` should be an `#[inline(always)]` closure whose callees in the hot
-/// loop are `#[inline(always)]` too: only code inlined into the AVX2 copy is
-/// compiled with AVX2.
+/// loop are `#[inline(always)]` too: only code inlined into a copy is
+/// compiled with that copy's features.
 #[inline(always)]
 pub fn dispatch<R>(body: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]
     {
-        if active() == Isa::Avx2 {
+        match active() {
+            // SAFETY: `active()` returns `Avx512` only when `detected()` saw
+            // the CPU report every feature `x86_64_v4` enables.
+            Isa::Avx512 => return unsafe { x86_64_v4(body) },
             // SAFETY: `active()` returns `Avx2` only when `detected()` saw the
             // CPU report every feature `x86_64_v3` enables (avx2, bmi1, bmi2,
             // lzcnt, popcnt; AVX2 implies the AVX/SSE levels below it).
-            return unsafe { x86_64_v3(body) };
+            Isa::Avx2 => return unsafe { x86_64_v3(body) },
+            Isa::Baseline => {}
         }
     }
     body()
@@ -120,5 +140,13 @@ pub fn dispatch<R>(body: impl FnOnce() -> R) -> R {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
 fn x86_64_v3<R>(body: impl FnOnce() -> R) -> R {
+    body()
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(
+    enable = "avx2,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512bw,avx512cd,avx512dq,avx512vl"
+)]
+fn x86_64_v4<R>(body: impl FnOnce() -> R) -> R {
     body()
 }
