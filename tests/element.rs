@@ -24,13 +24,18 @@ struct Outcome {
     warnings: Vec<String>,
 }
 
-/// Run a pipeline to EOS or error, collecting the element's messages.
-fn run(desc: &str) -> Outcome {
+/// Parses a gst-launch description into a pipeline (the plugin registered).
+fn launch(desc: &str) -> gst::Pipeline {
     init();
-    let pipeline = gst::parse::launch(desc)
+    gst::parse::launch(desc)
         .unwrap()
         .downcast::<gst::Pipeline>()
-        .unwrap();
+        .unwrap()
+}
+
+/// Run a pipeline to EOS or error, collecting the element's messages.
+fn run(desc: &str) -> Outcome {
+    let pipeline = launch(desc);
     let bus = pipeline.bus().unwrap();
     // A refused start still posts its error on the bus, which `collect` reads.
     let _ = pipeline.set_state(gst::State::Playing);
@@ -298,11 +303,7 @@ fn broken_model_file_is_a_clear_error_at_start() {
         testsrc(3, 64, 48, "I420", "ball"),
         path.display()
     );
-    init();
-    let pipeline = gst::parse::launch(&desc)
-        .unwrap()
-        .downcast::<gst::Pipeline>()
-        .unwrap();
+    let pipeline = launch(&desc);
     assert!(pipeline.set_state(gst::State::Playing).is_err());
     let out = collect(&pipeline.bus().unwrap(), &pipeline);
     pipeline.set_state(gst::State::Null).unwrap();
@@ -377,10 +378,7 @@ fn seek_reports_the_segment_and_restarts() {
         "{} ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! v.dist_sink vmafhip name=v frame-message=true backend=cpu ! fakesink sync=false",
         testsrc(1000, 96, 64, "I420", "ball")
     );
-    let pipeline = gst::parse::launch(&desc)
-        .unwrap()
-        .downcast::<gst::Pipeline>()
-        .unwrap();
+    let pipeline = launch(&desc);
     let bus = pipeline.bus().unwrap();
     pipeline.set_state(gst::State::Paused).unwrap();
     pipeline.state(gst::ClockTime::from_seconds(10)).0.unwrap();
@@ -423,10 +421,7 @@ fn state_changes_restart_cleanly() {
         "{} ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! v.dist_sink vmafhip name=v frame-message=true backend=cpu ! fakesink",
         testsrc(5, 64, 48, "I420", "ball")
     );
-    let pipeline = gst::parse::launch(&desc)
-        .unwrap()
-        .downcast::<gst::Pipeline>()
-        .unwrap();
+    let pipeline = launch(&desc);
     for _ in 0..3 {
         pipeline.set_state(gst::State::Playing).unwrap();
         let out = collect(&pipeline.bus().unwrap(), &pipeline);
@@ -464,11 +459,7 @@ fn backend_auto_falls_back_and_hip_errors_without_a_gpu() {
         "{:?}",
         out.warnings
     );
-    init();
-    let p = gst::parse::launch(&format!("{base} backend=hip ! fakesink"))
-        .unwrap()
-        .downcast::<gst::Pipeline>()
-        .unwrap();
+    let p = launch(&format!("{base} backend=hip ! fakesink"));
     assert!(p.set_state(gst::State::Playing).is_err());
     let out = collect(&p.bus().unwrap(), &p);
     p.set_state(gst::State::Null).unwrap();
@@ -631,10 +622,7 @@ fn deliver(backend: &str, fmt: &str, w: u32, h: u32, frames: u32) -> Delivery {
          vmafhip name=v frame-message=true psnr=true backend={backend} ! fakesink",
         testsrc(frames, w, h, fmt, "ball")
     );
-    let pipeline = gst::parse::launch(&desc)
-        .unwrap()
-        .downcast::<gst::Pipeline>()
-        .unwrap();
+    let pipeline = launch(&desc);
     let seen = Arc::new(Mutex::new(Delivery::default()));
     let v = pipeline.by_name("v").unwrap();
     for name in ["ref_sink", "dist_sink"] {
@@ -759,10 +747,7 @@ fn results_file_streams_frames_and_completes_at_eos() {
             testsrc(40, 96, 64, "I420", "ball"),
             path.display()
         );
-        let pipeline = gst::parse::launch(&desc)
-            .unwrap()
-            .downcast::<gst::Pipeline>()
-            .unwrap();
+        let pipeline = launch(&desc);
         let bus = pipeline.bus().unwrap();
         pipeline.set_state(gst::State::Playing).unwrap();
         let mut seen = 0;
@@ -893,10 +878,7 @@ fn property_change_while_playing_warns_and_waits_for_the_next_start() {
          vmafhip name=v frame-message=true backend=cpu ! fakesink",
         testsrc(30, 96, 64, "I420", "ball")
     );
-    let pipeline = gst::parse::launch(&desc)
-        .unwrap()
-        .downcast::<gst::Pipeline>()
-        .unwrap();
+    let pipeline = launch(&desc);
     let v = pipeline.by_name("v").unwrap();
     let bus = pipeline.bus().unwrap();
     pipeline.set_state(gst::State::Playing).unwrap();
@@ -973,10 +955,7 @@ fn a_stalled_live_pad_does_not_hang() {
         ! tee name=t t. ! queue ! v.ref_sink \
         t. ! queue ! valve name=gate ! v.dist_sink \
         vmafhip name=v backend=cpu frame-message=true latency=20000000 ! fakesink";
-    let pipeline = gst::parse::launch(desc)
-        .unwrap()
-        .downcast::<gst::Pipeline>()
-        .unwrap();
+    let pipeline = launch(desc);
     let gate = pipeline.by_name("gate").unwrap();
     let bus = pipeline.bus().unwrap();
     pipeline.set_state(gst::State::Playing).unwrap();
@@ -1038,10 +1017,7 @@ fn live_latency_query() {
     let desc = "videotestsrc is-live=true num-buffers=30 ! video/x-raw,format=I420,width=96,height=64,framerate=30/1 \
         ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! v.dist_sink \
         vmafhip name=v backend=cpu latency=10000000 ! fakesink sync=true";
-    let pipeline = gst::parse::launch(desc)
-        .unwrap()
-        .downcast::<gst::Pipeline>()
-        .unwrap();
+    let pipeline = launch(desc);
     pipeline.set_state(gst::State::Playing).unwrap();
     let _ = pipeline.state(gst::ClockTime::from_seconds(5));
     let mut q = gst::query::Latency::new();

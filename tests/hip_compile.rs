@@ -99,7 +99,6 @@ fn kernels_use_no_wavefront_width_dependent_code() {
         "__syncwarp",
         "__lane_id",
         "warpSize",
-        "__popcll(__ballot",
         "volatile",
     ];
     let mut found = Vec::new();

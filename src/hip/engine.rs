@@ -560,33 +560,19 @@ impl HipBackend {
         self.slots.clear();
         self.layout = None;
         let mut slots: Vec<Slot> = Vec::with_capacity(self.ring);
-        for k in 0..self.ring {
-            if k == 1 {
+        while slots.len() < self.ring {
+            if slots.len() == 1 {
                 // Every slot is the size of the first: refuse now, naming the
                 // need, rather than fail part-way on a device that is too small.
-                let need = self.ring * slots[0].device_bytes();
-                let (free, total) = self.dev.memory_info().map_err(be)?;
-                let held = slots[0].device_bytes();
-                if need - held > free {
-                    return Err(self.out_of_memory(&layout, need, free + held, total, None));
+                let (free, _) = self.dev.memory_info().map_err(be)?;
+                if (self.ring - 1) * slots[0].device_bytes() > free {
+                    return Err(self.out_of_memory(&layout, &slots, None));
                 }
             }
             match self.new_slot(&layout) {
                 Ok(s) => slots.push(s),
                 Err(HipError::OutOfMemory { bytes, what }) => {
-                    let held: usize = slots.iter().map(Slot::device_bytes).sum();
-                    let (free, total) = self.dev.memory_info().map_err(be)?;
-                    let need = match slots.first() {
-                        Some(s) => self.ring * s.device_bytes(),
-                        None => 0,
-                    };
-                    return Err(self.out_of_memory(
-                        &layout,
-                        need,
-                        free + held,
-                        total,
-                        Some((bytes, what)),
-                    ));
+                    return Err(self.out_of_memory(&layout, &slots, Some((bytes, what))));
                 }
                 Err(e) => return Err(be(e)),
             }
@@ -600,31 +586,36 @@ impl HipBackend {
     }
 
     /// The error for a geometry whose frames in flight do not fit the
-    /// device: `need` bytes in all (0 when not even one slot could be
-    /// made), `free` of `total` available to this backend, and the
-    /// allocation that failed, if one did.
+    /// device, with `slots` the slots made so far (all the size of the
+    /// first) and the allocation that failed, if one did.
     fn out_of_memory(
         &self,
         l: &Layout,
-        need: usize,
-        free: usize,
-        total: usize,
+        slots: &[Slot],
         failed: Option<(usize, String)>,
     ) -> VmafError {
         let mib = |b: usize| b.div_ceil(1 << 20);
-        let needs = if need > 0 {
-            format!(
-                "{} frames in flight need {} MiB ({} MiB each)",
-                self.ring,
-                mib(need),
-                mib(need / self.ring)
-            )
-        } else {
-            let (bytes, what) = failed.clone().unwrap_or_default();
-            format!(
-                "one frame in flight needs more than that (allocating {} MiB for {what} failed)",
+        let needs = match (slots.first(), failed) {
+            (Some(s), _) => {
+                let each = s.device_bytes();
+                format!(
+                    "{} frames in flight need {} MiB ({} MiB each)",
+                    self.ring,
+                    mib(self.ring * each),
+                    mib(each)
+                )
+            }
+            (None, Some((bytes, what))) => format!(
+                "allocating {} MiB for {what} failed before one frame in flight fitted",
                 mib(bytes)
-            )
+            ),
+            (None, None) => "no frame in flight fits".into(),
+        };
+        // What this backend could use: the device's free memory plus its own slots.
+        let held: usize = slots.iter().map(Slot::device_bytes).sum();
+        let (free, total) = match self.dev.memory_info() {
+            Ok(m) => m,
+            Err(e) => return be(e),
         };
         VmafError::Backend(format!(
             "HIP: GPU out of memory for {}x{} {}-bit frames: {needs}, and the device ({}) has {} MiB free of {} MiB; \
@@ -633,7 +624,7 @@ impl HipBackend {
             l.h,
             l.bpc,
             self.dev.info.name,
-            mib(free),
+            mib(free + held),
             mib(total)
         ))
     }

@@ -1124,8 +1124,9 @@ impl VideoAggregatorImpl for VmafHip {
             outbuf.set_flags(gst::BufferFlags::GAP);
             return Ok(gst::FlowSuccess::Ok);
         };
+        let reference = self.ref_pad.current_buffer(token);
         // src passes the reference through without copying pixels.
-        if let Some(reference) = self.ref_pad.current_buffer(token) {
+        if let Some(reference) = &reference {
             if reference.n_memory() == 1 {
                 // The output's memory holds the whole reference buffer, so a
                 // pooled (pinned) reference goes back to its pool, intact,
@@ -1169,7 +1170,7 @@ impl VideoAggregatorImpl for VmafHip {
             return Ok(gst::FlowSuccess::Ok);
         };
         // The reference frame's own running time, to recognise a repeat.
-        let ref_time = self.ref_pad.current_buffer(token).and_then(|b| {
+        let ref_time = reference.as_ref().and_then(|b| {
             self.ref_pad
                 .segment()
                 .downcast::<gst::ClockTime>()
@@ -1218,10 +1219,7 @@ impl VideoAggregatorImpl for VmafHip {
             let engine = &mut state.engine;
             // The input buffers stay referenced until a GPU backend has
             // uploaded from them (in place, when they are pinned memory).
-            let keep: Option<KeepAlive> = match (
-                self.ref_pad.current_buffer(token),
-                self.dist_pad.current_buffer(token),
-            ) {
+            let keep: Option<KeepAlive> = match (reference, self.dist_pad.current_buffer(token)) {
                 (Some(r), Some(d)) => Some(Box::new((r, d))),
                 _ => None,
             };
