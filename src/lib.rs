@@ -4,6 +4,7 @@
 
 pub mod hip;
 pub mod isa;
+pub mod report;
 pub mod vmaf;
 
 #[cfg(feature = "plugin")]

@@ -1052,3 +1052,74 @@ fn frames_under_33x33_are_a_clear_error() {
         );
     }
 }
+
+/// `report-filename`: the HTML report is written at EOS with the frames'
+/// curve, the extra features asked for, and the inputs' names from the URI
+/// query; an unwritable path fails at start; a bad `features` entry is an
+/// error naming it.
+#[test]
+fn report_file_at_eos_with_extra_features() {
+    init();
+    let golden = golden_runs()
+        .into_iter()
+        .find(|r| r.pair == "coffee_576x324_420p8_12f_crf35" && r.model_name() == "vmaf_v0.6.1")
+        .unwrap();
+    let (r, d) = golden.yuv_paths();
+    let path = std::env::temp_dir().join("vmafhip-element-report.html");
+    let _ = std::fs::remove_file(&path);
+    let src = |p: &std::path::Path| {
+        format!(
+            "filesrc location={} ! rawvideoparse width=576 height=324 format=i420 framerate=25/1",
+            p.display()
+        )
+    };
+    let desc = format!(
+        "{} ! v.ref_sink {} ! v.dist_sink vmafhip name=v backend=cpu features=cambi report-filename={} ! fakesink",
+        src(&r),
+        src(&d),
+        path.display()
+    );
+    let out = run_pipeline_checked(&desc);
+    assert_eq!(out.pooled.len(), 1);
+    let page = std::fs::read_to_string(&path).unwrap();
+    assert!(page.contains("data-series=\"vmaf\"") && page.contains("data-metric=\"cambi\""));
+    assert!(
+        page.contains(&format!("{}", r.display())),
+        "reference path missing"
+    );
+    assert!(page.contains(&format!("{:.3}", out.pooled[0].mean)));
+    assert!(page.contains("<td>12</td>") || page.contains(">12</div>"));
+    // Unwritable: an error at start, naming the property and the path.
+    let out = run(&desc.replace(path.to_str().unwrap(), "/nonexistent-dir/r.html"));
+    assert!(
+        out.errors.first().is_some_and(
+            |e| e.starts_with("report-filename \"/nonexistent-dir/r.html\" cannot be written")
+        ),
+        "{out:?}"
+    );
+    let out = run(&desc.replace("features=cambi", "features=cambi,vif"));
+    assert!(
+        out.errors
+            .first()
+            .is_some_and(|e| e.contains("features: \"vif\" is not an extra extractor")),
+        "{out:?}"
+    );
+}
+
+/// A byte-format segment (a file read without a parser) is an error naming
+/// the pad, not an abort inside GstVideoAggregator.
+#[test]
+fn a_byte_segment_is_an_error_not_a_crash() {
+    let desc = format!(
+        "filesrc location={} ! v.ref_sink {} ! v.dist_sink vmafhip name=v backend=cpu ! fakesink",
+        file!(),
+        testsrc(3, 96, 64, "I420", "ball")
+    );
+    let out = run(&desc);
+    assert!(
+        out.errors
+            .first()
+            .is_some_and(|e| e.contains("ref_sink: a segment in Bytes format")),
+        "{out:?}"
+    );
+}

@@ -15,6 +15,7 @@ pub mod output;
 pub mod picture;
 pub mod pool;
 mod scorer;
+pub mod y4m;
 pub mod yuv;
 
 pub use cpu::CpuBackend;

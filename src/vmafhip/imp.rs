@@ -5,6 +5,7 @@ use super::{
     Backend, LogLevel, PoolMethod, ResultsFormat, Vendor, VmafFrameMessage, VmafPooledMessage,
 };
 use crate::hip::{self, HipBackend, HipOptions};
+use crate::report;
 use crate::vmaf::output::{Format, ResultsWriter};
 use crate::vmaf::{
     self, Engine, EngineConfig, FrameScores, KeepAlive, ModelFlags, ModelSet, Picture, PixelFormat,
@@ -80,6 +81,10 @@ struct Settings {
     frame_message: bool,
     results_filename: Option<String>,
     results_format: ResultsFormat,
+    report_filename: Option<String>,
+    report_title: Option<String>,
+    /// Extractors beyond the model's (`cambi`, `speed_chroma`).
+    features: Vec<String>,
     log_level: LogLevel,
     backend: Backend,
     device_id: i32,
@@ -103,6 +108,9 @@ impl Default for Settings {
             frame_message: DEFAULT_FRAME_MESSAGE,
             results_filename: None,
             results_format: DEFAULT_RESULTS_FORMAT,
+            report_filename: None,
+            report_title: None,
+            features: Vec::new(),
             log_level: DEFAULT_LOG_LEVEL,
             backend: DEFAULT_BACKEND,
             device_id: DEFAULT_DEVICE_ID,
@@ -138,6 +146,32 @@ fn open_results(path: &str) -> Result<std::fs::File, gst::ErrorMessage> {
             ["opening the results file at start"]
         )
     })
+}
+
+fn report_io_error(path: &str, e: std::io::Error) -> gst::ErrorMessage {
+    gst::error_msg!(
+        gst::ResourceError::OpenWrite,
+        ("report-filename \"{path}\" cannot be written: {e}"),
+        ["the HTML report"]
+    )
+}
+
+/// What an input is, as upstream answers the URI query (a file's path for
+/// `file://`), else the upstream element's name.
+fn input_name(pad: &gst_video::VideoAggregatorPad) -> String {
+    let mut q = gst::query::Uri::new();
+    if pad.peer_query(&mut q)
+        && let Some(uri) = q.uri()
+    {
+        return match glib::filename_from_uri(&uri) {
+            Ok((path, _)) => path.display().to_string(),
+            Err(_) => uri.to_string(),
+        };
+    }
+    match pad.peer().and_then(|p| p.parent_element()) {
+        Some(e) => format!("{} (no URI upstream)", e.name()),
+        None => format!("{} (not linked)", pad.name()),
+    }
 }
 
 fn results_io_error(path: &str, e: std::io::Error) -> gst::ErrorMessage {
@@ -211,6 +245,100 @@ impl State {
     }
 }
 
+impl State {
+    /// Writes the HTML report of the segment that ended (EOS or a flushing
+    /// seek) and starts a fresh one for the next.
+    fn write_report(&mut self, why: SegmentEnd) -> Result<(), gst::ErrorMessage> {
+        let (Some(path), Some(r)) = (self.settings.report_filename.clone(), self.report.take())
+        else {
+            return Ok(());
+        };
+        let s = &self.settings;
+        let [reference, distorted] = self
+            .inputs
+            .clone()
+            .unwrap_or_else(|| ["(no frame scored)".into(), "(no frame scored)".into()]);
+        let title = s
+            .report_title
+            .clone()
+            .unwrap_or_else(|| format!("{reference} vs {distorted}"));
+        let mut facts = vec![
+            ("reference".to_string(), reference),
+            ("distorted".to_string(), distorted),
+        ];
+        if let Some(info) = &self.checked {
+            let fps = info.fps();
+            facts.push((
+                "video".into(),
+                format!(
+                    "{}x{} {} at {}",
+                    info.width(),
+                    info.height(),
+                    info.format().to_str(),
+                    if fps.numer() > 0 {
+                        format!("{:.3} fps", fps.numer() as f64 / fps.denom() as f64)
+                    } else {
+                        "a variable frame rate".into()
+                    }
+                ),
+            ));
+        }
+        let mut model = s.model_filename.clone();
+        for (on, flag) in [
+            (s.disable_clip, "disable-clip"),
+            (s.enable_transform || s.phone_model, "enable-transform"),
+        ] {
+            if on {
+                model.push_str(&format!(", {flag}"));
+            }
+        }
+        facts.push(("model".into(), model));
+        facts.push(("backend".into(), self.backend.clone()));
+        let mut frames = r.frames().to_string();
+        if s.subsample > 1 {
+            frames.push_str(&format!(" (every {}th frame scored)", s.subsample));
+        }
+        facts.push(("frames".into(), frames));
+        if let Some(d) = self.total_duration {
+            facts.push((
+                "stream duration".into(),
+                format!("{:.3} s", d.nseconds() as f64 * 1e-9),
+            ));
+        }
+        if let Some(t0) = self.report_started {
+            let secs = t0.elapsed().as_secs_f64();
+            facts.push((
+                "wall time".into(),
+                format!(
+                    "{secs:.2} s ({:.1} frames/s, decoding and scaling included)",
+                    r.frames() as f64 / secs.max(1e-9)
+                ),
+            ));
+        }
+        facts.push((
+            "segment ended by".into(),
+            match why {
+                SegmentEnd::Flush => "a flushing seek",
+                _ => "end of stream",
+            }
+            .into(),
+        ));
+        facts.push(("written".into(), report::utc_now()));
+        facts.push((
+            "vmafhip".into(),
+            concat!(
+                env!("CARGO_PKG_VERSION"),
+                " (libvmaf 3.2.0 integer extractors)"
+            )
+            .into(),
+        ));
+        std::fs::write(&path, r.render(&title, &facts)).map_err(|e| report_io_error(&path, e))?;
+        self.report = Some(report::Report::new());
+        self.report_started = None;
+        Ok(())
+    }
+}
+
 /// Timing of a frame handed to the engine, until its scores are final.
 #[derive(Clone, Copy, Debug)]
 struct Pending {
@@ -252,6 +380,12 @@ struct State {
     /// Every final frame since the start (or the last flushing seek), pooled
     /// as libvmaf pools a whole stream: the EOS message covers all segments.
     stream_pool: StreamPool,
+    /// The HTML report of the same frames (with `report-filename`), and
+    /// when its first frame arrived (for the speed it states).
+    report: Option<report::Report>,
+    report_started: Option<std::time::Instant>,
+    /// What upstream says each input is (URI query), asked once.
+    inputs: Option<[String; 2]>,
 }
 
 /// Why a segment's pooled message is posted (its `reason` field).
@@ -350,6 +484,18 @@ fn open_engine(s: &Settings) -> Result<Opened, gst::ErrorMessage> {
     config.ms_ssim = s.ms_ssim;
     config.threads = s.threads as usize;
     config.subsample = s.subsample.max(1);
+    for f in &s.features {
+        if !matches!(f.as_str(), "cambi" | "speed_chroma") {
+            return Err(gst::error_msg!(
+                gst::LibraryError::Settings,
+                ("features: \"{f}\" is not an extra extractor (cambi, speed_chroma; PSNR and SSIM have their own properties)"),
+                ["checking the settings at start"]
+            ));
+        }
+        if !config.features.contains(f) {
+            config.features.push(f.clone());
+        }
+    }
     type Gpu = (Box<dyn Engine>, Arc<hip::Device>);
     let open_hip = || -> Result<Gpu, String> {
         let plan = config.plan().map_err(|e| e.to_string())?;
@@ -517,18 +663,23 @@ impl VmafHip {
             .post_message(gst::message::Element::builder(s).src(&*self.obj()).build());
     }
 
-    fn frame_message(state: &mut State, scores: &FrameScores) -> VmafFrameMessage {
-        while state
-            .pending
-            .front()
-            .is_some_and(|p| p.index < scores.index)
-        {
+    /// The timing of a frame whose scores became final (frames finalise in
+    /// index order; a frame without a pending entry has none).
+    fn take_timing(state: &mut State, index: u64) -> Option<Pending> {
+        while state.pending.front().is_some_and(|p| p.index < index) {
             state.pending.pop_front();
         }
-        let timing = match state.pending.front() {
-            Some(p) if p.index == scores.index => state.pending.pop_front(),
+        match state.pending.front() {
+            Some(p) if p.index == index => state.pending.pop_front(),
             _ => None,
-        };
+        }
+    }
+
+    fn frame_message(
+        state: &State,
+        scores: &FrameScores,
+        timing: Option<Pending>,
+    ) -> VmafFrameMessage {
         let mut features = Vec::new();
         let (mut psnr_y, mut ssim, mut ms_ssim, mut score) = (None, None, None, f64::NAN);
         for (n, v) in scores.iter() {
@@ -561,18 +712,21 @@ impl VmafHip {
         state: &mut State,
         frames: Vec<FrameScores>,
     ) -> Result<Vec<VmafFrameMessage>, gst::ErrorMessage> {
-        let msgs: Vec<_> = if state.settings.frame_message {
-            frames
-                .iter()
-                .map(|s| Self::frame_message(state, s))
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let mut msgs = Vec::new();
         let mut frames = frames;
         for f in &mut frames {
+            let timing = Self::take_timing(state, f.index);
+            if state.settings.frame_message {
+                msgs.push(Self::frame_message(state, f, timing));
+            }
             f.index += state.index_offset;
             state.stream_pool.push(f);
+            if let Some(r) = &mut state.report {
+                let time = timing
+                    .and_then(|t| t.pts)
+                    .map(|t| t.nseconds() as f64 * 1e-9);
+                r.push(f.index, time, f.iter());
+            }
         }
         state.write_frames(&frames)?;
         Ok(msgs)
@@ -650,6 +804,7 @@ impl VmafHip {
                 state.index_offset += state.next_index;
             } else {
                 state.finish_results(&pooled)?;
+                state.write_report(why)?;
                 state.index_offset = 0;
                 state.stream_pool = StreamPool::default();
                 state.last_timing = None;
@@ -796,6 +951,9 @@ impl ObjectImpl for VmafHip {
                 glib::ParamSpecBoolean::builder("frame-message").nick("Frame messages").blurb("Post a VMAF element message for every scored frame").default_value(DEFAULT_FRAME_MESSAGE).mutable_ready().build(),
                 glib::ParamSpecString::builder("results-filename").nick("Results file").blurb("Write libvmaf-style results here, each frame as its score becomes final, completed at end of stream (JSON unless results-format says otherwise)").mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("results-format", DEFAULT_RESULTS_FORMAT).nick("Results format").blurb("Layout of the results file").mutable_ready().build(),
+                glib::ParamSpecString::builder("report-filename").nick("Report file").blurb("Write a self-contained HTML report here at end of stream (and at each flushing seek): the VMAF curve, each metric per frame, the worst frames").mutable_ready().build(),
+                glib::ParamSpecString::builder("report-title").nick("Report title").blurb("Heading of the HTML report (default: the inputs' names, as upstream reports them)").mutable_ready().build(),
+                glib::ParamSpecString::builder("features").nick("Extra features").blurb("Comma-separated extractors computed beside the model's and reported by their libvmaf names: cambi, speed_chroma").mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("log-level", DEFAULT_LOG_LEVEL).nick("Log level").blurb("Threshold of the vmafhip debug category").mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("backend", DEFAULT_BACKEND).nick("Backend").blurb("Where features are computed: auto (GPU if usable, else CPU with a warning), cpu, hip").mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("vendor", DEFAULT_VENDOR).nick("Vendor").blurb("GPU stack for the HIP backend: auto (AMD, then NVIDIA; VMAFHIP_VENDOR overrides), amd, nvidia").mutable_ready().build(),
@@ -840,6 +998,18 @@ impl ObjectImpl for VmafHip {
             "frame-message" => s.frame_message = value.get().unwrap(),
             "results-filename" => s.results_filename = value.get().unwrap(),
             "results-format" => s.results_format = value.get().unwrap(),
+            "report-filename" => s.report_filename = value.get().unwrap(),
+            "report-title" => s.report_title = value.get().unwrap(),
+            "features" => {
+                s.features = value
+                    .get::<Option<String>>()
+                    .unwrap()
+                    .unwrap_or_default()
+                    .split(',')
+                    .map(|f| f.trim().to_string())
+                    .filter(|f| !f.is_empty())
+                    .collect()
+            }
             "log-level" => {
                 s.log_level = value.get().unwrap();
                 CAT.set_threshold(match s.log_level {
@@ -874,6 +1044,12 @@ impl ObjectImpl for VmafHip {
             "frame-message" => s.frame_message.to_value(),
             "results-filename" => s.results_filename.to_value(),
             "results-format" => s.results_format.to_value(),
+            "report-filename" => s.report_filename.to_value(),
+            "report-title" => s.report_title.to_value(),
+            "features" => {
+                let joined = s.features.join(",");
+                (!joined.is_empty()).then_some(joined).to_value()
+            }
             "log-level" => s.log_level.to_value(),
             "backend" => s.backend.to_value(),
             "device-id" => s.device_id.to_value(),
@@ -964,11 +1140,19 @@ impl AggregatorImpl for VmafHip {
         if let Some(w) = warning {
             gst::element_imp_warning!(self, gst::LibraryError::Init, ("{w}"), ["backend=auto"]);
         }
-        // An unwritable results file fails now, not at the end of the stream.
+        // An unwritable results file or report fails now, not at the end of
+        // the stream.
         let results = match &settings.results_filename {
             Some(path) => ResultsFile::Opened(open_results(path)?),
             None => ResultsFile::None,
         };
+        if let Some(path) = &settings.report_filename {
+            std::fs::File::create(path).map_err(|e| report_io_error(path, e))?;
+        }
+        let report = settings
+            .report_filename
+            .as_ref()
+            .map(|_| report::Report::new());
         *self.state.lock().unwrap() = Some(State {
             engine,
             backend,
@@ -985,6 +1169,9 @@ impl AggregatorImpl for VmafHip {
             total_duration: None,
             index_offset: 0,
             stream_pool: StreamPool::default(),
+            report,
+            report_started: None,
+            inputs: None,
         });
         Ok(())
     }
@@ -992,6 +1179,27 @@ impl AggregatorImpl for VmafHip {
     fn stop(&self) -> Result<(), gst::ErrorMessage> {
         *self.state.lock().unwrap() = None;
         self.parent_stop()
+    }
+
+    fn sink_event(&self, pad: &gst_base::AggregatorPad, event: gst::Event) -> bool {
+        // GstVideoAggregator asserts (aborts the process) on a segment in
+        // any format but time: refuse it with an error instead.
+        if let gst::EventView::Segment(e) = event.view() {
+            let format = e.segment().format();
+            if format != gst::Format::Time {
+                gst::element_imp_error!(
+                    self,
+                    gst::StreamError::Format,
+                    (
+                        "{}: a segment in {format:?} format; vmafhip needs timestamped video (put a parser such as rawvideoparse before it)",
+                        pad.name()
+                    ),
+                    ["segment {:?}", e.segment()]
+                );
+                return false;
+            }
+        }
+        self.parent_sink_event(pad, event)
     }
 
     fn sink_query(&self, pad: &gst_base::AggregatorPad, query: &mut gst::QueryRef) -> bool {
@@ -1177,13 +1385,21 @@ impl VideoAggregatorImpl for VmafHip {
                 .ok()
                 .and_then(|s| s.to_running_time(b.pts()))
         });
-        {
+        let ask_inputs = {
             let mut guard = self.state.lock().unwrap();
             let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
             if ref_time.is_some() && ref_time == st.last_ref {
                 return Ok(gst::FlowSuccess::Ok);
             }
             st.last_ref = ref_time;
+            st.report.is_some() && st.inputs.is_none()
+        };
+        if ask_inputs {
+            // Asked outside the state lock: the query travels upstream.
+            let inputs = [input_name(&self.ref_pad), input_name(&self.dist_pad)];
+            if let Some(st) = self.state.lock().unwrap().as_mut() {
+                st.inputs = Some(inputs);
+            }
         }
         self.check_frames(ref_frame.info(), dist_frame.info())?;
         let segment = self
@@ -1205,9 +1421,12 @@ impl VideoAggregatorImpl for VmafHip {
             let state = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
             let index = state.next_index;
             state.next_index += 1;
-            // Timings are only consumed by frame messages; queue them only then.
-            if state.settings.frame_message {
+            // Timings are consumed by frame messages and the report.
+            if state.settings.frame_message || state.report.is_some() {
                 state.pending.push_back(timing(index));
+            }
+            if state.report.is_some() && state.report_started.is_none() {
+                state.report_started = Some(std::time::Instant::now());
             }
             let t = timing(index);
             state.total_duration = if index == 0 {

@@ -246,3 +246,58 @@ pub fn textured_luma(i: u32, w: usize, h: usize, seed: u32) -> Vec<u8> {
         })
         .collect()
 }
+
+/// Compares a results JSON (libvmaf's layout) with libvmaf's own: every
+/// frame's every metric and every pooled mean, within [`tolerance`].
+pub fn compare_json(got: &Value, want: &Value) -> Vec<String> {
+    let mut bad = Vec::new();
+    let (gf, wf) = (
+        got["frames"].as_array().map_or(&[][..], |v| v),
+        want["frames"].as_array().unwrap(),
+    );
+    if gf.len() != wf.len() {
+        bad.push(format!("{} frames, libvmaf lists {}", gf.len(), wf.len()));
+        return bad;
+    }
+    for (g, w) in gf.iter().zip(wf) {
+        for (k, v) in w["metrics"].as_object().unwrap() {
+            match g["metrics"][k].as_f64() {
+                Some(x) if (x - v.as_f64().unwrap()).abs() <= tolerance(k) => {}
+                other => bad.push(format!(
+                    "frame {}: {k} = {other:?}, libvmaf {v}",
+                    w["frameNum"]
+                )),
+            }
+        }
+    }
+    for (k, v) in want["pooled_metrics"].as_object().unwrap() {
+        let g = got["pooled_metrics"][k]["mean"].as_f64();
+        if !g.is_some_and(|g| (g - v["mean"].as_f64().unwrap()).abs() <= tolerance(k)) {
+            bad.push(format!("pooled {k} {g:?} vs {}", v["mean"]));
+        }
+    }
+    bad
+}
+
+impl GoldenRun {
+    /// The decompressed reference and distorted files (cached).
+    pub fn yuv_paths(&self) -> (PathBuf, PathBuf) {
+        yuv_bytes(&self.ref_zst);
+        yuv_bytes(&self.dis_zst);
+        let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("golden-yuv");
+        (
+            cache.join(self.ref_zst.trim_end_matches(".zst")),
+            cache.join(self.dis_zst.trim_end_matches(".zst")),
+        )
+    }
+
+    /// libvmaf's `-p` value of the run.
+    pub fn p_arg(&self) -> &'static str {
+        match self.format {
+            PixelFormat::Yuv420 => "420",
+            PixelFormat::Yuv422 => "422",
+            PixelFormat::Yuv444 => "444",
+            PixelFormat::Gray => "400",
+        }
+    }
+}

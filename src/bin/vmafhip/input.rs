@@ -1,0 +1,332 @@
+//! The two inputs: what each is (raw, Y4M, or a media file GStreamer
+//! decodes), its video, and its branch of the pipeline.
+
+use crate::{Exit, Fail};
+use gst::prelude::*;
+use gstvmafhip::vmaf::PixelFormat;
+use gstvmafhip::vmaf::y4m::Y4mReader;
+use std::io::BufReader;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Reference = 0,
+    Distorted = 1,
+}
+
+impl Role {
+    /// Prefix of its elements' names and of its `vmafhip` sink pad.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Reference => "ref",
+            Role::Distorted => "dist",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Raw,
+    Y4m,
+    Media,
+}
+
+/// `-w -h -p -b --fps`: what a raw `.yuv` cannot say about itself.
+#[derive(Clone, Debug)]
+pub struct RawArgs {
+    pub width: Option<usize>,
+    pub height: Option<usize>,
+    pub format: PixelFormat,
+    pub bpc: u8,
+    pub fps: (u32, u32),
+}
+
+impl Default for RawArgs {
+    fn default() -> Self {
+        RawArgs {
+            width: None,
+            height: None,
+            format: PixelFormat::Yuv420,
+            bpc: 8,
+            fps: (25, 1),
+        }
+    }
+}
+
+/// An input's video as it arrives (before any scaling).
+#[derive(Clone, Debug)]
+pub struct Video {
+    pub width: usize,
+    pub height: usize,
+    pub format: PixelFormat,
+    pub bpc: u8,
+    /// Frame rate (0/1 when variable or unknown).
+    pub fps: (u32, u32),
+    pub par: (i32, i32),
+}
+
+impl Video {
+    /// The GStreamer format both inputs are scored in: this video's chroma
+    /// layout and depth (RGB becomes 4:2:0; VMAF is defined on YUV).
+    pub fn scoring_format(&self) -> &'static str {
+        gst_format(self.format, self.bpc).unwrap_or("I420")
+    }
+}
+
+/// The element's format for a layout and depth.
+pub fn gst_format(format: PixelFormat, bpc: u8) -> Option<&'static str> {
+    Some(match (format, bpc) {
+        (PixelFormat::Yuv420, 8) => "I420",
+        (PixelFormat::Yuv422, 8) => "Y42B",
+        (PixelFormat::Yuv444, 8) => "Y444",
+        (PixelFormat::Gray, 8) => "GRAY8",
+        (PixelFormat::Yuv420, 10) => "I420_10LE",
+        (PixelFormat::Yuv422, 10) => "I422_10LE",
+        (PixelFormat::Yuv444, 10) => "Y444_10LE",
+        (PixelFormat::Yuv420, 12) => "I420_12LE",
+        (PixelFormat::Yuv422, 12) => "I422_12LE",
+        (PixelFormat::Yuv444, 12) => "Y444_12LE",
+        (PixelFormat::Gray, 16) => "GRAY16_LE",
+        _ => return None,
+    })
+}
+
+pub struct Input {
+    pub role: Role,
+    pub path: String,
+    pub kind: Kind,
+    pub video: Video,
+    /// Frames, when known up front (raw, Y4M) or estimated (duration × rate).
+    pub frames: Option<u64>,
+}
+
+impl Input {
+    pub fn open(role: Role, path: &str, raw: &RawArgs) -> Result<Input, Fail> {
+        let meta = std::fs::metadata(path).map_err(|e| Fail::input(format!("{path}: {e}")))?;
+        if meta.is_dir() {
+            return Err(Fail::input(format!(
+                "{path}: is a directory, not a video file"
+            )));
+        }
+        let lower = path.to_ascii_lowercase();
+        if lower.ends_with(".yuv") {
+            Self::raw(role, path, raw, meta.len())
+        } else if lower.ends_with(".y4m") {
+            Self::y4m(role, path, meta.len())
+        } else {
+            Self::media(role, path)
+        }
+    }
+
+    fn raw(role: Role, path: &str, raw: &RawArgs, size: u64) -> Result<Input, Fail> {
+        let (Some(width), Some(height)) = (raw.width, raw.height) else {
+            return Err(Fail(
+                Exit::Usage,
+                format!(
+                    "{path}: a raw .yuv file needs -w WIDTH and -h HEIGHT (and -p, -b unless 420 and 8)"
+                ),
+            ));
+        };
+        if gst_format(raw.format, raw.bpc).is_none() {
+            return Err(Fail(
+                Exit::Usage,
+                format!(
+                    "{path}: -b {} is not supported for this pixel format (8, 10, 12; 16 for 400)",
+                    raw.bpc
+                ),
+            ));
+        }
+        let video = Video {
+            width,
+            height,
+            format: raw.format,
+            bpc: raw.bpc,
+            fps: raw.fps,
+            par: (1, 1),
+        };
+        let frame = frame_bytes(&video) as u64;
+        if size == 0 || !size.is_multiple_of(frame) {
+            return Err(Fail::input(format!(
+                "{path}: {size} bytes is not a whole number of {width}x{height} {} {}-bit frames ({frame} bytes each): check -w -h -p -b",
+                match raw.format {
+                    PixelFormat::Yuv420 => "4:2:0",
+                    PixelFormat::Yuv422 => "4:2:2",
+                    PixelFormat::Yuv444 => "4:4:4",
+                    PixelFormat::Gray => "4:0:0",
+                },
+                raw.bpc
+            )));
+        }
+        Ok(Input {
+            role,
+            path: path.into(),
+            kind: Kind::Raw,
+            video,
+            frames: Some(size / frame),
+        })
+    }
+
+    fn y4m(role: Role, path: &str, size: u64) -> Result<Input, Fail> {
+        let file = std::fs::File::open(path).map_err(|e| Fail::input(format!("{path}: {e}")))?;
+        let r = Y4mReader::new(BufReader::new(file))
+            .map_err(|e| Fail::input(format!("{path}: {e}")))?;
+        let h = &r.header;
+        let per_frame = (h.frame_bytes() + "FRAME\n".len()) as u64;
+        Ok(Input {
+            role,
+            path: path.into(),
+            kind: Kind::Y4m,
+            video: Video {
+                width: h.width,
+                height: h.height,
+                format: h.format,
+                bpc: h.bpc,
+                fps: h.fps,
+                par: (1, 1),
+            },
+            frames: Some(size.saturating_sub(h.header_len as u64) / per_frame),
+        })
+    }
+
+    /// Decodes up to the first frame to learn the video (and the duration).
+    fn media(role: Role, path: &str) -> Result<Input, Fail> {
+        let desc = format!(
+            "filesrc location={} ! decodebin ! videoconvert ! fakesink name=probe",
+            quote(path)
+        );
+        let pipeline = gst::parse::launch(&desc)
+            .map_err(|e| Fail(Exit::Failed, format!("{path}: {e}")))?
+            .downcast::<gst::Pipeline>()
+            .map_err(|_| Fail(Exit::Failed, "not a pipeline".into()))?;
+        let sink = pipeline.by_name("probe").expect("named");
+        let done = |p: &gst::Pipeline| {
+            let _ = p.set_state(gst::State::Null);
+        };
+        let _ = pipeline.set_state(gst::State::Paused);
+        let bus = pipeline.bus().expect("a pipeline has a bus");
+        let mut outcome = Err(Fail::input(format!(
+            "{path}: no video frame after 30 s of trying to decode it"
+        )));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+            let Some(msg) = bus.timed_pop(gst::ClockTime::from_nseconds(left.as_nanos() as u64))
+            else {
+                break;
+            };
+            match msg.view() {
+                gst::MessageView::AsyncDone(_) => {
+                    outcome = Ok(());
+                    break;
+                }
+                gst::MessageView::Error(e) => {
+                    let err = e.error();
+                    let code = if err.matches(gst::StreamError::Decode) {
+                        Exit::Decode
+                    } else {
+                        Exit::BadInput
+                    };
+                    let why = if err.matches(gst::StreamError::TypeNotFound)
+                        || err.matches(gst::StreamError::WrongType)
+                    {
+                        format!("not a media file GStreamer can decode ({err})")
+                    } else if err.matches(gst::CoreError::MissingPlugin)
+                        || err.matches(gst::StreamError::CodecNotFound)
+                    {
+                        format!("no decoder installed for it ({err})")
+                    } else {
+                        err.to_string()
+                    };
+                    outcome = Err(Fail(code, format!("{path}: {why}")));
+                    break;
+                }
+                gst::MessageView::Eos(_) => {
+                    outcome = Err(Fail::input(format!("{path}: has no video frames")));
+                    break;
+                }
+                _ => {}
+            }
+        }
+        if let Err(e) = outcome {
+            done(&pipeline);
+            return Err(e);
+        }
+        let caps = sink.static_pad("sink").and_then(|p| p.current_caps());
+        let duration = pipeline.query_duration::<gst::ClockTime>();
+        done(&pipeline);
+        let info = caps
+            .as_ref()
+            .and_then(|c| gst_video::VideoInfo::from_caps(c).ok())
+            .ok_or_else(|| Fail::input(format!("{path}: has no video stream")))?;
+        let fi = info.format_info();
+        let depth = fi.depth().first().copied().unwrap_or(8);
+        let format = if fi.is_gray() {
+            PixelFormat::Gray
+        } else if fi.is_yuv() {
+            match (fi.w_sub().get(1), fi.h_sub().get(1)) {
+                (Some(0), Some(0)) => PixelFormat::Yuv444,
+                (Some(1), Some(0)) => PixelFormat::Yuv422,
+                _ => PixelFormat::Yuv420,
+            }
+        } else {
+            PixelFormat::Yuv420
+        };
+        let bpc = match (format, depth) {
+            (_, 0..=8) => 8,
+            (_, 9..=10) => 10,
+            (PixelFormat::Gray, 13..) => 16,
+            _ => 12,
+        };
+        let fps = info.fps();
+        let fps = (fps.numer().max(0) as u32, fps.denom().max(1) as u32);
+        let frames = duration
+            .filter(|_| fps.0 > 0)
+            .map(|d| (d.nseconds() as f64 * 1e-9 * fps.0 as f64 / fps.1 as f64).round() as u64);
+        let par = info.par();
+        Ok(Input {
+            role,
+            path: path.into(),
+            kind: Kind::Media,
+            video: Video {
+                width: info.width() as usize,
+                height: info.height() as usize,
+                format,
+                bpc,
+                fps,
+                par: (par.numer().max(1), par.denom().max(1)),
+            },
+            frames,
+        })
+    }
+
+    /// This input's part of the pipeline description, ending at its
+    /// `vmafhip` sink pad. Converter and scaler pass through untouched
+    /// when the video already has the caps asked for.
+    pub fn branch(&self, caps: &str) -> String {
+        let r = self.role.name();
+        let source = match self.kind {
+            Kind::Media => format!(
+                "filesrc name={r}-file location={} ! decodebin name={r}-decode",
+                quote(&self.path)
+            ),
+            Kind::Raw | Kind::Y4m => format!("appsrc name={r}-src"),
+        };
+        format!(
+            "{source} ! videoconvert name={r}-convert ! videoscale name={r}-scale add-borders=false \
+             ! capsfilter name={r}-caps caps=\"{caps}\" ! queue name={r}-queue ! v.{r}_sink"
+        )
+    }
+}
+
+/// Bytes of one tightly packed frame (chroma at ceil size).
+pub fn frame_bytes(v: &Video) -> usize {
+    let luma = v.width * v.height;
+    let chroma = v
+        .format
+        .stored_chroma_size(v.width, v.height)
+        .map_or(0, |(w, h)| 2 * w * h);
+    (luma + chroma) * if v.bpc > 8 { 2 } else { 1 }
+}
+
+/// A value quoted for a pipeline description.
+fn quote(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}

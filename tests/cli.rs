@@ -1,0 +1,365 @@
+//! The `vmafhip` command: libvmaf's numbers from raw, Y4M and re-muxed
+//! inputs, scaling, frame rates matched by time, progress, and an exit
+//! status and message naming the file for each kind of bad input.
+
+mod common;
+
+use common::*;
+use gst::prelude::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn vmafhip() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_vmafhip"))
+}
+
+fn scratch() -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli");
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn json_of(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The CLI's arguments that reproduce a golden run's libvmaf command.
+fn run_args(run: &GoldenRun) -> Vec<String> {
+    let mut a = vec!["--model".to_string(), run.model.clone()];
+    for (on, f) in [
+        (run.psnr, "psnr"),
+        (run.ssim, "float_ssim"),
+        (run.ms_ssim, "float_ms_ssim"),
+    ] {
+        if on {
+            a.extend(["--feature".into(), f.into()]);
+        }
+    }
+    a.extend(["--subsample".into(), run.subsample.to_string()]);
+    a
+}
+
+fn raw_args(run: &GoldenRun) -> Vec<String> {
+    ["-w", &run.width.to_string(), "-h", &run.height.to_string()]
+        .into_iter()
+        .chain(["-p", run.p_arg(), "-b", &run.bpc.to_string()])
+        .map(String::from)
+        .collect()
+}
+
+/// Runs the CLI on two inputs with JSON output; returns (output, JSON).
+fn score(r: &Path, d: &Path, extra: &[String], tag: &str) -> (Output, Option<Value>) {
+    let out = scratch().join(format!("{tag}.json"));
+    let _ = std::fs::remove_file(&out);
+    let o = vmafhip()
+        .args([s(r), s(d), "--json", "-o", s(&out)])
+        .args(extra)
+        .output()
+        .unwrap();
+    let json = o.status.success().then(|| json_of(&out));
+    (o, json)
+}
+
+#[test]
+fn cli_reproduces_libvmaf_on_every_golden_run() {
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    for run in golden_runs().into_iter().chain(golden_runs_v1()) {
+        if run.model_name() == "vmaf_float_v0.6.1" {
+            continue; // libvmaf's float extractors are not part of this engine
+        }
+        let (r, d) = run.yuv_paths();
+        let mut extra = raw_args(&run);
+        extra.extend(run_args(&run));
+        extra.push("--quiet".into());
+        let (o, json) = score(&r, &d, &extra, &format!("{}-{}", run.pair, run.run));
+        let Some(json) = json else {
+            failures.push(format!("{} {}: failed: {}", run.pair, run.run, stderr(&o)));
+            continue;
+        };
+        for bad in compare_json(&json, &run.expected()) {
+            failures.push(format!("{} {}: {bad}", run.pair, run.run));
+        }
+        compared += 1;
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(compared >= 35, "only {compared} runs compared");
+}
+
+/// A Y4M file of a raw one: its header, then `FRAME` and each frame.
+fn write_y4m(raw: &Path, run: &GoldenRun, fps: &str, repeat: usize, out: &Path) {
+    let bytes = std::fs::read(raw).unwrap();
+    let (w, h) = (run.width, run.height);
+    let c = match (run.p_arg(), run.bpc) {
+        ("420", 8) => "420jpeg".to_string(),
+        (p, 8) => p.to_string(),
+        (p, b) => format!("{p}p{b}"),
+    };
+    let frame = (w * h + 2 * w.div_ceil(2) * h.div_ceil(2)) * if run.bpc > 8 { 2 } else { 1 };
+    assert_eq!(run.p_arg(), "420");
+    let mut y4m = format!("YUV4MPEG2 W{w} H{h} F{fps} Ip A1:1 C{c}\n").into_bytes();
+    for f in bytes.chunks_exact(frame) {
+        for _ in 0..repeat {
+            y4m.extend_from_slice(b"FRAME\n");
+            y4m.extend_from_slice(f);
+        }
+    }
+    std::fs::write(out, y4m).unwrap();
+}
+
+/// Re-muxes a raw file with GStreamer: lossless FFV1 in Matroska, or the
+/// raw frames themselves in Matroska; `scale` resizes on the way.
+fn remux(raw: &Path, run: &GoldenRun, codec: &str, scale: Option<(u32, u32)>, out: &Path) {
+    gst::init().unwrap();
+    let format = if run.bpc > 8 { "i420-10le" } else { "i420" };
+    let resize = scale.map_or(String::new(), |(w, h)| {
+        format!("! videoscale ! video/x-raw,width={w},height={h} ")
+    });
+    let desc = format!(
+        "filesrc location=\"{}\" ! rawvideoparse width={} height={} format={format} framerate=25/1 \
+         {resize}! {codec} ! matroskamux ! filesink location=\"{}\"",
+        s(raw),
+        run.width,
+        run.height,
+        s(out)
+    );
+    let p = gst::parse::launch(&desc).unwrap();
+    p.set_state(gst::State::Playing).unwrap();
+    let bus = p.bus().unwrap();
+    let msg = bus
+        .timed_pop_filtered(
+            gst::ClockTime::from_seconds(60),
+            &[gst::MessageType::Eos, gst::MessageType::Error],
+        )
+        .expect("remux finished");
+    p.set_state(gst::State::Null).unwrap();
+    if let gst::MessageView::Error(e) = msg.view() {
+        panic!("remux {desc}: {}", e.error());
+    }
+}
+
+fn run_named(pair: &str, name: &str) -> GoldenRun {
+    golden_runs()
+        .into_iter()
+        .chain(golden_runs_v1())
+        .find(|r| r.pair == pair && r.run == name)
+        .unwrap_or_else(|| panic!("no golden run {pair} {name}"))
+}
+
+#[test]
+fn cli_reads_y4m_and_remuxed_files_exactly() {
+    let dir = scratch();
+    let mut failures = Vec::new();
+    for (pair, name) in [
+        ("astronaut_576x324_420p8_12f_crf23", "vmaf_v0.6.1"),
+        ("rocket_576x324_420p10_6f_crf30", "vmaf_v1.0.16_3d0h"),
+    ] {
+        let run = run_named(pair, name);
+        let (r, d) = run.yuv_paths();
+        let want = run.expected();
+        let file = |ext: &str, which: &str| dir.join(format!("{pair}-{which}.{ext}"));
+        for (which, raw) in [("ref", &r), ("dis", &d)] {
+            write_y4m(raw, &run, "25:1", 1, &file("y4m", which));
+            remux(raw, &run, "avenc_ffv1", None, &file("ffv1.mkv", which));
+            if run.bpc == 8 {
+                remux(raw, &run, "identity", None, &file("raw.mkv", which));
+            }
+        }
+        let mut cases = vec![
+            ("y4m", file("y4m", "ref"), file("y4m", "dis")),
+            ("ffv1.mkv", file("ffv1.mkv", "ref"), file("ffv1.mkv", "dis")),
+            ("raw ref, ffv1.mkv dist", r.clone(), file("ffv1.mkv", "dis")),
+        ];
+        if run.bpc == 8 {
+            cases.push(("raw.mkv", file("raw.mkv", "ref"), file("raw.mkv", "dis")));
+        }
+        for (what, a, b) in cases {
+            let mut extra = raw_args(&run);
+            extra.extend(run_args(&run));
+            extra.push("--quiet".into());
+            let (o, json) = score(
+                &a,
+                &b,
+                &extra,
+                &format!("{pair}-{}", what.replace([' ', ','], "_")),
+            );
+            match json {
+                None => failures.push(format!("{pair} {what}: {}", stderr(&o))),
+                Some(j) => failures.extend(
+                    compare_json(&j, &want)
+                        .into_iter()
+                        .map(|b| format!("{pair} {what}: {b}")),
+                ),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn cli_scales_a_smaller_distorted_video_and_says_so() {
+    let run = run_named("astronaut_576x324_420p8_12f_crf23", "vmaf_v0.6.1");
+    let (r, d) = run.yuv_paths();
+    let small = scratch().join("astronaut-dis-288x162.mkv");
+    remux(&d, &run, "avenc_ffv1", Some((288, 162)), &small);
+    let mut extra = raw_args(&run);
+    extra.extend(run_args(&run));
+    let (o, json) = score(&r, &small, &extra, "scaled");
+    let err = stderr(&o);
+    let json = json.unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        err.contains("note: scaling") && err.contains("from 288x162 to the reference's 576x324"),
+        "{err}"
+    );
+    assert_eq!(json["frames"].as_array().unwrap().len(), 12);
+    // Halving and upscaling loses detail: lower than the unscaled encode.
+    let scaled = json["pooled_metrics"]["vmaf"]["mean"].as_f64().unwrap();
+    let full = run.expected()["pooled_metrics"]["vmaf"]["mean"]
+        .as_f64()
+        .unwrap();
+    assert!(scaled < full - 5.0, "scaled {scaled}, full {full}");
+    // --no-scale refuses, naming both sizes.
+    let o = vmafhip()
+        .args([s(&r), s(&small), "--no-scale", "--quiet"])
+        .args(raw_args(&run))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("astronaut-dis-288x162.mkv is 288x162")
+            && stderr(&o).contains("sizes differ"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// A 50 fps distorted file that shows each 25 fps frame twice: each
+/// reference frame meets the distorted frame shown at its time, so the
+/// scores are libvmaf's for the 25 fps pair.
+#[test]
+fn cli_pairs_frames_by_time_when_rates_differ() {
+    let run = run_named("astronaut_576x324_420p8_12f_crf23", "vmaf_v0.6.1");
+    let (r, d) = run.yuv_paths();
+    let dir = scratch();
+    let (r25, d50) = (dir.join("rate-ref25.y4m"), dir.join("rate-dis50.y4m"));
+    write_y4m(&r, &run, "25:1", 1, &r25);
+    write_y4m(&d, &run, "50:1", 2, &d50);
+    let (o, json) = score(&r25, &d50, &run_args(&run), "rates");
+    let err = stderr(&o);
+    let json = json.unwrap_or_else(|| panic!("{err}"));
+    assert!(err.contains("note: frame rates differ"), "{err}");
+    let bad = compare_json(&json, &run.expected());
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn cli_shows_progress_and_prints_results_on_stdout() {
+    let run = run_named("astronaut_576x324_420p8_12f_crf23", "vmaf_v0.6.1");
+    let (r, d) = run.yuv_paths();
+    let o = vmafhip()
+        .args([s(&r), s(&d), "--progress", "--csv"])
+        .args(raw_args(&run))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("frame 12/12 (100%)") && err.contains("ETA") && err.contains(" fps  VMAF "),
+        "{err}"
+    );
+    assert!(err.contains("VMAF 99.46"), "{err}");
+    let csv = String::from_utf8(o.stdout).unwrap();
+    assert!(csv.starts_with("Frame,"), "{csv}");
+    assert_eq!(csv.lines().count(), 13, "{csv}");
+    // --quiet: nothing on stderr.
+    let o = vmafhip()
+        .args([s(&r), s(&d), "--quiet", "--json"])
+        .args(raw_args(&run))
+        .output()
+        .unwrap();
+    assert!(o.status.success() && o.stderr.is_empty(), "{}", stderr(&o));
+    let j: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["frames"].as_array().unwrap().len(), 12);
+}
+
+#[test]
+fn cli_names_the_file_and_the_problem_with_its_own_exit_status() {
+    let run = run_named("astronaut_576x324_420p8_12f_crf23", "vmaf_v0.6.1");
+    let (r, d) = run.yuv_paths();
+    let dir = scratch();
+    let text = dir.join("notes.mp4");
+    std::fs::write(&text, "these are not video frames\n".repeat(100)).unwrap();
+    let odd = dir.join("odd.yuv");
+    std::fs::write(&odd, vec![0u8; 576 * 324 * 3 / 2 + 7]).unwrap();
+    let cut = dir.join("cut.y4m");
+    write_y4m(&d, &run, "25:1", 1, &cut);
+    let bytes = std::fs::read(&cut).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() - 1000]).unwrap();
+    let missing = dir.join("missing.mp4");
+    let raw = raw_args(&run);
+    let cases: Vec<(Vec<&str>, i32, Vec<&str>)> = vec![
+        (
+            vec![s(&r), s(&missing)],
+            3,
+            vec!["missing.mp4", "No such file"],
+        ),
+        (
+            vec![s(&text), s(&d)],
+            3,
+            vec!["notes.mp4", "not a media file"],
+        ),
+        (
+            vec![s(&r), s(&odd)],
+            3,
+            vec!["odd.yuv", "not a whole number of 576x324"],
+        ),
+        (
+            vec![s(&r), s(&cut)],
+            5,
+            vec!["cut.y4m", "frame 11: truncated"],
+        ),
+        (vec![s(&r)], 2, vec!["two inputs"]),
+    ];
+    for (args, code, needles) in cases {
+        let o = vmafhip()
+            .args(&args)
+            .args(&raw)
+            .arg("--quiet")
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {err}");
+        for n in needles {
+            assert!(err.contains(n), "{args:?}: {err}");
+        }
+    }
+    // Raw input without its size is a usage error naming the file.
+    let o = vmafhip().args([s(&r), s(&d)]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("needs -w WIDTH and -h HEIGHT"),
+        "{}",
+        stderr(&o)
+    );
+    // --backend hip: exit 4 where no GPU is usable, a GPU score where one is.
+    let o = vmafhip()
+        .args([s(&r), s(&d), "--backend", "hip"])
+        .args(&raw)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    match o.status.code() {
+        Some(0) => assert!(err.contains("VMAF 99.46") && err.contains("hip:"), "{err}"),
+        Some(4) => assert!(err.contains("backend=hip: no usable GPU"), "{err}"),
+        other => panic!("--backend hip: exit {other:?}: {err}"),
+    }
+}
