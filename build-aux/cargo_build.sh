@@ -1,8 +1,14 @@
 #!/bin/sh
-# Meson helper: cargo build into TARGET_DIR, then copy the plugin to OUTPUT.
-# usage: cargo_build.sh CARGO MANIFEST TARGET_DIR PROFILE OUTPUT
+# Meson helper: cargo build into TARGET_DIR, then copy the plugin (or, with
+# a sixth argument naming a binary, that command) to OUTPUT.
+# usage: cargo_build.sh CARGO MANIFEST TARGET_DIR PROFILE OUTPUT [BIN]
 set -e
-cargo=$1 manifest=$2 target_dir=$3 profile=$4 output=$5
+cargo=$1 manifest=$2 target_dir=$3 profile=$4 output=$5 bin=${6:-}
 if [ "$profile" = release ]; then flag=--release; else flag=; fi
-"$cargo" build --manifest-path "$manifest" --target-dir "$target_dir" --lib $flag
-cp "$target_dir/$profile/libgstvmafhip.so" "$output"
+if [ -n "$bin" ]; then
+  "$cargo" build --manifest-path "$manifest" --target-dir "$target_dir" --bin "$bin" $flag
+  cp "$target_dir/$profile/$bin" "$output"
+else
+  "$cargo" build --manifest-path "$manifest" --target-dir "$target_dir" --lib $flag
+  cp "$target_dir/$profile/libgstvmafhip.so" "$output"
+fi

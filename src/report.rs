@@ -455,10 +455,17 @@ impl Report {
         };
         let _ = writeln!(
             h,
-            "<svg class=\"small\" data-metric=\"{0}\" width=\"{w}\" height=\"{ht}\" viewBox=\"0 0 {w} {ht}\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"{0} per frame\"><text class=\"small-title\" x=\"{1}\" y=\"15\">{0} <tspan class=\"mean\">mean {2}</tspan></text>",
+            "<svg class=\"small\" data-metric=\"{0}\" width=\"{w}\" height=\"{ht}\" viewBox=\"0 0 {w} {ht}\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"{0} per frame\"><text class=\"small-title\" x=\"{1}\" y=\"15\"><title>{0}</title>{3} <tspan class=\"mean\">mean {2}</tspan></text>",
             esc(name),
             area.left,
-            short(sum / n.max(1) as f64)
+            short(sum / n.max(1) as f64),
+            // Long names (VMAF_integer_feature_motion_sad_score) are cut to
+            // fit the panel; the full name is the tooltip.
+            esc(&if name.chars().count() > 26 {
+                format!("{}…", name.chars().take(25).collect::<String>())
+            } else {
+                name.clone()
+            })
         );
         area.axes(h, self.x_label(), "", 3);
         area.band(h, &series, name, "band");
