@@ -293,6 +293,7 @@ mod tests {
         let fixtures = [
             ("5.2", include_str!("../../tests/abi/rocm-5.2.txt")),
             ("6.2", include_str!("../../tests/abi/rocm-6.2.txt")),
+            ("7.12", include_str!("../../tests/abi/rocm-7.12.txt")),
         ];
         for (version, text) in fixtures {
             let f = facts(text);
