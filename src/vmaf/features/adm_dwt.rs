@@ -44,10 +44,7 @@ pub fn dwt_scale0(
                 }
             },
         );
-        // The inputs are int16, so |Σ f·x| ≤ 54822·2^15 < 2^31: the int64
-        // sums of libvmaf fit i32 exactly here, which vectorises better.
-        let fin = |acc: i32| i32::from((acc.wrapping_add(32768) >> 16) as i16);
-        horizontal(&lo[..w], &hi[..w], &ix, out.row_mut(i), dot4_i32, fin);
+        horizontal(&lo[..w], &hi[..w], &ix, out.row_mut(i), Scale0);
     }
 }
 
@@ -95,8 +92,11 @@ pub fn dwt_s123(
                 }
             },
         );
-        let fin = |acc: i64| ((acc + h_add) >> h_shift) as i32;
-        horizontal(&lo[..w], &hi[..w], &ix, out.row_mut(i), dot4_i64, fin);
+        let t = Wide {
+            add: h_add,
+            shift: h_shift,
+        };
+        horizontal(&lo[..w], &hi[..w], &ix, out.row_mut(i), t);
     }
 }
 
@@ -132,56 +132,88 @@ impl Bands {
     }
 }
 
+/// How a horizontal output is formed: the tap sums' type and the rounding
+/// shift that narrows them (a trait rather than closures, so that every call
+/// is inlined into the dispatched loop and compiled for the chosen
+/// instruction set).
+trait Taps: Copy {
+    type Acc: Copy;
+    fn dot(f: &[i32; 4], s: [i32; 4]) -> Self::Acc;
+    fn fin(self, acc: Self::Acc) -> i32;
+}
+
+/// Scale 0: int16 inputs, so |Σ f·x| ≤ 54822·2^15 < 2^31: libvmaf's int64
+/// sums fit i32 exactly, which vectorises better.
+#[derive(Clone, Copy)]
+struct Scale0;
+
+impl Taps for Scale0 {
+    type Acc = i32;
+    #[inline(always)]
+    fn dot(f: &[i32; 4], s: [i32; 4]) -> i32 {
+        dot4_i32(f, s)
+    }
+    #[inline(always)]
+    fn fin(self, acc: i32) -> i32 {
+        i32::from((acc.wrapping_add(32768) >> 16) as i16)
+    }
+}
+
+/// Scales 1..3: int64 sums, rounded and shifted per scale.
+#[derive(Clone, Copy)]
+struct Wide {
+    add: i64,
+    shift: u32,
+}
+
+impl Taps for Wide {
+    type Acc = i64;
+    #[inline(always)]
+    fn dot(f: &[i32; 4], s: [i32; 4]) -> i64 {
+        dot4_i64(f, s)
+    }
+    #[inline(always)]
+    fn fin(self, acc: i64) -> i32 {
+        ((acc + self.add) >> self.shift) as i32
+    }
+}
+
+/// The four outputs of column `j`.
+#[inline(always)]
+fn one<T: Taps>(t: T, j: usize, sl: [i32; 4], sh: [i32; 4], out: &mut BandRows<'_>) {
+    out.a[j] = t.fin(T::dot(&DWT_LO, sl));
+    out.v[j] = t.fin(T::dot(&DWT_HI, sl));
+    out.h[j] = t.fin(T::dot(&DWT_LO, sh));
+    out.d[j] = t.fin(T::dot(&DWT_HI, sh));
+}
+
 /// Horizontal DWT pass of one row pair (lo, hi) into the four bands. The
 /// interior outputs read samples 2j−1 ..= 2j+2 directly (vectorised); the
 /// first and the last two follow `ix`, the mirrored index table.
 #[inline(always)]
-fn horizontal<A: Copy>(
-    lo: &[i32],
-    hi: &[i32],
-    ix: &[[i32; 4]],
-    out: BandRows<'_>,
-    dot: impl Fn(&[i32; 4], [i32; 4]) -> A + Copy,
-    fin: impl Fn(A) -> i32 + Copy,
-) {
+fn horizontal<T: Taps>(lo: &[i32], hi: &[i32], ix: &[[i32; 4]], mut out: BandRows<'_>, t: T) {
     let bw = ix.len();
     let mid = bw.saturating_sub(2).max(1);
-    let BandRows { a, v, h, d } = out;
-    let one = |j: usize,
-               sl: [i32; 4],
-               sh: [i32; 4],
-               a: &mut [i32],
-               v: &mut [i32],
-               h: &mut [i32],
-               d: &mut [i32]| {
-        a[j] = fin(dot(&DWT_LO, sl));
-        v[j] = fin(dot(&DWT_HI, sl));
-        h[j] = fin(dot(&DWT_LO, sh));
-        d[j] = fin(dot(&DWT_HI, sh));
-    };
-    let (ai, vi, hi_, di) = (&mut *a, &mut *v, &mut *h, &mut *d);
+    let rows = &mut out;
     crate::isa::dispatch(
         #[inline(always)]
         move || {
-            let (a, v, h, d) = (ai, vi, hi_, di);
             for j in 1..mid {
                 let (l, hh) = (&lo[2 * j - 1..2 * j + 3], &hi[2 * j - 1..2 * j + 3]);
                 let sl = [l[0], l[1], l[2], l[3]];
                 let sh = [hh[0], hh[1], hh[2], hh[3]];
-                one(j, sl, sh, a, v, h, d);
+                one(t, j, sl, sh, rows);
             }
         },
     );
     for j in (0..1).chain(mid..bw) {
         let idx = ix[j];
         one(
+            t,
             j,
             idx.map(|c| lo[c as usize]),
             idx.map(|c| hi[c as usize]),
-            a,
-            v,
-            h,
-            d,
+            &mut out,
         );
     }
 }
@@ -223,8 +255,7 @@ mod tests {
             let fin0 = |acc: i64| i32::from(((acc + 32768) >> 16) as i16);
             let mut fast = Bands::default();
             fast.resize(ix.len(), 1);
-            let fin = |acc: i32| i32::from((acc.wrapping_add(32768) >> 16) as i16);
-            horizontal(&lo, &hi, &ix, fast.row_mut(0), dot4_i32, fin);
+            horizontal(&lo, &hi, &ix, fast.row_mut(0), Scale0);
             let slow = by_table(&lo, &hi, &ix, fin0);
             assert_eq!(
                 (&fast.a, &fast.v, &fast.h, &fast.d),
@@ -239,7 +270,11 @@ mod tests {
             let fin3 = |acc: i64| ((acc + 16384) >> 15) as i32;
             let mut fast = Bands::default();
             fast.resize(ix.len(), 1);
-            horizontal(&lo, &hi, &ix, fast.row_mut(0), dot4_i64, fin3);
+            let wide = Wide {
+                add: 16384,
+                shift: 15,
+            };
+            horizontal(&lo, &hi, &ix, fast.row_mut(0), wide);
             let slow = by_table(&lo, &hi, &ix, fin3);
             assert_eq!(
                 (&fast.a, &fast.v, &fast.h, &fast.d),
