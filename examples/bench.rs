@@ -14,7 +14,9 @@
 //! its own pinned staging buffer first, as for buffers that do not come from
 //! pinned memory), `--yuv REF.yuv,DIST.yuv` (raw 4:2:0 frames of `--width` x
 //! `--height` at `--bpc`, little-endian when deeper than 8 bits; all of
-//! their frames are preloaded and cycled).
+//! their frames are preloaded and cycled), `--streams N` (hip: N engines
+//! at once on one GPU, one thread each, every engine pushing `--frames`
+//! frames; prints the total fps and the device memory each engine holds).
 
 use gstvmafhip::hip::{
     Device, DeviceBuffer, Event, HipBackend, HipOptions, PinnedHostMem, Runtime, Stream, Vendor,
@@ -42,6 +44,8 @@ struct Args {
     staged: bool,
     /// Frames from raw 4:2:0 files (reference, distorted) instead of synthetic ones.
     yuv: Option<(String, String)>,
+    /// Engines at once on the GPU (0: the single-engine benchmark).
+    streams: usize,
 }
 
 fn parse() -> Args {
@@ -60,6 +64,7 @@ fn parse() -> Args {
         profile: true,
         staged: false,
         yuv: None,
+        streams: 0,
     };
     let v: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -76,6 +81,7 @@ fn parse() -> Args {
             "--runs" => a.runs = next(i).parse().expect("--runs N"),
             "--ring" => a.ring = next(i).parse().expect("--ring N"),
             "--model" => a.model = next(i),
+            "--streams" => a.streams = next(i).parse().expect("--streams N"),
             "--yuv" => {
                 let v = next(i);
                 let (r, d) = v.split_once(',').expect("--yuv REF.yuv,DIST.yuv");
@@ -301,6 +307,8 @@ fn main() {
             sizes[0] + sizes[1]..sizes[0] + 2 * sizes[1],
         ]
     };
+    let mib = |b: usize| b as f64 / (1024.0 * 1024.0);
+    let free_after_open = dev.memory_info().map(|(f, _)| f).unwrap_or(0);
     let mut e = Scorer::with_backend(&config, backend).unwrap();
     let push_all = |e: &mut Scorer<HipBackend>, frames: usize, serial: bool| {
         let mut last = Vec::new();
@@ -360,6 +368,58 @@ fn main() {
     // Warm-up: geometry set-up, first launches.
     push_all(&mut e, distinct.min(16), false);
     e.reset().unwrap();
+    let free_one = dev.memory_info().map(|(f, _)| f).unwrap_or(0);
+    eprintln!(
+        "device memory of one engine's frame slots and scratch: {:.0} MiB",
+        mib(free_after_open.saturating_sub(free_one))
+    );
+
+    if a.streams > 0 {
+        // N engines, one thread each, all on this device (the context and the
+        // compiled kernels are shared per process).
+        let mut engines = vec![e];
+        for _ in 1..a.streams {
+            let b = HipBackend::new(config.plan().unwrap(), &opts).unwrap();
+            let mut en = Scorer::with_backend(&config, b).unwrap();
+            push_all(&mut en, distinct.min(16), false);
+            en.reset().unwrap();
+            engines.push(en);
+        }
+        let (free_all, total) = dev.memory_info().unwrap_or((0, 0));
+        let per_engine = mib(free_after_open.saturating_sub(free_all)) / a.streams as f64;
+        let mut fps = Vec::new();
+        for run in 0..a.runs {
+            let t = Instant::now();
+            std::thread::scope(|sc| {
+                for en in engines.iter_mut() {
+                    sc.spawn(|| {
+                        push_all(en, a.frames, false);
+                    });
+                }
+            });
+            let dt = t.elapsed().as_secs_f64();
+            fps.push((a.streams * a.frames) as f64 / dt);
+            eprintln!("run {run}: {:.1} fps in total", fps[run]);
+            for en in engines.iter_mut() {
+                en.reset().unwrap();
+            }
+        }
+        println!(
+            "| {} engines, {}x{} {}-bit, {} | total {:.1} fps (median of {}; runs {}) | {:.0} MiB per engine; device {:.0} of {:.0} MiB in use |",
+            a.streams,
+            a.w,
+            a.h,
+            a.bpc,
+            a.model,
+            median(&mut fps.clone()),
+            a.runs,
+            fps.iter().map(|f| format!("{f:.1}")).collect::<Vec<_>>().join(", "),
+            per_engine,
+            mib(total.saturating_sub(free_all)),
+            mib(total)
+        );
+        return;
+    }
     let mut fps = Vec::new();
     for run in 0..a.runs {
         let t = Instant::now();
