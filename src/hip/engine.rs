@@ -84,7 +84,11 @@ pub struct HipOptions {
     pub device_id: usize,
     /// Frame slots in the ring (at least 3); 0 picks 6, or 8 when the
     /// plan has CAMBI or speed_chroma (their per-frame latency is longer, so
-    /// more frames in flight keep the GPU busy).
+    /// more frames in flight keep the GPU busy), for the first backend open
+    /// on the device in this process, and half that (3, or 4) for each
+    /// further one: several streams keep the GPU busy together, and each
+    /// slot costs device memory (~66 MiB at 1080p), so sixteen 1080p
+    /// streams fit in under 4 GiB.
     pub ring: usize,
 }
 
@@ -419,9 +423,17 @@ impl HipBackend {
     /// Opens the GPU (`options.vendor`, `options.device_id`) and its kernels.
     pub fn new(plan: Plan, options: &HipOptions) -> Result<Self, HipError> {
         let (dev, kernels) = open_device(options.vendor, options.device_id)?;
+        // The per-process table holds one reference, this backend another:
+        // any more are other live backends on the same device.
+        let others = Arc::strong_count(&kernels).saturating_sub(2);
+        let full = if plan.cambi.is_some() || plan.speed_chroma.is_some() {
+            8
+        } else {
+            6
+        };
         let ring = match options.ring {
-            0 if plan.cambi.is_some() || plan.speed_chroma.is_some() => 8,
-            0 => 6,
+            0 if others == 0 => full,
+            0 => full / 2,
             n => n.max(3),
         };
         Ok(Self {
