@@ -413,7 +413,10 @@ fn main() {
             a.model,
             median(&mut fps.clone()),
             a.runs,
-            fps.iter().map(|f| format!("{f:.1}")).collect::<Vec<_>>().join(", "),
+            fps.iter()
+                .map(|f| format!("{f:.1}"))
+                .collect::<Vec<_>>()
+                .join(", "),
             per_engine,
             mib(total.saturating_sub(free_all)),
             mib(total)

@@ -79,12 +79,7 @@ impl Y4mHeader {
 
     /// Bytes of one frame's planes (chroma at ceil size), without its `FRAME` line.
     pub fn frame_bytes(&self) -> usize {
-        let luma = self.width * self.height;
-        let chroma = self
-            .format
-            .stored_chroma_size(self.width, self.height)
-            .map_or(0, |(w, h)| 2 * w * h);
-        (luma + chroma) * if self.bpc > 8 { 2 } else { 1 }
+        super::yuv::frame_bytes(self.width, self.height, self.format, self.bpc)
     }
 }
 

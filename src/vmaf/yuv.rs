@@ -6,6 +6,15 @@ use super::VmafError;
 use super::picture::{Picture, PixelFormat, Plane};
 use std::io::Read;
 
+/// Bytes of one frame as raw files and Y4M store it: planes back to back,
+/// chroma at ceil size, 2 bytes per sample above 8 bits.
+pub fn frame_bytes(width: usize, height: usize, format: PixelFormat, bpc: u8) -> usize {
+    let chroma = format
+        .stored_chroma_size(width, height)
+        .map_or(0, |(w, h)| 2 * w * h);
+    (width * height + chroma) * if bpc > 8 { 2 } else { 1 }
+}
+
 /// One frame of raw samples, reusable across reads.
 pub struct YuvFrame {
     pub width: usize,
@@ -53,7 +62,7 @@ impl YuvFrame {
     }
 
     pub fn frame_bytes(&self) -> usize {
-        self.plane_sizes().iter().map(|(w, h)| w * h).sum::<usize>() * self.bytes_per_sample()
+        frame_bytes(self.width, self.height, self.format, self.bpc)
     }
 
     /// Read the next frame; `Ok(false)` at a clean end of file.

@@ -318,12 +318,7 @@ impl Input {
 
 /// Bytes of one tightly packed frame (chroma at ceil size).
 pub fn frame_bytes(v: &Video) -> usize {
-    let luma = v.width * v.height;
-    let chroma = v
-        .format
-        .stored_chroma_size(v.width, v.height)
-        .map_or(0, |(w, h)| 2 * w * h);
-    (luma + chroma) * if v.bpc > 8 { 2 } else { 1 }
+    gstvmafhip::vmaf::yuv::frame_bytes(v.width, v.height, v.format, v.bpc)
 }
 
 /// A value quoted for a pipeline description.
