@@ -119,6 +119,19 @@ fn write_y4m(raw: &Path, run: &GoldenRun, fps: &str, repeat: usize, out: &Path) 
 /// Re-muxes a raw file with GStreamer: lossless FFV1 in Matroska, or the
 /// raw frames themselves in Matroska; `scale` resizes on the way.
 fn remux(raw: &Path, run: &GoldenRun, codec: &str, scale: Option<(u32, u32)>, out: &Path) {
+    remux_late(raw, run, codec, scale, 0, out)
+}
+
+/// As [`remux`], every timestamp `late_ns` later (the file's first frame
+/// is presented at `late_ns`).
+fn remux_late(
+    raw: &Path,
+    run: &GoldenRun,
+    codec: &str,
+    scale: Option<(u32, u32)>,
+    late_ns: u64,
+    out: &Path,
+) {
     gst::init().unwrap();
     let format = if run.bpc > 8 { "i420-10le" } else { "i420" };
     let resize = scale.map_or(String::new(), |(w, h)| {
@@ -126,13 +139,20 @@ fn remux(raw: &Path, run: &GoldenRun, codec: &str, scale: Option<(u32, u32)>, ou
     });
     let desc = format!(
         "filesrc location=\"{}\" ! rawvideoparse width={} height={} format={format} framerate=25/1 \
-         {resize}! {codec} ! matroskamux ! filesink location=\"{}\"",
+         {resize}! identity name=late ! {codec} ! matroskamux ! filesink location=\"{}\"",
         s(raw),
         run.width,
         run.height,
         s(out)
     );
-    let p = gst::parse::launch(&desc).unwrap();
+    let p = gst::parse::launch(&desc)
+        .unwrap()
+        .downcast::<gst::Pipeline>()
+        .unwrap();
+    // The muxer stamps frames with their running time: an offset there
+    // presents the first frame late.
+    let late = p.by_name("late").unwrap().static_pad("src").unwrap();
+    late.set_offset(late_ns as i64);
     p.set_state(gst::State::Playing).unwrap();
     let bus = p.bus().unwrap();
     let msg = bus
@@ -174,10 +194,15 @@ fn cli_reads_y4m_and_remuxed_files_exactly() {
                 remux(raw, &run, "identity", None, &file("raw.mkv", which));
             }
         }
+        // A distorted file whose first frame is presented two frames late
+        // (as MP4s with B-frames and no edit list are): the demuxer starts
+        // its time at that frame, so frames still pair one to one.
+        remux_late(&d, &run, "avenc_ffv1", None, 80_000_000, &file("late.mkv", "dis"));
         let mut cases = vec![
             ("y4m", file("y4m", "ref"), file("y4m", "dis")),
             ("ffv1.mkv", file("ffv1.mkv", "ref"), file("ffv1.mkv", "dis")),
             ("raw ref, ffv1.mkv dist", r.clone(), file("ffv1.mkv", "dis")),
+            ("ffv1.mkv, dist 80 ms late", file("ffv1.mkv", "ref"), file("late.mkv", "dis")),
         ];
         if run.bpc == 8 {
             cases.push(("raw.mkv", file("raw.mkv", "ref"), file("raw.mkv", "dis")));

@@ -19,8 +19,8 @@ usage: vmafhip REF DIST [options]
 
 Inputs: any media file GStreamer decodes; raw .yuv (with -w -h [-p] [-b]);
 .y4m. DIST is scaled to REF's size when they differ; frames are paired by
-time: each reference frame is scored against the distorted frame shown at
-its timestamp.
+time, each file's starting at its first frame: each reference frame is
+scored against the distorted frame shown at that time.
 
   -w, --width N          raw .yuv width
   -h, --height N         raw .yuv height
