@@ -48,7 +48,14 @@ pub fn yuv_bytes(zst_name: &str) -> Vec<u8> {
     let mut dec = ruzstd::decoding::StreamingDecoder::new(f).unwrap();
     let mut bytes = Vec::new();
     dec.read_to_end(&mut bytes).unwrap();
-    let tmp = out.with_extension(format!("tmp{}", std::process::id()));
+    // Tests of one binary run on parallel threads of one process and may
+    // decompress the same clip at once: each writes its own temporary file
+    // (process and thread), and the rename makes one of them the cache.
+    let tmp = out.with_extension(format!(
+        "tmp{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
     std::fs::write(&tmp, &bytes).unwrap();
     std::fs::rename(&tmp, &out).unwrap();
     bytes
