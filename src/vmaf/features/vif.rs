@@ -652,16 +652,26 @@ fn filter_col_u16(img: &[u16], w: usize, rows: &[usize], filt: &[u16], out: &mut
 /// Means of the vertical pass: `(acc + round) >> shift` in u32 (libvmaf's
 /// uint32 arithmetic), always below 2^16 (Σc = 2^16 and samples < 2^shift).
 fn narrow_mu(acc: &[u32], round: u32, shift: u32, out: &mut [u16]) {
-    for (o, &a) in out.iter_mut().zip(acc) {
-        *o = (a.wrapping_add(round) >> shift) as u16;
-    }
+    crate::isa::dispatch(
+        #[inline(always)]
+        || {
+            for (o, &a) in out.iter_mut().zip(acc) {
+                *o = (a.wrapping_add(round) >> shift) as u16;
+            }
+        },
+    )
 }
 
 /// Second moments of the vertical pass, rounded and shifted into u32.
 fn narrow_sq(acc: &[u64], shift: u32, out: &mut [u32]) {
-    for (o, &a) in out.iter_mut().zip(acc) {
-        *o = rnd_u64(a, shift) as u32;
-    }
+    crate::isa::dispatch(
+        #[inline(always)]
+        || {
+            for (o, &a) in out.iter_mut().zip(acc) {
+                *o = rnd_u64(a, shift) as u32;
+            }
+        },
+    )
 }
 
 /// Horizontal pass of a 16-bit row: `out[j] = Σ_k c_k·v[j + k]` in u32 (below
