@@ -181,7 +181,7 @@ __device__ __forceinline__ float cvalue_from_counts(const u32* counts, int num_d
 VMAF_KERNEL void cambi_cvalues(const u16* img, const u8* mask, int mw, int ms, int w, int h,
                                int pad, const u16* tvi, int num_diffs, int vlt, int band_base,
                                int band_size, const float* recip, float* out) {
-    extern __shared__ u16 tile[];
+    VMAF_DYNAMIC_SHARED(u16, tile);
     const int tw = CAMBI_TW + 2 * pad, th = CAMBI_TH + 2 * pad;
     const int x0 = blockIdx.x * CAMBI_TW - pad, y0 = blockIdx.y * CAMBI_TH - pad;
     for (int e = threadIdx.x; e < tw * th; e += VMAF_BLOCK) {

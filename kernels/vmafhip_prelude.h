@@ -23,6 +23,13 @@ typedef unsigned long long u64;
 // All kernels run 256-thread blocks (a multiple of every warp/wavefront width).
 #define VMAF_BLOCK 256
 
+// The launch's dynamic shared memory as an array of T. hiprtc and nvrtc
+// take the `extern __shared__` form; a host-side build of the kernels
+// (tests/hipemu) defines its own spelling first.
+#ifndef VMAF_DYNAMIC_SHARED
+#define VMAF_DYNAMIC_SHARED(T, name) extern __shared__ T name[]
+#endif
+
 // Reflect without repeating the edge: -k reads k, n-1+k reads n-1-k
 // (src/vmaf/features/mod.rs: mirror_r101).
 __device__ __forceinline__ int mirror_r101(int i, int n) {

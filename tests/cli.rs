@@ -197,12 +197,23 @@ fn cli_reads_y4m_and_remuxed_files_exactly() {
         // A distorted file whose first frame is presented two frames late
         // (as MP4s with B-frames and no edit list are): the demuxer starts
         // its time at that frame, so frames still pair one to one.
-        remux_late(&d, &run, "avenc_ffv1", None, 80_000_000, &file("late.mkv", "dis"));
+        remux_late(
+            &d,
+            &run,
+            "avenc_ffv1",
+            None,
+            80_000_000,
+            &file("late.mkv", "dis"),
+        );
         let mut cases = vec![
             ("y4m", file("y4m", "ref"), file("y4m", "dis")),
             ("ffv1.mkv", file("ffv1.mkv", "ref"), file("ffv1.mkv", "dis")),
             ("raw ref, ffv1.mkv dist", r.clone(), file("ffv1.mkv", "dis")),
-            ("ffv1.mkv, dist 80 ms late", file("ffv1.mkv", "ref"), file("late.mkv", "dis")),
+            (
+                "ffv1.mkv, dist 80 ms late",
+                file("ffv1.mkv", "ref"),
+                file("late.mkv", "dis"),
+            ),
         ];
         if run.bpc == 8 {
             cases.push(("raw.mkv", file("raw.mkv", "ref"), file("raw.mkv", "dis")));

@@ -251,14 +251,28 @@ fn hiprtc_for(hipname: &str) -> Option<String> {
     }
 }
 
+/// The AMD runtime libraries to try, in order: `VMAFHIP_HIP_LIBRARY` alone
+/// when it is set (a ROCm outside the loader's path, e.g.
+/// `/opt/rocm-6.2.0/lib/libamdhip64.so.6`; its hiprtc is looked for beside
+/// it), else the sonames of ROCm 7, 6 and 5, then `/opt/rocm/lib`.
+fn amd_candidates(env: Option<String>) -> Vec<String> {
+    match env.filter(|p| !p.is_empty()) {
+        Some(p) => vec![p],
+        None => [
+            "libamdhip64.so.7",
+            "libamdhip64.so.6",
+            "libamdhip64.so.5",
+            "/opt/rocm/lib/libamdhip64.so",
+        ]
+        .map(String::from)
+        .to_vec(),
+    }
+}
+
 fn load_amd() -> Result<Arc<Runtime>, HipError> {
-    let (hiplib, hipname) = ffi::open_first(&[
-        "libamdhip64.so.7",
-        "libamdhip64.so.6",
-        "libamdhip64.so.5",
-        "/opt/rocm/lib/libamdhip64.so",
-    ])
-    .map_err(HipError::NotFound)?;
+    let names = amd_candidates(std::env::var("VMAFHIP_HIP_LIBRARY").ok());
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let (hiplib, hipname) = ffi::open_first(&names).map_err(HipError::NotFound)?;
     // SAFETY: libamdhip64 exports these functions with these C signatures
     // (hip_runtime_api.h of ROCm 5.2 and HIP 6/7).
     let hip = unsafe { HipFns::load(&hiplib, &hipname) }.map_err(HipError::NotFound)?;
@@ -429,7 +443,17 @@ pub fn read_u64s(bytes: &[u8], n: usize) -> Vec<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::hiprtc_for;
+    use super::{amd_candidates, hiprtc_for};
+
+    #[test]
+    fn vmafhip_hip_library_replaces_the_search() {
+        assert_eq!(
+            amd_candidates(Some("/opt/rocm-6.2.0/lib/libamdhip64.so.6".into())),
+            ["/opt/rocm-6.2.0/lib/libamdhip64.so.6"]
+        );
+        assert_eq!(amd_candidates(Some(String::new())).len(), 4);
+        assert_eq!(amd_candidates(None)[0], "libamdhip64.so.7");
+    }
 
     #[test]
     fn hiprtc_comes_from_the_runtime_s_rocm() {

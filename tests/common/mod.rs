@@ -9,6 +9,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+pub mod parity;
+
 /// `../shared/testdata`, or `$VMAFHIP_TESTDATA`.
 pub fn testdata_dir() -> PathBuf {
     if let Ok(p) = std::env::var("VMAFHIP_TESTDATA") {

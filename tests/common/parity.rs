@@ -1,0 +1,311 @@
+//! CPU ↔ GPU parity helpers shared by tests/hip_parity.rs (a real GPU) and
+//! tests/hip_wave64.rs (the AMD path on the CPU emulator): the HIP scorer,
+//! exact frame comparison, golden runs and synthetic sequences.
+
+use gstvmafhip::hip::{HipBackend, HipOptions, PinnedHostMem, pinned_owner};
+use gstvmafhip::vmaf::{
+    Engine, EngineConfig, FrameScores, KeepAlive, ModelSet, Picture, PixelFormat, Plane, Scorer,
+};
+
+pub fn hip_scorer(config: &EngineConfig) -> Option<Scorer<HipBackend>> {
+    let plan = config.plan().unwrap();
+    match HipBackend::new(plan, &HipOptions::default()) {
+        Ok(b) => {
+            eprintln!(
+                "HIP backend: {}",
+                gstvmafhip::vmaf::FeatureBackend::describe(&b)
+            );
+            Some(Scorer::with_backend(config, b).unwrap())
+        }
+        Err(e) => {
+            if std::env::var("VMAFHIP_REQUIRE_GPU").as_deref() == Ok("1") {
+                panic!("VMAFHIP_REQUIRE_GPU=1 but no HIP device: {e}");
+            }
+            eprintln!("skipped: no HIP device ({e})");
+            None
+        }
+    }
+}
+
+/// Every value of every frame, compared exactly (NaN equals NaN).
+pub fn diff(cpu: &[FrameScores], gpu: &[FrameScores]) -> Vec<String> {
+    let mut bad = Vec::new();
+    if cpu.len() != gpu.len() {
+        bad.push(format!(
+            "{} CPU frames, {} GPU frames",
+            cpu.len(),
+            gpu.len()
+        ));
+    }
+    for (c, g) in cpu.iter().zip(gpu) {
+        assert_eq!(c.names, g.names);
+        for (i, name) in c.names.iter().enumerate() {
+            let (a, b) = (c.values[i], g.values[i]);
+            let same = match (a, b) {
+                (Some(x), Some(y)) => x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
+                (None, None) => true,
+                _ => false,
+            };
+            if !same {
+                bad.push(format!("frame {} {name}: cpu {a:?} gpu {b:?}", c.index));
+            }
+        }
+    }
+    bad
+}
+
+/// Every run on the GPU: each frame's values equal the CPU engine's bit for
+/// bit and agree with libvmaf's JSON. Frames compared, or None without a GPU.
+pub fn golden_runs_bit_exact(runs: Vec<super::GoldenRun>) -> Option<usize> {
+    let mut total = 0;
+    for run in runs {
+        let config = run.config();
+        let mut gpu = hip_scorer(&config)?;
+        let (cpu_frames, _) = run.run_cpu();
+        let (gpu_frames, gpu_pooled) = run.run_engine(&mut gpu);
+        let bad = diff(&cpu_frames, &gpu_frames);
+        assert!(
+            bad.is_empty(),
+            "{} / {}: {}",
+            run.pair,
+            run.run,
+            bad.join("\n")
+        );
+        let vs_libvmaf = super::compare_with_golden(&gpu_frames, &gpu_pooled, &run.expected());
+        assert!(
+            vs_libvmaf.is_empty(),
+            "{} / {} vs libvmaf: {vs_libvmaf:?}",
+            run.pair,
+            run.run
+        );
+        total += gpu_frames.len();
+        eprintln!(
+            "{} / {}: {} frames identical",
+            run.pair,
+            run.run,
+            gpu_frames.len()
+        );
+    }
+    Some(total)
+}
+
+/// A synthetic sequence: a moving textured reference and a distorted copy
+/// (quantised, with a blockiness and a little noise), at any depth.
+pub struct Seq {
+    pub w: usize,
+    pub h: usize,
+    pub format: PixelFormat,
+    pub bpc: u8,
+    /// Row padding in samples (stride = width + pad).
+    pub pad: usize,
+}
+
+impl Seq {
+    pub fn planes(&self) -> Vec<(usize, usize)> {
+        let mut v = vec![(self.w, self.h)];
+        if let Some((cw, ch)) = self.format.stored_chroma_size(self.w, self.h) {
+            v.push((cw, ch));
+            v.push((cw, ch));
+        }
+        v
+    }
+
+    /// Samples of frame `i`, reference (`dist` false) or distorted, per plane, strided.
+    pub fn samples(&self, i: u32, dist: bool) -> Vec<Vec<u16>> {
+        let max = (1u32 << self.bpc) - 1;
+        let mut s = 12345u32 ^ i.wrapping_mul(2654435761) ^ (dist as u32 * 77);
+        self.planes()
+            .iter()
+            .enumerate()
+            .map(|(p, &(pw, ph))| {
+                let stride = pw + self.pad;
+                let mut v = vec![0u16; stride * ph];
+                for y in 0..ph {
+                    for x in 0..pw {
+                        s = s.wrapping_mul(1664525).wrapping_add(1013904223);
+                        let xf = x as f64 + 1.7 * f64::from(i);
+                        let base = 0.5
+                            + 0.3 * (xf * 0.11 + y as f64 * 0.07 + p as f64).sin()
+                            + 0.15 * ((xf * 0.37).cos() * (y as f64 * 0.23).sin());
+                        let mut val = base * f64::from(max);
+                        if dist {
+                            let q = f64::from(max) / 24.0;
+                            val = (val / q).round() * q
+                                + if (x / 8 + y / 8) % 2 == 0 {
+                                    q * 0.3
+                                } else {
+                                    0.0
+                                };
+                            val += f64::from(s >> 28) - 8.0;
+                        } else {
+                            val += f64::from(s >> 30);
+                        }
+                        if p == 0 && y >= ph / 2 {
+                            // A slow luma ramp: smooth in the reference,
+                            // in steps of one 8-bit level in the distorted
+                            // picture (banding for CAMBI).
+                            let g = 0.3 + 0.08 * (xf / pw as f64);
+                            val = g * f64::from(max);
+                            if dist {
+                                let q = f64::from(max + 1) / 256.0;
+                                val = (val / q).floor() * q;
+                            }
+                        }
+                        v[y * stride + x] = val.clamp(0.0, f64::from(max)) as u16;
+                    }
+                }
+                v
+            })
+            .collect()
+    }
+}
+
+/// Pushes `n` frames of `seq` through `engine`. With `pinned`, the frames are
+/// first copied into pinned memory and pushed with a keep-alive, so the GPU
+/// uploads them in place; otherwise from ordinary memory (staging copy).
+pub fn push_seq(
+    engine: &mut dyn Engine,
+    seq: &Seq,
+    n: u32,
+    pinned: Option<&HipBackend>,
+) -> Vec<FrameScores> {
+    let mut out = Vec::new();
+    for i in 0..n {
+        let r = seq.samples(i, false);
+        let d = seq.samples(i, true);
+        let dims = seq.planes();
+        let mk8 = |v: &Vec<Vec<u8>>| -> Vec<(Vec<u8>, usize, usize)> {
+            v.iter()
+                .zip(&dims)
+                .map(|(p, &(w, h))| (p.clone(), w, h))
+                .collect()
+        };
+        let frames: Vec<FrameScores> = if seq.bpc == 8 {
+            let r8: Vec<Vec<u8>> = r
+                .iter()
+                .map(|p| p.iter().map(|&x| x as u8).collect())
+                .collect();
+            let d8: Vec<Vec<u8>> = d
+                .iter()
+                .map(|p| p.iter().map(|&x| x as u8).collect())
+                .collect();
+            let (r8, d8) = (mk8(&r8), mk8(&d8));
+            match pinned {
+                Some(b) => {
+                    // One pinned buffer per side, planes back to back.
+                    let mut bufs = Vec::new();
+                    for side in [&r8, &d8] {
+                        let len: usize = side.iter().map(|(p, _, _)| p.len()).sum();
+                        let mut m = PinnedHostMem::new(b.device(), len).unwrap();
+                        let mut off = 0;
+                        for (p, _, _) in side {
+                            m.as_mut()[off..off + p.len()].copy_from_slice(p);
+                            off += p.len();
+                        }
+                        bufs.push(m);
+                    }
+                    let views: Vec<Vec<Plane<'_, u8>>> = bufs
+                        .iter()
+                        .zip([&r8, &d8])
+                        .map(|(m, side)| {
+                            let mut off = 0;
+                            side.iter()
+                                .map(|(p, w, h)| {
+                                    let pl = Plane::new(
+                                        &m.as_ref()[off..off + p.len()],
+                                        *w,
+                                        *h,
+                                        w + seq.pad,
+                                    )
+                                    .unwrap();
+                                    off += p.len();
+                                    pl
+                                })
+                                .collect()
+                        })
+                        .collect();
+                    assert!(pinned_owner(views[0][0].data).is_some());
+                    let rp = Picture::new_u8(seq.format, &views[0]).unwrap();
+                    let dp = Picture::new_u8(seq.format, &views[1]).unwrap();
+                    let keep: KeepAlive =
+                        Box::new(bufs.iter().map(|m| m.shared().clone()).collect::<Vec<_>>());
+                    engine.push_kept(&rp, &dp, Some(keep)).unwrap()
+                }
+                None => {
+                    let rpl: Vec<Plane<'_, u8>> = r8
+                        .iter()
+                        .map(|(p, w, h)| Plane::new(p, *w, *h, w + seq.pad).unwrap())
+                        .collect();
+                    let dpl: Vec<Plane<'_, u8>> = d8
+                        .iter()
+                        .map(|(p, w, h)| Plane::new(p, *w, *h, w + seq.pad).unwrap())
+                        .collect();
+                    let rp = Picture::new_u8(seq.format, &rpl).unwrap();
+                    let dp = Picture::new_u8(seq.format, &dpl).unwrap();
+                    engine.push(&rp, &dp).unwrap()
+                }
+            }
+        } else {
+            let rpl: Vec<Plane<'_, u16>> = r
+                .iter()
+                .zip(&dims)
+                .map(|(p, &(w, h))| Plane::new(p, w, h, w + seq.pad).unwrap())
+                .collect();
+            let dpl: Vec<Plane<'_, u16>> = d
+                .iter()
+                .zip(&dims)
+                .map(|(p, &(w, h))| Plane::new(p, w, h, w + seq.pad).unwrap())
+                .collect();
+            let rp = Picture::new_u16(seq.format, seq.bpc, &rpl).unwrap();
+            let dp = Picture::new_u16(seq.format, seq.bpc, &dpl).unwrap();
+            engine.push(&rp, &dp).unwrap()
+        };
+        out.extend(frames);
+    }
+    out.extend(engine.flush().unwrap());
+    out
+}
+
+pub fn config(psnr: bool, model: &str) -> EngineConfig {
+    let mut c = EngineConfig::new(ModelSet::load(model).unwrap());
+    c.psnr = psnr;
+    c
+}
+
+/// Every model on every synthetic case: GPU equal to CPU, bit for bit.
+pub fn sizes_bit_exact(
+    cases: &[(usize, usize, PixelFormat, u8, usize)],
+    models: &[&str],
+    psnr: bool,
+) {
+    for &(w, h, format, bpc, pad) in cases {
+        let seq = Seq {
+            w,
+            h,
+            format,
+            bpc,
+            pad,
+        };
+        for model in models {
+            let c = config(psnr, model);
+            let Some(mut gpu) = hip_scorer(&c) else {
+                return;
+            };
+            let mut cpu = Scorer::cpu(&c).unwrap();
+            let n = if w >= 1920 { 3 } else { 5 };
+            let a = push_seq(&mut cpu, &seq, n, None);
+            let b = push_seq(&mut gpu, &seq, n, None);
+            let bad = diff(&a, &b);
+            assert!(
+                bad.is_empty(),
+                "{w}x{h} {format:?} {bpc}-bit {model}: {}",
+                bad.join("\n")
+            );
+            eprintln!(
+                "{w}x{h} {format:?} {bpc}-bit pad {pad} {model}: {} frames identical (vmaf {:.4})",
+                b.len(),
+                b[0].vmaf()
+            );
+        }
+    }
+}

@@ -1,0 +1,253 @@
+//! The AMD path at wavefront 64, with no AMD GPU.
+//!
+//! `tests/hipemu` is a HIP runtime and hiprtc for the host CPU, declared by
+//! ROCm 5.2's own headers: one emulated gfx90a device with 64-wide
+//! wavefronts, whose "compiler" builds each `kernels/*.hip` source unchanged
+//! with the host C++ compiler and runs every block's threads as fibers in a
+//! shuffled order at each barrier (tests/hipemu/device.h says what that
+//! catches and what it cannot). Each test here runs again in a child process
+//! with `VMAFHIP_HIP_LIBRARY` pointing at the emulator and
+//! `VMAFHIP_VENDOR=amd`, so the engine goes through its AMD tables
+//! (`hipGetDeviceProperties` at the ROCm 5 offset, hiprtc from the runtime
+//! library, `hipModuleLaunchKernel`, ...) and its results are compared, bit
+//! for bit, with the CPU engine and libvmaf's JSON.
+//!
+//! Needs a C++ compiler and ROCm's headers (`libamdhip64-dev`) on x86-64;
+//! without them the tests say so and pass, unless `VMAFHIP_REQUIRE_HIPRTC=1`
+//! (CI), which makes them fail.
+
+mod common;
+
+use common::parity::{
+    Seq, config, diff, golden_runs_bit_exact, hip_scorer, push_seq, sizes_bit_exact,
+};
+use common::{golden_runs, golden_runs_v1};
+use gstvmafhip::hip::{HipBackend, HipOptions};
+use gstvmafhip::vmaf::{Engine, FeatureBackend, Picture, PixelFormat, Plane, Scorer};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+const CHILD: &str = "VMAFHIP_HIPEMU_CHILD";
+
+fn hipemu_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hipemu")
+}
+
+fn skip_or_fail(why: String) -> Option<PathBuf> {
+    if std::env::var("VMAFHIP_REQUIRE_HIPRTC").as_deref() == Ok("1") {
+        panic!("VMAFHIP_REQUIRE_HIPRTC=1 but the HIP emulator cannot be built: {why}");
+    }
+    eprintln!("skipped: {why}");
+    None
+}
+
+/// Builds the emulated runtime once per process, as a file named like ROCm
+/// 5's runtime library; its kernel cache directory is keyed by the
+/// emulator's own sources, so an edit there recompiles every kernel.
+fn emulator() -> Option<(PathBuf, PathBuf)> {
+    static LIB: OnceLock<Result<(PathBuf, PathBuf), String>> = OnceLock::new();
+    let built = LIB.get_or_init(|| {
+        if !cfg!(target_arch = "x86_64") {
+            return Err("the emulator's fiber switch is x86-64 only".into());
+        }
+        if !Path::new("/usr/include/hip/hip_runtime_api.h").exists() {
+            return Err("no ROCm headers (/usr/include/hip; Debian: libamdhip64-dev)".into());
+        }
+        let dir = hipemu_dir();
+        let mut key: u64 = 0xcbf2_9ce4_8422_2325;
+        for f in ["runtime.cpp", "device.h", "launch.h"] {
+            for b in std::fs::read(dir.join(f)).map_err(|e| format!("{f}: {e}"))? {
+                key = (key ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        }
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("hipemu-{key:016x}"));
+        std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
+        let lib = out.join("libamdhip64.so.5");
+        let tmp = out.join(format!("libamdhip64.so.5.{}", std::process::id()));
+        let cxx = std::env::var("HIPEMU_CXX").unwrap_or_else(|_| "c++".into());
+        let status = Command::new(&cxx)
+            .args(["-std=c++17", "-O2", "-fPIC", "-shared", "-pthread", "-Wall"])
+            .arg("-D__HIP_PLATFORM_AMD__")
+            .arg(format!("-DHIPEMU_DIR=\"{}\"", dir.display()))
+            .arg(dir.join("runtime.cpp"))
+            .arg("-o")
+            .arg(&tmp)
+            .arg("-ldl")
+            .status()
+            .map_err(|e| format!("{cxx}: {e}"))?;
+        if !status.success() {
+            return Err(format!(
+                "{cxx} could not build tests/hipemu/runtime.cpp ({status})"
+            ));
+        }
+        std::fs::rename(&tmp, &lib).map_err(|e| e.to_string())?;
+        Ok((lib, out.join("kernel-cache")))
+    });
+    match built {
+        Ok(p) => Some(p.clone()),
+        Err(why) => skip_or_fail(why.clone()).map(|_| unreachable!()),
+    }
+}
+
+/// In the parent: runs test `name` again in a child process that loads the
+/// emulator (with `env` added) and fails if it fails; returns false. In
+/// that child: returns true, and the test body runs.
+fn in_emulator(name: &str, env: &[(&str, &str)]) -> bool {
+    if std::env::var_os(CHILD).is_some() {
+        return true;
+    }
+    let Some((lib, cache)) = emulator() else {
+        return false;
+    };
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .env("VMAFHIP_HIP_LIBRARY", &lib)
+        .env("VMAFHIP_VENDOR", "amd")
+        .env("VMAFHIP_REQUIRE_GPU", "1")
+        .env("VMAFHIP_CACHE_DIR", &cache)
+        .env("HIPEMU_DIR", hipemu_dir())
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success() && text.contains("1 passed"),
+        "{name} {env:?} in the emulator: {}\n{text}",
+        out.status
+    );
+    for line in text.lines().filter(|l| l.starts_with("  ")) {
+        eprintln!("{name} {env:?}:{line}");
+    }
+    false
+}
+
+/// The engine found the emulated device through its AMD tables: the name,
+/// the gfx name read from `hipDeviceProp_t` at ROCm 5.2's offset, and the
+/// wavefront width from `hipDeviceAttributeWarpSize`.
+#[test]
+fn amd_tables_reach_the_emulated_wave64_device() {
+    if !in_emulator("amd_tables_reach_the_emulated_wave64_device", &[]) {
+        return;
+    }
+    let plan = config(true, "vmaf_v0.6.1").plan().unwrap();
+    let b = HipBackend::new(plan, &HipOptions::default()).unwrap();
+    let d = b.describe();
+    for want in [
+        "hipemu",
+        "gfx90a:sramecc+:xnack-",
+        "warp 64",
+        "amd via",
+        "libamdhip64.so.5",
+    ] {
+        assert!(d.contains(want), "{want:?} missing from {d:?}");
+    }
+    eprintln!("  {d}");
+}
+
+/// Every integer golden run of both manifests (v0, NEG, 4K, bootstrap,
+/// VMAF v1 with CAMBI and speed_chroma) at wavefront 64: each frame equal to
+/// the CPU engine bit for bit, and to libvmaf's JSON.
+#[test]
+fn golden_runs_at_wave64_are_bit_exact() {
+    if !in_emulator("golden_runs_at_wave64_are_bit_exact", &[]) {
+        return;
+    }
+    let v0: Vec<_> = golden_runs()
+        .into_iter()
+        .filter(|r| !r.model_name().contains("float"))
+        .collect();
+    let n = golden_runs_bit_exact(v0).unwrap() + golden_runs_bit_exact(golden_runs_v1()).unwrap();
+    eprintln!("  {n} golden frames at wave64, every metric bit-exact");
+}
+
+/// Odd sizes, 4:2:0 / 4:2:2 / 4:4:4 / gray, 8 to 16 bits, padded rows, with
+/// PSNR and with the v1 extractors.
+#[test]
+fn odd_sizes_and_depths_at_wave64_are_bit_exact() {
+    if !in_emulator("odd_sizes_and_depths_at_wave64_are_bit_exact", &[]) {
+        return;
+    }
+    sizes_bit_exact(
+        &[
+            (53, 37, PixelFormat::Yuv420, 8, 3),
+            (75, 53, PixelFormat::Yuv422, 10, 5),
+            (96, 64, PixelFormat::Yuv444, 12, 0),
+            (200, 120, PixelFormat::Gray, 16, 0),
+        ],
+        &["vmaf_v0.6.1", "vmaf_v0.6.1neg"],
+        true,
+    );
+    sizes_bit_exact(
+        &[
+            (331, 217, PixelFormat::Yuv422, 12, 0),
+            (256, 216, PixelFormat::Yuv444, 8, 3),
+        ],
+        &["vmaf_v1.0.16_3d0h"],
+        false,
+    );
+    eprintln!("  odd sizes at wave64: every metric bit-exact");
+}
+
+/// The same frames with the threads of every block run in index order and
+/// in reverse order at each barrier: both equal to the CPU engine, so no
+/// kernel reads shared memory another thread writes in the same phase.
+#[test]
+fn thread_order_within_blocks_does_not_matter() {
+    for order in ["forward", "reverse"] {
+        if !in_emulator(
+            "thread_order_within_blocks_does_not_matter",
+            &[("HIPEMU_ORDER", order)],
+        ) {
+            continue;
+        }
+        let seq = Seq {
+            w: 256,
+            h: 216,
+            format: PixelFormat::Yuv420,
+            bpc: 10,
+            pad: 2,
+        };
+        let c = config(true, "vmaf_v1.0.16_3d0h");
+        let mut gpu = hip_scorer(&c).unwrap();
+        let a = push_seq(&mut Scorer::cpu(&c).unwrap(), &seq, 3, None);
+        let b = push_seq(&mut gpu, &seq, 3, None);
+        let bad = diff(&a, &b);
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
+        eprintln!(
+            "  order {}: 3 frames bit-exact",
+            std::env::var("HIPEMU_ORDER").unwrap_or_default()
+        );
+        return;
+    }
+}
+
+/// Device memory runs out through the AMD path as it would on a small GPU:
+/// hipMalloc's hipErrorOutOfMemory becomes the engine's error naming the
+/// size, not a crash.
+#[test]
+fn amd_out_of_memory_is_a_clear_error() {
+    if !in_emulator(
+        "amd_out_of_memory_is_a_clear_error",
+        &[("HIPEMU_MEMORY_MB", "24")],
+    ) {
+        return;
+    }
+    let mut gpu = hip_scorer(&config(false, "vmaf_v0.6.1")).unwrap();
+    let (w, h) = (1920, 1080);
+    let luma = vec![128u8; w * h];
+    let plane = [Plane::new(&luma, w, h, w).unwrap()];
+    let pic = Picture::new_u8(PixelFormat::Gray, &plane).unwrap();
+    let err = gpu
+        .push(&pic, &pic)
+        .expect_err("a 1080p engine fit in 24 MiB")
+        .to_string();
+    assert!(err.contains("GPU out of memory"), "{err}");
+    assert!(err.contains("of 24 MiB"), "{err}");
+    eprintln!("  {err}");
+}
