@@ -2,7 +2,7 @@
 // (vif_statistic_8 / vif_statistic_16).
 // CPU twin: src/vmaf/features/vif.rs `Vif::statistic` (+ `VifAccum::pixel`).
 //
-// One block per (row, 256-column chunk): the vertical pass fills shared
+// One block per (R rows, 512-column chunk): the vertical pass fills shared
 // rows for the chunk and its mirrored halo, the horizontal pass and the
 // per-pixel information terms follow, and the four integer sums
 // (num_log, den_log, num_non_log, den_non_log) are added atomically.
@@ -28,136 +28,185 @@ __device__ __forceinline__ i64 log2_fixed(const u16* table, u64 x) {
 
 // Shared memory of one block, declared once per kernel entry (a static
 // __shared__ array inside each template instance would be allocated once per
-// instance and overflow the limit).
+// instance and overflow the limit). Vertical results of up to VIF_MAX_ROWS
+// output rows, each VIF_SPAN columns plus the widest halo. The two means are
+// packed in one word (mu1 | mu2 << 16: each is below 2^16, the filters
+// summing to 65536 and mu_shift dividing out the sample range).
+#define VIF_MAX_ROWS 4
+#define VIF_SPAN (2 * VMAF_BLOCK)
+#define VIF_COLS (VIF_SPAN + 16)
 struct VifShared {
-    u32 mu1[VMAF_BLOCK + 16], mu2[VMAF_BLOCK + 16];
-    u32 xx[VMAF_BLOCK + 16], yy[VMAF_BLOCK + 16], xy[VMAF_BLOCK + 16];
     u64 red[4 * VMAF_BLOCK];
+    u32 mu[VIF_MAX_ROWS][VIF_COLS];
+    u32 xx[VIF_MAX_ROWS][VIF_COLS], yy[VIF_MAX_ROWS][VIF_COLS], xy[VIF_MAX_ROWS][VIF_COLS];
 };
 
-// Template flag `Small`: 8-bit scale 0, where every vertical sum fits a
-// uint32 (sum c*x^2 <= 65536*255^2 < 2^32), as libvmaf keeps them.
-template <typename In, int N, bool Small>
+// Vertical sums of squares: uint32 for 8-bit scale 0, else uint64.
+template <bool Small> struct VifAcc { typedef u64 T; };
+template <> struct VifAcc<true> { typedef u32 T; };
+
+// The horizontal sums of one output pixel.
+struct VifPix {
+    u32 mu1, mu2;
+    u64 xx, yy, xy;
+};
+
+__device__ __forceinline__ void vif_tap(VifPix& p, u32 c, u32 mu, u32 xx, u32 yy, u32 xy) {
+    p.mu1 += c * (mu & 0xffffu);
+    p.mu2 += c * (mu >> 16);
+    p.xx += (u64)c * xx;
+    p.yy += (u64)c * yy;
+    p.xy += (u64)c * xy;
+}
+
+// The information terms of one pixel from its filtered sums, added to
+// acc = (num_log, den_log, num_non_log, den_non_log).
+__device__ __forceinline__ void vif_terms(const VifPix& p, double egl, const u16* table, u64* acc) {
+    const u32 mu1_sq = (u32)(((u64)p.mu1 * p.mu1 + 0x80000000ull) >> 32);
+    const u32 mu2_sq = (u32)(((u64)p.mu2 * p.mu2 + 0x80000000ull) >> 32);
+    const u32 mu1_mu2 = (u32)(((u64)p.mu1 * p.mu2 + 0x80000000ull) >> 32);
+    const u32 xx32 = (u32)((p.xx + 32768) >> 16);
+    const u32 yy32 = (u32)((p.yy + 32768) >> 16);
+    const u32 xy32 = (u32)((p.xy + 32768) >> 16);
+    const i32 sigma1_sq = (i32)(xx32 - mu1_sq);
+    i32 sigma2_sq = (i32)(yy32 - mu2_sq);
+    if (sigma2_sq < 0) sigma2_sq = 0;
+    const i32 sigma12 = (i32)(xy32 - mu1_mu2);
+    if (sigma1_sq >= SIGMA_NSQ) {
+        const u32 den_arg = (u32)SIGMA_NSQ + (u32)sigma1_sq;
+        acc[1] += (u64)(log2_fixed(table, den_arg) - 2048 * 17);
+        if (sigma12 > 0 && sigma2_sq > 0) {
+            const double eps = 65536.0 * 1.0e-10;
+            double g = (double)sigma12 / ((double)sigma1_sq + eps);
+            i32 sv_sq = f64_to_i32((double)sigma2_sq - g * (double)sigma12);
+            if (sv_sq < 0) sv_sq = 0;
+            if (egl < g) g = egl;
+            const u32 numer1 = (u32)sv_sq + (u32)SIGMA_NSQ;
+            const i64 numer1_tmp = f64_to_i64(g * g * (double)sigma1_sq) + (i64)numer1;
+            acc[0] += (u64)(log2_fixed(table, (u64)numer1_tmp) - log2_fixed(table, numer1));
+        }
+    } else {
+        acc[2] += (u64)(i64)sigma2_sq;
+        acc[3] += 1;
+    }
+}
+
+// One block: R output rows (blockIdx.y * R ...) of VIF_SPAN = 512 columns.
+// The vertical pass reads each of the N + R - 1 input rows once per column
+// and adds it to every output row whose window holds it (libvmaf's sums, in
+// any order: they are exact integers), so the input is read about
+// (N + R - 1) / R times instead of N. In the horizontal pass each thread
+// takes two neighbouring columns and reads the N + 1 sums they share as
+// 8-byte pairs. Template flag `Small`: 8-bit scale 0, where every vertical
+// sum fits a uint32 (sum c*x^2 <= 65536*255^2 < 2^32), as libvmaf keeps them.
+template <typename In, int N, bool Small, int R>
 __device__ void vif_statistic_impl(const In* ref, const In* dis, int w, int h, int scale,
                                    int mu_shift, int sq_shift, double egl, const u16* table,
                                    u64* out, VifShared& sh) {
     const int half = N / 2;
-    u32* s_mu1 = sh.mu1;
-    u32* s_mu2 = sh.mu2;
-    u32* s_xx = sh.xx;
-    u32* s_yy = sh.yy;
-    u32* s_xy = sh.xy;
-    u64* red = sh.red;
     const u16* f = vif_filter(scale);
-    const int i = blockIdx.y;
-    const int j0 = blockIdx.x * VMAF_BLOCK;
+    const int i0 = blockIdx.y * R;
+    const int j0 = blockIdx.x * VIF_SPAN;
     const u32 mu_round = 1u << (mu_shift - 1);
-    for (int t = threadIdx.x; t < VMAF_BLOCK + 2 * half; t += VMAF_BLOCK) {
+    for (int t = threadIdx.x; t < VIF_SPAN + 2 * half; t += VMAF_BLOCK) {
         const int c = j0 - half + t;
         if (c >= w + half) break;
         const int cc = mirror_r101(c, w);
-        u32 m1 = 0, m2 = 0;
-        if (Small) {
-            u32 xx = 0, yy = 0, xy = 0;
-            for (int k = 0; k < N; ++k) {
-                const size_t at = (size_t)mirror_r101(i - half + k, h) * w + cc;
-                const u32 x = ref[at], y = dis[at], c_k = f[k];
-                m1 += c_k * x;
-                m2 += c_k * y;
-                xx += c_k * (x * x);
-                yy += c_k * (y * y);
-                xy += c_k * (x * y);
+        u32 m1[R], m2[R];
+        typedef typename VifAcc<Small>::T Acc;
+        Acc xx[R], yy[R], xy[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) m1[r] = m2[r] = 0, xx[r] = yy[r] = xy[r] = 0;
+        // Input rows of the window: i0 - half ... i0 + R - 1 + half. A row
+        // only output rows past the bottom would need is replaced by a
+        // valid one (their results are never used).
+#pragma unroll
+        for (int q = 0; q < N + R - 1; ++q) {
+            const int yq = i0 - half + q;
+            const size_t at = (size_t)mirror_r101(yq > h - 1 + half ? h - 1 : yq, h) * w + cc;
+            const u32 x = ref[at], y = dis[at];
+            // x*x, y*y, x*y < 2^32 for 16-bit samples; c*x < 2^29, so
+            // c * (x*x) below equals libvmaf's (c*x) * x.
+            const u32 x2 = x * x, y2 = y * y, xy1 = x * y;
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                const int k = q - r;
+                if (k < 0 || k >= N) continue;
+                const u32 c_k = f[k];
+                m1[r] += c_k * x;
+                m2[r] += c_k * y;
+                xx[r] += (Acc)c_k * x2;
+                yy[r] += (Acc)c_k * y2;
+                xy[r] += (Acc)c_k * xy1;
             }
-            s_xx[t] = xx;
-            s_yy[t] = yy;
-            s_xy[t] = xy;
-        } else {
-            u64 xx = 0, yy = 0, xy = 0;
-            for (int k = 0; k < N; ++k) {
-                const size_t at = (size_t)mirror_r101(i - half + k, h) * w + cc;
-                const u32 x = ref[at], y = dis[at], c_k = f[k];
-                const u32 cx = c_k * x, cy = c_k * y;
-                m1 += cx;
-                m2 += cy;
-                xx += (u64)cx * x;
-                yy += (u64)cy * y;
-                xy += (u64)cx * y;
-            }
-            const u64 r = sq_shift == 0 ? 0 : (1ull << (sq_shift - 1));
-            s_xx[t] = (u32)((xx + r) >> sq_shift);
-            s_yy[t] = (u32)((yy + r) >> sq_shift);
-            s_xy[t] = (u32)((xy + r) >> sq_shift);
         }
-        s_mu1[t] = (m1 + mu_round) >> mu_shift;
-        s_mu2[t] = (m2 + mu_round) >> mu_shift;
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            if (Small) {
+                sh.xx[r][t] = (u32)xx[r];
+                sh.yy[r][t] = (u32)yy[r];
+                sh.xy[r][t] = (u32)xy[r];
+            } else {
+                const u64 rnd = sq_shift == 0 ? 0 : (1ull << (sq_shift - 1));
+                sh.xx[r][t] = (u32)(((u64)xx[r] + rnd) >> sq_shift);
+                sh.yy[r][t] = (u32)(((u64)yy[r] + rnd) >> sq_shift);
+                sh.xy[r][t] = (u32)(((u64)xy[r] + rnd) >> sq_shift);
+            }
+            sh.mu[r][t] = ((m1[r] + mu_round) >> mu_shift) | (((m2[r] + mu_round) >> mu_shift) << 16);
+        }
     }
     __syncthreads();
     u64 acc[4] = {0, 0, 0, 0};
-    const int j = j0 + threadIdx.x;
-    if (j < w) {
-        u32 mu1 = 0, mu2 = 0;
-        u64 xx = 0, yy = 0, xy = 0;
-        for (int k = 0; k < N; ++k) {
-            const int t = threadIdx.x + k;
-            const u32 c_k = f[k];
-            mu1 += c_k * s_mu1[t];
-            mu2 += c_k * s_mu2[t];
-            xx += (u64)c_k * s_xx[t];
-            yy += (u64)c_k * s_yy[t];
-            xy += (u64)c_k * s_xy[t];
+    const int tx = 2 * threadIdx.x;
+    const int ja = j0 + tx;
+    for (int r = 0; r < R && ja < w && i0 + r < h; ++r) {
+        VifPix a = {0, 0, 0, 0, 0}, b = {0, 0, 0, 0, 0};
+        // Pairs of sums at tx, tx + 1, ... tx + N (N is odd): sum k feeds
+        // column ja with f[k] and column ja + 1 with f[k - 1].
+        const u64* pm = (const u64*)&sh.mu[r][tx];
+        const u64* px = (const u64*)&sh.xx[r][tx];
+        const u64* py = (const u64*)&sh.yy[r][tx];
+        const u64* pxy = (const u64*)&sh.xy[r][tx];
+#pragma unroll
+        for (int q = 0; q < (N + 1) / 2; ++q) {
+            const u64 m = pm[q], x = px[q], y = py[q], z = pxy[q];
+            const int k = 2 * q;
+            vif_tap(a, f[k], (u32)m, (u32)x, (u32)y, (u32)z);
+            if (k > 0) vif_tap(b, f[k - 1], (u32)m, (u32)x, (u32)y, (u32)z);
+            if (k + 1 < N) vif_tap(a, f[k + 1], (u32)(m >> 32), (u32)(x >> 32), (u32)(y >> 32), (u32)(z >> 32));
+            vif_tap(b, f[k], (u32)(m >> 32), (u32)(x >> 32), (u32)(y >> 32), (u32)(z >> 32));
         }
-        const u32 mu1_sq = (u32)(((u64)mu1 * mu1 + 0x80000000ull) >> 32);
-        const u32 mu2_sq = (u32)(((u64)mu2 * mu2 + 0x80000000ull) >> 32);
-        const u32 mu1_mu2 = (u32)(((u64)mu1 * mu2 + 0x80000000ull) >> 32);
-        const u32 xx32 = (u32)((xx + 32768) >> 16);
-        const u32 yy32 = (u32)((yy + 32768) >> 16);
-        const u32 xy32 = (u32)((xy + 32768) >> 16);
-        const i32 sigma1_sq = (i32)(xx32 - mu1_sq);
-        i32 sigma2_sq = (i32)(yy32 - mu2_sq);
-        if (sigma2_sq < 0) sigma2_sq = 0;
-        const i32 sigma12 = (i32)(xy32 - mu1_mu2);
-        i64 num_log = 0, den_log = 0, num_non_log = 0, den_non_log = 0;
-        if (sigma1_sq >= SIGMA_NSQ) {
-            const u32 den_arg = (u32)SIGMA_NSQ + (u32)sigma1_sq;
-            den_log = log2_fixed(table, den_arg) - 2048 * 17;
-            if (sigma12 > 0 && sigma2_sq > 0) {
-                const double eps = 65536.0 * 1.0e-10;
-                double g = (double)sigma12 / ((double)sigma1_sq + eps);
-                i32 sv_sq = f64_to_i32((double)sigma2_sq - g * (double)sigma12);
-                if (sv_sq < 0) sv_sq = 0;
-                if (egl < g) g = egl;
-                const u32 numer1 = (u32)sv_sq + (u32)SIGMA_NSQ;
-                const i64 numer1_tmp = f64_to_i64(g * g * (double)sigma1_sq) + (i64)numer1;
-                num_log = log2_fixed(table, (u64)numer1_tmp) - log2_fixed(table, numer1);
-            }
-        } else {
-            num_non_log = sigma2_sq;
-            den_non_log = 1;
-        }
-        acc[0] = (u64)num_log;
-        acc[1] = (u64)den_log;
-        acc[2] = (u64)num_non_log;
-        acc[3] = (u64)den_non_log;
+        vif_terms(a, egl, table, acc);
+        if (ja + 1 < w) vif_terms(b, egl, table, acc);
     }
-    block_sum<u64, 4>(acc, red);
+    block_sum<u64, 4>(acc, sh.red);
     if (threadIdx.x < 4) atomic_add_u64(out + threadIdx.x, acc[threadIdx.x]);
 }
 
-#define VIF_ARGS int w, int h, int scale, int mu_shift, int sq_shift, double egl, const u16* table, u64* out
+#define VIF_ARGS int w, int h, int scale, int rows, int mu_shift, int sq_shift, double egl, const u16* table, u64* out
 #define VIF_PASS w, h, scale, mu_shift, sq_shift, egl, table, out, sh
 
-// Scale 0 of 8-bit input.
-VMAF_KERNEL void vif_statistic_8(const u8* ref, const u8* dis, VIF_ARGS) {
+// Scale 0 of 8-bit input. `rows` is the output rows per block the host
+// sized the grid for: 4, or 1.
+VMAF_KERNEL_BOUNDS(4) void vif_statistic_8(const u8* ref, const u8* dis, VIF_ARGS) {
     __shared__ VifShared sh;
-    vif_statistic_impl<u8, 17, true>(ref, dis, VIF_PASS);
+    if (rows == 4) vif_statistic_impl<u8, 17, true, 4>(ref, dis, VIF_PASS);
+    else vif_statistic_impl<u8, 17, true, 1>(ref, dis, VIF_PASS);
 }
-// Scale 0 of 9..16-bit input, and scales 1..3 (16-bit decimated images).
-VMAF_KERNEL void vif_statistic_16(const u16* ref, const u16* dis, VIF_ARGS) {
+// Scale 0 of 9..16-bit input, and scales 1..3 (16-bit decimated images);
+// `rows`: 4 or 1 at scale 0, 2 or 1 at scale 1, 1 at scales 2 and 3.
+VMAF_KERNEL_BOUNDS(4) void vif_statistic_16(const u16* ref, const u16* dis, VIF_ARGS) {
     __shared__ VifShared sh;
     switch (scale) {
-    case 0: vif_statistic_impl<u16, 17, false>(ref, dis, VIF_PASS); break;
-    case 1: vif_statistic_impl<u16, 9, false>(ref, dis, VIF_PASS); break;
-    case 2: vif_statistic_impl<u16, 5, false>(ref, dis, VIF_PASS); break;
-    default: vif_statistic_impl<u16, 3, false>(ref, dis, VIF_PASS); break;
+    case 0:
+        if (rows == 4) vif_statistic_impl<u16, 17, false, 4>(ref, dis, VIF_PASS);
+        else vif_statistic_impl<u16, 17, false, 1>(ref, dis, VIF_PASS);
+        break;
+    case 1:
+        if (rows == 2) vif_statistic_impl<u16, 9, false, 2>(ref, dis, VIF_PASS);
+        else vif_statistic_impl<u16, 9, false, 1>(ref, dis, VIF_PASS);
+        break;
+    case 2: vif_statistic_impl<u16, 5, false, 1>(ref, dis, VIF_PASS); break;
+    default: vif_statistic_impl<u16, 3, false, 1>(ref, dis, VIF_PASS); break;
     }
 }

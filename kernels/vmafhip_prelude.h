@@ -20,6 +20,10 @@ typedef long long i64;
 typedef unsigned long long u64;
 
 #define VMAF_KERNEL extern "C" __global__ __launch_bounds__(256)
+// The same with a register budget that lets `min_blocks` blocks share a
+// multiprocessor (CUDA's meaning; HIP reads the second argument as a
+// wavefront count, which only makes it looser).
+#define VMAF_KERNEL_BOUNDS(min_blocks) extern "C" __global__ __launch_bounds__(256, min_blocks)
 // All kernels run 256-thread blocks (a multiple of every warp/wavefront width).
 #define VMAF_BLOCK 256
 

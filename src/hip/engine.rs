@@ -141,11 +141,12 @@ fn load_kernels(dev: &Arc<Device>) -> Result<Kernels, HipError> {
         modules.insert(file, Module::load(dev, &code)?);
     }
     let m = |f: &str| modules[f].clone();
-    let ptr2_i3_ptr = [K::Ptr, K::Ptr, K::I32, K::I32, K::I32, K::Ptr];
+    let ptr2_i4_ptr = [K::Ptr, K::Ptr, K::I32, K::I32, K::I32, K::I32, K::Ptr];
     let sse = [K::Ptr, K::Ptr, K::I32, K::I32, K::Ptr];
     let vif = [
         K::Ptr,
         K::Ptr,
+        K::I32,
         K::I32,
         K::I32,
         K::I32,
@@ -266,8 +267,8 @@ fn load_kernels(dev: &Arc<Device>) -> Result<Kernels, HipError> {
     let v1 = v1::load(&m, dev, &stream)?;
     Ok(Kernels {
         v1,
-        motion8: m("motion_sad.hip").kernel("motion_sad_8", &ptr2_i3_ptr)?,
-        motion16: m("motion_sad.hip").kernel("motion_sad_16", &ptr2_i3_ptr)?,
+        motion8: m("motion_sad.hip").kernel("motion_sad_8", &ptr2_i4_ptr)?,
+        motion16: m("motion_sad.hip").kernel("motion_sad_16", &ptr2_i4_ptr)?,
         sse8: m("psnr_sse.hip").kernel("psnr_sse_8", &sse)?,
         sse16: m("psnr_sse.hip").kernel("psnr_sse_16", &sse)?,
         vif_stat8: m("vif_statistic.hip").kernel("vif_statistic_8", &vif)?,
@@ -859,9 +860,11 @@ impl HipBackend {
             st.wait(&p.uploaded).map_err(be)?;
             let kern = if l.bps == 1 { &k.motion8 } else { &k.motion16 };
             let shift = if l.bpc == 8 { 8 } else { i32::from(l.bpc) };
+            // Rows per block: one block sum for several rows.
+            let rows = 4;
             st.launch(
                 kern,
-                (blocks(l.w), l.h as u32, 1),
+                (blocks(l.w), l.h.div_ceil(rows) as u32, 1),
                 (256, 1, 1),
                 0,
                 &[
@@ -870,6 +873,7 @@ impl HipBackend {
                     Arg::I32(l.w as i32),
                     Arg::I32(l.h as i32),
                     Arg::I32(shift),
+                    Arg::I32(rows as i32),
                     Arg::Buf(&slot.accum, R_MOTION * 8),
                 ],
             )
@@ -1101,9 +1105,18 @@ fn launch_vif(k: &Kernels, l: &Layout, slot: &Slot, egl: f64) -> Result<(), HipE
         } else {
             &k.vif_stat16
         };
+        // Output rows per block (kernels/vif_statistic.hip): several at
+        // the two large scales, so each input row is read fewer times; one
+        // on tiny images, where blocks would be too few.
+        let rows: usize = match scale {
+            0 if sh >= 64 => 4,
+            1 if sh >= 32 => 2,
+            _ => 1,
+        };
+        // 512 columns per block (VIF_SPAN).
         st.launch(
             kern,
-            (blocks(sw), sh as u32, 1),
+            (sw.div_ceil(512) as u32, sh.div_ceil(rows) as u32, 1),
             (256, 1, 1),
             0,
             &[
@@ -1112,6 +1125,7 @@ fn launch_vif(k: &Kernels, l: &Layout, slot: &Slot, egl: f64) -> Result<(), HipE
                 Arg::I32(sw as i32),
                 Arg::I32(sh as i32),
                 Arg::I32(scale as i32),
+                Arg::I32(rows as i32),
                 Arg::I32(sh_.mu_shift as i32),
                 Arg::I32(sh_.sq_shift as i32),
                 Arg::F64(egl),

@@ -238,6 +238,10 @@ inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v)
     return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 }
 inline unsigned atomicOr(unsigned* p, unsigned v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }
+inline unsigned long long atomicExch(unsigned long long* p, unsigned long long v) {
+    return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
+}
+inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz(static_cast<unsigned>(x)); }
 inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll(static_cast<unsigned long long>(x)); }
 inline float __uint_as_float(unsigned u) {
@@ -263,5 +267,7 @@ using hipemu::__clz;
 using hipemu::__clzll;
 using hipemu::__float_as_uint;
 using hipemu::__uint_as_float;
+using hipemu::__threadfence;
 using hipemu::atomicAdd;
+using hipemu::atomicExch;
 using hipemu::atomicOr;

@@ -110,7 +110,7 @@ void write_file(const std::string& path, const std::string& text) {
 }
 
 // The names of the source's kernels: the identifier after each
-// `VMAF_KERNEL void`.
+// `VMAF_KERNEL void` or `VMAF_KERNEL_BOUNDS(n) void` that starts a line.
 std::vector<std::string> kernel_names(const std::string& src) {
     std::vector<std::string> names;
     const std::string key = "VMAF_KERNEL";
@@ -118,6 +118,11 @@ std::vector<std::string> kernel_names(const std::string& src) {
         if (at > 0 && src[at - 1] != '\n') continue;  // only at the start of a line
         size_t i = at + key.size();
         auto skip = [&] { while (i < src.size() && std::isspace(static_cast<unsigned char>(src[i]))) ++i; };
+        if (src.compare(i, 8, "_BOUNDS(") == 0) {
+            const size_t close = src.find(')', i);
+            if (close == std::string::npos) continue;
+            i = close + 1;
+        }
         skip();
         if (src.compare(i, 4, "void") != 0) continue;  // the #define itself
         i += 4;
