@@ -35,11 +35,15 @@ __device__ __forceinline__ i64 log2_fixed(const u16* table, u64 x) {
 #define VIF_MAX_ROWS 4
 #define VIF_SPAN (2 * VMAF_BLOCK)
 #define VIF_COLS (VIF_SPAN + 16)
-struct VifShared {
-    u64 red[4 * VMAF_BLOCK];
+struct alignas(16) VifShared {
     u32 mu[VIF_MAX_ROWS][VIF_COLS];
     u32 xx[VIF_MAX_ROWS][VIF_COLS], yy[VIF_MAX_ROWS][VIF_COLS], xy[VIF_MAX_ROWS][VIF_COLS];
+    // block_sum's scratch (4 * VMAF_BLOCK words) once the horizontal pass is
+    // done with `mu`: less shared memory leaves more L1 for the log table.
+    __device__ u64* red() { return (u64*)&mu[0][0]; }
 };
+static_assert(sizeof(u32) * VIF_MAX_ROWS * VIF_COLS >= sizeof(u64) * 4 * VMAF_BLOCK,
+              "block_sum's scratch fits in mu");
 
 // Vertical sums of squares: uint32 for 8-bit scale 0, else uint64.
 template <bool Small> struct VifAcc { typedef u64 T; };
@@ -179,7 +183,8 @@ __device__ void vif_statistic_impl(const In* ref, const In* dis, int w, int h, i
         vif_terms(a, egl, table, acc);
         if (ja + 1 < w) vif_terms(b, egl, table, acc);
     }
-    block_sum<u64, 4>(acc, sh.red);
+    __syncthreads();  // every thread is done reading `mu`
+    block_sum<u64, 4>(acc, sh.red());
     if (threadIdx.x < 4) atomic_add_u64(out + threadIdx.x, acc[threadIdx.x]);
 }
 
