@@ -10,7 +10,7 @@
 
 __device__ __forceinline__ int mir_lo_hi(int y, int n) { return y < 0 ? -y : (y >= n ? n - 1 : y); }
 
-VMAF_KERNEL void adm_cm(const i32* work, int bw, int bh, int top, int bottom, int left, int right,
+VMAF_KERNEL_BOUNDS(4) void adm_cm(const i32* work, int bw, int bh, int top, int bottom, int left, int right,
                         int scale, long long rf0, long long rf1, long long rf2, int shift_cub0,
                         int shift_cub1, int shift_cub2, int shift_inner, u64* out) {
     __shared__ u64 red[6 * VMAF_BLOCK];
