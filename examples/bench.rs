@@ -373,6 +373,22 @@ fn main() {
         "device memory of one engine's frame slots and scratch: {:.0} MiB",
         mib(free_after_open.saturating_sub(free_one))
     );
+    // What that memory holds (allocation sizes; the driver rounds each up).
+    let (parts, ring) = e.backend_mut().memory_breakdown();
+    eprintln!(
+        "| {}x{} {}-bit, ring of {ring} | MiB, whole ring | MiB per slot |",
+        a.w, a.h, a.bpc
+    );
+    eprintln!("|---|---|---|");
+    for (what, bytes) in parts.iter().filter(|p| p.1 > 0) {
+        eprintln!(
+            "| {what} | {:.1} | {:.2} |",
+            mib(*bytes),
+            mib(*bytes) / ring.max(1) as f64
+        );
+    }
+    let total: usize = parts.iter().map(|p| p.1).sum();
+    eprintln!("| total | {:.1} | |", mib(total));
 
     if a.streams > 0 {
         // N engines, one thread each, all on this device (the context and the

@@ -148,6 +148,31 @@ fn amd_tables_reach_the_emulated_wave64_device() {
         assert!(d.contains(want), "{want:?} missing from {d:?}");
     }
     eprintln!("  {d}");
+    // The memory breakdown names what the ring holds: 8-bit gray 64x48
+    // without PSNR uploads one plane per picture.
+    let mut gpu = hip_scorer(&config(false, "vmaf_v0.6.1")).unwrap();
+    assert!(gpu.backend_mut().memory_breakdown().0.is_empty());
+    let seq = Seq {
+        w: 64,
+        h: 48,
+        format: PixelFormat::Gray,
+        bpc: 8,
+        pad: 0,
+    };
+    push_seq(&mut gpu, &seq, 2, None);
+    let (parts, ring) = gpu.backend_mut().memory_breakdown();
+    assert_eq!(ring, 3, "a second backend on the device gets half the ring");
+    assert_eq!(
+        parts[0],
+        ("uploaded planes (reference and distorted)", 3 * 2 * 64 * 48)
+    );
+    assert!(
+        parts
+            .iter()
+            .all(|p| p.1 > 0 || p.0 == "CAMBI" || p.0 == "speed_chroma"),
+        "{parts:?}"
+    );
+    eprintln!("  memory of a 64x48 ring: {parts:?}");
 }
 
 /// Every integer golden run of both manifests (v0, NEG, 4K, bootstrap,

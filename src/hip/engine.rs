@@ -361,6 +361,29 @@ struct Slot {
 }
 
 impl Slot {
+    /// Device bytes of this slot by what they hold.
+    fn breakdown(&self) -> [(&'static str, usize); 7] {
+        let sum = |v: &[DeviceBuffer]| v.iter().map(DeviceBuffer::bytes).sum::<usize>();
+        [
+            ("uploaded planes (reference and distorted)", sum(&self.pix)),
+            ("VIF scale images", sum(&self.vif_a) + sum(&self.vif_b)),
+            (
+                "ADM bands (4 scales, both pictures)",
+                sum(&self.bands_ref) + sum(&self.bands_dis),
+            ),
+            ("ADM decouple/CSF planes", self.work.bytes()),
+            ("feature sums", self.accum.bytes()),
+            (
+                "CAMBI",
+                self.cambi.as_ref().map_or(0, CambiSlot::device_bytes),
+            ),
+            (
+                "speed_chroma",
+                self.speed.as_ref().map_or(0, SpeedSlot::device_bytes),
+            ),
+        ]
+    }
+
     /// Device bytes this slot holds (pinned host memory not included).
     fn device_bytes(&self) -> usize {
         let sum = |v: &[DeviceBuffer]| v.iter().map(DeviceBuffer::bytes).sum::<usize>();
@@ -421,6 +444,27 @@ pub struct HipBackend {
 }
 
 impl HipBackend {
+    /// The device memory this backend holds, by what it holds: one entry per
+    /// kind of per-slot buffer (summed over the ring), the DWT index tables,
+    /// and the ring's length. Empty before the first frame. The context and
+    /// the compiled kernels, shared by every backend on the device, are not
+    /// in it.
+    pub fn memory_breakdown(&self) -> (Vec<(&'static str, usize)>, usize) {
+        let mut out: Vec<(&'static str, usize)> = Vec::new();
+        for slot in &self.slots {
+            for (i, (what, bytes)) in slot.breakdown().into_iter().enumerate() {
+                match out.get_mut(i) {
+                    Some(e) => e.1 += bytes,
+                    None => out.push((what, bytes)),
+                }
+            }
+        }
+        if let Some(l) = &self.layout {
+            out.push(("DWT index tables", l.dwt_tables.bytes()));
+        }
+        (out, self.slots.len())
+    }
+
     /// Opens the GPU (`options.vendor`, `options.device_id`) and its kernels.
     pub fn new(plan: Plan, options: &HipOptions) -> Result<Self, HipError> {
         let (dev, kernels) = open_device(options.vendor, options.device_id)?;
