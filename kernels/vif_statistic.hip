@@ -199,7 +199,7 @@ VMAF_KERNEL_BOUNDS(4) void vif_statistic_8(const u8* ref, const u8* dis, VIF_ARG
     else vif_statistic_impl<u8, 17, true, 1>(ref, dis, VIF_PASS);
 }
 // Scale 0 of 9..16-bit input, and scales 1..3 (16-bit decimated images);
-// `rows`: 4 or 1 at scale 0, 2 or 1 at scale 1, 1 at scales 2 and 3.
+// `rows`: 4 or 1 at scale 0, 4, 2 or 1 at scale 1, 1 at scales 2 and 3.
 VMAF_KERNEL_BOUNDS(4) void vif_statistic_16(const u16* ref, const u16* dis, VIF_ARGS) {
     __shared__ VifShared sh;
     switch (scale) {
@@ -208,7 +208,8 @@ VMAF_KERNEL_BOUNDS(4) void vif_statistic_16(const u16* ref, const u16* dis, VIF_
         else vif_statistic_impl<u16, 17, false, 1>(ref, dis, VIF_PASS);
         break;
     case 1:
-        if (rows == 2) vif_statistic_impl<u16, 9, false, 2>(ref, dis, VIF_PASS);
+        if (rows == 4) vif_statistic_impl<u16, 9, false, 4>(ref, dis, VIF_PASS);
+        else if (rows == 2) vif_statistic_impl<u16, 9, false, 2>(ref, dis, VIF_PASS);
         else vif_statistic_impl<u16, 9, false, 1>(ref, dis, VIF_PASS);
         break;
     case 2: vif_statistic_impl<u16, 5, false, 1>(ref, dis, VIF_PASS); break;

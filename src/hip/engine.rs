@@ -905,7 +905,7 @@ impl HipBackend {
             let kern = if l.bps == 1 { &k.motion8 } else { &k.motion16 };
             let shift = if l.bpc == 8 { 8 } else { i32::from(l.bpc) };
             // Rows per block: one block sum for several rows.
-            let rows = 4;
+            let rows = 8;
             st.launch(
                 kern,
                 (blocks(l.w), l.h.div_ceil(rows) as u32, 1),
@@ -1154,6 +1154,7 @@ fn launch_vif(k: &Kernels, l: &Layout, slot: &Slot, egl: f64) -> Result<(), HipE
         // on tiny images, where blocks would be too few.
         let rows: usize = match scale {
             0 if sh >= 64 => 4,
+            1 if sh >= 128 => 4,
             1 if sh >= 32 => 2,
             _ => 1,
         };
