@@ -865,7 +865,10 @@ impl HipBackend {
                 at = off + row * ph;
                 jobs.push((dst, bytes, pitch, row));
             }
-            stage_copy(jobs, staged);
+            // Live backends on this device: the per-process table holds one
+            // reference to the kernels, each backend another.
+            let backends = Arc::strong_count(&self.kernels).saturating_sub(1);
+            stage_copy(jobs, staged, backends);
             let slot = &self.slots[s];
             for &(p, side, off) in &staging_writes {
                 let (pw, ph) = l.planes[p];
@@ -1040,16 +1043,17 @@ impl HipBackend {
 
 /// Packs strided planes into pinned staging memory. Large frames are copied
 /// by several threads (a single core copies about 10 GB/s, which would cap a
-/// 1080p stream below the GPU's rate).
-fn stage_copy(jobs: Vec<(&mut [u8], &[u8], usize, usize)>, total: usize) {
+/// 1080p stream below the GPU's rate), as many as the cores shared among the
+/// `backends` live on the device allow (at most 4): with one stream per core
+/// each copies on its own thread, as spawning helpers then only oversubscribes.
+fn stage_copy(jobs: Vec<(&mut [u8], &[u8], usize, usize)>, total: usize, backends: usize) {
     let copy_rows = |dst: &mut [u8], src: &[u8], pitch: usize, row: usize| {
         for (y, d) in dst.chunks_exact_mut(row).enumerate() {
             d.copy_from_slice(&src[y * pitch..y * pitch + row]);
         }
     };
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(4);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = (cores / backends.max(1)).clamp(1, 4);
     if total < (1 << 20) || threads < 2 {
         for (dst, src, pitch, row) in jobs {
             copy_rows(dst, src, pitch, row);
