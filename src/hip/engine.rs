@@ -386,16 +386,7 @@ impl Slot {
 
     /// Device bytes this slot holds (pinned host memory not included).
     fn device_bytes(&self) -> usize {
-        let sum = |v: &[DeviceBuffer]| v.iter().map(DeviceBuffer::bytes).sum::<usize>();
-        sum(&self.pix)
-            + sum(&self.vif_a)
-            + sum(&self.vif_b)
-            + sum(&self.bands_ref)
-            + sum(&self.bands_dis)
-            + self.work.bytes()
-            + self.accum.bytes()
-            + self.cambi.as_ref().map_or(0, CambiSlot::device_bytes)
-            + self.speed.as_ref().map_or(0, SpeedSlot::device_bytes)
+        self.breakdown().iter().map(|p| p.1).sum()
     }
 }
 
@@ -468,9 +459,8 @@ impl HipBackend {
     /// Opens the GPU (`options.vendor`, `options.device_id`) and its kernels.
     pub fn new(plan: Plan, options: &HipOptions) -> Result<Self, HipError> {
         let (dev, kernels) = open_device(options.vendor, options.device_id)?;
-        // The per-process table holds one reference, this backend another:
-        // any more are other live backends on the same device.
-        let others = Arc::strong_count(&kernels).saturating_sub(2);
+        // This backend holds `kernels` already: any more are others.
+        let others = live_backends(&kernels).saturating_sub(1);
         let full = if plan.cambi.is_some() || plan.speed_chroma.is_some() {
             8
         } else {
@@ -865,10 +855,7 @@ impl HipBackend {
                 at = off + row * ph;
                 jobs.push((dst, bytes, pitch, row));
             }
-            // Live backends on this device: the per-process table holds one
-            // reference to the kernels, each backend another.
-            let backends = Arc::strong_count(&self.kernels).saturating_sub(1);
-            stage_copy(jobs, staged, backends);
+            stage_copy(jobs, staged, live_backends(&self.kernels));
             let slot = &self.slots[s];
             for &(p, side, off) in &staging_writes {
                 let (pw, ph) = l.planes[p];
@@ -1041,6 +1028,20 @@ impl HipBackend {
     }
 }
 
+/// Backends live on the device whose kernels these are: the per-process
+/// table holds one reference to them, each backend (and each backend being
+/// opened) another.
+fn live_backends(kernels: &Arc<Kernels>) -> usize {
+    Arc::strong_count(kernels).saturating_sub(1)
+}
+
+/// This process's usable cores, asked once (the answer reads the affinity
+/// mask and cgroup limits: not something to repeat for every frame).
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// Packs strided planes into pinned staging memory. Large frames are copied
 /// by several threads (a single core copies about 10 GB/s, which would cap a
 /// 1080p stream below the GPU's rate), as many as the cores shared among the
@@ -1052,8 +1053,7 @@ fn stage_copy(jobs: Vec<(&mut [u8], &[u8], usize, usize)>, total: usize, backend
             d.copy_from_slice(&src[y * pitch..y * pitch + row]);
         }
     };
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let threads = (cores / backends.max(1)).clamp(1, 4);
+    let threads = (cores() / backends.max(1)).clamp(1, 4);
     if total < (1 << 20) || threads < 2 {
         for (dst, src, pitch, row) in jobs {
             copy_rows(dst, src, pitch, row);
