@@ -542,24 +542,23 @@ impl Area {
         }
     }
 
+    /// Appends the data points `pts` to an SVG path: the first with
+    /// command `first` (`M` starts a path, `L` continues one), the rest `L`.
+    fn path_points(&self, d: &mut String, pts: impl Iterator<Item = (f64, f64)>, first: char) {
+        for (k, (x, y)) in pts.enumerate() {
+            let cmd = if k == 0 { first } else { 'L' };
+            let _ = write!(d, "{cmd}{:.1},{:.1}", self.px(x), self.py(y));
+        }
+    }
+
     /// The min–max envelope as one closed path.
     fn band(&self, h: &mut String, s: &[(f64, f64, f64, f64)], series: &str, class: &str) {
         if s.is_empty() {
             return;
         }
         let mut d = String::with_capacity(s.len() * 24);
-        for (k, p) in s.iter().enumerate() {
-            let _ = write!(
-                d,
-                "{}{:.1},{:.1}",
-                if k == 0 { 'M' } else { 'L' },
-                self.px(p.0),
-                self.py(p.3)
-            );
-        }
-        for p in s.iter().rev() {
-            let _ = write!(d, "L{:.1},{:.1}", self.px(p.0), self.py(p.1));
-        }
+        self.path_points(&mut d, s.iter().map(|p| (p.0, p.3)), 'M');
+        self.path_points(&mut d, s.iter().rev().map(|p| (p.0, p.1)), 'L');
         let _ = writeln!(
             h,
             "<path class=\"{class}\" data-series=\"{}\" d=\"{d}Z\"/>",
@@ -573,15 +572,7 @@ impl Area {
             return;
         }
         let mut d = String::with_capacity(s.len() * 12);
-        for (k, p) in s.iter().enumerate() {
-            let _ = write!(
-                d,
-                "{}{:.1},{:.1}",
-                if k == 0 { 'M' } else { 'L' },
-                self.px(p.0),
-                self.py(p.2)
-            );
-        }
+        self.path_points(&mut d, s.iter().map(|p| (p.0, p.2)), 'M');
         // A single point still shows: a short horizontal stroke.
         if s.len() == 1 {
             let _ = write!(d, "h1");
