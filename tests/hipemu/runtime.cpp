@@ -50,8 +50,7 @@ struct ihipEvent_t {
     std::chrono::steady_clock::time_point at;
 };
 struct ihipModule_t {
-    void* so;
-    std::string path;
+    void* so;  // the module's shared object (its file is removed once loaded)
 };
 struct ihipModuleSymbol_t {
     hipemu_launcher run;
@@ -341,7 +340,7 @@ hipError_t hipModuleLoadData(hipModule_t* module, const void* image) {
         std::fprintf(stderr, "hipemu: %s\n", dlerror());
         return hipErrorInvalidImage;
     }
-    *module = new ihipModule_t{so, path};
+    *module = new ihipModule_t{so};
     return hipSuccess;
 }
 
