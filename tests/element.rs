@@ -80,7 +80,7 @@ fn raw_src(path: &str, run: &GoldenRun, fmt: &str) -> String {
 /// results file match libvmaf.
 #[test]
 fn golden_pairs_through_pipelines() {
-    let cache = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("golden-yuv");
+    let cache = golden_cache();
     let cases = [
         (
             "astronaut_576x324_420p8_12f_crf35",

@@ -55,7 +55,7 @@ fn vmaf_yuv_reproduces_every_v1_run() {
 /// An unknown feature or option in a model string is an error naming it.
 #[test]
 fn vmaf_yuv_names_a_bad_override() {
-    let cache = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("golden-yuv");
+    let cache = golden_cache();
     let run = golden_runs_v1().into_iter().next().unwrap();
     yuv_bytes(&run.ref_zst);
     let r = cache.join(run.ref_zst.trim_end_matches(".zst"));
@@ -95,7 +95,7 @@ fn vmaf_yuv_names_a_bad_override() {
 /// each a clear error naming the file, never a silent partial score.
 #[test]
 fn vmaf_yuv_refuses_partial_short_and_empty_files() {
-    let cache = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("golden-yuv");
+    let cache = golden_cache();
     let run = golden_runs_v1().into_iter().next().unwrap();
     yuv_bytes(&run.ref_zst);
     let full = std::fs::read(cache.join(run.ref_zst.trim_end_matches(".zst"))).unwrap();

@@ -143,6 +143,13 @@ impl Device {
         &self.rt
     }
 
+    /// The raw handles GStreamer's GPU libraries are given: on NVIDIA the
+    /// primary `CUcontext` and the `CUdevice`, on AMD a null context and the
+    /// HIP ordinal.
+    pub(crate) fn raw_handles(&self) -> (Handle, c_int) {
+        (self.ctx, self.handle)
+    }
+
     /// Makes this device current on the calling thread (the current device
     /// is per thread; GStreamer may call from any streaming thread).
     pub fn make_current(&self) -> Result<(), HipError> {
@@ -513,6 +520,85 @@ impl Stream {
                         width_bytes,
                         rows,
                         ffi::HIP_MEMCPY_HOST_TO_DEVICE,
+                        self.raw,
+                    )
+                },
+                "hipMemcpy2DAsync",
+            ),
+        }
+    }
+
+    /// Asynchronous 2D copy device → device: `rows` rows of `width_bytes`
+    /// from the device address `src` (memory this process's context owns,
+    /// such as a GStreamer GPU buffer mapped for the device) with
+    /// `src_pitch`, to `dst` at `dst_offset` with `dst_pitch`. The
+    /// destination is bounds-checked; the source is the caller's promise
+    /// (`src_bytes` is the size of the mapped source, checked too).
+    #[allow(clippy::too_many_arguments)]
+    pub fn copy_2d_from_device(
+        &self,
+        dst: &DeviceBuffer,
+        dst_offset: usize,
+        dst_pitch: usize,
+        src: u64,
+        src_bytes: usize,
+        src_pitch: usize,
+        width_bytes: usize,
+        rows: usize,
+    ) -> Result<(), HipError> {
+        if rows == 0 || width_bytes == 0 {
+            return Ok(());
+        }
+        let span = |off: usize, pitch: usize| off + pitch * (rows - 1) + width_bytes;
+        if src == 0
+            || width_bytes > src_pitch
+            || width_bytes > dst_pitch
+            || span(0, src_pitch) > src_bytes
+            || span(dst_offset, dst_pitch) > dst.bytes
+        {
+            return Err(HipError::Usage(format!(
+                "2D device copy of {rows}x{width_bytes} bytes out of bounds (source {src_bytes} bytes at {src:#x}, pitch {src_pitch}; destination {} bytes, pitch {dst_pitch})",
+                dst.bytes
+            )));
+        }
+        match &self.dev.rt.api {
+            Api::Nvidia { cu, .. } => {
+                let p = ffi::CudaMemcpy2D {
+                    src_x_in_bytes: 0,
+                    src_y: 0,
+                    src_memory_type: ffi::CU_MEMORYTYPE_DEVICE,
+                    src_host: std::ptr::null(),
+                    src_device: src,
+                    src_array: std::ptr::null_mut(),
+                    src_pitch,
+                    dst_x_in_bytes: 0,
+                    dst_y: 0,
+                    dst_memory_type: ffi::CU_MEMORYTYPE_DEVICE,
+                    dst_host: std::ptr::null_mut(),
+                    dst_device: dst.ptr + dst_offset as u64,
+                    dst_array: std::ptr::null_mut(),
+                    dst_pitch,
+                    width_in_bytes: width_bytes,
+                    height: rows,
+                };
+                // SAFETY: the destination was bounds-checked, the source
+                // against the size its mapping reported; `p` lives across the call.
+                self.dev.rt.check(
+                    unsafe { (cu.memcpy_2d_async)(&p, self.raw) },
+                    "cuMemcpy2DAsync",
+                )
+            }
+            // SAFETY: as above; HIP takes device addresses as plain pointers.
+            Api::Amd { hip, .. } => self.dev.rt.check(
+                unsafe {
+                    (hip.memcpy_2d_async)(
+                        dst.ptr + dst_offset as u64,
+                        dst_pitch,
+                        src as usize as *const c_void,
+                        src_pitch,
+                        width_bytes,
+                        rows,
+                        ffi::HIP_MEMCPY_DEVICE_TO_DEVICE,
                         self.raw,
                     )
                 },

@@ -31,7 +31,9 @@ use crate::vmaf::features::adm_tables::{
 use crate::vmaf::features::vif::{VifAccum, VifScales, VifShifts, log2_table};
 use crate::vmaf::features::{Plan, RawFeatures, motion, psnr, ssim};
 use crate::vmaf::picture::Planes;
-use crate::vmaf::{FeatureBackend, FrameInput, KeepAlive, Picture, PixelFormat, VmafError};
+use crate::vmaf::{
+    FeatureBackend, FrameInput, InputCounts, KeepAlive, Picture, PixelFormat, VmafError,
+};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -400,9 +402,10 @@ struct InFlight {
     scored: bool,
     motion_computed: bool,
     profiled: bool,
-    /// Pinned buffers uploaded from in place, and what keeps them unwritten.
-    _sources: Vec<Arc<PinnedBuffer>>,
-    _keep: Option<KeepAlive>,
+    /// Pinned buffers uploaded from in place and what keeps the input
+    /// memory alive and unwritten: released as soon as the frame's uploads
+    /// are done (`release_uploaded_inputs`), not when the frame retires.
+    inputs: Option<(Vec<Arc<PinnedBuffer>>, Option<KeepAlive>)>,
     ssim: Option<f64>,
     ms_ssim: Option<f64>,
 }
@@ -428,6 +431,10 @@ pub struct HipBackend {
     /// Pool every CAMBI scale from its read-back c-values (tests of that path).
     cambi_host_pooling: bool,
     ready: Vec<RawFeatures>,
+    /// How the input planes got here.
+    counts: InputCounts,
+    /// Host copies of the uploaded luma, for SSIM with pictures in GPU memory.
+    ssim_host: Option<PinnedHostMem>,
     profiling: bool,
     /// Per stage: total milliseconds and frames, while profiling.
     stage_ms: [f64; STAGES.len()],
@@ -484,6 +491,8 @@ impl HipBackend {
             prev_prev_slot: None,
             fallback: None,
             cambi_host_pooling: false,
+            counts: InputCounts::default(),
+            ssim_host: None,
             ready: Vec::new(),
             profiling: false,
             stage_ms: [0.0; STAGES.len()],
@@ -781,6 +790,7 @@ impl HipBackend {
     }
 
     fn submit_frame(&mut self, input: FrameInput<'_>) -> Result<(), VmafError> {
+        self.release_uploaded_inputs()?;
         let ring = self.ring as u64;
         // Frame j takes slot j mod N once frames ≤ j − N + lag are retired
         // (frame j − N + lag reads slot j mod N's reference for motion; lag
@@ -816,24 +826,43 @@ impl HipBackend {
         // Upload every plane, reference and distorted, in place when it is pinned.
         let mut staged = 0usize;
         let mut staging_writes: Vec<(usize, usize, usize)> = Vec::new(); // (plane, side, offset)
+        let mut counts = self.counts;
         for (p, &(pw, ph)) in l.planes.iter().enumerate() {
             for (side, pic) in [input.reference, input.distorted].into_iter().enumerate() {
-                let (bytes, pitch) = plane_bytes(pic, p);
                 let dst = &slot.pix[2 * p + side];
                 let row = pw * l.bps;
+                if let Planes::Device(planes) = &pic.planes {
+                    // GPU memory of this context: one copy on the device into
+                    // the ring, which motion keeps for the next frame anyway,
+                    // so that upstream gets its buffer back at once.
+                    let src = planes[p].as_ref().expect("validated picture");
+                    if src.interleaved {
+                        return Err(VmafError::InvalidPicture(format!(
+                            "plane {p} of a picture in GPU memory is interleaved (NV12 chroma), which the metrics asked for cannot read; convert to a planar format (I420) upstream"
+                        )));
+                    }
+                    st.copy_2d_from_device(dst, 0, row, src.ptr, src.bytes, src.pitch, row, ph)
+                        .map_err(be)?;
+                    counts.device += 1;
+                    continue;
+                }
+                let (bytes, pitch) = plane_bytes(pic, p);
                 match pinned_owner(bytes) {
                     Some((buf, off)) if input.keep.is_some() => {
                         st.upload_2d(dst, 0, row, &buf, off, pitch, row, ph)
                             .map_err(be)?;
                         sources.push(buf);
+                        counts.pinned += 1;
                     }
                     _ => {
                         staging_writes.push((p, side, staged));
                         staged += row * ph;
+                        counts.staged += 1;
                     }
                 }
             }
         }
+        self.counts = counts;
         if !staging_writes.is_empty() {
             let slot = &mut self.slots[s];
             let mut dst_all: &mut [u8] = slot.staging.as_mut();
@@ -992,10 +1021,17 @@ impl HipBackend {
         // SSIM and MS-SSIM stay on the CPU (float extractors; see docs/architecture.md).
         let (mut ssim_v, mut ms_ssim_v) = (None, None);
         if input.scored && (self.plan.ssim || self.plan.ms_ssim) {
-            let f = crate::vmaf::Frame::from_picture(input.reference);
-            let g = crate::vmaf::Frame::from_picture(input.distorted);
-            let rf = ssim::to_float(&f.luma().data, f.bpc);
-            let df = ssim::to_float(&g.luma().data, g.bpc);
+            let (rf, df) = if input.reference.on_device() || input.distorted.on_device() {
+                // GPU input: read the uploaded luma back (waits for this frame).
+                Self::luma_to_host(&self.dev, &mut self.ssim_host, l, &self.slots[s])?
+            } else {
+                let f = crate::vmaf::Frame::from_picture(input.reference);
+                let g = crate::vmaf::Frame::from_picture(input.distorted);
+                (
+                    ssim::to_float(&f.luma().data, f.bpc),
+                    ssim::to_float(&g.luma().data, g.bpc),
+                )
+            };
             if self.plan.ssim {
                 ssim_v = ssim::float_ssim(&rf, &df, l.w, l.h);
             }
@@ -1008,8 +1044,7 @@ impl HipBackend {
             scored: input.scored,
             motion_computed,
             profiled: self.profiling,
-            _sources: sources,
-            _keep: input.keep,
+            inputs: Some((sources, input.keep)),
             ssim: ssim_v,
             ms_ssim: ms_ssim_v,
         });
@@ -1018,6 +1053,59 @@ impl HipBackend {
         self.prev_slot = Some(s);
         self.next_slot = (s + 1) % self.ring;
         Ok(())
+    }
+
+    /// Lets go of the input memory of frames whose uploads are done, so that
+    /// upstream pools (pinned host buffers, GPU decoder surfaces) get their
+    /// buffers back after the copy rather than after the whole frame.
+    fn release_uploaded_inputs(&mut self) -> Result<(), VmafError> {
+        for &(_, s) in &self.order {
+            let slot = &mut self.slots[s];
+            if let Some(f) = slot.flight.as_mut()
+                && f.inputs.is_some()
+                && slot.uploaded.query().map_err(be)?
+            {
+                f.inputs = None;
+            }
+        }
+        Ok(())
+    }
+
+    /// The uploaded reference and distorted luma of slot `s`, read back and
+    /// widened for the float SSIM extractors (pictures in GPU memory have no
+    /// host copy). Waits for the slot's work so far.
+    fn luma_to_host(
+        dev: &Arc<Device>,
+        keep: &mut Option<PinnedHostMem>,
+        l: &Layout,
+        slot: &Slot,
+    ) -> Result<(Vec<f32>, Vec<f32>), VmafError> {
+        let (w, h) = l.planes[0];
+        let bytes = w * h * l.bps;
+        if keep.as_ref().is_none_or(|m| m.shared().len() < 2 * bytes) {
+            *keep = Some(PinnedHostMem::new(dev, 2 * bytes).map_err(be)?);
+        }
+        let host = keep.as_ref().expect("just made");
+        for side in 0..2 {
+            slot.stream
+                .download(host.shared(), side * bytes, &slot.pix[side], 0, bytes)
+                .map_err(be)?;
+        }
+        slot.stream.synchronize().map_err(be)?;
+        let data = host.as_ref();
+        let widen = |b: &[u8]| -> Vec<u16> {
+            if l.bps == 1 {
+                b.iter().map(|&v| u16::from(v)).collect()
+            } else {
+                b.chunks_exact(2)
+                    .map(|c| u16::from_ne_bytes([c[0], c[1]]))
+                    .collect()
+            }
+        };
+        Ok((
+            ssim::to_float(&widen(&data[..bytes]), l.bpc),
+            ssim::to_float(&widen(&data[bytes..2 * bytes]), l.bpc),
+        ))
     }
 
     fn drain(&mut self) -> Result<(), VmafError> {
@@ -1088,6 +1176,7 @@ fn plane_bytes<'a>(pic: &'a Picture<'a>, p: usize) -> (&'a [u8], usize) {
             let pl = pl[p].as_ref().expect("validated picture");
             (u16_bytes(pl.data), pl.stride * 2)
         }
+        Planes::Device(_) => unreachable!("GPU planes are copied on the device"),
     }
 }
 
@@ -1439,6 +1528,14 @@ impl FeatureBackend for HipBackend {
         self.prev_slot = None;
         self.prev_prev_slot = None;
         Ok(out)
+    }
+
+    fn reads_device_memory(&self) -> bool {
+        true
+    }
+
+    fn input_counts(&self) -> InputCounts {
+        self.counts
     }
 
     fn reset(&mut self) -> Result<(), VmafError> {

@@ -169,6 +169,7 @@ pub const HIP_ERROR_OUT_OF_MEMORY: c_int = 2;
 pub const HIP_HOST_MALLOC_DEFAULT: c_uint = 0;
 pub const HIP_MEMCPY_HOST_TO_DEVICE: c_int = 1;
 pub const HIP_MEMCPY_DEVICE_TO_HOST: c_int = 2;
+pub const HIP_MEMCPY_DEVICE_TO_DEVICE: c_int = 3;
 pub const HIP_STREAM_NON_BLOCKING: c_uint = 1;
 pub const HIP_EVENT_DEFAULT: c_uint = 0;
 pub const HIP_ERROR_NOT_READY: c_int = 600;
@@ -305,6 +306,10 @@ mod tests {
             check("hipErrorNotReady", HIP_ERROR_NOT_READY.into());
             check("hipMemcpyHostToDevice", HIP_MEMCPY_HOST_TO_DEVICE.into());
             check("hipMemcpyDeviceToHost", HIP_MEMCPY_DEVICE_TO_HOST.into());
+            check(
+                "hipMemcpyDeviceToDevice",
+                HIP_MEMCPY_DEVICE_TO_DEVICE.into(),
+            );
             check("hipStreamNonBlocking", HIP_STREAM_NON_BLOCKING.into());
             check("hipEventDefault", HIP_EVENT_DEFAULT.into());
             check("hipHostMallocDefault", HIP_HOST_MALLOC_DEFAULT.into());

@@ -12,6 +12,8 @@
 mod device;
 pub mod engine;
 mod ffi;
+#[cfg(feature = "plugin")]
+pub mod gst_gpu;
 mod module;
 mod v1;
 

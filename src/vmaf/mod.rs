@@ -21,7 +21,7 @@ pub mod yuv;
 pub use cpu::CpuBackend;
 pub use features::{Plan, RawFeatures};
 pub use model::{Bootstrap, ModelFlags, ModelSet};
-pub use picture::{Frame, Picture, PixelFormat, Plane};
+pub use picture::{DevicePlane, Frame, Picture, PixelFormat, Plane};
 pub use pool::{PoolMethod, Pooled};
 pub use scorer::{EngineConfig, FrameScores, PooledScores, Scorer};
 
@@ -97,6 +97,19 @@ pub struct FrameJob {
     pub scored: bool,
 }
 
+/// How a GPU backend got its input planes (reference and distorted, one
+/// count per plane uploaded), so that a pipeline can see whether its frames
+/// took the fast path.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InputCounts {
+    /// Copied by the host into the backend's pinned staging buffer, then uploaded.
+    pub staged: u64,
+    /// Uploaded straight from pinned host memory (the element's pool).
+    pub pinned: u64,
+    /// Already in GPU memory (GStreamer CUDA/HIP memory): a copy on the device.
+    pub device: u64,
+}
+
 /// Computes per-frame features; implemented by the CPU engine and the HIP engine.
 pub trait FeatureBackend: Send {
     /// Human-readable backend and device, e.g. "cpu (2 threads, avx2)".
@@ -111,6 +124,14 @@ pub trait FeatureBackend: Send {
     fn flush(&mut self) -> Result<Vec<RawFeatures>, VmafError>;
     /// Drop queued work (flushing seek, state change).
     fn reset(&mut self) -> Result<(), VmafError>;
+    /// Whether `submit` takes pictures in GPU memory (`Picture::on_device`).
+    fn reads_device_memory(&self) -> bool {
+        false
+    }
+    /// How the input planes reached the GPU so far (zero for the CPU).
+    fn input_counts(&self) -> InputCounts {
+        InputCounts::default()
+    }
 }
 
 /// What the element drives: a streaming VMAF computation.
@@ -139,4 +160,8 @@ pub trait Engine: Send {
     fn pooled(&self) -> PooledScores;
     /// Forget all frames (after a flushing seek).
     fn reset(&mut self) -> Result<(), VmafError>;
+    /// Whether pictures in GPU memory may be pushed.
+    fn reads_device_memory(&self) -> bool;
+    /// How the input planes reached the GPU so far.
+    fn input_counts(&self) -> InputCounts;
 }

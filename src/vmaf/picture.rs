@@ -101,11 +101,30 @@ impl<'a, T: Copy> Plane<'a, T> {
     }
 }
 
-/// Samples of one picture: 8-bit, or 9..16-bit in native-endian `u16`.
+/// A plane in GPU memory: the device address of its first sample, as the
+/// GPU backend's own context sees it (GStreamer's CUDA or HIP memory mapped
+/// for the device), and the bytes mapped from there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DevicePlane {
+    pub ptr: u64,
+    /// Bytes from `ptr` to the end of the mapping.
+    pub bytes: usize,
+    pub width: usize,
+    pub height: usize,
+    /// Distance between rows, in bytes.
+    pub pitch: usize,
+    /// The samples alternate with another plane's (NV12's chroma): it
+    /// cannot be copied as a plane of its own.
+    pub interleaved: bool,
+}
+
+/// Samples of one picture: 8-bit, or 9..16-bit in native-endian `u16`, in
+/// host memory; or in GPU memory, which only the GPU backend reads.
 #[derive(Clone, Copy, Debug)]
 pub enum Planes<'a> {
     U8([Option<Plane<'a, u8>>; 3]),
     U16([Option<Plane<'a, u16>>; 3]),
+    Device([Option<DevicePlane>; 3]),
 }
 
 /// A borrowed picture: format, depth and up to three planes.
@@ -162,6 +181,49 @@ impl<'a> Picture<'a> {
         Ok(pic)
     }
 
+    /// A picture in GPU memory (`bpc` 8 for one byte per sample, 9..16 for two).
+    pub fn new_device(
+        format: PixelFormat,
+        bpc: u8,
+        planes: &[DevicePlane],
+    ) -> Result<Self, VmafError> {
+        if !(8..=16).contains(&bpc) {
+            return Err(VmafError::InvalidPicture(format!("{bpc} bits per sample")));
+        }
+        let bps = if bpc == 8 { 1 } else { 2 };
+        let mut slots = [None; 3];
+        for (slot, plane) in slots.iter_mut().zip(planes) {
+            let (w, h, pitch) = (plane.width, plane.height, plane.pitch);
+            // An interleaved plane's last sample ends one sample before its row.
+            let row = if plane.interleaved {
+                (2 * w - 1) * bps
+            } else {
+                w * bps
+            };
+            if w == 0 || h == 0 || pitch < row || plane.bytes < pitch * (h - 1) + row {
+                return Err(VmafError::InvalidPicture(format!(
+                    "GPU plane of {w}x{h} samples (pitch {pitch} bytes) in a mapping of {} bytes",
+                    plane.bytes
+                )));
+            }
+            *slot = Some(*plane);
+        }
+        let pic = Self {
+            format,
+            bpc,
+            width: planes[0].width,
+            height: planes[0].height,
+            planes: Planes::Device(slots),
+        };
+        pic.validate(planes.len())?;
+        Ok(pic)
+    }
+
+    /// Whether the samples are in GPU memory.
+    pub fn on_device(&self) -> bool {
+        matches!(self.planes, Planes::Device(_))
+    }
+
     fn validate(&self, given: usize) -> Result<(), VmafError> {
         let want = self.format.plane_count();
         if given < want {
@@ -188,6 +250,7 @@ impl<'a> Picture<'a> {
         match &self.planes {
             Planes::U8(pl) => pl[p].map(|x| (x.width, x.height)).unwrap_or((0, 0)),
             Planes::U16(pl) => pl[p].map(|x| (x.width, x.height)).unwrap_or((0, 0)),
+            Planes::Device(pl) => pl[p].map(|x| (x.width, x.height)).unwrap_or((0, 0)),
         }
     }
 }
@@ -248,7 +311,9 @@ impl Frame {
         frame
     }
 
-    /// Reuse this frame's allocations for a new picture of any size.
+    /// Reuse this frame's allocations for a new picture of any size. A
+    /// picture in GPU memory has no samples here: `Scorer` refuses it before
+    /// a backend that reads host memory could see it.
     pub fn fill_from(&mut self, pic: &Picture<'_>) {
         self.format = pic.format;
         self.bpc = pic.bpc;
@@ -268,6 +333,9 @@ impl Frame {
                 }
                 Planes::U16(pl) => {
                     self.planes[p].copy_from(pl[p].as_ref().expect("validated"), w, h)
+                }
+                Planes::Device(_) => {
+                    unreachable!("GPU pictures are refused before a host-memory backend")
                 }
             }
         }

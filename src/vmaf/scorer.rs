@@ -5,8 +5,8 @@ use super::features::{FeatureRef, MetricSource, Plan, RawFeatures, motion};
 use super::model::{self, ModelFlags, ModelSet};
 use super::pool::Pooled;
 use super::{
-    CpuBackend, Engine, FeatureBackend, FrameInput, KeepAlive, MIN_SIZE, Picture, PixelFormat,
-    VmafError,
+    CpuBackend, Engine, FeatureBackend, FrameInput, InputCounts, KeepAlive, MIN_SIZE, Picture,
+    PixelFormat, VmafError,
 };
 use std::sync::Arc;
 
@@ -370,6 +370,12 @@ impl<B: FeatureBackend> Engine for Scorer<B> {
                 g.width, g.height, g.format, g.bpc, gd.width, gd.height, gd.format, gd.bpc
             )));
         }
+        if (reference.on_device() || distorted.on_device()) && !self.backend.reads_device_memory() {
+            return Err(VmafError::InvalidPicture(format!(
+                "a picture in GPU memory was given to {}, which reads host memory",
+                self.backend.describe()
+            )));
+        }
         self.set_geometry(g)?;
         let index = self.next_index;
         self.next_index += 1;
@@ -410,5 +416,13 @@ impl<B: FeatureBackend> Engine for Scorer<B> {
         self.frames_scored = 0;
         self.geometry = None;
         Ok(())
+    }
+
+    fn reads_device_memory(&self) -> bool {
+        self.backend.reads_device_memory()
+    }
+
+    fn input_counts(&self) -> InputCounts {
+        self.backend.input_counts()
     }
 }

@@ -4,12 +4,13 @@ use super::pinned_pool::PinnedPool;
 use super::{
     Backend, LogLevel, PoolMethod, ResultsFormat, Vendor, VmafFrameMessage, VmafPooledMessage,
 };
+use crate::hip::gst_gpu::{self, GpuMemoryKind, GstGpu};
 use crate::hip::{self, HipBackend, HipOptions};
 use crate::report;
 use crate::vmaf::output::{Format, ResultsWriter};
 use crate::vmaf::{
-    self, Engine, EngineConfig, FrameScores, KeepAlive, ModelFlags, ModelSet, Picture, PixelFormat,
-    Plane, PooledScores, Scorer,
+    self, DevicePlane, Engine, EngineConfig, FrameScores, KeepAlive, ModelFlags, ModelSet, Picture,
+    PixelFormat, Plane, PooledScores, Scorer,
 };
 use gst::glib;
 use gst::prelude::*;
@@ -445,6 +446,60 @@ pub struct VmafHip {
     dist_pad: gst_video::VideoAggregatorPad,
     settings: Mutex<Settings>,
     state: Mutex<Option<State>>,
+    /// GStreamer's GPU memory of the engine's device, when the engine runs
+    /// on a GPU and GStreamer's library for it is present (set at start):
+    /// the sink pads then also take `memory:CUDAMemory` / `memory:HIPMemory`.
+    gpu_input: Mutex<Option<Arc<GstGpu>>>,
+}
+
+impl VmafHip {
+    /// See `gpu_input`; read by the sink pads for every buffer.
+    pub(crate) fn gpu_input(&self) -> Option<Arc<GstGpu>> {
+        self.gpu_input.lock().unwrap().clone()
+    }
+
+    /// Whether the sink pads take buffers whose caps carry `features`:
+    /// system memory always; GPU memory of the engine's device once started
+    /// with it readable in place; before start (linking), GPU memory unless
+    /// the backend is the CPU, so that `cudaupload ! vmafhip` links and the
+    /// start decides.
+    fn takes_features(&self, features: Option<&gst::CapsFeaturesRef>) -> bool {
+        let Some(features) = features.filter(|f| !f.is_any() && !f.is_empty()) else {
+            return true;
+        };
+        if features.contains(gst::CAPS_FEATURE_MEMORY_SYSTEM_MEMORY) {
+            return true;
+        }
+        if self.state.lock().unwrap().is_none() {
+            return self.settings.lock().unwrap().backend != Backend::Cpu
+                && GpuMemoryKind::ALL
+                    .iter()
+                    .any(|k| features.contains(k.caps_feature()));
+        }
+        self.gpu_input()
+            .is_some_and(|g| features.contains(g.kind().caps_feature()))
+    }
+
+    /// `caps` without the structures whose memory the sink pads cannot
+    /// take, GPU memory first: upstream elements that can give either (a
+    /// decoder, `cudaupload`) pick the first, and GPU memory is read in place.
+    fn filter_caps(&self, caps: &gst::Caps) -> gst::Caps {
+        let mut out = gst::Caps::new_empty();
+        {
+            let out = out.get_mut().expect("new caps");
+            for gpu_pass in [true, false] {
+                for (s, f) in caps.iter_with_features() {
+                    let gpu = !f.is_any()
+                        && !f.is_empty()
+                        && !f.contains(gst::CAPS_FEATURE_MEMORY_SYSTEM_MEMORY);
+                    if gpu == gpu_pass && self.takes_features(Some(f)) {
+                        out.append_structure_full(s.to_owned(), Some(f.to_owned()));
+                    }
+                }
+            }
+        }
+        out
+    }
 }
 
 /// An engine opened from the settings.
@@ -557,16 +612,20 @@ fn open_engine(s: &Settings) -> Result<Opened, gst::ErrorMessage> {
     })
 }
 
-/// Borrow a mapped frame as an engine picture (NV12 chroma is deinterleaved).
-fn with_picture<R>(
-    frame: &gst_video::VideoFrameRef<&gst::BufferRef>,
-    f: impl FnOnce(&Picture<'_>) -> R,
-) -> Result<R, String> {
-    let info = frame.info();
-    let (w, h) = (info.width() as usize, info.height() as usize);
-    let fmt = info.format();
+/// Whether `buf` lies in one of GStreamer's GPU memories, which a host
+/// mapping would download.
+fn in_gpu_memory(buf: &gst::BufferRef) -> bool {
+    buf.iter_memories().any(|m| {
+        GpuMemoryKind::ALL
+            .iter()
+            .any(|k| m.is_type(k.memory_type()))
+    })
+}
+
+/// The engine's layout and depth of a GStreamer video format.
+fn engine_format(fmt: gst_video::VideoFormat) -> Result<(PixelFormat, u8), String> {
     use gst_video::VideoFormat as F;
-    let (pf, bpc) = match fmt {
+    Ok(match fmt {
         F::I420 | F::Yv12 | F::Nv12 => (PixelFormat::Yuv420, 8),
         F::Y42b => (PixelFormat::Yuv422, 8),
         F::Y444 => (PixelFormat::Yuv444, 8),
@@ -579,7 +638,50 @@ fn with_picture<R>(
         F::Y44412le => (PixelFormat::Yuv444, 12),
         F::Gray16Le => (PixelFormat::Gray, 16),
         other => return Err(format!("unsupported format {other:?}")),
-    };
+    })
+}
+
+/// A frame mapped for the device (`gst_gpu::mapped_for_device`) as an
+/// engine picture of device planes, in component order (Y, U, V).
+fn device_picture(
+    frame: &gst_video::VideoFrameRef<&gst::BufferRef>,
+) -> Result<Picture<'static>, String> {
+    let info = frame.info();
+    let (pf, bpc) = engine_format(info.format())?;
+    let mut planes = Vec::new();
+    for c in 0..pf.plane_count() as u8 {
+        let p = info.comp_plane(c) as usize;
+        let (ptr, bytes, pitch) =
+            gst_gpu::device_plane(frame, p).ok_or_else(|| format!("GPU frame has no plane {p}"))?;
+        // NV12's U and V share plane 1: V starts one sample in.
+        let interleaved = info.format() == gst_video::VideoFormat::Nv12 && c > 0;
+        let skip = if interleaved && c == 2 { 1 } else { 0 };
+        planes.push(DevicePlane {
+            ptr: ptr + skip,
+            bytes: bytes.saturating_sub(skip as usize),
+            width: info.comp_width(c) as usize,
+            height: info.comp_height(c) as usize,
+            pitch,
+            interleaved,
+        });
+    }
+    Picture::new_device(pf, bpc, &planes).map_err(|e| e.to_string())
+}
+
+/// Borrow a mapped frame as an engine picture (NV12 chroma is deinterleaved;
+/// a frame mapped for the device gives device planes).
+fn with_picture<R>(
+    frame: &gst_video::VideoFrameRef<&gst::BufferRef>,
+    f: impl FnOnce(&Picture<'_>) -> R,
+) -> Result<R, String> {
+    if gst_gpu::mapped_for_device(frame) {
+        return Ok(f(&device_picture(frame)?));
+    }
+    let info = frame.info();
+    let (w, h) = (info.width() as usize, info.height() as usize);
+    let fmt = info.format();
+    use gst_video::VideoFormat as F;
+    let (pf, bpc) = engine_format(fmt)?;
     let nplanes = pf.plane_count();
     let err = |e: vmaf::VmafError| e.to_string();
     let comp_size =
@@ -914,16 +1016,19 @@ impl ObjectSubclass for VmafHip {
 
     fn with_class(klass: &Self::Class) -> Self {
         let templ = klass.pad_template("ref_sink").unwrap();
-        let ref_pad =
-            gst::PadBuilder::<gst_video::VideoAggregatorPad>::from_template(&templ).build();
+        let ref_pad = gst::PadBuilder::<super::VmafHipPad>::from_template(&templ)
+            .build()
+            .upcast();
         let templ = klass.pad_template("dist_sink").unwrap();
-        let dist_pad =
-            gst::PadBuilder::<gst_video::VideoAggregatorPad>::from_template(&templ).build();
+        let dist_pad = gst::PadBuilder::<super::VmafHipPad>::from_template(&templ)
+            .build()
+            .upcast();
         Self {
             ref_pad,
             dist_pad,
             settings: Mutex::new(Settings::default()),
             state: Mutex::new(None),
+            gpu_input: Mutex::new(None),
         }
     }
 }
@@ -958,6 +1063,7 @@ impl ObjectImpl for VmafHip {
                 glib::ParamSpecEnum::builder_with_default("backend", DEFAULT_BACKEND).nick("Backend").blurb("Where features are computed: auto (GPU if usable, else CPU with a warning), cpu, hip").mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("vendor", DEFAULT_VENDOR).nick("Vendor").blurb("GPU stack for the HIP backend: auto (AMD, then NVIDIA; VMAFHIP_VENDOR overrides), amd, nvidia").mutable_ready().build(),
                 glib::ParamSpecInt::builder("device-id").nick("Device").blurb("GPU index for the HIP backend").minimum(0).default_value(DEFAULT_DEVICE_ID).mutable_ready().build(),
+                glib::ParamSpecBoxed::builder::<gst::Structure>("stats").nick("Statistics").blurb("How input planes reached the GPU since start: planes-staged (copied on the host into staging memory), planes-pinned (uploaded from the element's pinned pool), planes-device (GStreamer GPU memory, copied on the device); gpu-memory: the GPU memory caps feature the sink pads take, or none").read_only().build(),
             ]
         });
         PROPS.as_ref()
@@ -1028,6 +1134,23 @@ impl ObjectImpl for VmafHip {
     }
 
     fn property(&self, _id: usize, pspec: &glib::ParamSpec) -> glib::Value {
+        if pspec.name() == "stats" {
+            let counts = self
+                .state
+                .lock()
+                .unwrap()
+                .as_ref()
+                .map(|st| st.engine.input_counts())
+                .unwrap_or_default();
+            let gpu = self.gpu_input().map_or("none", |g| g.kind().caps_feature());
+            return gst::Structure::builder("vmafhip-stats")
+                .field("planes-staged", counts.staged)
+                .field("planes-pinned", counts.pinned)
+                .field("planes-device", counts.device)
+                .field("gpu-memory", gpu)
+                .build()
+                .to_value();
+        }
         let s = self.settings.lock().unwrap();
         match pspec.name() {
             "model-filename" => s.model_filename.to_value(),
@@ -1083,13 +1206,24 @@ impl ElementImpl for VmafHip {
 
     fn pad_templates() -> &'static [gst::PadTemplate] {
         static TEMPLATES: Lazy<Vec<gst::PadTemplate>> = Lazy::new(|| {
-            let caps = gst_video::VideoCapsBuilder::new()
-                .format_list(
-                    FORMATS
-                        .iter()
-                        .map(|f| f.parse::<gst_video::VideoFormat>().unwrap()),
-                )
+            // System memory, then GStreamer's GPU memories (taken where the
+            // engine runs on that GPU: `filter_caps`).
+            let formats = || {
+                FORMATS
+                    .iter()
+                    .map(|f| f.parse::<gst_video::VideoFormat>().unwrap())
+            };
+            let mut caps = gst_video::VideoCapsBuilder::new()
+                .format_list(formats())
                 .build();
+            for kind in GpuMemoryKind::ALL {
+                caps.merge(
+                    gst_video::VideoCapsBuilder::new()
+                        .features([kind.caps_feature()])
+                        .format_list(formats())
+                        .build(),
+                );
+            }
             vec![
                 gst::PadTemplate::with_gtype(
                     "src",
@@ -1104,7 +1238,7 @@ impl ElementImpl for VmafHip {
                     gst::PadDirection::Sink,
                     gst::PadPresence::Always,
                     &caps,
-                    gst_video::VideoAggregatorPad::static_type(),
+                    super::VmafHipPad::static_type(),
                 )
                 .unwrap(),
                 gst::PadTemplate::with_gtype(
@@ -1112,7 +1246,7 @@ impl ElementImpl for VmafHip {
                     gst::PadDirection::Sink,
                     gst::PadPresence::Always,
                     &caps,
-                    gst_video::VideoAggregatorPad::static_type(),
+                    super::VmafHipPad::static_type(),
                 )
                 .unwrap(),
             ]
@@ -1140,6 +1274,20 @@ impl AggregatorImpl for VmafHip {
         if let Some(w) = warning {
             gst::element_imp_warning!(self, gst::LibraryError::Init, ("{w}"), ["backend=auto"]);
         }
+        // GPU memory from upstream, where GStreamer's library for this GPU
+        // is present: otherwise system memory only, which always works.
+        let gpu_input = device.as_ref().map(GstGpu::for_device);
+        match &gpu_input {
+            Some(Ok(g)) => gst::info!(
+                CAT,
+                imp = self,
+                "sink pads also take {} of the engine's device",
+                g.kind().caps_feature()
+            ),
+            Some(Err(why)) => gst::info!(CAT, imp = self, "system memory input only: {why}"),
+            None => {}
+        }
+        *self.gpu_input.lock().unwrap() = gpu_input.and_then(Result::ok);
         // An unwritable results file or report fails now, not at the end of
         // the stream.
         let results = match &settings.results_filename {
@@ -1178,6 +1326,7 @@ impl AggregatorImpl for VmafHip {
 
     fn stop(&self) -> Result<(), gst::ErrorMessage> {
         *self.state.lock().unwrap() = None;
+        *self.gpu_input.lock().unwrap() = None;
         self.parent_stop()
     }
 
@@ -1208,8 +1357,84 @@ impl AggregatorImpl for VmafHip {
         // change. Any caps of the pad template are fine here: the two pads
         // are compared when frames arrive (`check_caps`).
         if let gst::QueryViewMut::AcceptCaps(q) = query.view_mut() {
-            let ok = q.caps().is_subset(&pad.pad_template_caps());
-            q.set_result(ok);
+            let caps = q.caps_owned();
+            let memory_ok = caps
+                .iter_with_features()
+                .all(|(_, f)| self.takes_features(Some(f)));
+            q.set_result(memory_ok && caps.is_subset(&pad.pad_template_caps()));
+            if !memory_ok && caps.is_fixed() {
+                // Only a caps filter forces GPU memory the caps query did not offer.
+                let why = match (&self.gpu_input(), self.state.lock().unwrap().as_ref()) {
+                    (_, Some(st)) if st.device.is_none() => {
+                        format!("the engine runs on the CPU ({})", st.backend)
+                    }
+                    _ => "GStreamer's library for this GPU's memory (libgstcuda-1.0 from gst-plugins-bad for CUDA, libgsthip-1.0 for HIP) is not usable here, or the memory is another vendor's".to_string(),
+                };
+                gst::element_imp_error!(
+                    self,
+                    gst::CoreError::Negotiation,
+                    (
+                        "{}: {} cannot be taken: {why}; give vmafhip system memory (cudadownload), or run it with backend=hip on that GPU",
+                        pad.name(),
+                        caps.features(0).map_or_else(String::new, |f| f.to_string())
+                    ),
+                    ["caps {caps}"]
+                );
+            }
+            return true;
+        }
+        // Upstream GPU elements ask for a context: ours, so that they
+        // allocate where the kernels read.
+        if let gst::QueryViewMut::Context(_) = query.view_mut()
+            && let Some(g) = self.gpu_input()
+            && g.answer_context_query(self.obj().upcast_ref(), query)
+        {
+            gst::debug!(
+                CAT,
+                obj = pad,
+                "answered {} context query",
+                g.kind().context_type()
+            );
+            return true;
+        }
+        if let gst::QueryViewMut::Caps(q) = query.view_mut() {
+            // GstVideoAggregator answers in system memory only: ask it with
+            // the filter's system-memory twin, then offer the same caps in
+            // each GPU memory the engine can take, first.
+            let filter = q.filter_owned();
+            let mut sys_query = gst::query::Caps::new(
+                filter
+                    .as_ref()
+                    .map(|f| {
+                        let mut f = f.copy();
+                        f.get_mut().expect("a copy").set_features_simple(Some(
+                            gst::CapsFeatures::new([gst::CAPS_FEATURE_MEMORY_SYSTEM_MEMORY]),
+                        ));
+                        f
+                    })
+                    .as_ref(),
+            );
+            if !self.parent_sink_query(pad, &mut sys_query) {
+                return false;
+            }
+            let result = sys_query
+                .result_owned()
+                .unwrap_or_else(gst::Caps::new_empty);
+            let mut caps = gst::Caps::new_empty();
+            for kind in GpuMemoryKind::ALL {
+                let mut gpu = result.copy();
+                gpu.get_mut()
+                    .expect("a copy")
+                    .set_features_simple(Some(gst::CapsFeatures::new([kind.caps_feature()])));
+                caps.merge(gpu);
+            }
+            caps.merge(result);
+            let mut caps = self.filter_caps(&caps);
+            if let Some(filter) = filter {
+                caps = filter.intersect_with_mode(&caps, gst::CapsIntersectMode::First);
+            }
+            gst::log!(CAT, obj = pad, "caps query answer {caps}");
+            q.set_result(&caps);
             return true;
         }
         self.parent_sink_query(pad, query)
@@ -1245,6 +1470,13 @@ impl AggregatorImpl for VmafHip {
             // On the CPU, or upstream asked without caps: its own memory is as good.
             return Ok(());
         };
+        if caps
+            .features(0)
+            .is_some_and(|f| !f.contains(gst::CAPS_FEATURE_MEMORY_SYSTEM_MEMORY) && !f.is_empty())
+        {
+            // GPU memory: upstream allocates it in the context we gave it.
+            return Ok(());
+        }
         let info = gst_video::VideoInfo::from_caps(&caps).map_err(|_| {
             gst::loggable_error!(CAT, "ALLOCATION query with non-video caps {caps}")
         })?;
@@ -1335,7 +1567,7 @@ impl VideoAggregatorImpl for VmafHip {
         let reference = self.ref_pad.current_buffer(token);
         // src passes the reference through without copying pixels.
         if let Some(reference) = &reference {
-            if reference.n_memory() == 1 {
+            if reference.n_memory() == 1 && !in_gpu_memory(reference) {
                 // The output's memory holds the whole reference buffer, so a
                 // pooled (pinned) reference goes back to its pool, intact,
                 // only when downstream is done with it. Sharing its memory

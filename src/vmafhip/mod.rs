@@ -24,8 +24,10 @@
 //! Since: 0.1
 
 mod imp;
+mod pad;
 mod pinned_pool;
 
+pub use pad::VmafHipPad;
 pub use pinned_pool::PinnedPool;
 
 use glib::prelude::*;

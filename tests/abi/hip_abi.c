@@ -24,6 +24,7 @@ int main(void)
     SHOW("hipErrorNotReady", hipErrorNotReady);
     SHOW("hipMemcpyHostToDevice", hipMemcpyHostToDevice);
     SHOW("hipMemcpyDeviceToHost", hipMemcpyDeviceToHost);
+    SHOW("hipMemcpyDeviceToDevice", hipMemcpyDeviceToDevice);
     SHOW("hipStreamNonBlocking", hipStreamNonBlocking);
     SHOW("hipEventDefault", hipEventDefault);
     SHOW("hipHostMallocDefault", hipHostMallocDefault);

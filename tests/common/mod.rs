@@ -38,9 +38,18 @@ pub fn manifest_v1() -> &'static Value {
     M.get_or_init(|| read_manifest("manifest-v1.json"))
 }
 
-/// Decompressed bytes of a `.yuv.zst`, cached under `target/golden-yuv`.
+/// Where decompressed clips are cached: `target/tmp/golden-yuv`, or
+/// `$VMAFHIP_GOLDEN_CACHE` (test binaries carried to another machine).
+pub fn golden_cache() -> PathBuf {
+    match std::env::var_os("VMAFHIP_GOLDEN_CACHE") {
+        Some(p) => PathBuf::from(p),
+        None => Path::new(env!("CARGO_TARGET_TMPDIR")).join("golden-yuv"),
+    }
+}
+
+/// Decompressed bytes of a `.yuv.zst`, cached under `golden_cache()`.
 pub fn yuv_bytes(zst_name: &str) -> Vec<u8> {
-    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("golden-yuv");
+    let cache = golden_cache();
     std::fs::create_dir_all(&cache).unwrap();
     let out = cache.join(zst_name.trim_end_matches(".zst"));
     if let Ok(b) = std::fs::read(&out) {
@@ -293,7 +302,7 @@ impl GoldenRun {
     pub fn yuv_paths(&self) -> (PathBuf, PathBuf) {
         yuv_bytes(&self.ref_zst);
         yuv_bytes(&self.dis_zst);
-        let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("golden-yuv");
+        let cache = golden_cache();
         (
             cache.join(self.ref_zst.trim_end_matches(".zst")),
             cache.join(self.dis_zst.trim_end_matches(".zst")),

@@ -1,0 +1,351 @@
+//! GStreamer's GPU memory, read where it lies: `memory:CUDAMemory` from
+//! nvcodec's `libgstcuda-1.0` (GStreamer 1.22+) on NVIDIA, and
+//! `memory:HIPMemory` from `libgsthip-1.0` (the hip library, public since
+//! GStreamer 1.28) on AMD. Both libraries are opened at run time, like the
+//! GPU runtimes themselves, so the plugin links neither and still loads
+//! where they are missing; the element then offers system memory only.
+//!
+//! What the element needs of them:
+//! - a GStreamer object for *our* device: a `GstCudaContext` wrapping the
+//!   primary CUDA context our kernels run in, or a `GstHipDevice` of our
+//!   ordinal, to answer upstream's context query (`gst.cuda.context`,
+//!   `gst.hip.device`) so that it allocates in memory we can read;
+//! - whether a buffer's memory belongs to that context/device;
+//! - a video-frame mapping with the library's device map flag, whose plane
+//!   pointers are device addresses (no download).
+
+use super::device::Device;
+use gst_video::prelude::*;
+use libloading::Library;
+use std::ffi::{c_int, c_uint, c_void};
+use std::sync::{Arc, Mutex};
+
+/// `GST_MAP_FLAG_LAST << 1`: `GST_MAP_CUDA` (gstcudamemory.h) and
+/// `GST_MAP_HIP` (gsthipmemory.h) have this one value.
+const GST_MAP_DEVICE: c_uint = (gst::ffi::GST_MAP_FLAG_LAST as c_uint) << 1;
+/// `GST_HIP_VENDOR_AMD` (gsthip-enums.h).
+const GST_HIP_VENDOR_AMD: c_int = 1;
+
+/// Which of GStreamer's GPU memories.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GpuMemoryKind {
+    Cuda,
+    Hip,
+}
+
+impl GpuMemoryKind {
+    pub const ALL: [GpuMemoryKind; 2] = [GpuMemoryKind::Cuda, GpuMemoryKind::Hip];
+
+    /// The caps feature of buffers in this memory.
+    pub fn caps_feature(self) -> &'static str {
+        match self {
+            GpuMemoryKind::Cuda => "memory:CUDAMemory",
+            GpuMemoryKind::Hip => "memory:HIPMemory",
+        }
+    }
+
+    /// The allocator's memory type (`gst_memory_is_type`).
+    pub fn memory_type(self) -> &'static str {
+        match self {
+            GpuMemoryKind::Cuda => "gst.cuda.memory",
+            GpuMemoryKind::Hip => "HIPMemory",
+        }
+    }
+
+    /// The context type upstream elements query for.
+    pub fn context_type(self) -> &'static str {
+        match self {
+            GpuMemoryKind::Cuda => "gst.cuda.context",
+            GpuMemoryKind::Hip => "gst.hip.device",
+        }
+    }
+
+    fn library(self) -> &'static str {
+        match self {
+            GpuMemoryKind::Cuda => "libgstcuda-1.0.so.0",
+            GpuMemoryKind::Hip => "libgsthip-1.0.so.0",
+        }
+    }
+}
+
+type HandleQuery = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_void) -> c_int;
+type ObjectFn = unsafe extern "C" fn(*mut c_void) -> *mut c_void;
+type MemoryFn = unsafe extern "C" fn(*mut c_void);
+type UintFn = unsafe extern "C" fn(*mut c_void) -> c_uint;
+type IntFn = unsafe extern "C" fn(*mut c_void) -> c_int;
+
+/// The public head of `GstCudaMemory` (gstcudamemory.h, 1.22–1.28) and of
+/// `GstHipMemory` (gsthipmemory.h): the memory, then the context or device
+/// object it was allocated for, then its layout.
+#[repr(C)]
+struct GpuMemoryHead {
+    mem: gst::ffi::GstMemory,
+    owner: *mut c_void,
+    info: gst_video::ffi::GstVideoInfo,
+}
+
+/// GStreamer's GPU library for one opened device, and that device's object.
+pub struct GstGpu {
+    kind: GpuMemoryKind,
+    /// `GstCudaContext*` wrapping our context, or `GstHipDevice*` of our
+    /// ordinal: one reference, dropped with `self`.
+    object: *mut c_void,
+    /// The CUDA context (NVIDIA) our kernels run in; null on AMD.
+    context: *mut c_void,
+    ordinal: c_int,
+    handle_query: HandleQuery,
+    /// CUDA: `gst_cuda_context_get_handle`; HIP: unused.
+    context_handle: Option<ObjectFn>,
+    /// HIP: `gst_hip_device_get_device_id` and `gst_hip_device_get_vendor`.
+    device_id: Option<UintFn>,
+    device_vendor: Option<IntFn>,
+    /// Waits for the producer's stream: `gst_hip_memory_sync`, and
+    /// `gst_cuda_memory_sync` where the library has it (1.24+).
+    sync: Option<MemoryFn>,
+    _lib: Library,
+}
+
+// SAFETY: the object is a GstObject (thread-safe reference counting, its
+// methods lock internally); the function pointers are plain code addresses.
+unsafe impl Send for GstGpu {}
+// SAFETY: as above; nothing here is mutated after construction.
+unsafe impl Sync for GstGpu {}
+
+impl Drop for GstGpu {
+    fn drop(&mut self) {
+        // SAFETY: releases the one reference `open` took of this GstObject.
+        unsafe { gst::ffi::gst_object_unref(self.object.cast()) }
+    }
+}
+
+/// A symbol of `lib`, typed by the caller.
+///
+/// SAFETY: `T` must be the C signature of `name`.
+unsafe fn symbol<T: Copy>(lib: &Library, name: &str) -> Result<T, String> {
+    // SAFETY: the caller names the type; the library stays open in `GstGpu`.
+    unsafe { lib.get::<T>(name.as_bytes()) }
+        .map(|s| *s)
+        .map_err(|e| format!("{name}: {e}"))
+}
+
+impl GstGpu {
+    /// GStreamer's library for `dev`'s vendor, with an object for `dev`;
+    /// one per device and process. An error says why GPU memory cannot be
+    /// taken (the library is absent, or cannot reach the device).
+    pub fn for_device(dev: &Arc<Device>) -> Result<Arc<GstGpu>, String> {
+        type Cache = Mutex<Vec<(usize, super::Vendor, Result<Arc<GstGpu>, String>)>>;
+        static CACHE: Cache = Mutex::new(Vec::new());
+        let vendor = dev.runtime().vendor();
+        let ordinal = dev.info.ordinal;
+        let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, _, r)) = cache.iter().find(|(o, v, _)| *o == ordinal && *v == vendor) {
+            return r.clone();
+        }
+        let r = Self::open(dev).map(Arc::new);
+        cache.push((ordinal, vendor, r.clone()));
+        r
+    }
+
+    fn open(dev: &Arc<Device>) -> Result<GstGpu, String> {
+        let kind = match dev.runtime().vendor() {
+            super::Vendor::Amd => GpuMemoryKind::Hip,
+            _ => GpuMemoryKind::Cuda,
+        };
+        let name = kind.library();
+        // SAFETY: loading GStreamer's own library, whose initialisers only
+        // register types; it is the one nvcodec/the hip plugin link.
+        let lib = unsafe { Library::new(name) }.map_err(|e| format!("{name}: {e}"))?;
+        let (context, ordinal) = dev.raw_handles();
+        // SAFETY (every `symbol` below): each type is the C prototype of
+        // that function in GStreamer's headers (gstcudacontext.h,
+        // gstcudautils.h, gstcudamemory.h, gstcudaloader.h; gsthipdevice.h,
+        // gsthiputils.h, gsthipmemory.h, gsthiploader.h).
+        match kind {
+            GpuMemoryKind::Cuda => {
+                let load: unsafe extern "C" fn() -> c_int =
+                    unsafe { symbol(&lib, "gst_cuda_load_library") }?;
+                let wrap: unsafe extern "C" fn(*mut c_void, c_int) -> *mut c_void =
+                    unsafe { symbol(&lib, "gst_cuda_context_new_wrapped") }?;
+                let handle_query: HandleQuery =
+                    unsafe { symbol(&lib, "gst_cuda_handle_context_query") }?;
+                let get_handle: ObjectFn = unsafe { symbol(&lib, "gst_cuda_context_get_handle") }?;
+                let sync: Option<MemoryFn> = unsafe { symbol(&lib, "gst_cuda_memory_sync") }.ok();
+                // SAFETY: no arguments; loads libcuda into its own table.
+                if unsafe { load() } == 0 {
+                    return Err(format!(
+                        "{name}: gst_cuda_load_library failed (no libcuda for it)"
+                    ));
+                }
+                // SAFETY: `context` is our retained primary context and
+                // `ordinal` its CUdevice; the wrapper does not own it.
+                let object = unsafe { wrap(context, ordinal) };
+                if object.is_null() {
+                    return Err(format!("{name}: gst_cuda_context_new_wrapped failed"));
+                }
+                Ok(GstGpu {
+                    kind,
+                    object,
+                    context,
+                    ordinal,
+                    handle_query,
+                    context_handle: Some(get_handle),
+                    device_id: None,
+                    device_vendor: None,
+                    sync,
+                    _lib: lib,
+                })
+            }
+            GpuMemoryKind::Hip => {
+                let load: unsafe extern "C" fn(c_int) -> c_int =
+                    unsafe { symbol(&lib, "gst_hip_load_library") }?;
+                let new: unsafe extern "C" fn(c_int, c_uint) -> *mut c_void =
+                    unsafe { symbol(&lib, "gst_hip_device_new") }?;
+                let handle_query: HandleQuery =
+                    unsafe { symbol(&lib, "gst_hip_handle_context_query") }?;
+                let device_id: UintFn = unsafe { symbol(&lib, "gst_hip_device_get_device_id") }?;
+                let device_vendor: IntFn = unsafe { symbol(&lib, "gst_hip_device_get_vendor") }?;
+                let sync: MemoryFn = unsafe { symbol(&lib, "gst_hip_memory_sync") }?;
+                // SAFETY: plain call with an enum value.
+                if unsafe { load(GST_HIP_VENDOR_AMD) } == 0 {
+                    return Err(format!("{name}: gst_hip_load_library(AMD) failed"));
+                }
+                // SAFETY: plain call; returns a new reference or null.
+                let object = unsafe { new(GST_HIP_VENDOR_AMD, ordinal as c_uint) };
+                if object.is_null() {
+                    return Err(format!("{name}: gst_hip_device_new(AMD, {ordinal}) failed"));
+                }
+                Ok(GstGpu {
+                    kind,
+                    object,
+                    context,
+                    ordinal,
+                    handle_query,
+                    context_handle: None,
+                    device_id: Some(device_id),
+                    device_vendor: Some(device_vendor),
+                    sync: Some(sync),
+                    _lib: lib,
+                })
+            }
+        }
+    }
+
+    pub fn kind(&self) -> GpuMemoryKind {
+        self.kind
+    }
+
+    /// Answers upstream's context query with our context/device, so that it
+    /// allocates where our kernels can read. False if it is not that query.
+    pub fn answer_context_query(&self, element: &gst::Element, query: &mut gst::QueryRef) -> bool {
+        let gst::QueryViewMut::Context(q) = query.view_mut() else {
+            return false;
+        };
+        if q.context_type() != self.kind.context_type() {
+            return false;
+        }
+        // SAFETY: both pointers are live for the call; the function fills
+        // the query with a new GstContext holding a reference to `object`.
+        unsafe {
+            (self.handle_query)(
+                glib::translate::ToGlibPtr::<*mut gst::ffi::GstElement>::to_glib_none(element)
+                    .0
+                    .cast(),
+                query.as_mut_ptr().cast(),
+                self.object,
+            ) != 0
+        }
+    }
+
+    /// Whether `mem` is this library's memory, allocated for our context
+    /// (CUDA) or our device (HIP): memory we may read in place.
+    pub fn owns(&self, mem: &gst::MemoryRef) -> bool {
+        if !mem.is_type(self.kind.memory_type()) {
+            return false;
+        }
+        // SAFETY: the memory's type says its allocator is this library's,
+        // whose memories start with `GpuMemoryHead` (see its comment).
+        let owner = unsafe { (*(mem.as_ptr() as *const GpuMemoryHead)).owner };
+        if owner.is_null() {
+            return false;
+        }
+        match self.kind {
+            GpuMemoryKind::Cuda => {
+                let get = self.context_handle.expect("set for CUDA");
+                // SAFETY: `owner` is the memory's live GstCudaContext.
+                unsafe { get(owner) == self.context }
+            }
+            GpuMemoryKind::Hip => {
+                let (id, vendor) = (
+                    self.device_id.expect("set for HIP"),
+                    self.device_vendor.expect("set for HIP"),
+                );
+                // SAFETY: `owner` is the memory's live GstHipDevice.
+                unsafe {
+                    vendor(owner) == GST_HIP_VENDOR_AMD && id(owner) == self.ordinal as c_uint
+                }
+            }
+        }
+    }
+
+    /// Maps `buffer` (every memory of it ours: `owns`) as a video frame of
+    /// `info` for the device: its plane pointers are device addresses. The
+    /// producer's pending work on it is waited for first.
+    pub fn map_frame(
+        &self,
+        buffer: &gst::Buffer,
+        info: &gst_video::VideoInfo,
+    ) -> Option<gst_video::VideoFrame<gst_video::video_frame::Readable>> {
+        if let Some(sync) = self.sync {
+            for mem in buffer.iter_memories() {
+                // SAFETY: the memory is this library's (checked by the caller).
+                unsafe { sync(mem.as_ptr() as *mut c_void) };
+            }
+        }
+        let mut frame = std::mem::MaybeUninit::<gst_video::ffi::GstVideoFrame>::zeroed();
+        // SAFETY: valid info, buffer and out-pointer; the library's map
+        // function returns the device address for the device flag. On
+        // success the frame owns a buffer reference and the mappings,
+        // which `VideoFrame` releases (gst_video_frame_unmap) on drop.
+        unsafe {
+            let ok = gst_video::ffi::gst_video_frame_map(
+                frame.as_mut_ptr(),
+                glib::translate::ToGlibPtr::<*const gst_video::ffi::GstVideoInfo>::to_glib_none(
+                    info,
+                )
+                .0 as *mut _,
+                glib::translate::ToGlibPtr::<*mut gst::ffi::GstBuffer>::to_glib_none(buffer).0,
+                gst::ffi::GST_MAP_READ | GST_MAP_DEVICE,
+            );
+            if ok == 0 {
+                return None;
+            }
+            Some(gst_video::VideoFrame::from_glib_full(frame.assume_init()))
+        }
+    }
+}
+
+/// Whether `frame` was mapped for the device (`GstGpu::map_frame`).
+pub fn mapped_for_device(frame: &impl VideoFrameExt) -> bool {
+    // SAFETY: `as_ptr` is the frame's live GstVideoFrame.
+    let map = unsafe { &(*frame.as_ptr()).map[0] };
+    map.flags & GST_MAP_DEVICE != 0
+}
+
+/// Plane `plane` of a frame `mapped_for_device`: its device address, the
+/// bytes mapped from there, and its pitch in bytes.
+pub fn device_plane(frame: &impl VideoFrameExt, plane: usize) -> Option<(u64, usize, usize)> {
+    if plane >= frame.n_planes() as usize {
+        return None;
+    }
+    // SAFETY: `as_ptr` is the frame's live GstVideoFrame; its `data[p]`
+    // point into `map[p]` (gst_video_frame_map), here device mappings.
+    let raw = unsafe { &*frame.as_ptr() };
+    let map = &raw.map[plane];
+    let start = raw.data[plane] as u64;
+    let end = map.data as u64 + map.size as u64;
+    Some((
+        start,
+        end.saturating_sub(start) as usize,
+        frame.plane_stride()[plane].max(0) as usize,
+    ))
+}

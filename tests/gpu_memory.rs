@@ -1,0 +1,285 @@
+//! GPU-resident input: frames in GStreamer's CUDA memory (`cudaupload`
+//! from nvcodec) score exactly as the same frames in system memory, and
+//! reach the kernels with a copy on the device only: the element's `stats`
+//! count no plane staged on the host or uploaded from it.
+//!
+//! Needs a GPU and GStreamer's nvcodec plugin (`gstreamer1.0-plugins-bad`);
+//! without them each test says why and passes, unless `VMAFHIP_REQUIRE_GPU=1`
+//! (device runs), which makes a missing GPU or `cudaupload` a failure.
+
+mod common;
+
+use common::*;
+use gst::prelude::*;
+use gstvmafhip::{VmafFrameMessage, VmafPooledMessage};
+use std::sync::Once;
+
+fn init() {
+    static INIT: Once = Once::new();
+    INIT.call_once(|| {
+        gst::init().unwrap();
+        gstvmafhip::plugin_register_static().unwrap();
+    });
+}
+
+/// Whether the tests can run here; panics when they must.
+fn available() -> bool {
+    init();
+    let required = std::env::var("VMAFHIP_REQUIRE_GPU").is_ok_and(|v| v == "1");
+    let why = if gst::ElementFactory::find("cudaupload").is_none() {
+        Some("no cudaupload element (GStreamer's nvcodec plugin)")
+    } else if gstvmafhip::hip::HipBackend::new(
+        gstvmafhip::vmaf::EngineConfig::new(
+            gstvmafhip::vmaf::ModelSet::load("vmaf_v0.6.1").unwrap(),
+        )
+        .plan()
+        .unwrap(),
+        &Default::default(),
+    )
+    .is_err()
+    {
+        Some("no usable GPU")
+    } else {
+        None
+    };
+    match why {
+        Some(w) if required => panic!("VMAFHIP_REQUIRE_GPU=1 but {w}"),
+        Some(w) => {
+            eprintln!("skipped: {w}");
+            false
+        }
+        None => true,
+    }
+}
+
+#[derive(Debug, Default)]
+struct Outcome {
+    frames: Vec<VmafFrameMessage>,
+    pooled: Vec<VmafPooledMessage>,
+    errors: Vec<String>,
+    warnings: Vec<String>,
+    stats: Option<gst::Structure>,
+}
+
+/// Runs `desc` (whose element is named `v`) to EOS and reads `v`'s stats there.
+fn run(desc: &str) -> Outcome {
+    init();
+    let pipeline = gst::parse::launch(desc)
+        .unwrap()
+        .downcast::<gst::Pipeline>()
+        .unwrap();
+    let bus = pipeline.bus().unwrap();
+    let _ = pipeline.set_state(gst::State::Playing);
+    let mut out = Outcome::default();
+    while let Some(msg) = bus.timed_pop(gst::ClockTime::from_seconds(120)) {
+        match msg.view() {
+            gst::MessageView::Element(e) => {
+                if let Some(s) = e.structure() {
+                    if let Ok(f) = VmafFrameMessage::try_from(s) {
+                        out.frames.push(f);
+                    } else if let Ok(p) = VmafPooledMessage::try_from(s) {
+                        out.pooled.push(p);
+                    }
+                }
+            }
+            gst::MessageView::Error(e) => {
+                out.errors.push(format!("{} ({:?})", e.error(), e.debug()));
+                break;
+            }
+            gst::MessageView::Warning(w) => out.warnings.push(w.error().to_string()),
+            gst::MessageView::Eos(_) => break,
+            _ => {}
+        }
+    }
+    out.stats = pipeline
+        .by_name("v")
+        .map(|v| v.property::<gst::Structure>("stats"));
+    pipeline.set_state(gst::State::Null).unwrap();
+    out
+}
+
+fn stat(out: &Outcome, name: &str) -> u64 {
+    out.stats.as_ref().expect("stats").get::<u64>(name).unwrap()
+}
+
+/// Every metric of every frame message, for bit-for-bit comparison.
+fn numbers(out: &Outcome) -> Vec<Vec<(String, u64)>> {
+    out.frames
+        .iter()
+        .map(|f| {
+            let mut v = vec![("vmaf".to_string(), f.score.to_bits())];
+            v.extend(f.features.iter().map(|(k, x)| (k.clone(), x.to_bits())));
+            for (k, x) in [
+                ("psnr_y", f.psnr_y),
+                ("ssim", f.ssim),
+                ("ms_ssim", f.ms_ssim),
+            ] {
+                if let Some(x) = x {
+                    v.push((k.to_string(), x.to_bits()));
+                }
+            }
+            v
+        })
+        .collect()
+}
+
+/// Golden clips through `filesrc ! rawvideoparse`, into both pads in
+/// system memory and then through `cudaupload` (the caps filter after it:
+/// a transform passes system memory through when downstream takes it):
+/// the same numbers bit for bit, libvmaf's within the golden tolerance,
+/// and no host staging.
+#[test]
+fn cuda_memory_scores_like_system_memory_with_no_host_copy() {
+    if !available() {
+        return;
+    }
+    let cases = [
+        ("astronaut_576x324_420p8_12f_crf35", "vmaf_v0.6.1", "i420"),
+        ("rocket_576x324_420p10_6f_crf30", "vmaf_v0.6.1", "i420-10le"),
+        (
+            "astronaut_576x324_420p8_12f_crf23",
+            "vmaf_v1.0.16_hfr_3d0h",
+            "i420",
+        ),
+    ];
+    for (pair, runname, fmt) in cases {
+        let run_ = golden_runs()
+            .into_iter()
+            .chain(golden_runs_v1())
+            .find(|r| r.pair == pair && r.run == runname)
+            .unwrap_or_else(|| panic!("{pair} {runname} in the manifests"));
+        let (rp, dp) = run_.yuv_paths();
+        let src = |path: &std::path::Path, upload: &str| {
+            format!(
+                "filesrc location={} ! rawvideoparse width={} height={} format={fmt} framerate=25/1{upload}",
+                path.display(),
+                run_.width,
+                run_.height
+            )
+        };
+        let desc = |upload: &str| {
+            format!(
+                "{} ! v.ref_sink {} ! v.dist_sink vmafhip name=v backend=hip frame-message=true model-filename=\"{}\" psnr={} ssim={} ! fakesink",
+                src(&rp, upload),
+                src(&dp, upload),
+                run_.model.trim_start_matches("version="),
+                run_.psnr,
+                run_.ssim,
+            )
+        };
+        let host = run(&desc(""));
+        let gpu = run(&desc(" ! cudaupload ! video/x-raw(memory:CUDAMemory)"));
+        assert!(
+            host.errors.is_empty(),
+            "{pair} system memory: {:?}",
+            host.errors
+        );
+        assert!(
+            gpu.errors.is_empty(),
+            "{pair} CUDA memory: {:?}",
+            gpu.errors
+        );
+        assert!(
+            gpu.warnings.is_empty(),
+            "{pair} CUDA memory: {:?}",
+            gpu.warnings
+        );
+        let golden = run_.expected();
+        let gf = golden["frames"].as_array().unwrap();
+        assert_eq!(gpu.frames.len(), gf.len(), "{pair}");
+        assert_eq!(
+            numbers(&gpu),
+            numbers(&host),
+            "{pair}: CUDA memory vs system memory"
+        );
+        for (m, g) in gpu.frames.iter().zip(gf) {
+            let want = g["metrics"]["vmaf"].as_f64().unwrap();
+            assert!(
+                (m.score - want).abs() <= 1e-4,
+                "{pair} frame {}: {} vs libvmaf {want}",
+                m.index,
+                m.score
+            );
+        }
+        assert_eq!(gpu.pooled.len(), 1);
+        // Planes uploaded per frame: luma, plus chroma for v1's speed_chroma.
+        let stats = gpu.stats.as_ref().unwrap();
+        eprintln!(
+            "{pair} {runname}: CUDA memory {stats}; system memory {}",
+            host.stats.as_ref().unwrap()
+        );
+        assert_eq!(
+            stats.get::<String>("gpu-memory").unwrap(),
+            "memory:CUDAMemory"
+        );
+        assert_eq!(stat(&gpu, "planes-staged"), 0, "{pair}: staged on the host");
+        assert_eq!(
+            stat(&gpu, "planes-pinned"),
+            0,
+            "{pair}: uploaded from the host"
+        );
+        let per_frame = stat(&gpu, "planes-device") / gf.len() as u64;
+        assert!(
+            stat(&gpu, "planes-device") == per_frame * gf.len() as u64 && per_frame >= 2,
+            "{pair}: {} device planes for {} frames",
+            stat(&gpu, "planes-device"),
+            gf.len()
+        );
+        assert_eq!(stat(&host, "planes-device"), 0);
+        assert_eq!(
+            stat(&host, "planes-staged") + stat(&host, "planes-pinned"),
+            per_frame * gf.len() as u64,
+            "{pair}: system memory uploads as many planes"
+        );
+    }
+}
+
+/// NV12 in CUDA memory (what NVIDIA's decoders give): luma-only models read
+/// it in place; a metric that needs its interleaved chroma fails with an
+/// error saying so, never a wrong number.
+#[test]
+fn nv12_cuda_memory_luma_in_place_chroma_refused_clearly() {
+    if !available() {
+        return;
+    }
+    let src = |speed: u32| {
+        format!(
+            "videotestsrc num-buffers=8 pattern=smpte horizontal-speed={speed} ! video/x-raw,format=NV12,width=320,height=240,framerate=30/1"
+        )
+    };
+    let desc = |upload: &str, psnr: bool| {
+        format!(
+            "{} {upload} ! v.ref_sink {} {upload} ! v.dist_sink vmafhip name=v backend=hip frame-message=true psnr={psnr} ! fakesink",
+            src(2),
+            src(3)
+        )
+    };
+    let host = run(&desc("", false));
+    let gpu = run(&desc(
+        "! cudaupload ! video/x-raw(memory:CUDAMemory)",
+        false,
+    ));
+    assert!(
+        host.errors.is_empty() && gpu.errors.is_empty(),
+        "{:?} {:?}",
+        host.errors,
+        gpu.errors
+    );
+    assert_eq!(gpu.frames.len(), 8);
+    assert_eq!(
+        numbers(&gpu),
+        numbers(&host),
+        "NV12: CUDA memory vs system memory"
+    );
+    assert_eq!(stat(&gpu, "planes-staged") + stat(&gpu, "planes-pinned"), 0);
+    assert_eq!(stat(&gpu, "planes-device"), 16);
+    let chroma = run(&desc("! cudaupload ! video/x-raw(memory:CUDAMemory)", true));
+    assert!(
+        chroma
+            .errors
+            .iter()
+            .any(|e| e.contains("interleaved") && e.contains("I420")),
+        "{:?}",
+        chroma.errors
+    );
+}
