@@ -1,11 +1,14 @@
 # Sourced by the GPU-machine scripts: unpacks Debian's GStreamer 1.22 from
-# .device/debs into /tmp/gstroot (never into /) and points GStreamer at it and
-# at the plugin in .device/plugin. Sets GL to its gst-launch-1.0.
-D=$PWD/.device
+# $DEV/debs (DEV defaults to .device) into /tmp/gstroot (never into /) and
+# points GStreamer at it and at the plugin in $DEV/plugin; libraries in
+# $DEV/extralibs (nvcodec's GL/X11/Wayland links) go on the library path.
+# Sets GL to its gst-launch-1.0.
+D=$PWD/${DEV:-.device}
 mkdir -p /tmp/gstroot
 for f in "$D"/debs/*.deb; do dpkg -x "$f" /tmp/gstroot; done
-export LD_LIBRARY_PATH=/tmp/gstroot/usr/lib/x86_64-linux-gnu:/tmp/gstroot/lib/x86_64-linux-gnu
+export LD_LIBRARY_PATH=/tmp/gstroot/usr/lib/x86_64-linux-gnu:/tmp/gstroot/lib/x86_64-linux-gnu:$D/extralibs
 export GST_PLUGIN_SYSTEM_PATH=/tmp/gstroot/usr/lib/x86_64-linux-gnu/gstreamer-1.0
 export GST_PLUGIN_SCANNER=/tmp/gstroot/usr/lib/x86_64-linux-gnu/gstreamer1.0/gstreamer-1.0/gst-plugin-scanner
 export GST_REGISTRY=/tmp/gstreg.bin GST_PLUGIN_PATH=$D/plugin
 GL=/tmp/gstroot/usr/bin/gst-launch-1.0
+GI=/tmp/gstroot/usr/bin/gst-inspect-1.0

@@ -313,6 +313,14 @@ fn open_device(vendor: Vendor, ordinal: usize) -> Result<Opened, HipError> {
     Ok((dev, kernels))
 }
 
+/// The device `HipBackend::new` would open for `vendor` and `ordinal`,
+/// opened (with its kernels) once per process: for callers that need the
+/// device before a backend exists (the element answers GStreamer's context
+/// queries before it starts).
+pub fn shared_device(vendor: Vendor, ordinal: usize) -> Result<Arc<Device>, HipError> {
+    open_device(vendor, ordinal).map(|(dev, _)| dev)
+}
+
 fn be(e: HipError) -> VmafError {
     VmafError::Backend(format!("HIP: {e}"))
 }

@@ -458,6 +458,37 @@ impl VmafHip {
         self.gpu_input.lock().unwrap().clone()
     }
 
+    /// `gpu_input`, opened from the settings when asked before `start`:
+    /// decoders ask for a CUDA context when they open (NULL→READY), before
+    /// the element starts. `start` then sets it from the engine's device.
+    fn gpu_input_for_query(&self) -> Option<Arc<GstGpu>> {
+        if let Some(g) = self.gpu_input() {
+            return Some(g);
+        }
+        if self.state.lock().unwrap().is_some() {
+            return None; // started without one: the engine is not on a GPU
+        }
+        let (backend, vendor, device_id) = {
+            let s = self.settings.lock().unwrap();
+            (s.backend, s.vendor, s.device_id)
+        };
+        if backend == Backend::Cpu {
+            return None;
+        }
+        let g = match hip::shared_device(hip_vendor(vendor), device_id.max(0) as usize)
+            .map_err(|e| e.to_string())
+            .and_then(|dev| GstGpu::for_device(&dev))
+        {
+            Ok(g) => g,
+            Err(why) => {
+                gst::debug!(CAT, imp = self, "no GPU context to offer before start: {why}");
+                return None;
+            }
+        };
+        *self.gpu_input.lock().unwrap() = Some(g.clone());
+        Some(g)
+    }
+
     /// Whether the sink pads take buffers whose caps carry `features`:
     /// system memory always; GPU memory of the engine's device once started
     /// with it readable in place; before start (linking), GPU memory unless
@@ -513,6 +544,15 @@ struct Opened {
     warning: Option<String>,
 }
 
+/// The HIP layer's vendor for the `vendor` property.
+fn hip_vendor(v: Vendor) -> hip::Vendor {
+    match v {
+        Vendor::Auto => hip::Vendor::Auto,
+        Vendor::Amd => hip::Vendor::Amd,
+        Vendor::Nvidia => hip::Vendor::Nvidia,
+    }
+}
+
 fn open_engine(s: &Settings) -> Result<Opened, gst::ErrorMessage> {
     let models = ModelSet::load(&s.model_filename).map_err(|e| {
         gst::error_msg!(
@@ -555,11 +595,7 @@ fn open_engine(s: &Settings) -> Result<Opened, gst::ErrorMessage> {
     let open_hip = || -> Result<Gpu, String> {
         let plan = config.plan().map_err(|e| e.to_string())?;
         let options = HipOptions {
-            vendor: match s.vendor {
-                Vendor::Auto => hip::Vendor::Auto,
-                Vendor::Amd => hip::Vendor::Amd,
-                Vendor::Nvidia => hip::Vendor::Nvidia,
-            },
+            vendor: hip_vendor(s.vendor),
             device_id: s.device_id.max(0) as usize,
             ..Default::default()
         };
@@ -883,7 +919,7 @@ impl VmafHip {
     /// start; at a caps change the stream goes on (indices, results file and
     /// the whole-stream pool continue) with an engine rebuilt for the new caps.
     fn drain(&self, why: SegmentEnd) -> Result<(), gst::ErrorMessage> {
-        let (frames, pooled) = {
+        let (frames, pooled, counts) = {
             let mut guard = self.state.lock().unwrap();
             let Some(state) = guard.as_mut() else {
                 return Ok(());
@@ -917,7 +953,8 @@ impl VmafHip {
             state.engine.reset().map_err(|e| {
                 gst::error_msg!(gst::StreamError::Failed, ["VMAF reset failed: {e}"])
             })?;
-            (msgs, pooled_msg)
+            let counts = state.engine.input_counts();
+            (msgs, pooled_msg, counts)
         };
         for m in &frames {
             self.post(gst::Structure::from(m));
@@ -926,10 +963,13 @@ impl VmafHip {
             gst::info!(
                 CAT,
                 imp = self,
-                "pooled VMAF {:.6} over {} frames ({})",
+                "pooled VMAF {:.6} over {} frames ({}); input planes so far: {} staged, {} from pinned memory, {} on the device",
                 p.score,
                 p.frames,
-                why.name()
+                why.name(),
+                counts.staged,
+                counts.pinned,
+                counts.device
             );
             self.post(gst::Structure::from(p));
         }
@@ -1385,8 +1425,11 @@ impl AggregatorImpl for VmafHip {
         }
         // Upstream GPU elements ask for a context: ours, so that they
         // allocate where the kernels read.
-        if let gst::QueryViewMut::Context(_) = query.view_mut()
-            && let Some(g) = self.gpu_input()
+        if let gst::QueryViewMut::Context(q) = query.view_mut()
+            && GpuMemoryKind::ALL
+                .iter()
+                .any(|k| k.context_type() == q.context_type())
+            && let Some(g) = self.gpu_input_for_query()
             && g.answer_context_query(self.obj().upcast_ref(), query)
         {
             gst::debug!(
