@@ -283,3 +283,72 @@ fn nv12_cuda_memory_luma_in_place_chroma_refused_clearly() {
         chroma.errors
     );
 }
+
+/// `tests/data/NAME`, from the source tree or, where the test binary was
+/// carried to another machine, from the working directory's `tests/data`.
+fn data_file(name: &str) -> std::path::PathBuf {
+    let built = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name);
+    if built.exists() {
+        built
+    } else {
+        std::path::Path::new("tests/data").join(name)
+    }
+}
+
+/// NVIDIA's hardware decoder (`nvh264dec`) into both pads: it asks for a
+/// CUDA context when it opens, before the element starts, so the element
+/// answers from its settings; its frames (NV12 in CUDA memory) are then read
+/// on the device, with the same numbers as the same decoder's frames in
+/// system memory. Skips without NVDEC unless `VMAFHIP_REQUIRE_NVDEC=1`.
+#[test]
+fn nvdec_frames_are_read_on_the_device() {
+    if !available() {
+        return;
+    }
+    if gst::ElementFactory::find("nvh264dec").is_none()
+        || gst::ElementFactory::find("h264parse").is_none()
+    {
+        assert!(
+            !std::env::var("VMAFHIP_REQUIRE_NVDEC").is_ok_and(|v| v == "1"),
+            "VMAFHIP_REQUIRE_NVDEC=1 but no nvh264dec/h264parse"
+        );
+        eprintln!("skipped: no nvh264dec (NVDEC) or h264parse");
+        return;
+    }
+    let (r, d) = (
+        data_file("ball_320x240_ref.h264"),
+        data_file("ball_320x240_dis.h264"),
+    );
+    let desc = |after: &str| {
+        format!(
+            "filesrc location={} ! h264parse ! nvh264dec {after} ! v.ref_sink filesrc location={} ! h264parse ! nvh264dec {after} ! v.dist_sink vmafhip name=v backend=hip frame-message=true ! fakesink",
+            r.display(),
+            d.display()
+        )
+    };
+    let gpu = run(&desc(""));
+    let host = run(&desc("! video/x-raw,format=NV12"));
+    assert!(
+        gpu.errors.is_empty() && host.errors.is_empty(),
+        "{:?} {:?}",
+        gpu.errors,
+        host.errors
+    );
+    assert!(gpu.warnings.is_empty(), "{:?}", gpu.warnings);
+    assert_eq!(gpu.frames.len(), 30);
+    assert_eq!(
+        numbers(&gpu),
+        numbers(&host),
+        "NVDEC: CUDA memory vs system memory"
+    );
+    eprintln!(
+        "nvh264dec: CUDA memory {}; system memory {}",
+        gpu.stats.as_ref().unwrap(),
+        host.stats.as_ref().unwrap()
+    );
+    assert_eq!(stat(&gpu, "planes-staged") + stat(&gpu, "planes-pinned"), 0);
+    assert_eq!(stat(&gpu, "planes-device"), 60);
+    assert_eq!(stat(&host, "planes-device"), 0);
+}
