@@ -481,7 +481,11 @@ impl VmafHip {
         {
             Ok(g) => g,
             Err(why) => {
-                gst::debug!(CAT, imp = self, "no GPU context to offer before start: {why}");
+                gst::debug!(
+                    CAT,
+                    imp = self,
+                    "no GPU context to offer before start: {why}"
+                );
                 return None;
             }
         };
