@@ -146,6 +146,7 @@ impl Device {
     /// The raw handles GStreamer's GPU libraries are given: on NVIDIA the
     /// primary `CUcontext` and the `CUdevice`, on AMD a null context and the
     /// HIP ordinal.
+    #[cfg_attr(not(feature = "plugin"), allow(dead_code))]
     pub(crate) fn raw_handles(&self) -> (Handle, c_int) {
         (self.ctx, self.handle)
     }

@@ -476,14 +476,17 @@ impl HipBackend {
         let (dev, kernels) = open_device(options.vendor, options.device_id)?;
         // This backend holds `kernels` already: any more are others.
         let others = live_backends(&kernels).saturating_sub(1);
-        let full = if plan.cambi.is_some() || plan.speed_chroma.is_some() {
-            8
-        } else {
-            6
-        };
+        // Frames in flight: eight for a backend alone on its device (more
+        // streams for small kernels to overlap: at 1080p v0 six slots gave
+        // 5,047–5,092 fps, eight 5,356–5,403, ten 5,568–5,581 at 264 MiB
+        // more; docs/PERFORMANCE.md); when the device is shared, the GPU
+        // already overlaps the backends, and three (four with v1's CAMBI and
+        // speed_chroma, whose read-backs wait) keep many elements' memory small.
+        let v1 = plan.cambi.is_some() || plan.speed_chroma.is_some();
+        let (alone, shared) = if v1 { (8, 4) } else { (8, 3) };
         let ring = match options.ring {
-            0 if others == 0 => full,
-            0 => full / 2,
+            0 if others == 0 => alone,
+            0 => shared,
             n => n.max(3),
         };
         Ok(Self {
@@ -1052,7 +1055,9 @@ impl HipBackend {
             scored: input.scored,
             motion_computed,
             profiled: self.profiling,
-            inputs: Some((sources, input.keep)),
+            // Nothing to hold (staged or device-copied input without a
+            // keep-alive): no event to poll for it later.
+            inputs: (!sources.is_empty() || input.keep.is_some()).then_some((sources, input.keep)),
             ssim: ssim_v,
             ms_ssim: ms_ssim_v,
         });
