@@ -1149,10 +1149,13 @@ fn cores() -> usize {
 /// `backends` live on the device allow (at most 4): with one stream per core
 /// each copies on its own thread, as spawning helpers then only oversubscribes.
 fn stage_copy(jobs: Vec<(&mut [u8], &[u8], usize, usize)>, total: usize, backends: usize) {
+    // Streaming stores: the staging buffer is read next by the DMA engine,
+    // not by this CPU (docs/PERFORMANCE.md, host memory bandwidth).
     let copy_rows = |dst: &mut [u8], src: &[u8], pitch: usize, row: usize| {
         for (y, d) in dst.chunks_exact_mut(row).enumerate() {
-            d.copy_from_slice(&src[y * pitch..y * pitch + row]);
+            crate::isa::stream_copy(d, &src[y * pitch..y * pitch + row]);
         }
+        crate::isa::stream_fence();
     };
     let threads = (cores() / backends.max(1)).clamp(1, 4);
     if total < (1 << 20) || threads < 2 {
