@@ -5,6 +5,7 @@
 #   videotestsrc ! cudaupload ! CUDA memory   (frames uploaded by GStreamer)
 #   filesrc ! h264parse ! nvh264dec           (NVDEC, CUDA memory; skipped without it)
 #   filesrc ! rawvideoparse                   (system memory, staged by vmafhip)
+#   videotestsrc                              (system memory, written into vmafhip's pinned pool)
 # Usage from the repository root: bash benches/gpu_input_bench.sh "1 16" RUNS
 # Needs in $DEV (default .device): debs/ (Debian 12's GStreamer 1.22 base,
 # tools, plugins-bad, gl), extralibs/, plugin/libgstvmafhip.so, ref.h264 and
@@ -13,8 +14,8 @@
 set -u
 NS=${1:-"1 16"}
 RUNS=${2:-3}
-# WHICH: any of up, dec, file (default all three).
-WHICH=${WHICH:-"up dec file"}
+# WHICH: any of up, dec, file, test (default all four).
+WHICH=${WHICH:-"up dec file test"}
 . benches/device_gst_env.sh
 export VMAFHIP_CACHE_DIR=/tmp/vc GST_DEBUG=vmafhip:4 GST_DEBUG_NO_COLOR=1
 F=600
@@ -42,6 +43,10 @@ dec_f() { echo "filesrc location=$D/ref.h264 ! $DEC ! fakesink filesrc location=
 PARSE="rawvideoparse width=1920 height=1080 format=i420 framerate=60/1"
 file_v() { echo "filesrc blocksize=3110400 location=/tmp/r600.yuv ! $PARSE ! v$1.ref_sink filesrc blocksize=3110400 location=/tmp/d600.yuv ! $PARSE ! v$1.dist_sink vmafhip name=v$1 backend=hip ! fakesink"; }
 file_f() { echo "filesrc blocksize=3110400 location=/tmp/r600.yuv ! $PARSE ! fakesink filesrc blocksize=3110400 location=/tmp/d600.yuv ! $PARSE ! fakesink"; }
+SOLID="videotestsrc num-buffers=$F pattern=solid-color ! video/x-raw,format=I420,width=1920,height=1080,framerate=60/1"
+SOLID2="videotestsrc num-buffers=$F pattern=solid-color foreground-color=0xff707070 ! video/x-raw,format=I420,width=1920,height=1080,framerate=60/1"
+test_v() { echo "$SOLID ! v$1.ref_sink $SOLID2 ! v$1.dist_sink vmafhip name=v$1 backend=hip ! fakesink"; }
+test_f() { echo "$SOLID ! fakesink $SOLID2 ! fakesink"; }
 $GL $(up_v 1 | sed "s/num-buffers=$F/num-buffers=10/g") > /dev/null 2>&1 # warm the kernel cache
 have_dec=1; $GI nvh264dec > /dev/null 2>&1 || { have_dec=0; echo "no nvh264dec here (NVDEC library missing?):"; $GI nvcodec 2>&1 | tail -3; }
 for n in $NS; do
@@ -56,5 +61,9 @@ for n in $NS; do
   case $WHICH in *file*)
     run "filesrc ! rawvideoparse -> vmafhip" "$n" file_v
     run "filesrc ! rawvideoparse -> fakesink" "$n" file_f ;;
+  esac
+  case $WHICH in *test*)
+    run "videotestsrc (pinned pool) -> vmafhip" "$n" test_v
+    run "videotestsrc -> fakesink" "$n" test_f ;;
   esac
 done
