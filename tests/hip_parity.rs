@@ -7,7 +7,7 @@
 mod common;
 
 use common::parity::{
-    Seq, config, diff, golden_runs_bit_exact, hip_scorer, push_seq, sizes_bit_exact,
+    Seq, config, diff, golden_runs_bit_exact, hip_scorer, push_seq, push_seq_kept, sizes_bit_exact,
 };
 use common::{golden_runs, golden_runs_v1};
 use gstvmafhip::hip::{HipBackend, HipOptions};
@@ -129,6 +129,41 @@ fn pinned_in_place_upload_equals_staged_upload() {
     assert!(diff(&staged, &pinned).is_empty());
     let mut cpu = Scorer::cpu(&c).unwrap();
     assert!(diff(&push_seq(&mut cpu, &seq, 6, None), &pinned).is_empty());
+}
+
+/// Kept host memory of whole 1080p planes (not the element's pinned pool)
+/// is page-locked where it lies and read by DMA, with no staging copy
+/// (NVIDIA): the numbers equal staged uploads bit for bit.
+#[test]
+fn registered_in_place_upload_equals_staged_upload() {
+    let c = config(true, "vmaf_v0.6.1");
+    let seq = Seq {
+        w: 1920,
+        h: 1080,
+        format: PixelFormat::Yuv420,
+        bpc: 8,
+        pad: 64,
+    };
+    // One backend at a time: page-locking is used only by a backend alone
+    // on its device (run with --test-threads 1 for that to hold).
+    let a = {
+        let Some(mut staged) = hip_scorer(&c) else {
+            return;
+        };
+        push_seq(&mut staged, &seq, 5, None)
+    };
+    let Some(mut kept) = hip_scorer(&c) else {
+        return;
+    };
+    let b = push_seq_kept(&mut kept, &seq, 5);
+    assert!(diff(&a, &b).is_empty());
+    let counts = kept.input_counts();
+    let alone = kept.backend_mut().live_on_device() == 1;
+    eprintln!("kept host memory: {counts:?} (alone on the device: {alone})");
+    if kept.backend_mut().device().runtime().vendor() == gstvmafhip::hip::Vendor::Nvidia && alone {
+        assert!(counts.registered >= 5, "{counts:?}");
+    }
+    assert_eq!(counts.registered + counts.staged, 5 * 2 * 3, "{counts:?}");
 }
 
 #[test]

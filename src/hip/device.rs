@@ -220,6 +220,69 @@ fn out_of_memory(api: &Api, code: c_int) -> bool {
     }
 }
 
+/// Host memory page-locked where it lies for as long as this lives, so that
+/// the DMA engine reads it without a staging copy (NVIDIA:
+/// `cuMemHostRegister`). Covers whole pages: the ones holding the bytes given.
+pub struct HostRegistration {
+    dev: Arc<Device>,
+    base: *mut c_void,
+    start: usize,
+    end: usize,
+}
+
+// SAFETY: the registration is a pair of addresses and a device handle; the
+// driver call that ends it may come from any thread (the context is made
+// current first).
+unsafe impl Send for HostRegistration {}
+
+impl HostRegistration {
+    /// Page-locks the pages holding `data`. Fails where the runtime has no
+    /// such call here (AMD: not used), or the driver refuses (a page already
+    /// registered by another live registration, e.g. the neighbouring
+    /// picture's plane): the caller then stages instead.
+    pub fn new(dev: &Arc<Device>, data: &[u8]) -> Result<Self, HipError> {
+        const PAGE: usize = 4096;
+        let Api::Nvidia { cu, .. } = &dev.rt.api else {
+            return Err(HipError::Usage(
+                "host registration is used on NVIDIA only".into(),
+            ));
+        };
+        let start = data.as_ptr() as usize & !(PAGE - 1);
+        let end = (data.as_ptr() as usize + data.len()).div_ceil(PAGE) * PAGE;
+        dev.make_current()?;
+        let base = start as *mut c_void;
+        // SAFETY: `[start, end)` covers only pages that hold `data`, which
+        // is mapped; registering does not write to it. `Drop` ends it.
+        dev.rt.check(
+            unsafe { (cu.mem_host_register)(base, end - start, 0) },
+            "cuMemHostRegister",
+        )?;
+        Ok(HostRegistration {
+            dev: dev.clone(),
+            base,
+            start,
+            end,
+        })
+    }
+
+    /// Whether `data` lies inside the registered pages.
+    pub fn covers(&self, data: &[u8]) -> bool {
+        let p = data.as_ptr() as usize;
+        p >= self.start && p + data.len() <= self.end
+    }
+}
+
+impl Drop for HostRegistration {
+    fn drop(&mut self) {
+        if let Api::Nvidia { cu, .. } = &self.dev.rt.api {
+            let _ = self.dev.make_current();
+            // SAFETY: ends the registration `new` made, once; its owner drops
+            // it only after the copies that read the pages completed.
+            let _ = unsafe { (cu.mem_host_unregister)(self.base) };
+        }
+    }
+}
+
 /// Device memory of `bytes` bytes; freed on drop.
 pub struct DeviceBuffer {
     dev: Arc<Device>,
@@ -527,6 +590,68 @@ impl Stream {
                 "hipMemcpy2DAsync",
             ),
         }
+    }
+
+    /// Asynchronous 2D copy host → device from page-locked host memory that
+    /// is not ours (`reg` covers `src`): as `upload_2d`, and `src` must stay
+    /// allocated and unwritten, and `reg` alive, until the copy completed.
+    #[allow(clippy::too_many_arguments)]
+    pub fn upload_2d_registered(
+        &self,
+        dst: &DeviceBuffer,
+        dst_offset: usize,
+        dst_pitch: usize,
+        src: &[u8],
+        reg: &HostRegistration,
+        src_pitch: usize,
+        width_bytes: usize,
+        rows: usize,
+    ) -> Result<(), HipError> {
+        if rows == 0 || width_bytes == 0 {
+            return Ok(());
+        }
+        let span = |off: usize, pitch: usize| off + pitch * (rows - 1) + width_bytes;
+        if width_bytes > src_pitch
+            || width_bytes > dst_pitch
+            || span(0, src_pitch) > src.len()
+            || span(dst_offset, dst_pitch) > dst.bytes
+            || !reg.covers(src)
+        {
+            return Err(HipError::Usage(format!(
+                "2D upload of {rows}x{width_bytes} bytes from registered memory out of bounds (source {} bytes, pitch {src_pitch}; destination {} bytes, pitch {dst_pitch})",
+                src.len(),
+                dst.bytes
+            )));
+        }
+        let Api::Nvidia { cu, .. } = &self.dev.rt.api else {
+            return Err(HipError::Usage(
+                "host registration is used on NVIDIA only".into(),
+            ));
+        };
+        let p = ffi::CudaMemcpy2D {
+            src_x_in_bytes: 0,
+            src_y: 0,
+            src_memory_type: ffi::CU_MEMORYTYPE_HOST,
+            src_host: src.as_ptr().cast(),
+            src_device: 0,
+            src_array: std::ptr::null_mut(),
+            src_pitch,
+            dst_x_in_bytes: 0,
+            dst_y: 0,
+            dst_memory_type: ffi::CU_MEMORYTYPE_DEVICE,
+            dst_host: std::ptr::null_mut(),
+            dst_device: dst.ptr + dst_offset as u64,
+            dst_array: std::ptr::null_mut(),
+            dst_pitch,
+            width_in_bytes: width_bytes,
+            height: rows,
+        };
+        // SAFETY: both regions were bounds-checked; the source pages are
+        // page-locked by `reg`; `p` lives across the call.
+        self.dev.rt.check(
+            unsafe { (cu.memcpy_2d_async)(&p, self.raw) },
+            "cuMemcpy2DAsync",
+        )
     }
 
     /// Asynchronous 2D copy device → device: `rows` rows of `width_bytes`

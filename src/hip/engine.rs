@@ -19,8 +19,8 @@
 use super::module::ArgKind as K;
 use super::v1::{self, CambiLayout, CambiSlot, SpeedLayout, SpeedSlot, V1Kernels};
 use super::{
-    Arg, Device, DeviceBuffer, Event, HipError, Kernel, Module, PinnedBuffer, PinnedHostMem,
-    Runtime, Stream, Vendor, compile_source, pinned_owner, read_u64s, u16_bytes,
+    Arg, Device, DeviceBuffer, Event, HipError, HostRegistration, Kernel, Module, PinnedBuffer,
+    PinnedHostMem, Runtime, Stream, Vendor, compile_source, pinned_owner, read_u64s, u16_bytes,
 };
 use crate::vmaf::features::adm::{
     self, AdmParams, AdmScores, CmShifts, cm_finish, csf_den_finish, den_shifts,
@@ -405,15 +405,24 @@ pub const STAGES: [&str; 8] = [
     "upload", "motion", "vif", "adm", "psnr", "cambi", "speed", "readback",
 ];
 
+/// A frame's input memory while its uploads run: page-locked host memory
+/// (ended first: fields drop in order), pinned buffers uploaded from in
+/// place, and the caller's keep-alive.
+struct Inputs {
+    _registered: Vec<HostRegistration>,
+    _pinned: Vec<Arc<PinnedBuffer>>,
+    _keep: Option<KeepAlive>,
+}
+
 struct InFlight {
     index: u64,
     scored: bool,
     motion_computed: bool,
     profiled: bool,
-    /// Pinned buffers uploaded from in place and what keeps the input
-    /// memory alive and unwritten: released as soon as the frame's uploads
-    /// are done (`release_uploaded_inputs`), not when the frame retires.
-    inputs: Option<(Vec<Arc<PinnedBuffer>>, Option<KeepAlive>)>,
+    /// What keeps the input memory alive and unwritten: released as soon
+    /// as the frame's uploads are done (`release_uploaded_inputs`), not
+    /// when the frame retires.
+    inputs: Option<Inputs>,
     ssim: Option<f64>,
     ms_ssim: Option<f64>,
 }
@@ -439,6 +448,9 @@ pub struct HipBackend {
     /// Pool every CAMBI scale from its read-back c-values (tests of that path).
     cambi_host_pooling: bool,
     ready: Vec<RawFeatures>,
+    /// Page-lock kept host memory in place instead of staging it (NVIDIA;
+    /// `VMAFHIP_REGISTER_HOST=0` turns it off).
+    register_host: bool,
     /// How the input planes got here.
     counts: InputCounts,
     /// Host copies of the uploaded luma, for SSIM with pictures in GPU memory.
@@ -471,9 +483,16 @@ impl HipBackend {
         (out, self.slots.len())
     }
 
+    /// Backends live on this one's device in this process, this one included.
+    pub fn live_on_device(&self) -> usize {
+        live_backends(&self.kernels)
+    }
+
     /// Opens the GPU (`options.vendor`, `options.device_id`) and its kernels.
     pub fn new(plan: Plan, options: &HipOptions) -> Result<Self, HipError> {
         let (dev, kernels) = open_device(options.vendor, options.device_id)?;
+        let register_host = dev.runtime().vendor() == Vendor::Nvidia
+            && std::env::var("VMAFHIP_REGISTER_HOST").map_or(true, |v| v != "0");
         // This backend holds `kernels` already: any more are others.
         let others = live_backends(&kernels).saturating_sub(1);
         // Frames in flight: eight for a backend alone on its device (more
@@ -504,6 +523,7 @@ impl HipBackend {
             cambi_host_pooling: false,
             counts: InputCounts::default(),
             ssim_host: None,
+            register_host,
             ready: Vec::new(),
             profiling: false,
             stage_ms: [0.0; STAGES.len()],
@@ -838,6 +858,15 @@ impl HipBackend {
         let mut staged = 0usize;
         let mut staging_writes: Vec<(usize, usize, usize)> = Vec::new(); // (plane, side, offset)
         let mut counts = self.counts;
+        // Kept host memory of a whole plane or more is page-locked where it
+        // lies and read by DMA in place, rather than staged (NVIDIA) — only
+        // while this backend is alone on the device: page-locking serialises
+        // in the driver, so one stream gains (one `filesrc` pipeline 1,064 →
+        // 1,439 fps) and sixteen at once lose (3,591 → 1,120 fps; raw log
+        // docs/device-runs/2026-11-23-gpu-input-pipelines-h100.txt, run 5).
+        let mut registered: Vec<HostRegistration> = Vec::new();
+        let register =
+            self.register_host && input.keep.is_some() && live_backends(&self.kernels) == 1;
         for (p, &(pw, ph)) in l.planes.iter().enumerate() {
             for (side, pic) in [input.reference, input.distorted].into_iter().enumerate() {
                 let dst = &slot.pix[2 * p + side];
@@ -864,6 +893,16 @@ impl HipBackend {
                             .map_err(be)?;
                         sources.push(buf);
                         counts.pinned += 1;
+                    }
+                    None if register
+                        && row * ph >= REGISTER_MIN_BYTES
+                        && let extent = &bytes[..pitch * (ph - 1) + row]
+                        && let Ok(reg) = HostRegistration::new(&self.dev, extent) =>
+                    {
+                        st.upload_2d_registered(dst, 0, row, extent, &reg, pitch, row, ph)
+                            .map_err(be)?;
+                        registered.push(reg);
+                        counts.registered += 1;
                     }
                     _ => {
                         staging_writes.push((p, side, staged));
@@ -1057,7 +1096,11 @@ impl HipBackend {
             profiled: self.profiling,
             // Nothing to hold (staged or device-copied input without a
             // keep-alive): no event to poll for it later.
-            inputs: (!sources.is_empty() || input.keep.is_some()).then_some((sources, input.keep)),
+            inputs: (!sources.is_empty() || input.keep.is_some()).then_some(Inputs {
+                _registered: registered,
+                _pinned: sources,
+                _keep: input.keep,
+            }),
             ssim: ssim_v,
             ms_ssim: ms_ssim_v,
         });
@@ -1128,6 +1171,21 @@ impl HipBackend {
         Ok(())
     }
 }
+
+impl Drop for HipBackend {
+    fn drop(&mut self) {
+        // Copies still queued read memory the frames in flight hold (kept
+        // buffers, page-locked host memory): they finish before it goes.
+        let _ = self.dev.make_current();
+        for slot in &self.slots {
+            let _ = slot.stream.synchronize();
+        }
+    }
+}
+
+/// Planes smaller than this are staged: page-locking costs more than
+/// copying them.
+const REGISTER_MIN_BYTES: usize = 1 << 20;
 
 /// Backends live on the device whose kernels these are: the per-process
 /// table holds one reference to them, each backend (and each backend being

@@ -62,6 +62,8 @@ table!(CudaFns {
     mem_get_info: "cuMemGetInfo_v2" => fn(*mut usize, *mut usize) -> c_int,
     mem_host_alloc: "cuMemHostAlloc" => fn(*mut *mut c_void, usize, c_uint) -> c_int,
     mem_free_host: "cuMemFreeHost" => fn(*mut c_void) -> c_int,
+    mem_host_register: "cuMemHostRegister_v2" => fn(*mut c_void, usize, c_uint) -> c_int,
+    mem_host_unregister: "cuMemHostUnregister" => fn(*mut c_void) -> c_int,
     memcpy_2d_async: "cuMemcpy2DAsync_v2" => fn(*const CudaMemcpy2D, Handle) -> c_int,
     memcpy_htod_async: "cuMemcpyHtoDAsync_v2" => fn(u64, *const c_void, usize, Handle) -> c_int,
     memcpy_dtoh_async: "cuMemcpyDtoHAsync_v2" => fn(*mut c_void, u64, usize, Handle) -> c_int,

@@ -18,7 +18,8 @@ mod module;
 mod v1;
 
 pub use device::{
-    Device, DeviceBuffer, DeviceInfo, Event, PinnedBuffer, PinnedHostMem, Stream, pinned_owner,
+    Device, DeviceBuffer, DeviceInfo, Event, HostRegistration, PinnedBuffer, PinnedHostMem, Stream,
+    pinned_owner,
 };
 pub use engine::{HipBackend, HipOptions, KERNEL_SOURCES, MAX_WIDTH, STAGES, shared_device};
 pub use module::{Arg, ArgKind, Kernel, Module, PRELUDE, cache_dir, compile, compile_source};

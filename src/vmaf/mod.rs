@@ -106,6 +106,8 @@ pub struct InputCounts {
     pub staged: u64,
     /// Uploaded straight from pinned host memory (the element's pool).
     pub pinned: u64,
+    /// Host memory page-locked where it lay for its upload (no staging copy).
+    pub registered: u64,
     /// Already in GPU memory (GStreamer CUDA/HIP memory): a copy on the device.
     pub device: u64,
 }

@@ -967,12 +967,13 @@ impl VmafHip {
             gst::info!(
                 CAT,
                 imp = self,
-                "pooled VMAF {:.6} over {} frames ({}); input planes so far: {} staged, {} from pinned memory, {} on the device",
+                "pooled VMAF {:.6} over {} frames ({}); input planes so far: {} staged, {} from pinned memory, {} page-locked in place, {} on the device",
                 p.score,
                 p.frames,
                 why.name(),
                 counts.staged,
                 counts.pinned,
+                counts.registered,
                 counts.device
             );
             self.post(gst::Structure::from(p));
@@ -1107,7 +1108,7 @@ impl ObjectImpl for VmafHip {
                 glib::ParamSpecEnum::builder_with_default("backend", DEFAULT_BACKEND).nick("Backend").blurb("Where features are computed: auto (GPU if usable, else CPU with a warning), cpu, hip").mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("vendor", DEFAULT_VENDOR).nick("Vendor").blurb("GPU stack for the HIP backend: auto (AMD, then NVIDIA; VMAFHIP_VENDOR overrides), amd, nvidia").mutable_ready().build(),
                 glib::ParamSpecInt::builder("device-id").nick("Device").blurb("GPU index for the HIP backend").minimum(0).default_value(DEFAULT_DEVICE_ID).mutable_ready().build(),
-                glib::ParamSpecBoxed::builder::<gst::Structure>("stats").nick("Statistics").blurb("How input planes reached the GPU since start: planes-staged (copied on the host into staging memory), planes-pinned (uploaded from the element's pinned pool), planes-device (GStreamer GPU memory, copied on the device); gpu-memory: the GPU memory caps feature the sink pads take, or none").read_only().build(),
+                glib::ParamSpecBoxed::builder::<gst::Structure>("stats").nick("Statistics").blurb("How input planes reached the GPU since start: planes-staged (copied on the host into staging memory), planes-pinned (uploaded from the element's pinned pool), planes-registered (host memory page-locked where it lay, NVIDIA), planes-device (GStreamer GPU memory, copied on the device); gpu-memory: the GPU memory caps feature the sink pads take, or none").read_only().build(),
             ]
         });
         PROPS.as_ref()
@@ -1190,6 +1191,7 @@ impl ObjectImpl for VmafHip {
             return gst::Structure::builder("vmafhip-stats")
                 .field("planes-staged", counts.staged)
                 .field("planes-pinned", counts.pinned)
+                .field("planes-registered", counts.registered)
                 .field("planes-device", counts.device)
                 .field("gpu-memory", gpu)
                 .build()

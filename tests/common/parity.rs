@@ -266,6 +266,40 @@ pub fn push_seq(
     out
 }
 
+/// As `push_seq` (8-bit only) from ordinary host memory that the engine is
+/// told to keep (a keep-alive owns it): the HIP backend may page-lock it in
+/// place instead of staging it.
+pub fn push_seq_kept(engine: &mut dyn Engine, seq: &Seq, n: u32) -> Vec<FrameScores> {
+    assert_eq!(seq.bpc, 8);
+    let mut out = Vec::new();
+    let dims = seq.planes();
+    for i in 0..n {
+        let side = |dist: bool| -> Vec<std::sync::Arc<Vec<u8>>> {
+            seq.samples(i, dist)
+                .iter()
+                .map(|p| std::sync::Arc::new(p.iter().map(|&x| x as u8).collect()))
+                .collect()
+        };
+        let (r, d) = (side(false), side(true));
+        fn planes<'a>(
+            v: &'a [std::sync::Arc<Vec<u8>>],
+            dims: &[(usize, usize)],
+            pad: usize,
+        ) -> Vec<Plane<'a, u8>> {
+            v.iter()
+                .zip(dims)
+                .map(|(p, &(w, h))| Plane::new(p.as_slice(), w, h, w + pad).unwrap())
+                .collect()
+        }
+        let rp = Picture::new_u8(seq.format, &planes(&r, &dims, seq.pad)).unwrap();
+        let dp = Picture::new_u8(seq.format, &planes(&d, &dims, seq.pad)).unwrap();
+        let keep: KeepAlive = Box::new((r.clone(), d.clone()));
+        out.extend(engine.push_kept(&rp, &dp, Some(keep)).unwrap());
+    }
+    out.extend(engine.flush().unwrap());
+    out
+}
+
 pub fn config(psnr: bool, model: &str) -> EngineConfig {
     let mut c = EngineConfig::new(ModelSet::load(model).unwrap());
     c.psnr = psnr;
