@@ -841,6 +841,8 @@ impl HipBackend {
             Some(m) if m.five_frame_window => self.prev_prev_slot,
             _ => self.prev_slot,
         };
+        // Counted before `k` below adds a reference of its own.
+        let live = live_backends(&self.kernels);
         let k = self.kernels.clone();
         let l = self.layout.as_ref().expect("set up before submitting");
         let slot = &self.slots[s];
@@ -865,8 +867,7 @@ impl HipBackend {
         // 1,439 fps) and sixteen at once lose (3,591 → 1,120 fps; raw log
         // docs/device-runs/2026-11-23-gpu-input-pipelines-h100.txt, run 5).
         let mut registered: Vec<HostRegistration> = Vec::new();
-        let register =
-            self.register_host && input.keep.is_some() && live_backends(&self.kernels) == 1;
+        let register = self.register_host && input.keep.is_some() && live == 1;
         for (p, &(pw, ph)) in l.planes.iter().enumerate() {
             for (side, pic) in [input.reference, input.distorted].into_iter().enumerate() {
                 let dst = &slot.pix[2 * p + side];
@@ -934,7 +935,7 @@ impl HipBackend {
                 at = off + row * ph;
                 jobs.push((dst, bytes, pitch, row));
             }
-            stage_copy(jobs, staged, live_backends(&self.kernels));
+            stage_copy(jobs, staged, live);
             let slot = &self.slots[s];
             for &(p, side, off) in &staging_writes {
                 let (pw, ph) = l.planes[p];
