@@ -2,6 +2,7 @@
 
 mod common;
 
+use common::pipeline::{Outcome, collect};
 use common::*;
 use gst::prelude::*;
 use gstvmafhip::{VmafFrameMessage, VmafPooledMessage};
@@ -14,14 +15,6 @@ fn init() {
         gst::init().unwrap();
         gstvmafhip::plugin_register_static().unwrap();
     });
-}
-
-#[derive(Debug, Default)]
-struct Outcome {
-    frames: Vec<VmafFrameMessage>,
-    pooled: Vec<VmafPooledMessage>,
-    errors: Vec<String>,
-    warnings: Vec<String>,
 }
 
 /// Parses a gst-launch description into a pipeline (the plugin registered).
@@ -39,33 +32,8 @@ fn run(desc: &str) -> Outcome {
     let bus = pipeline.bus().unwrap();
     // A refused start still posts its error on the bus, which `collect` reads.
     let _ = pipeline.set_state(gst::State::Playing);
-    let out = collect(&bus, &pipeline);
+    let out = collect(&bus);
     pipeline.set_state(gst::State::Null).unwrap();
-    out
-}
-
-fn collect(bus: &gst::Bus, _pipeline: &gst::Pipeline) -> Outcome {
-    let mut out = Outcome::default();
-    while let Some(msg) = bus.timed_pop(gst::ClockTime::from_seconds(120)) {
-        match msg.view() {
-            gst::MessageView::Element(e) => {
-                if let Some(s) = e.structure() {
-                    if let Ok(f) = VmafFrameMessage::try_from(s) {
-                        out.frames.push(f);
-                    } else if let Ok(p) = VmafPooledMessage::try_from(s) {
-                        out.pooled.push(p);
-                    }
-                }
-            }
-            gst::MessageView::Error(e) => {
-                out.errors.push(format!("{} ({:?})", e.error(), e.debug()));
-                break;
-            }
-            gst::MessageView::Warning(w) => out.warnings.push(w.error().to_string()),
-            gst::MessageView::Eos(_) => break,
-            _ => {}
-        }
-    }
     out
 }
 
@@ -305,7 +273,7 @@ fn broken_model_file_is_a_clear_error_at_start() {
     );
     let pipeline = launch(&desc);
     assert!(pipeline.set_state(gst::State::Playing).is_err());
-    let out = collect(&pipeline.bus().unwrap(), &pipeline);
+    let out = collect(&pipeline.bus().unwrap());
     pipeline.set_state(gst::State::Null).unwrap();
     assert!(
         out.errors
@@ -393,7 +361,7 @@ fn seek_reports_the_segment_and_restarts() {
         )
         .unwrap();
     pipeline.set_state(gst::State::Playing).unwrap();
-    let out = collect(&bus, &pipeline);
+    let out = collect(&bus);
     pipeline.set_state(gst::State::Null).unwrap();
     assert!(out.errors.is_empty(), "{:?}", out.errors);
     // After the seek the stream restarts at frame index 0 and ends with a pooled message.
@@ -424,7 +392,7 @@ fn state_changes_restart_cleanly() {
     let pipeline = launch(&desc);
     for _ in 0..3 {
         pipeline.set_state(gst::State::Playing).unwrap();
-        let out = collect(&pipeline.bus().unwrap(), &pipeline);
+        let out = collect(&pipeline.bus().unwrap());
         assert_eq!(out.frames.len(), 5);
         assert_eq!(out.pooled.len(), 1);
         pipeline.set_state(gst::State::Null).unwrap();
@@ -461,7 +429,7 @@ fn backend_auto_falls_back_and_hip_errors_without_a_gpu() {
     );
     let p = launch(&format!("{base} backend=hip ! fakesink"));
     assert!(p.set_state(gst::State::Playing).is_err());
-    let out = collect(&p.bus().unwrap(), &p);
+    let out = collect(&p.bus().unwrap());
     p.set_state(gst::State::Null).unwrap();
     // The error names what was looked for.
     assert!(
@@ -660,7 +628,7 @@ fn deliver(backend: &str, fmt: &str, w: u32, h: u32, frames: u32) -> Delivery {
     }
     let bus = pipeline.bus().unwrap();
     let _ = pipeline.set_state(gst::State::Playing);
-    let out = collect(&bus, &pipeline);
+    let out = collect(&bus);
     pipeline.set_state(gst::State::Null).unwrap();
     let mut d = std::mem::take(&mut *seen.lock().unwrap());
     d.out = out;

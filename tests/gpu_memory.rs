@@ -11,7 +11,7 @@ mod common;
 
 use common::*;
 use gst::prelude::*;
-use gstvmafhip::{VmafFrameMessage, VmafPooledMessage};
+use gstvmafhip::VmafFrameMessage;
 use std::sync::Once;
 
 fn init() {
@@ -52,12 +52,12 @@ fn available() -> bool {
     }
 }
 
-#[derive(Debug, Default)]
+/// The element's messages, and its `stats` at EOS.
 struct Outcome {
     frames: Vec<VmafFrameMessage>,
-    pooled: Vec<VmafPooledMessage>,
     errors: Vec<String>,
     warnings: Vec<String>,
+    pooled: Vec<gstvmafhip::VmafPooledMessage>,
     stats: Option<gst::Structure>,
 }
 
@@ -70,27 +70,14 @@ fn run(desc: &str) -> Outcome {
         .unwrap();
     let bus = pipeline.bus().unwrap();
     let _ = pipeline.set_state(gst::State::Playing);
-    let mut out = Outcome::default();
-    while let Some(msg) = bus.timed_pop(gst::ClockTime::from_seconds(120)) {
-        match msg.view() {
-            gst::MessageView::Element(e) => {
-                if let Some(s) = e.structure() {
-                    if let Ok(f) = VmafFrameMessage::try_from(s) {
-                        out.frames.push(f);
-                    } else if let Ok(p) = VmafPooledMessage::try_from(s) {
-                        out.pooled.push(p);
-                    }
-                }
-            }
-            gst::MessageView::Error(e) => {
-                out.errors.push(format!("{} ({:?})", e.error(), e.debug()));
-                break;
-            }
-            gst::MessageView::Warning(w) => out.warnings.push(w.error().to_string()),
-            gst::MessageView::Eos(_) => break,
-            _ => {}
-        }
-    }
+    let said = common::pipeline::collect(&bus);
+    let mut out = Outcome {
+        frames: said.frames,
+        errors: said.errors,
+        warnings: said.warnings,
+        pooled: said.pooled,
+        stats: None,
+    };
     out.stats = pipeline
         .by_name("v")
         .map(|v| v.property::<gst::Structure>("stats"));

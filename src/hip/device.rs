@@ -220,6 +220,50 @@ fn out_of_memory(api: &Api, code: c_int) -> bool {
     }
 }
 
+/// Where a 2D copy reads: host memory (pinned or page-locked) or a device address.
+enum CopySource {
+    Host(*const u8),
+    Device(u64),
+}
+
+/// The shape of a 2D copy into a device buffer.
+struct Copy2d {
+    dst_offset: usize,
+    dst_pitch: usize,
+    src_pitch: usize,
+    width_bytes: usize,
+    rows: usize,
+}
+
+impl Copy2d {
+    /// Whether there is anything to copy, after checking both sides: the
+    /// source's `src_len` bytes from `src_offset`, and `dst`.
+    fn fits(
+        &self,
+        what: &str,
+        src_offset: usize,
+        src_len: usize,
+        dst: &DeviceBuffer,
+    ) -> Result<bool, HipError> {
+        let (rows, width) = (self.rows, self.width_bytes);
+        if rows == 0 || width == 0 {
+            return Ok(false);
+        }
+        let span = |off: usize, pitch: usize| off + pitch * (rows - 1) + width;
+        if width > self.src_pitch
+            || width > self.dst_pitch
+            || span(src_offset, self.src_pitch) > src_len
+            || span(self.dst_offset, self.dst_pitch) > dst.bytes
+        {
+            return Err(HipError::Usage(format!(
+                "{what} of {rows}x{width} bytes out of bounds (source {src_len} bytes from {src_offset}, pitch {}; destination {} bytes from {}, pitch {})",
+                self.src_pitch, dst.bytes, self.dst_offset, self.dst_pitch
+            )));
+        }
+        Ok(true)
+    }
+}
+
 /// Host memory page-locked where it lies for as long as this lives, so that
 /// the DMA engine reads it without a staging copy (NVIDIA:
 /// `cuMemHostRegister`). Covers whole pages: the ones holding the bytes given.
@@ -532,64 +576,19 @@ impl Stream {
         width_bytes: usize,
         rows: usize,
     ) -> Result<(), HipError> {
-        if rows == 0 || width_bytes == 0 {
+        let shape = Copy2d {
+            dst_offset,
+            dst_pitch,
+            src_pitch,
+            width_bytes,
+            rows,
+        };
+        if !shape.fits("2D upload", src_offset, src.len, dst)? {
             return Ok(());
         }
-        let span = |off: usize, pitch: usize| off + pitch * (rows - 1) + width_bytes;
-        if width_bytes > src_pitch
-            || width_bytes > dst_pitch
-            || span(src_offset, src_pitch) > src.len
-            || span(dst_offset, dst_pitch) > dst.bytes
-        {
-            return Err(HipError::Usage(format!(
-                "2D upload of {rows}x{width_bytes} bytes out of bounds (source {} bytes, pitch {src_pitch}; destination {} bytes, pitch {dst_pitch})",
-                src.len, dst.bytes
-            )));
-        }
-        match &self.dev.rt.api {
-            Api::Nvidia { cu, .. } => {
-                let p = ffi::CudaMemcpy2D {
-                    src_x_in_bytes: 0,
-                    src_y: 0,
-                    src_memory_type: ffi::CU_MEMORYTYPE_HOST,
-                    // SAFETY: offset checked against the allocation above.
-                    src_host: unsafe { src.ptr.add(src_offset) }.cast(),
-                    src_device: 0,
-                    src_array: std::ptr::null_mut(),
-                    src_pitch,
-                    dst_x_in_bytes: 0,
-                    dst_y: 0,
-                    dst_memory_type: ffi::CU_MEMORYTYPE_DEVICE,
-                    dst_host: std::ptr::null_mut(),
-                    dst_device: dst.ptr + dst_offset as u64,
-                    dst_array: std::ptr::null_mut(),
-                    dst_pitch,
-                    width_in_bytes: width_bytes,
-                    height: rows,
-                };
-                // SAFETY: both regions were bounds-checked; `p` lives across the call.
-                self.dev.rt.check(
-                    unsafe { (cu.memcpy_2d_async)(&p, self.raw) },
-                    "cuMemcpy2DAsync",
-                )
-            }
-            // SAFETY: both regions were bounds-checked above.
-            Api::Amd { hip, .. } => self.dev.rt.check(
-                unsafe {
-                    (hip.memcpy_2d_async)(
-                        dst.ptr + dst_offset as u64,
-                        dst_pitch,
-                        src.ptr.add(src_offset).cast(),
-                        src_pitch,
-                        width_bytes,
-                        rows,
-                        ffi::HIP_MEMCPY_HOST_TO_DEVICE,
-                        self.raw,
-                    )
-                },
-                "hipMemcpy2DAsync",
-            ),
-        }
+        // SAFETY: `src_offset` is inside the allocation (checked by `fits`).
+        let host = unsafe { src.ptr.add(src_offset) };
+        self.copy_2d(dst, &shape, CopySource::Host(host))
     }
 
     /// Asynchronous 2D copy host → device from page-locked host memory that
@@ -607,51 +606,22 @@ impl Stream {
         width_bytes: usize,
         rows: usize,
     ) -> Result<(), HipError> {
-        if rows == 0 || width_bytes == 0 {
+        if !matches!(self.dev.rt.api, Api::Nvidia { .. }) || !reg.covers(src) {
+            return Err(HipError::Usage(
+                "a registered upload needs NVIDIA and a registration covering its source".into(),
+            ));
+        }
+        let shape = Copy2d {
+            dst_offset,
+            dst_pitch,
+            src_pitch,
+            width_bytes,
+            rows,
+        };
+        if !shape.fits("2D upload from registered memory", 0, src.len(), dst)? {
             return Ok(());
         }
-        let span = |off: usize, pitch: usize| off + pitch * (rows - 1) + width_bytes;
-        if width_bytes > src_pitch
-            || width_bytes > dst_pitch
-            || span(0, src_pitch) > src.len()
-            || span(dst_offset, dst_pitch) > dst.bytes
-            || !reg.covers(src)
-        {
-            return Err(HipError::Usage(format!(
-                "2D upload of {rows}x{width_bytes} bytes from registered memory out of bounds (source {} bytes, pitch {src_pitch}; destination {} bytes, pitch {dst_pitch})",
-                src.len(),
-                dst.bytes
-            )));
-        }
-        let Api::Nvidia { cu, .. } = &self.dev.rt.api else {
-            return Err(HipError::Usage(
-                "host registration is used on NVIDIA only".into(),
-            ));
-        };
-        let p = ffi::CudaMemcpy2D {
-            src_x_in_bytes: 0,
-            src_y: 0,
-            src_memory_type: ffi::CU_MEMORYTYPE_HOST,
-            src_host: src.as_ptr().cast(),
-            src_device: 0,
-            src_array: std::ptr::null_mut(),
-            src_pitch,
-            dst_x_in_bytes: 0,
-            dst_y: 0,
-            dst_memory_type: ffi::CU_MEMORYTYPE_DEVICE,
-            dst_host: std::ptr::null_mut(),
-            dst_device: dst.ptr + dst_offset as u64,
-            dst_array: std::ptr::null_mut(),
-            dst_pitch,
-            width_in_bytes: width_bytes,
-            height: rows,
-        };
-        // SAFETY: both regions were bounds-checked; the source pages are
-        // page-locked by `reg`; `p` lives across the call.
-        self.dev.rt.check(
-            unsafe { (cu.memcpy_2d_async)(&p, self.raw) },
-            "cuMemcpy2DAsync",
-        )
+        self.copy_2d(dst, &shape, CopySource::Host(src.as_ptr()))
     }
 
     /// Asynchronous 2D copy device → device: `rows` rows of `width_bytes`
@@ -672,64 +642,82 @@ impl Stream {
         width_bytes: usize,
         rows: usize,
     ) -> Result<(), HipError> {
-        if rows == 0 || width_bytes == 0 {
+        if src == 0 {
+            return Err(HipError::Usage("2D device copy from a null address".into()));
+        }
+        let shape = Copy2d {
+            dst_offset,
+            dst_pitch,
+            src_pitch,
+            width_bytes,
+            rows,
+        };
+        if !shape.fits("2D device copy", 0, src_bytes, dst)? {
             return Ok(());
         }
-        let span = |off: usize, pitch: usize| off + pitch * (rows - 1) + width_bytes;
-        if src == 0
-            || width_bytes > src_pitch
-            || width_bytes > dst_pitch
-            || span(0, src_pitch) > src_bytes
-            || span(dst_offset, dst_pitch) > dst.bytes
-        {
-            return Err(HipError::Usage(format!(
-                "2D device copy of {rows}x{width_bytes} bytes out of bounds (source {src_bytes} bytes at {src:#x}, pitch {src_pitch}; destination {} bytes, pitch {dst_pitch})",
-                dst.bytes
-            )));
-        }
+        self.copy_2d(dst, &shape, CopySource::Device(src))
+    }
+
+    /// Queues a 2D copy whose bounds `Copy2d::fits` checked.
+    fn copy_2d(&self, dst: &DeviceBuffer, c: &Copy2d, src: CopySource) -> Result<(), HipError> {
+        let dst_device = dst.ptr + c.dst_offset as u64;
         match &self.dev.rt.api {
             Api::Nvidia { cu, .. } => {
+                let (src_memory_type, src_host, src_device) = match src {
+                    CopySource::Host(p) => (ffi::CU_MEMORYTYPE_HOST, p.cast(), 0),
+                    CopySource::Device(d) => (ffi::CU_MEMORYTYPE_DEVICE, std::ptr::null(), d),
+                };
                 let p = ffi::CudaMemcpy2D {
                     src_x_in_bytes: 0,
                     src_y: 0,
-                    src_memory_type: ffi::CU_MEMORYTYPE_DEVICE,
-                    src_host: std::ptr::null(),
-                    src_device: src,
+                    src_memory_type,
+                    src_host,
+                    src_device,
                     src_array: std::ptr::null_mut(),
-                    src_pitch,
+                    src_pitch: c.src_pitch,
                     dst_x_in_bytes: 0,
                     dst_y: 0,
                     dst_memory_type: ffi::CU_MEMORYTYPE_DEVICE,
                     dst_host: std::ptr::null_mut(),
-                    dst_device: dst.ptr + dst_offset as u64,
+                    dst_device,
                     dst_array: std::ptr::null_mut(),
-                    dst_pitch,
-                    width_in_bytes: width_bytes,
-                    height: rows,
+                    dst_pitch: c.dst_pitch,
+                    width_in_bytes: c.width_bytes,
+                    height: c.rows,
                 };
-                // SAFETY: the destination was bounds-checked, the source
-                // against the size its mapping reported; `p` lives across the call.
+                // SAFETY: both regions were bounds-checked by `fits` (a
+                // device source against the size its mapping reported); a
+                // host source is pinned or page-locked; `p` lives across the call.
                 self.dev.rt.check(
                     unsafe { (cu.memcpy_2d_async)(&p, self.raw) },
                     "cuMemcpy2DAsync",
                 )
             }
-            // SAFETY: as above; HIP takes device addresses as plain pointers.
-            Api::Amd { hip, .. } => self.dev.rt.check(
-                unsafe {
-                    (hip.memcpy_2d_async)(
-                        dst.ptr + dst_offset as u64,
-                        dst_pitch,
-                        src as usize as *const c_void,
-                        src_pitch,
-                        width_bytes,
-                        rows,
+            Api::Amd { hip, .. } => {
+                let (src_ptr, kind) = match src {
+                    CopySource::Host(p) => (p.cast::<c_void>(), ffi::HIP_MEMCPY_HOST_TO_DEVICE),
+                    CopySource::Device(d) => (
+                        d as usize as *const c_void,
                         ffi::HIP_MEMCPY_DEVICE_TO_DEVICE,
-                        self.raw,
-                    )
-                },
-                "hipMemcpy2DAsync",
-            ),
+                    ),
+                };
+                // SAFETY: as above; HIP takes device addresses as plain pointers.
+                self.dev.rt.check(
+                    unsafe {
+                        (hip.memcpy_2d_async)(
+                            dst_device,
+                            c.dst_pitch,
+                            src_ptr,
+                            c.src_pitch,
+                            c.width_bytes,
+                            c.rows,
+                            kind,
+                            self.raw,
+                        )
+                    },
+                    "hipMemcpy2DAsync",
+                )
+            }
         }
     }
 

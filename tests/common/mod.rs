@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 pub mod parity;
+#[cfg(feature = "plugin")]
+pub mod pipeline;
 
 /// `../shared/testdata`, or `$VMAFHIP_TESTDATA`.
 pub fn testdata_dir() -> PathBuf {
