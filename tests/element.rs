@@ -1091,3 +1091,62 @@ fn a_byte_segment_is_an_error_not_a_crash() {
         "{out:?}"
     );
 }
+
+/// Which memories the sink pads offer: GPU memory (CUDA, HIP) listed first
+/// before start unless `backend=cpu` (so `cudaupload ! vmafhip` links), and
+/// after a start on the CPU only system memory; GPU caps forced on a CPU
+/// engine are refused with an error naming why.
+#[test]
+fn sink_caps_offer_gpu_memory_only_where_the_engine_can_take_it() {
+    init();
+    let features = |caps: &gst::Caps| -> Vec<String> {
+        caps.iter_with_features()
+            .map(|(_, f)| f.to_string())
+            .collect()
+    };
+    let cuda = gst::Caps::builder("video/x-raw")
+        .features(["memory:CUDAMemory"])
+        .field("format", "I420")
+        .field("width", 64i32)
+        .field("height", 48i32)
+        .field("framerate", gst::Fraction::new(25, 1))
+        .build();
+    // Before start: the backend decides.
+    let auto = gst::ElementFactory::make("vmafhip").build().unwrap();
+    let f = features(&auto.static_pad("ref_sink").unwrap().query_caps(None));
+    assert_eq!(
+        f.first().map(String::as_str),
+        Some("memory:CUDAMemory"),
+        "{f:?}"
+    );
+    assert!(f.iter().any(|x| x == "memory:HIPMemory"), "{f:?}");
+    assert!(f.iter().any(|x| x == "memory:SystemMemory"), "{f:?}");
+    let cpu = gst::ElementFactory::make("vmafhip")
+        .property_from_str("backend", "cpu")
+        .build()
+        .unwrap();
+    let pad = cpu.static_pad("dist_sink").unwrap();
+    let f = features(&pad.query_caps(None));
+    assert!(f.iter().all(|x| x == "memory:SystemMemory"), "{f:?}");
+    assert!(!pad.query_accept_caps(&cuda));
+    // Started on the CPU: system memory only, and forced CUDA caps are an error.
+    let bin = gst::Pipeline::new();
+    bin.add(&cpu).unwrap();
+    let bus = bin.bus().unwrap();
+    bin.set_state(gst::State::Paused).unwrap();
+    let f = features(&pad.query_caps(None));
+    assert!(f.iter().all(|x| x == "memory:SystemMemory"), "{f:?}");
+    assert!(!pad.query_accept_caps(&cuda));
+    let err = bus
+        .timed_pop_filtered(gst::ClockTime::from_seconds(5), &[gst::MessageType::Error])
+        .expect("an error message");
+    let gst::MessageView::Error(e) = err.view() else {
+        unreachable!()
+    };
+    let text = e.error().to_string();
+    assert!(
+        text.contains("memory:CUDAMemory cannot be taken") && text.contains("CPU"),
+        "{text}"
+    );
+    bin.set_state(gst::State::Null).unwrap();
+}
