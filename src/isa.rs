@@ -153,6 +153,341 @@ fn x86_64_v4<R>(body: impl FnOnce() -> R) -> R {
     body()
 }
 
+/// `out[j] = bias + Σ_k taps[k]·v[j + k]` for every `j < out.len()`, in
+/// wrapping 32-bit arithmetic (a caller that filters samples `x` stored as
+/// `x − 32768` passes `32768·Σtaps` as `bias` and reads the exact u32 sum).
+///
+/// This is the engine's hottest loop (VIF's row filters). The portable form
+/// vectorises to one 32-bit multiply per tap and lane; the AVX2 and AVX-512
+/// copies here use `pmaddwd` instead (two 16×16-bit products and their sum
+/// per 32-bit lane, one instruction), on unaligned loads at even and odd
+/// offsets so that each lane meets a pair of neighbouring taps, and
+/// interleave the even and odd outputs at the store. Every copy computes the
+/// same sum modulo 2^32: a pair of products never overflows 32 signed bits
+/// (|tap| ≤ 32767, |v| ≤ 32768), and the adds wrap alike.
+///
+/// Requires `v.len() + 1 >= out.len() + taps.len()`. Columns the vector loop
+/// cannot reach without reading past `v` are done by the portable loop, so a
+/// `v` a few samples longer than that lets the vector loop do every column.
+pub fn filter_taps_i16(v: &[i16], taps: &[i16], bias: u32, out: &mut [u32]) {
+    assert!(
+        !taps.is_empty() && v.len() + 1 >= out.len() + taps.len(),
+        "filter_taps_i16: {} samples for {} outputs of {} taps",
+        v.len(),
+        out.len(),
+        taps.len()
+    );
+    #[allow(unused_mut)]
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if taps.len() <= 2 * MADD_PAIRS {
+        done = match active() {
+            // SAFETY: `active()` returns `Avx512` only when `detected()` saw
+            // the CPU report every feature the copy enables.
+            Isa::Avx512 => unsafe { madd_taps_v4(v, taps, bias, out) },
+            // SAFETY: as above, for the AVX2 (x86-64-v3) features.
+            Isa::Avx2 => unsafe { madd_taps_v3(v, taps, bias, out) },
+            Isa::Baseline => 0,
+        };
+    }
+    for (j, o) in out.iter_mut().enumerate().skip(done) {
+        *o = taps.iter().zip(&v[j..]).fold(bias, |s, (&c, &x)| {
+            s.wrapping_add((i32::from(c) * i32::from(x)) as u32)
+        });
+    }
+}
+
+/// Most tap pairs the vector copies of [`filter_taps_i16`] take (18 taps).
+const MADD_PAIRS: usize = 9;
+
+/// The taps as `pmaddwd` operands: pair `p` is `taps[2p]` in the low and
+/// `taps[2p + 1]` (0 past the end) in the high half of a 32-bit word.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn tap_pairs(taps: &[i16]) -> ([i32; MADD_PAIRS], usize) {
+    let mut pairs = [0i32; MADD_PAIRS];
+    let n = taps.len().div_ceil(2);
+    for (p, slot) in pairs[..n].iter_mut().enumerate() {
+        let lo = taps[2 * p] as u16;
+        let hi = taps.get(2 * p + 1).map_or(0, |&c| c as u16);
+        *slot = ((u32::from(hi) << 16) | u32::from(lo)) as i32;
+    }
+    (pairs, n)
+}
+
+/// AVX2 body of [`filter_taps_i16`]: 16 outputs per step. Returns how many
+/// leading outputs it wrote (a multiple of 16).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
+fn madd_taps_v3(v: &[i16], taps: &[i16], bias: u32, out: &mut [u32]) -> usize {
+    use std::arch::x86_64::*;
+    let (pairs, n) = tap_pairs(taps);
+    let coef = pairs.map(|c| _mm256_set1_epi32(c));
+    let start = _mm256_set1_epi32(bias as i32);
+    // The odd outputs' last load starts at j + 1 + 2(n − 1) and reads 16.
+    let reach = 2 * n + 15;
+    let mut j = 0;
+    while j + 16 <= out.len() && j + reach <= v.len() {
+        let (mut even, mut odd) = (start, start);
+        for (p, &c) in coef[..n].iter().enumerate() {
+            // SAFETY: both loads read 16 samples starting at most at
+            // j + 2p + 1 ≤ j + reach − 16, inside `v` by the loop condition.
+            let (a, b) = unsafe {
+                let at = v.as_ptr().add(j + 2 * p);
+                (
+                    _mm256_loadu_si256(at.cast::<__m256i>()),
+                    _mm256_loadu_si256(at.add(1).cast::<__m256i>()),
+                )
+            };
+            even = _mm256_add_epi32(even, _mm256_madd_epi16(a, c));
+            odd = _mm256_add_epi32(odd, _mm256_madd_epi16(b, c));
+        }
+        // Lane i of `even` is output j + 2i, of `odd` j + 2i + 1.
+        let lo = _mm256_unpacklo_epi32(even, odd);
+        let hi = _mm256_unpackhi_epi32(even, odd);
+        let first = _mm256_permute2x128_si256::<0x20>(lo, hi);
+        let second = _mm256_permute2x128_si256::<0x31>(lo, hi);
+        // SAFETY: j + 16 ≤ out.len(): both 8-lane stores lie inside `out`.
+        unsafe {
+            let at = out.as_mut_ptr().add(j);
+            _mm256_storeu_si256(at.cast::<__m256i>(), first);
+            _mm256_storeu_si256(at.add(8).cast::<__m256i>(), second);
+        }
+        j += 16;
+    }
+    j
+}
+
+/// AVX-512 body of [`filter_taps_i16`]: 32 outputs per step.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(
+    enable = "avx2,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512bw,avx512cd,avx512dq,avx512vl"
+)]
+fn madd_taps_v4(v: &[i16], taps: &[i16], bias: u32, out: &mut [u32]) -> usize {
+    use std::arch::x86_64::*;
+    let (pairs, n) = tap_pairs(taps);
+    let coef = pairs.map(|c| _mm512_set1_epi32(c));
+    let start = _mm512_set1_epi32(bias as i32);
+    let reach = 2 * n + 31;
+    // Output 2i comes from lane i of `even`, 2i + 1 from lane i of `odd`
+    // (index 16 + i of the pair).
+    let first_half = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    let second_half =
+        _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    let mut j = 0;
+    while j + 32 <= out.len() && j + reach <= v.len() {
+        let (mut even, mut odd) = (start, start);
+        for (p, &c) in coef[..n].iter().enumerate() {
+            // SAFETY: both loads read 32 samples starting at most at
+            // j + 2p + 1 ≤ j + reach − 32, inside `v` by the loop condition.
+            let (a, b) = unsafe {
+                let at = v.as_ptr().add(j + 2 * p);
+                (
+                    _mm512_loadu_si512(at.cast::<__m512i>()),
+                    _mm512_loadu_si512(at.add(1).cast::<__m512i>()),
+                )
+            };
+            even = _mm512_add_epi32(even, _mm512_madd_epi16(a, c));
+            odd = _mm512_add_epi32(odd, _mm512_madd_epi16(b, c));
+        }
+        let first = _mm512_permutex2var_epi32(even, first_half, odd);
+        let second = _mm512_permutex2var_epi32(even, second_half, odd);
+        // SAFETY: j + 32 ≤ out.len(): both 16-lane stores lie inside `out`.
+        unsafe {
+            let at = out.as_mut_ptr().add(j);
+            _mm512_storeu_si512(at.cast::<__m512i>(), first);
+            _mm512_storeu_si512(at.add(16).cast::<__m512i>(), second);
+        }
+        j += 32;
+    }
+    j
+}
+
+/// VIF's vertical moments of 8-bit samples for the leading columns: for a
+/// symmetric filter `taps` (odd length ≤ 17, each ≤ 32767) over the rows
+/// `r[k]`, `d[k]` (one per tap, samples ≤ 255), writes
+/// `out = [Σc·x, Σc·y, Σc·x², Σc·y², Σc·x·y]` (exact in u32: Σc·255² < 2^32
+/// for Σc = 2^16) and returns how many leading columns it did; the caller
+/// does the rest (0 on the baseline copy, which has no such body).
+///
+/// One `pmaddwd` takes both rows of a symmetric pair: their samples (≤ 255)
+/// or their products (≤ 65025, stored as `p − 32768` to fit an `i16`; the
+/// `32768·Σc` this removes is added back once) interleaved, times the pair's
+/// tap twice. All taps accumulate in registers for 16 (AVX2) or 32 (AVX-512)
+/// columns before one store, where the portable loop reads and writes five
+/// rows per tap.
+pub fn vif_moments_8bit(r: &[&[u16]], d: &[&[u16]], taps: &[u16], out: [&mut [u32]; 5]) -> usize {
+    let n = taps.len();
+    let w = out[0].len();
+    assert!(
+        n % 2 == 1
+            && n <= 17
+            && r.len() == n
+            && d.len() == n
+            && out.iter().all(|o| o.len() == w)
+            && r.iter().chain(d).all(|row| row.len() >= w)
+            && taps.iter().all(|&c| c <= i16::MAX as u16)
+            && (0..n).all(|k| taps[k] == taps[n - 1 - k]),
+        "vif_moments_8bit: {n} taps, {} and {} rows, {w} columns",
+        r.len(),
+        d.len()
+    );
+    #[cfg(target_arch = "x86_64")]
+    match active() {
+        // SAFETY: `active()` returns `Avx512` only when `detected()` saw the
+        // CPU report every feature the copy enables.
+        Isa::Avx512 => return unsafe { moments_v4(r, d, taps, out) },
+        // SAFETY: as above, for the AVX2 (x86-64-v3) features.
+        Isa::Avx2 => return unsafe { moments_v3(r, d, taps, out) },
+        Isa::Baseline => {}
+    }
+    #[allow(unreachable_code)]
+    0
+}
+
+/// `32768·Σtaps` in wrapping u32: what storing products as `p − 32768`
+/// takes from a filtered sum.
+fn product_bias(taps: &[u16]) -> u32 {
+    taps.iter()
+        .fold(0u32, |s, &c| s.wrapping_add(u32::from(c) << 15))
+}
+
+/// AVX2 body of [`vif_moments_8bit`], 16 columns per step.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
+fn moments_v3(r: &[&[u16]], d: &[&[u16]], taps: &[u16], mut out: [&mut [u32]; 5]) -> usize {
+    use std::arch::x86_64::*;
+    let (n, w) = (taps.len(), out[0].len());
+    let half = n / 2;
+    let zero = _mm256_setzero_si256();
+    let flip = _mm256_set1_epi16(i16::MIN);
+    let bias = _mm256_set1_epi32(product_bias(taps) as i32);
+    // SAFETY (every call below): `j + 16 <= w`, and `vif_moments_8bit`
+    // checked that every row holds at least `w` samples.
+    let load = |row: &[u16], j: usize| unsafe {
+        _mm256_loadu_si256(row.as_ptr().add(j).cast::<__m256i>())
+    };
+    let mut j = 0;
+    while j + 16 <= w {
+        // [Σc·x, Σc·y, Σc·x², Σc·y², Σc·xy], each as the columns that
+        // `unpacklo` (0–3, 8–11) and `unpackhi` (4–7, 12–15) pair up.
+        let mut lo = [zero; 5];
+        let mut hi = [zero; 5];
+        for k in 0..=half {
+            let cc = _mm256_set1_epi32(i32::from(taps[k]) * 0x1_0001);
+            let (xa, ya) = (load(r[k], j), load(d[k], j));
+            let (xb, yb) = if k == half {
+                (zero, zero)
+            } else {
+                (load(r[n - 1 - k], j), load(d[n - 1 - k], j))
+            };
+            let sq = |a: __m256i, b: __m256i| _mm256_xor_si256(_mm256_mullo_epi16(a, b), flip);
+            let (xxa, yya, xya) = (sq(xa, xa), sq(ya, ya), sq(xa, ya));
+            let (xxb, yyb, xyb) = if k == half {
+                (zero, zero, zero)
+            } else {
+                (sq(xb, xb), sq(yb, yb), sq(xb, yb))
+            };
+            let mut pair = |q: usize, a: __m256i, b: __m256i| {
+                lo[q] = _mm256_add_epi32(lo[q], _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), cc));
+                hi[q] = _mm256_add_epi32(hi[q], _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), cc));
+            };
+            pair(0, xa, xb);
+            pair(1, ya, yb);
+            pair(2, xxa, xxb);
+            pair(3, yya, yyb);
+            pair(4, xya, xyb);
+        }
+        for (q, o) in out.iter_mut().enumerate() {
+            let (l, h) = if q < 2 {
+                (lo[q], hi[q])
+            } else {
+                (_mm256_add_epi32(lo[q], bias), _mm256_add_epi32(hi[q], bias))
+            };
+            let first = _mm256_permute2x128_si256::<0x20>(l, h);
+            let second = _mm256_permute2x128_si256::<0x31>(l, h);
+            let o = &mut o[j..j + 16];
+            // SAFETY: `o` holds 16 u32: both 8-lane stores lie inside it.
+            unsafe {
+                _mm256_storeu_si256(o.as_mut_ptr().cast::<__m256i>(), first);
+                _mm256_storeu_si256(o.as_mut_ptr().add(8).cast::<__m256i>(), second);
+            }
+        }
+        j += 16;
+    }
+    j
+}
+
+/// AVX-512 body of [`vif_moments_8bit`], 32 columns per step.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(
+    enable = "avx2,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512bw,avx512cd,avx512dq,avx512vl"
+)]
+fn moments_v4(r: &[&[u16]], d: &[&[u16]], taps: &[u16], mut out: [&mut [u32]; 5]) -> usize {
+    use std::arch::x86_64::*;
+    let (n, w) = (taps.len(), out[0].len());
+    let half = n / 2;
+    let zero = _mm512_setzero_si512();
+    let flip = _mm512_set1_epi16(i16::MIN);
+    let bias = _mm512_set1_epi32(product_bias(taps) as i32);
+    // `unpacklo` pairs columns 0–3, 8–11, 16–19, 24–27 and `unpackhi` the
+    // others, 128 bits at a time; these put them back in order.
+    let first_half = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
+    let second_half = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+    // SAFETY (every call below): `j + 32 <= w`, and `vif_moments_8bit`
+    // checked that every row holds at least `w` samples.
+    let load = |row: &[u16], j: usize| unsafe {
+        _mm512_loadu_si512(row.as_ptr().add(j).cast::<__m512i>())
+    };
+    let mut j = 0;
+    while j + 32 <= w {
+        let mut lo = [zero; 5];
+        let mut hi = [zero; 5];
+        for k in 0..=half {
+            let cc = _mm512_set1_epi32(i32::from(taps[k]) * 0x1_0001);
+            let (xa, ya) = (load(r[k], j), load(d[k], j));
+            let (xb, yb) = if k == half {
+                (zero, zero)
+            } else {
+                (load(r[n - 1 - k], j), load(d[n - 1 - k], j))
+            };
+            let sq = |a: __m512i, b: __m512i| _mm512_xor_si512(_mm512_mullo_epi16(a, b), flip);
+            let (xxa, yya, xya) = (sq(xa, xa), sq(ya, ya), sq(xa, ya));
+            let (xxb, yyb, xyb) = if k == half {
+                (zero, zero, zero)
+            } else {
+                (sq(xb, xb), sq(yb, yb), sq(xb, yb))
+            };
+            let mut pair = |q: usize, a: __m512i, b: __m512i| {
+                lo[q] = _mm512_add_epi32(lo[q], _mm512_madd_epi16(_mm512_unpacklo_epi16(a, b), cc));
+                hi[q] = _mm512_add_epi32(hi[q], _mm512_madd_epi16(_mm512_unpackhi_epi16(a, b), cc));
+            };
+            pair(0, xa, xb);
+            pair(1, ya, yb);
+            pair(2, xxa, xxb);
+            pair(3, yya, yyb);
+            pair(4, xya, xyb);
+        }
+        for (q, o) in out.iter_mut().enumerate() {
+            let (l, h) = if q < 2 {
+                (lo[q], hi[q])
+            } else {
+                (_mm512_add_epi32(lo[q], bias), _mm512_add_epi32(hi[q], bias))
+            };
+            let first = _mm512_permutex2var_epi64(l, first_half, h);
+            let second = _mm512_permutex2var_epi64(l, second_half, h);
+            let o = &mut o[j..j + 32];
+            // SAFETY: `o` holds 32 u32: both 16-lane stores lie inside it.
+            unsafe {
+                _mm512_storeu_si512(o.as_mut_ptr().cast::<__m512i>(), first);
+                _mm512_storeu_si512(o.as_mut_ptr().add(16).cast::<__m512i>(), second);
+            }
+        }
+        j += 32;
+    }
+    j
+}
+
 /// Copies `src` into `dst` (equal lengths) with non-temporal stores where
 /// `dst` is 16-byte aligned. For a destination that only a DMA engine reads
 /// next (the GPU's pinned staging buffer): a plain copy first reads every
@@ -219,5 +554,159 @@ mod stream_tests {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod kernel_tests {
+    use super::*;
+
+    /// A small deterministic generator (no dependency for tests).
+    struct Lcg(u64);
+    impl Lcg {
+        fn next(&mut self) -> u32 {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (self.0 >> 33) as u32
+        }
+    }
+
+    /// The copies this CPU can run, each forced in turn through the public
+    /// entry points (`force` is process-wide; every copy gives the same
+    /// numbers, so tests running beside these are unaffected).
+    fn copies() -> Vec<Isa> {
+        let runnable: Vec<Isa> = Isa::ALL.into_iter().filter(|&i| i <= detected()).collect();
+        for i in Isa::ALL {
+            if i > detected() {
+                eprintln!("not exercised here: the {} copy", i.name());
+            }
+        }
+        runnable
+    }
+
+    const VIF_TAPS: [&[u16]; 3] = [
+        &[
+            489, 935, 1640, 2640, 3896, 5274, 6547, 7455, 7784, 7455, 6547, 5274, 3896, 2640, 1640,
+            935, 489,
+        ],
+        &[1244, 3663, 7925, 12590, 14692, 12590, 7925, 3663, 1244],
+        &[3571, 16004, 26386, 16004, 3571],
+    ];
+
+    #[test]
+    fn every_copy_of_the_tap_filter_equals_the_sum() {
+        let mut g = Lcg(7);
+        let before = active();
+        for copy in copies() {
+            assert!(force(copy));
+            for w in [1, 15, 16, 17, 31, 32, 33, 63, 64, 100, 960, 1920] {
+                for ntaps in 1..=18 {
+                    let taps: Vec<i16> = (0..ntaps)
+                        .map(|k| match (k + w) % 4 {
+                            0 => i16::MAX,
+                            1 => -i16::MAX,
+                            _ => g.next() as i16 / 2,
+                        })
+                        .collect();
+                    for slack in [0, 40] {
+                        let v: Vec<i16> = (0..w + ntaps - 1 + slack)
+                            .map(|i| match i % 5 {
+                                0 => i16::MIN,
+                                1 => i16::MAX,
+                                _ => g.next() as i16,
+                            })
+                            .collect();
+                        let bias = g.next();
+                        let mut out = vec![0u32; w];
+                        filter_taps_i16(&v, &taps, bias, &mut out);
+                        for (j, &o) in out.iter().enumerate() {
+                            let want =
+                                taps.iter().enumerate().fold(i64::from(bias), |s, (k, &c)| {
+                                    s + i64::from(c) * i64::from(v[j + k])
+                                });
+                            assert_eq!(
+                                o,
+                                want as u32,
+                                "{} copy, {w} columns, {ntaps} taps, slack {slack}, column {j}",
+                                copy.name()
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        force(before);
+    }
+
+    #[test]
+    fn every_copy_of_the_vif_moments_equals_the_sums() {
+        let mut g = Lcg(11);
+        let before = active();
+        for copy in copies() {
+            assert!(force(copy));
+            for w in [1, 16, 31, 32, 33, 64, 100, 1920] {
+                for taps in VIF_TAPS {
+                    let n = taps.len();
+                    let img = |g: &mut Lcg| -> Vec<Vec<u16>> {
+                        (0..n)
+                            .map(|k| {
+                                (0..w + k)
+                                    .map(|i| match (i + k) % 7 {
+                                        0 => 255,
+                                        1 => 0,
+                                        _ => (g.next() % 256) as u16,
+                                    })
+                                    .collect()
+                            })
+                            .collect()
+                    };
+                    let (r, d) = (img(&mut g), img(&mut g));
+                    let rr: Vec<&[u16]> = r.iter().map(|x| &x[..]).collect();
+                    let dr: Vec<&[u16]> = d.iter().map(|x| &x[..]).collect();
+                    let mut out = [
+                        vec![0u32; w],
+                        vec![0u32; w],
+                        vec![0u32; w],
+                        vec![0u32; w],
+                        vec![0u32; w],
+                    ];
+                    let [a, b, c, e, f] = &mut out;
+                    let done = vif_moments_8bit(&rr, &dr, taps, [a, b, c, e, f]);
+                    let expect_all = match copy {
+                        Isa::Baseline => 0,
+                        Isa::Avx2 => w / 16 * 16,
+                        Isa::Avx512 => w / 32 * 32,
+                    };
+                    assert_eq!(done, expect_all, "{} copy, {w} columns", copy.name());
+                    for j in 0..done {
+                        let sum = |f: &dyn Fn(u64, u64) -> u64| -> u32 {
+                            (0..n)
+                                .map(|k| {
+                                    u64::from(taps[k]) * f(u64::from(r[k][j]), u64::from(d[k][j]))
+                                })
+                                .sum::<u64>() as u32
+                        };
+                        let want = [
+                            sum(&|x, _| x),
+                            sum(&|_, y| y),
+                            sum(&|x, _| x * x),
+                            sum(&|_, y| y * y),
+                            sum(&|x, y| x * y),
+                        ];
+                        for q in 0..5 {
+                            assert_eq!(
+                                out[q][j],
+                                want[q],
+                                "{} copy, {w} columns, {n} taps, moment {q}, column {j}",
+                                copy.name()
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        force(before);
     }
 }

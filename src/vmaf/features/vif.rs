@@ -258,8 +258,9 @@ fn rnd_u64(x: u64, s: u32) -> u64 {
 pub struct Vif {
     table: Vec<u16>,
     // Vertical-pass rows, padded by `PAD` on each side for the horizontal
-    // mirror: the means (ref, dis) and the second moments (xx, yy, xy).
-    v_mu: [Vec<u16>; 2],
+    // mirror (and `SLACK` past the end): the means (ref, dis), as
+    // [`biased`] samples, and the second moments (xx, yy, xy).
+    v_mu: [Vec<i16>; 2],
     v_sq: [Vec<u32>; 3],
     // Vertical sums before their final shift.
     acc_mu: [Vec<u32>; 2],
@@ -269,8 +270,9 @@ pub struct Vif {
     /// Second moments after the horizontal pass and the final
     /// `(x + 32768) >> 16`.
     h_sq: [Vec<u32>; 3],
-    /// A 32-bit row split into its 16-bit halves, and their filtered sums.
-    halves: [Vec<u16>; 2],
+    /// A 32-bit row split into its 16-bit halves ([`biased`]), and their
+    /// filtered sums.
+    halves: [Vec<i16>; 2],
     half_sums: [Vec<u32>; 2],
     log_args: LogArgs,
     // Decimated images of the next scale (ref, dis).
@@ -281,6 +283,17 @@ pub struct Vif {
 }
 
 const PAD: usize = 8;
+
+/// Samples past a padded 16-bit row that the vector row filters may read
+/// (and multiply by a zero tap), so that they reach every column.
+const SLACK: usize = 32;
+
+/// A 16-bit sample as the row filters take it: `x − 32768` in an `i16`, the
+/// range `pmaddwd` multiplies (see [`filter_row`]).
+#[inline(always)]
+fn biased(x: u16) -> i16 {
+    (x ^ 0x8000) as i16
+}
 
 /// Per-scale (num, den) as libvmaf stores them.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -307,7 +320,7 @@ impl Vif {
     /// Row scratch for rows of up to `w` samples (grows only).
     fn ensure_rows(&mut self, w: usize) {
         for v in &mut self.v_mu {
-            grow(v, w + 2 * PAD);
+            grow(v, w + 2 * PAD + SLACK);
         }
         for v in &mut self.v_sq {
             grow(v, w + 2 * PAD);
@@ -322,7 +335,7 @@ impl Vif {
             grow(v, w);
         }
         for v in &mut self.halves {
-            grow(v, w + 2 * PAD);
+            grow(v, w + 2 * PAD + SLACK);
         }
     }
 
@@ -443,7 +456,7 @@ impl Vif {
             let span = base..PAD + w + half;
             for (v, out) in self.v_mu.iter_mut().zip(&mut self.h_mu) {
                 pad_row(v, w, half);
-                filter_row_u16(&v[span.clone()], filt, &mut out[..w]);
+                filter_row(&v[base..], filt, &mut out[..w]);
             }
             for (v, out) in self.v_sq.iter_mut().zip(&mut self.h_sq) {
                 pad_row(v, w, half);
@@ -502,7 +515,6 @@ impl Vif {
             }
             let inner = PAD..PAD + w;
             let base = PAD - half;
-            let span = base..PAD + w + half;
             for (img, out) in [(r, &mut *out_r), (d, &mut *out_d)] {
                 let [acc, h_row] = &mut self.acc_mu;
                 let v = &mut self.v_mu[0];
@@ -511,7 +523,7 @@ impl Vif {
                 // below 2^16 here, so one u16 row serves both.
                 narrow_mu(&acc[..w], v_round, v_shift, &mut v[inner.clone()]);
                 pad_row(v, w, half);
-                filter_row_u16(&v[span.clone()], filt, &mut h_row[..w]);
+                filter_row(&v[base..], filt, &mut h_row[..w]);
                 for (o, &s) in out[oi * ow..(oi + 1) * ow]
                     .iter_mut()
                     .zip(h_row.iter().step_by(2))
@@ -556,11 +568,34 @@ fn vertical_u32(
         &mut yy[..w],
         &mut xy[..w],
     );
+    let mut r_rows: [&[u16]; 17] = [&[]; 17];
+    let mut d_rows: [&[u16]; 17] = [&[]; 17];
+    for (k, &row) in rows.iter().enumerate() {
+        r_rows[k] = &r[row * w..][..w];
+        d_rows[k] = &d[row * w..][..w];
+    }
+    let done = crate::isa::vif_moments_8bit(
+        &r_rows[..n],
+        &d_rows[..n],
+        filt,
+        [&mut *m1, &mut *m2, &mut *xx, &mut *yy, &mut *xy],
+    );
+    // The columns the vector copy left (all of them on the baseline copy).
+    let w = w - done;
+    let (m1, m2, xx, yy, xy) = (
+        &mut m1[done..],
+        &mut m2[done..],
+        &mut xx[done..],
+        &mut yy[done..],
+        &mut xy[done..],
+    );
+    let r_rows = r_rows.map(|row| row.get(done..).unwrap_or_default());
+    let d_rows = d_rows.map(|row| row.get(done..).unwrap_or_default());
     crate::isa::dispatch(
         #[inline(always)]
         || {
             let c = filt[half];
-            let (rr, dr) = (&r[rows[half] * w..][..w], &d[rows[half] * w..][..w]);
+            let (rr, dr) = (&r_rows[half][..w], &d_rows[half][..w]);
             for j in 0..w {
                 let (x, y) = (rr[j], dr[j]);
                 m1[j] = wide(c, x);
@@ -571,8 +606,8 @@ fn vertical_u32(
             }
             for k in 0..half {
                 let c = filt[k];
-                let (ra, rb) = (&r[rows[k] * w..][..w], &r[rows[n - 1 - k] * w..][..w]);
-                let (da, db) = (&d[rows[k] * w..][..w], &d[rows[n - 1 - k] * w..][..w]);
+                let (ra, rb) = (&r_rows[k][..w], &r_rows[n - 1 - k][..w]);
+                let (da, db) = (&d_rows[k][..w], &d_rows[n - 1 - k][..w]);
                 for j in 0..w {
                     let (xa, xb) = (ra[j], rb[j]);
                     let (ya, yb) = (da[j], db[j]);
@@ -650,13 +685,14 @@ fn filter_col_u16(img: &[u16], w: usize, rows: &[usize], filt: &[u16], out: &mut
 }
 
 /// Means of the vertical pass: `(acc + round) >> shift` in u32 (libvmaf's
-/// uint32 arithmetic), always below 2^16 (Σc = 2^16 and samples < 2^shift).
-fn narrow_mu(acc: &[u32], round: u32, shift: u32, out: &mut [u16]) {
+/// uint32 arithmetic), always below 2^16 (Σc = 2^16 and samples < 2^shift),
+/// stored [`biased`] for the row filter.
+fn narrow_mu(acc: &[u32], round: u32, shift: u32, out: &mut [i16]) {
     crate::isa::dispatch(
         #[inline(always)]
         || {
             for (o, &a) in out.iter_mut().zip(acc) {
-                *o = (a.wrapping_add(round) >> shift) as u16;
+                *o = biased((a.wrapping_add(round) >> shift) as u16);
             }
         },
     )
@@ -674,26 +710,41 @@ fn narrow_sq(acc: &[u64], shift: u32, out: &mut [u32]) {
     )
 }
 
-/// Horizontal pass of a 16-bit row: `out[j] = Σ_k c_k·v[j + k]` in u32 (below
-/// 2^32: Σc = 2^16, v < 2^16). `v` holds the row with `half` mirrored
-/// samples on each side. Widening 16-bit products, both taps of a
-/// symmetric pair multiplied separately (their sum could pass 2^16).
-fn filter_row_u16(v: &[u16], filt: &[u16], out: &mut [u32]) {
+/// Horizontal pass of a 16-bit row: `out[j] = Σ_k c_k·x[j + k]` in u32
+/// (below 2^32: Σc = 2^16, x < 2^16), where `v` holds the samples `x`
+/// [`biased`], from `half` mirrored samples before the row's first to at
+/// least `half + 1` past its last (the row buffers' `SLACK` gives the vector
+/// copies room for every column).
+///
+/// With `x = x' + 32768`, `Σc·x = Σc·x' + 32768·Σc`: the signed sum is what
+/// `crate::isa::filter_taps_i16` forms (two products per instruction), and
+/// the constant is added back in wrapping u32, exact as the true sum fits.
+/// Taps above 32767 (scale 3's centre) take the portable loop on `x`.
+fn filter_row(v: &[i16], filt: &[u16], out: &mut [u32]) {
+    let bias = filt
+        .iter()
+        .fold(0u32, |s, &c| s.wrapping_add(u32::from(c) << 15));
+    let mut taps = [0i16; 17];
+    let signed = filt.iter().all(|&c| c <= i16::MAX as u16);
+    if signed {
+        for (t, &c) in taps.iter_mut().zip(filt) {
+            *t = c as i16;
+        }
+        crate::isa::filter_taps_i16(v, &taps[..filt.len()], bias, out);
+        return;
+    }
     let n = filt.len();
-    let half = n / 2;
     let w = out.len();
     crate::isa::dispatch(
         #[inline(always)]
         || {
-            let c = filt[half];
-            for (o, &x) in out.iter_mut().zip(&v[half..half + w]) {
-                *o = wide(c, x);
+            let x = |k: usize| &v[k..k + w];
+            for (o, &s) in out.iter_mut().zip(x(0)) {
+                *o = wide(filt[0], s as u16 ^ 0x8000);
             }
-            for k in 0..half {
-                let c = filt[k];
-                let (a, b) = (&v[k..k + w], &v[n - 1 - k..n - 1 - k + w]);
-                for j in 0..w {
-                    out[j] += wide(c, a[j]) + wide(c, b[j]);
+            for (k, &c) in filt.iter().enumerate().take(n).skip(1) {
+                for (o, &s) in out.iter_mut().zip(x(k)) {
+                    *o += wide(c, s as u16 ^ 0x8000);
                 }
             }
         },
@@ -705,33 +756,32 @@ fn filter_row_u16(v: &[u16], filt: &[u16], out: &mut [u32]) {
 ///
 /// Each sample is split as `v = 65536·hi + lo` (both 16-bit), so
 /// `Σc·v = 65536·H + L` with `H = Σc·hi` and `L = Σc·lo` each below 2^32
-/// (Σc = 2^16), filtered by [`filter_row_u16`]. As 65536·H is a multiple of
+/// (Σc = 2^16), filtered by [`filter_row`]. As 65536·H is a multiple of
 /// 2^16, `(Σc·v + 32768) >> 16 = H + ((L + 32768) >> 16)`, which fits u32
 /// (it is at most (2^16·(2^32 − 1) + 2^15) >> 16), and `L + 32768` cannot
 /// overflow. No 64-bit product is formed.
 fn filter_row_u32(
     v: &[u32],
     filt: &[u16],
-    halves: &mut [Vec<u16>; 2],
+    halves: &mut [Vec<i16>; 2],
     sums: &mut [Vec<u32>; 2],
     out: &mut [u32],
 ) {
     let (len, w) = (v.len(), out.len());
     let [lo, hi] = halves;
-    let (lo, hi) = (&mut lo[..len], &mut hi[..len]);
     crate::isa::dispatch(
         #[inline(always)]
         || {
-            for ((l, h), &x) in lo.iter_mut().zip(hi.iter_mut()).zip(v) {
-                *l = x as u16;
-                *h = (x >> 16) as u16;
+            for ((l, h), &x) in lo[..len].iter_mut().zip(&mut hi[..len]).zip(v) {
+                *l = biased(x as u16);
+                *h = biased((x >> 16) as u16);
             }
         },
     );
     let [sum_lo, sum_hi] = sums;
     let (sum_lo, sum_hi) = (&mut sum_lo[..w], &mut sum_hi[..w]);
-    filter_row_u16(lo, filt, sum_lo);
-    filter_row_u16(hi, filt, sum_hi);
+    filter_row(lo, filt, sum_lo);
+    filter_row(hi, filt, sum_hi);
     crate::isa::dispatch(
         #[inline(always)]
         || {
@@ -933,7 +983,7 @@ mod tests {
         for filt in VIF_FILTERS {
             let w = v.len() - filt.len() + 1;
             let mut out = vec![0u32; w];
-            let mut halves = [vec![0u16; v.len()], vec![0u16; v.len()]];
+            let mut halves = [vec![0i16; v.len()], vec![0i16; v.len()]];
             let mut sums = [vec![0u32; w], vec![0u32; w]];
             filter_row_u32(&v, filt, &mut halves, &mut sums, &mut out);
             for (j, &o) in out.iter().enumerate() {
