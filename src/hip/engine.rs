@@ -1076,8 +1076,8 @@ impl HipBackend {
                 // GPU input: read the uploaded luma back (waits for this frame).
                 Self::luma_to_host(&self.dev, &mut self.ssim_host, l, &self.slots[s])?
             } else {
-                let f = crate::vmaf::Frame::from_picture(input.reference);
-                let g = crate::vmaf::Frame::from_picture(input.distorted);
+                let f = crate::vmaf::Frame::from_picture(input.reference, false);
+                let g = crate::vmaf::Frame::from_picture(input.distorted, false);
                 (
                     ssim::to_float(&f.luma().data, f.bpc),
                     ssim::to_float(&g.luma().data, g.bpc),

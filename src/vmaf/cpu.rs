@@ -42,14 +42,14 @@ impl Spare {
     const LIMIT: usize = 64;
 
     /// A frame holding a copy of `pic`, in recycled memory when there is some.
-    fn frame_from(&self, pic: &super::Picture<'_>) -> Frame {
+    fn frame_from(&self, pic: &super::Picture<'_>, chroma: bool) -> Frame {
         let recycled = self.0.lock().unwrap().pop();
         match recycled {
             Some(mut f) => {
-                f.fill_from(pic);
+                f.fill_from(pic, chroma);
                 f
             }
-            None => Frame::from_picture(pic),
+            None => Frame::from_picture(pic, chroma),
         }
     }
 
@@ -191,8 +191,9 @@ impl FeatureBackend for CpuBackend {
     }
 
     fn submit(&mut self, input: FrameInput<'_>) -> Result<(), VmafError> {
-        let reference = Arc::new(self.spare.frame_from(input.reference));
-        let distorted = Arc::new(self.spare.frame_from(input.distorted));
+        let chroma = self.plan.reads_chroma();
+        let reference = Arc::new(self.spare.frame_from(input.reference, chroma));
+        let distorted = Arc::new(self.spare.frame_from(input.distorted, chroma));
         drop(input.keep);
         let (prev_reference, prev_prev_reference) = match &self.plan.motion {
             Some(mp) => {

@@ -94,6 +94,10 @@ impl Bands {
     pub fn hvd(&self) -> [&[i32]; 3] {
         [&self.h, &self.v, &self.d]
     }
+    /// The detail bands to overwrite, in the same order.
+    pub(crate) fn hvd_mut(&mut self) -> [&mut [i32]; 3] {
+        [&mut self.h, &mut self.v, &mut self.d]
+    }
 }
 
 /// Three detail bands (h, v, d) sharing one size.
@@ -120,8 +124,6 @@ pub struct Adm {
     dis_b: Bands,
     ref_prev_a: Vec<i32>,
     dis_prev_a: Vec<i32>,
-    rst: Triple,
-    add: Triple,
     csf_y: Triple,
     csf_flt: Triple,
     tmp_lo: Vec<i32>,
@@ -198,38 +200,26 @@ impl Adm {
             cw = bw;
             ch = bh;
             let n = bw * bh;
-            for t in [
-                &mut self.rst,
-                &mut self.add,
-                &mut self.csf_y,
-                &mut self.csf_flt,
-            ] {
+            for t in [&mut self.csf_y, &mut self.csf_flt] {
                 t.resize(n);
             }
+            let den_scale = csf_den(scale, &self.ref_b, p);
+            // In place: the reference's detail bands become the restored
+            // part, the distorted's the additive part (neither is read again).
             decouple(
                 scale,
-                &self.ref_b,
-                &self.dis_b,
+                &mut self.ref_b,
+                &mut self.dis_b,
                 p.enhn_gain_limit,
                 &self.div,
-                &mut self.rst,
-                &mut self.add,
                 &mut self.decouple,
             );
-            let den_scale = csf_den(scale, &self.ref_b, p);
+            let (rst, add) = (self.ref_b.hvd(), self.dis_b.hvd());
             // Detail loss: CSF of the additive part, masking of the restored part.
-            csf(
-                scale,
-                &self.add.refs(),
-                bw,
-                bh,
-                p,
-                &mut self.csf_y,
-                &mut self.csf_flt,
-            );
+            csf(scale, &add, bw, bh, p, &mut self.csf_y, &mut self.csf_flt);
             let num_scale = cm(
                 scale,
-                &self.rst.refs(),
+                &rst,
                 &self.csf_y.refs(),
                 &self.csf_flt.refs(),
                 bw,
@@ -239,18 +229,10 @@ impl Adm {
                 &mut self.cm,
             );
             // AIM: CSF of the restored part, masking of the additive part, no noise floor.
-            csf(
-                scale,
-                &self.rst.refs(),
-                bw,
-                bh,
-                p,
-                &mut self.csf_y,
-                &mut self.csf_flt,
-            );
+            csf(scale, &rst, bw, bh, p, &mut self.csf_y, &mut self.csf_flt);
             let aim_scale = cm(
                 scale,
-                &self.add.refs(),
+                &add,
                 &self.csf_y.refs(),
                 &self.csf_flt.refs(),
                 bw,

@@ -2,7 +2,7 @@
 //! the distorted detail bands split into a restored part (what the reference
 //! explains) and an additive part (the impairment).
 
-use super::adm::{Bands, Triple};
+use super::adm::Bands;
 use super::adm_tables::Region;
 use super::grow;
 
@@ -16,84 +16,67 @@ pub fn cos_1deg_sq() -> f32 {
 #[allow(clippy::too_many_arguments)]
 pub fn decouple(
     scale: usize,
-    rb: &Bands,
-    db: &Bands,
+    rb: &mut Bands,
+    db: &mut Bands,
     egl: f64,
     div: &[i32],
-    rst: &mut Triple,
-    add: &mut Triple,
     scratch: &mut DecoupleScratch,
 ) {
     if scale == 0 {
-        decouple_s0(rb, db, egl, div, rst, add, scratch);
+        decouple_s0(rb, db, egl, div, scratch);
     } else {
-        decouple_pixelwise(scale, rb, db, egl, div, rst, add);
+        decouple_pixelwise(scale, rb, db, egl, div);
     }
 }
 
 /// Scale 0, row by row through [`decouple_row_s0`].
 fn decouple_s0(
-    rb: &Bands,
-    db: &Bands,
+    rb: &mut Bands,
+    db: &mut Bands,
     egl: f64,
     div: &[i32],
-    rst: &mut Triple,
-    add: &mut Triple,
     scratch: &mut DecoupleScratch,
 ) {
     let (w, h) = (rb.w, rb.hgt);
     let e = Region::extended(w, h);
     let cos_sq = f64::from(cos_1deg_sq());
-    let o_b = rb.hvd();
-    let t_b = db.hvd();
+    let [o0, o1, o2] = rb.hvd_mut();
+    let [t0, t1, t2] = db.hvd_mut();
     let cols = e.left as usize..e.right as usize;
     let n = cols.len();
     grow(&mut scratch.angle, n);
     grow(&mut scratch.div_o, n);
     for i in e.top as usize..e.bottom as usize {
         let at = i * w + cols.start..i * w + cols.end;
-        let o = o_b.map(|b| &b[at.clone()]);
-        let t = t_b.map(|b| &b[at.clone()]);
-        let [r0, r1, r2] = &mut rst.0;
-        let [a0, a1, a2] = &mut add.0;
         decouple_row_s0(
-            o,
-            t,
+            [
+                &mut o0[at.clone()],
+                &mut o1[at.clone()],
+                &mut o2[at.clone()],
+            ],
+            [
+                &mut t0[at.clone()],
+                &mut t1[at.clone()],
+                &mut t2[at.clone()],
+            ],
             div,
             egl,
             cos_sq,
-            [
-                &mut r0[at.clone()],
-                &mut r1[at.clone()],
-                &mut r2[at.clone()],
-            ],
-            [
-                &mut a0[at.clone()],
-                &mut a1[at.clone()],
-                &mut a2[at.clone()],
-            ],
             &mut scratch.angle[..n],
             &mut scratch.div_o[..n],
         );
     }
 }
 
-/// libvmaf's loop pixel by pixel, for any scale. Scales 1..3 (int32 bands)
-/// run it; at scale 0 it is what the row passes are tested against.
-fn decouple_pixelwise(
-    scale: usize,
-    rb: &Bands,
-    db: &Bands,
-    egl: f64,
-    div: &[i32],
-    rst: &mut Triple,
-    add: &mut Triple,
-) {
+/// libvmaf's loop pixel by pixel, for any scale, in place as [`decouple`].
+/// Scales 1..3 (int32 bands) run it; at scale 0 it is what the row passes
+/// are tested against.
+fn decouple_pixelwise(scale: usize, rb: &mut Bands, db: &mut Bands, egl: f64, div: &[i32]) {
     let (w, h) = (rb.w, rb.hgt);
     let e = Region::extended(w, h);
     let cos_sq = f64::from(cos_1deg_sq());
-    let o_b = rb.hvd();
-    let t_b = db.hvd();
+    let o_b = rb.hvd_mut();
+    let t_b = db.hvd_mut();
     crate::isa::dispatch(
         #[inline(always)]
         move || {
@@ -155,9 +138,11 @@ fn decouple_pixelwise(
                                 i64::from(m as i32)
                             };
                         }
-                        rst.0[theta][at] = r as i32;
+                        // Band θ's o and t at `at` are read above and
+                        // nowhere after: overwrite them.
+                        o_b[theta][at] = r as i32;
                         let a = i64::from(t) - r;
-                        add.0[theta][at] = if scale == 0 {
+                        t_b[theta][at] = if scale == 0 {
                             i32::from(a as i16)
                         } else {
                             a as i32
@@ -190,20 +175,22 @@ pub struct DecoupleScratch {
 ///   o > 0, negative when k > 0 and o < 0 (its smallest magnitude, 2^-21,
 ///   is far from underflow), so its sign is taken from the integers.
 #[allow(clippy::too_many_arguments)]
+///
+/// In place: each band's `o` becomes the restored and its `t` the additive
+/// part, sample by sample once both are read (the angle test, which reads
+/// the h and v bands, runs over the row first).
 fn decouple_row_s0(
-    o: [&[i32]; 3],
-    t: [&[i32]; 3],
+    o: [&mut [i32]; 3],
+    t: [&mut [i32]; 3],
     div: &[i32],
     egl: f64,
     cos_sq: f64,
-    rst: [&mut [i32]; 3],
-    add: [&mut [i32]; 3],
     angle: &mut [bool],
     div_o: &mut [i32],
 ) {
     let n = angle.len();
-    let [oh, ov, _] = o.map(|b| &b[..n]);
-    let [th, tv, _] = t.map(|b| &b[..n]);
+    let [oh, ov, _] = [&*o[0], &*o[1], &*o[2]].map(|b| &b[..n]);
+    let [th, tv, _] = [&*t[0], &*t[1], &*t[2]].map(|b| &b[..n]);
     let angle_out = &mut *angle;
     crate::isa::dispatch(
         #[inline(always)]
@@ -223,9 +210,9 @@ fn decouple_row_s0(
         },
     );
     let angle: &[bool] = angle;
-    for ((o, t), (rst, add)) in o.iter().zip(t).zip(rst.into_iter().zip(add)) {
-        let (o, t, rst, add) = (&o[..n], &t[..n], &mut rst[..n], &mut add[..n]);
-        for (d, &x) in div_o.iter_mut().zip(o) {
+    for (o, t) in o.into_iter().zip(t) {
+        let (o, t) = (&mut o[..n], &mut t[..n]);
+        for (d, &x) in div_o.iter_mut().zip(&*o) {
             *d = div[(x + 32768) as usize];
         }
         let div_o: &[i32] = &div_o[..n];
@@ -251,8 +238,8 @@ fn decouple_row_s0(
                         };
                         r = i32::from(m as i16);
                     }
-                    rst[j] = r;
-                    add[j] = i32::from((tj - r) as i16);
+                    o[j] = r;
+                    t[j] = i32::from((tj - r) as i16);
                 }
             },
         );
@@ -337,25 +324,15 @@ mod tests {
         for (w, h, seed) in [(3, 3, 1), (9, 5, 2), (17, 9, 3), (64, 40, 4), (131, 21, 5)] {
             let (rb, db) = band_pair(w, h, seed);
             for egl in [1.0, 100.0] {
-                let mut fast = (Triple::default(), Triple::default());
-                let mut slow = (Triple::default(), Triple::default());
-                for t in [&mut fast.0, &mut fast.1, &mut slow.0, &mut slow.1] {
-                    t.resize(w * h);
-                }
+                let mut fast = (rb.clone(), db.clone());
+                let mut slow = (rb.clone(), db.clone());
                 let mut scratch = DecoupleScratch::default();
-                decouple(
-                    0,
-                    &rb,
-                    &db,
-                    egl,
-                    &div,
-                    &mut fast.0,
-                    &mut fast.1,
-                    &mut scratch,
-                );
-                decouple_pixelwise(0, &rb, &db, egl, &div, &mut slow.0, &mut slow.1);
-                assert_eq!(fast.0.0, slow.0.0, "restored, {w}x{h} egl {egl}");
-                assert_eq!(fast.1.0, slow.1.0, "additive, {w}x{h} egl {egl}");
+                decouple(0, &mut fast.0, &mut fast.1, egl, &div, &mut scratch);
+                decouple_pixelwise(0, &mut slow.0, &mut slow.1, egl, &div);
+                assert_eq!(fast.0.hvd(), slow.0.hvd(), "restored, {w}x{h} egl {egl}");
+                assert_eq!(fast.1.hvd(), slow.1.hvd(), "additive, {w}x{h} egl {egl}");
+                // Outside the region the bands are untouched.
+                assert_eq!(fast.0.a, rb.a);
             }
         }
     }

@@ -210,6 +210,12 @@ pub const MOTION_OPTS: &[OptSpec] = &[
 ];
 
 impl Plan {
+    /// Whether an extractor of this plan reads the chroma planes
+    /// (speed_chroma, and PSNR's Cb and Cr); the others read luma only.
+    pub fn reads_chroma(&self) -> bool {
+        self.speed_chroma.is_some() || self.psnr
+    }
+
     pub fn new(
         models: &ModelSet,
         psnr: bool,
