@@ -1,6 +1,8 @@
 //! The CPU feature backend: frame-parallel worker threads, each with its own
 //! extractor scratch. Results are reordered by frame index, so they are
-//! identical to a single-threaded run.
+//! identical to a single-threaded run. One thread means one worker: the
+//! caller's thread copies the next frame in while it computes (as libvmaf's
+//! thread pool of one does).
 //!
 //! Frames are recycled: once the last job holding a frame is done, its
 //! planes go back to a spare list and the next picture is copied into them,
@@ -15,7 +17,6 @@ use std::thread::JoinHandle;
 
 pub struct CpuBackend {
     threads: usize,
-    inline: Option<CpuExtractor>,
     workers: Vec<JoinHandle<()>>,
     jobs: Option<Sender<FrameJob>>,
     results: Option<Receiver<RawFeatures>>,
@@ -82,7 +83,6 @@ impl CpuBackend {
         };
         let mut b = CpuBackend {
             threads,
-            inline: None,
             workers: Vec::new(),
             jobs: None,
             results: None,
@@ -100,10 +100,6 @@ impl CpuBackend {
     }
 
     fn start(&mut self) {
-        if self.threads <= 1 {
-            self.inline = Some(CpuExtractor::new(self.plan.clone()));
-            return;
-        }
         let (job_tx, job_rx) = mpsc::channel::<FrameJob>();
         let (res_tx, res_rx) = mpsc::channel::<RawFeatures>();
         let job_rx = std::sync::Arc::new(std::sync::Mutex::new(job_rx));
@@ -215,11 +211,6 @@ impl FeatureBackend for CpuBackend {
             prev_prev_reference,
             scored: input.scored,
         };
-        if let Some(ex) = &mut self.inline {
-            self.ready.push(ex.extract(&job));
-            self.spare.recycle(job);
-            return Ok(());
-        }
         // Bound the queue: one frame per worker and one waiting. Each frame
         // pair in flight is two whole pictures, so a deeper queue costs
         // memory (16 threads: ~190 MB at 1080p) without keeping the workers
@@ -257,12 +248,8 @@ impl FeatureBackend for CpuBackend {
     fn reset(&mut self) -> Result<(), VmafError> {
         self.prev_ref = None;
         self.prev_prev_ref = None;
-        if self.inline.is_none() {
-            self.stop();
-            self.start();
-        } else {
-            self.ready.clear();
-        }
+        self.stop();
+        self.start();
         Ok(())
     }
 }
