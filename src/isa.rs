@@ -488,6 +488,91 @@ fn moments_v4(r: &[&[u16]], d: &[&[u16]], taps: &[u16], mut out: [&mut [u32]; 5]
     j
 }
 
+/// VIF's logarithm sums over the leading elements of one row: with
+/// `L(x) = table[x >> k] + 2048·k`, `k = bit length of x − 16` (libvmaf's
+/// `log2_32` / `log2_64`; every argument VIF forms is at least 2^17),
+/// returns `(done, Σ L(den), Σ L(num) − L(numer1))` over the first `done`
+/// elements; the caller does the rest (0 except on the AVX-512 copy, whose
+/// `vplzcnt` and gathers make these look-ups vector code: AVX2 has neither a
+/// leading-zero count nor a cheap gather, so there the scalar loop stays).
+///
+/// `table` must hold the 65536 entries of the 2048·log2 table. An argument
+/// below 2^16, which VIF never forms, gives a meaningless sum but reads
+/// inside the table all the same (the index is clamped).
+pub fn vif_log_sums(table: &[u16], den: &[u32], num: &[u64], numer1: &[u32]) -> (usize, i64, i64) {
+    let n = den.len();
+    assert!(
+        table.len() >= 65536 && num.len() == n && numer1.len() == n,
+        "vif_log_sums: table of {}, rows of {n}, {} and {}",
+        table.len(),
+        num.len(),
+        numer1.len()
+    );
+    #[cfg(target_arch = "x86_64")]
+    if active() == Isa::Avx512 {
+        // SAFETY: `active()` returns `Avx512` only when `detected()` saw the
+        // CPU report every feature the copy enables.
+        return unsafe { log_sums_v4(table, den, num, numer1) };
+    }
+    (0, 0, 0)
+}
+
+/// AVX-512 body of [`vif_log_sums`]: eight elements per step.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(
+    enable = "avx2,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512bw,avx512cd,avx512dq,avx512vl"
+)]
+fn log_sums_v4(table: &[u16], den: &[u32], num: &[u64], numer1: &[u32]) -> (usize, i64, i64) {
+    use std::arch::x86_64::*;
+    let n = den.len();
+    let base = table.as_ptr().cast::<i32>();
+    let (one, top) = (_mm256_set1_epi32(1), _mm256_set1_epi32(65535));
+    let (one64, top64) = (_mm512_set1_epi64(1), _mm512_set1_epi64(65535));
+    // Table entry `idx` from a 32-bit gather at `idx − 1` (its high half),
+    // so that the last entry is read without passing the table's end.
+    let look = |idx: __m256i| {
+        let at = _mm256_sub_epi32(_mm256_max_epu32(_mm256_min_epu32(idx, top), one), one);
+        // SAFETY: 0 ≤ at ≤ 65534, so each 4-byte read at byte 2·at lies
+        // inside the table's 65536 entries (checked by `vif_log_sums`).
+        _mm256_srli_epi32::<16>(unsafe { _mm256_i32gather_epi32::<2>(base, at) })
+    };
+    let log32 = |x: __m256i| {
+        let k = _mm256_sub_epi32(_mm256_set1_epi32(16), _mm256_lzcnt_epi32(x));
+        _mm256_add_epi32(look(_mm256_srlv_epi32(x, k)), _mm256_slli_epi32::<11>(k))
+    };
+    let (mut den_sum, mut num_sum) = (0i64, 0i64);
+    let mut j = 0;
+    while j + 8 <= n {
+        // 32-bit lanes stay far from overflow over a block: each step adds
+        // less than 2^18 per lane.
+        let block_end = (j + 8 * 1024).min(n / 8 * 8);
+        let (mut d_acc, mut n_acc) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+        while j < block_end {
+            // SAFETY: j + 8 ≤ n, the length of all three rows.
+            let (d, x, m) = unsafe {
+                (
+                    _mm256_loadu_si256(den.as_ptr().add(j).cast::<__m256i>()),
+                    _mm512_loadu_si512(num.as_ptr().add(j).cast::<__m512i>()),
+                    _mm256_loadu_si256(numer1.as_ptr().add(j).cast::<__m256i>()),
+                )
+            };
+            d_acc = _mm256_add_epi32(d_acc, log32(d));
+            let k = _mm512_sub_epi64(_mm512_set1_epi64(48), _mm512_lzcnt_epi64(x));
+            let idx = _mm512_max_epu64(_mm512_min_epu64(_mm512_srlv_epi64(x, k), top64), one64);
+            let at = _mm512_sub_epi64(idx, one64);
+            // SAFETY: 0 ≤ at ≤ 65534, as in `look`.
+            let t = _mm256_srli_epi32::<16>(unsafe { _mm512_i64gather_epi32::<2>(at, base) });
+            let l = _mm256_add_epi32(t, _mm256_slli_epi32::<11>(_mm512_cvtepi64_epi32(k)));
+            n_acc = _mm256_add_epi32(n_acc, _mm256_sub_epi32(l, log32(m)));
+            j += 8;
+        }
+        let wide = |v: __m256i| _mm512_reduce_add_epi64(_mm512_cvtepi32_epi64(v));
+        den_sum += wide(d_acc);
+        num_sum += wide(n_acc);
+    }
+    (j, den_sum, num_sum)
+}
+
 /// Copies `src` into `dst` (equal lengths) with non-temporal stores where
 /// `dst` is 16-byte aligned. For a destination that only a DMA engine reads
 /// next (the GPU's pinned staging buffer): a plain copy first reads every
@@ -705,6 +790,46 @@ mod kernel_tests {
                         }
                     }
                 }
+            }
+        }
+        force(before);
+    }
+
+    #[test]
+    fn every_copy_of_the_vif_log_sums_equals_the_look_ups() {
+        let table = crate::vmaf::features::vif::log2_table();
+        let log = |x: u64| crate::vmaf::features::vif::log2_fixed(&table, x);
+        let mut g = Lcg(5);
+        let before = active();
+        for copy in copies() {
+            assert!(force(copy));
+            for n in [0, 1, 7, 8, 9, 100, 8 * 1024 + 13, 20000] {
+                let arg32 = |g: &mut Lcg, i: usize| -> u32 {
+                    match i % 6 {
+                        0 => 1 << 17,
+                        1 => u32::MAX,
+                        2 => (1 << 17) + (g.next() >> 15),
+                        _ => g.next().max(1 << 17),
+                    }
+                };
+                let den: Vec<u32> = (0..n).map(|i| arg32(&mut g, i)).collect();
+                let numer1: Vec<u32> = (0..n).map(|i| arg32(&mut g, i + 3)).collect();
+                let num: Vec<u64> = (0..n)
+                    .map(|i| match i % 5 {
+                        0 => 1 << 17,
+                        1 => u64::MAX >> 1,
+                        2 => (1 << 52) + u64::from(g.next()),
+                        _ => (u64::from(g.next()) << (g.next() % 31)).max(1 << 17),
+                    })
+                    .collect();
+                let (done, d, m) = vif_log_sums(&table, &den, &num, &numer1);
+                let want_done = if copy == Isa::Avx512 { n / 8 * 8 } else { 0 };
+                assert_eq!(done, want_done, "{} copy, {n} elements", copy.name());
+                let want_d: i64 = den[..done].iter().map(|&x| log(u64::from(x))).sum();
+                let want_m: i64 = (0..done)
+                    .map(|j| log(num[j]) - log(u64::from(numer1[j])))
+                    .sum();
+                assert_eq!((d, m), (want_d, want_m), "{} copy, {n} elements", copy.name());
             }
         }
         force(before);

@@ -846,7 +846,10 @@ fn pixels(
                     );
                 }
             }
-            for j in 0..w {
+            let (done, den_log, num_log) = crate::isa::vif_log_sums(table, den, num, numer1);
+            acc.den_log += den_log - 2048 * 17 * done as i64;
+            acc.num_log += num_log;
+            for j in done..w {
                 acc.log(table, den[j], num[j], numer1[j]);
             }
             acc
