@@ -658,9 +658,13 @@ mod kernel_tests {
         }
     }
 
-    /// The copies this CPU can run, each forced in turn through the public
-    /// entry points (`force` is process-wide; every copy gives the same
-    /// numbers, so tests running beside these are unaffected).
+    /// Held by each test here while it forces copies: `force` is
+    /// process-wide, and these tests check which copy ran. (Other tests
+    /// running beside them are unaffected: every copy gives the same numbers.)
+    static FORCED: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    /// The copies this CPU can run, each to be forced in turn through the
+    /// public entry points.
     fn copies() -> Vec<Isa> {
         let runnable: Vec<Isa> = Isa::ALL.into_iter().filter(|&i| i <= detected()).collect();
         for i in Isa::ALL {
@@ -683,6 +687,7 @@ mod kernel_tests {
     #[test]
     fn every_copy_of_the_tap_filter_equals_the_sum() {
         let mut g = Lcg(7);
+        let _forced = FORCED.lock().unwrap_or_else(|e| e.into_inner());
         let before = active();
         for copy in copies() {
             assert!(force(copy));
@@ -728,6 +733,7 @@ mod kernel_tests {
     #[test]
     fn every_copy_of_the_vif_moments_equals_the_sums() {
         let mut g = Lcg(11);
+        let _forced = FORCED.lock().unwrap_or_else(|e| e.into_inner());
         let before = active();
         for copy in copies() {
             assert!(force(copy));
@@ -800,6 +806,7 @@ mod kernel_tests {
         let table = crate::vmaf::features::vif::log2_table();
         let log = |x: u64| crate::vmaf::features::vif::log2_fixed(&table, x);
         let mut g = Lcg(5);
+        let _forced = FORCED.lock().unwrap_or_else(|e| e.into_inner());
         let before = active();
         for copy in copies() {
             assert!(force(copy));
