@@ -573,6 +573,312 @@ fn log_sums_v4(table: &[u16], den: &[u32], num: &[u64], numer1: &[u32]) -> (usiz
     (j, den_sum, num_sum)
 }
 
+/// ADM's scale-0 DWT, vertical pass, for the leading columns: with
+/// `taps = [lo, hi]` (four each, every |tap| ≤ 32767) over four source rows
+/// of samples ≤ 32767 (bit depth ≤ 15), writes
+/// `lo_out[j] = (Σ lo·s − centre + round) >> shift` and
+/// `hi_out[j] = (Σ hi·s + round) >> shift`, narrowed to `i16` by
+/// truncation, in wrapping 32-bit arithmetic, and returns how many leading
+/// columns it did (0 on the baseline copy; the caller does the rest).
+///
+/// Rows 0 and 1, and rows 2 and 3, are interleaved so that one `pmaddwd`
+/// forms two taps' products and their sum (which cannot overflow: each is
+/// below 2^31), where the portable loop multiplies in 32 bits per tap.
+#[allow(clippy::too_many_arguments)]
+pub fn adm_dwt0_vertical(
+    rows: [&[u16]; 4],
+    taps: [[i16; 4]; 2],
+    centre: i32,
+    round: i32,
+    shift: u32,
+    lo_out: &mut [i16],
+    hi_out: &mut [i16],
+) -> usize {
+    let w = lo_out.len();
+    assert!(
+        hi_out.len() == w && rows.iter().all(|r| r.len() >= w) && shift < 32,
+        "adm_dwt0_vertical: {w} columns, rows of {:?}, shift {shift}",
+        rows.map(<[u16]>::len)
+    );
+    #[cfg(target_arch = "x86_64")]
+    match active() {
+        // SAFETY: `active()` returns `Avx512` only when `detected()` saw the
+        // CPU report every feature the copy enables.
+        Isa::Avx512 => {
+            return unsafe { dwt0_vertical_v4(rows, taps, centre, round, shift, lo_out, hi_out) };
+        }
+        // SAFETY: as above, for the AVX2 (x86-64-v3) features.
+        Isa::Avx2 => {
+            return unsafe { dwt0_vertical_v3(rows, taps, centre, round, shift, lo_out, hi_out) };
+        }
+        Isa::Baseline => {}
+    }
+    #[allow(unreachable_code)]
+    0
+}
+
+/// Two taps as one `pmaddwd` operand (the first in the low half).
+#[inline(always)]
+fn tap_pair(a: i16, b: i16) -> i32 {
+    ((u32::from(b as u16) << 16) | u32::from(a as u16)) as i32
+}
+
+/// AVX2 body of [`adm_dwt0_vertical`], 16 columns per step.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
+fn dwt0_vertical_v3(
+    rows: [&[u16]; 4],
+    [lo, hi]: [[i16; 4]; 2],
+    centre: i32,
+    round: i32,
+    shift: u32,
+    lo_out: &mut [i16],
+    hi_out: &mut [i16],
+) -> usize {
+    use std::arch::x86_64::*;
+    let w = lo_out.len();
+    let pairs = [lo, hi]
+        .map(|t| [tap_pair(t[0], t[1]), tap_pair(t[2], t[3])].map(|p| _mm256_set1_epi32(p)));
+    let (centre, round) = (_mm256_set1_epi32(centre), _mm256_set1_epi32(round));
+    let count = _mm_cvtsi32_si128(shift as i32);
+    let mut j = 0;
+    while j + 16 <= w {
+        // SAFETY: j + 16 ≤ w ≤ every row's length (checked by the caller).
+        let s = rows.map(|r| unsafe { _mm256_loadu_si256(r.as_ptr().add(j).cast::<__m256i>()) });
+        // Columns 0–3 and 8–11 (`unpacklo`), 4–7 and 12–15 (`unpackhi`).
+        let (a_lo, a_hi) = (
+            _mm256_unpacklo_epi16(s[0], s[1]),
+            _mm256_unpackhi_epi16(s[0], s[1]),
+        );
+        let (b_lo, b_hi) = (
+            _mm256_unpacklo_epi16(s[2], s[3]),
+            _mm256_unpackhi_epi16(s[2], s[3]),
+        );
+        let sum = |p: &[__m256i; 2], a: __m256i, b: __m256i| {
+            _mm256_add_epi32(_mm256_madd_epi16(a, p[0]), _mm256_madd_epi16(b, p[1]))
+        };
+        // (x + round) >> shift, its low 16 bits sign-extended: what the
+        // truncating narrowing keeps, and then in range for `packs`.
+        let narrow = |x: __m256i| {
+            let v = _mm256_sra_epi32(_mm256_add_epi32(x, round), count);
+            _mm256_srai_epi32::<16>(_mm256_slli_epi32::<16>(v))
+        };
+        let l = _mm256_packs_epi32(
+            narrow(_mm256_sub_epi32(sum(&pairs[0], a_lo, b_lo), centre)),
+            narrow(_mm256_sub_epi32(sum(&pairs[0], a_hi, b_hi), centre)),
+        );
+        let h = _mm256_packs_epi32(
+            narrow(sum(&pairs[1], a_lo, b_lo)),
+            narrow(sum(&pairs[1], a_hi, b_hi)),
+        );
+        // SAFETY: j + 16 ≤ w, the length of both outputs.
+        unsafe {
+            _mm256_storeu_si256(lo_out.as_mut_ptr().add(j).cast::<__m256i>(), l);
+            _mm256_storeu_si256(hi_out.as_mut_ptr().add(j).cast::<__m256i>(), h);
+        }
+        j += 16;
+    }
+    j
+}
+
+/// AVX-512 body of [`adm_dwt0_vertical`], 32 columns per step.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(
+    enable = "avx2,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512bw,avx512cd,avx512dq,avx512vl"
+)]
+fn dwt0_vertical_v4(
+    rows: [&[u16]; 4],
+    [lo, hi]: [[i16; 4]; 2],
+    centre: i32,
+    round: i32,
+    shift: u32,
+    lo_out: &mut [i16],
+    hi_out: &mut [i16],
+) -> usize {
+    use std::arch::x86_64::*;
+    let w = lo_out.len();
+    let pairs = [lo, hi]
+        .map(|t| [tap_pair(t[0], t[1]), tap_pair(t[2], t[3])].map(|p| _mm512_set1_epi32(p)));
+    let (centre, round) = (_mm512_set1_epi32(centre), _mm512_set1_epi32(round));
+    let count = _mm_cvtsi32_si128(shift as i32);
+    let mut j = 0;
+    while j + 32 <= w {
+        // SAFETY: j + 32 ≤ w ≤ every row's length (checked by the caller).
+        let s = rows.map(|r| unsafe { _mm512_loadu_si512(r.as_ptr().add(j).cast::<__m512i>()) });
+        let (a_lo, a_hi) = (
+            _mm512_unpacklo_epi16(s[0], s[1]),
+            _mm512_unpackhi_epi16(s[0], s[1]),
+        );
+        let (b_lo, b_hi) = (
+            _mm512_unpacklo_epi16(s[2], s[3]),
+            _mm512_unpackhi_epi16(s[2], s[3]),
+        );
+        let sum = |p: &[__m512i; 2], a: __m512i, b: __m512i| {
+            _mm512_add_epi32(_mm512_madd_epi16(a, p[0]), _mm512_madd_epi16(b, p[1]))
+        };
+        let narrow = |x: __m512i| {
+            let v = _mm512_sra_epi32(_mm512_add_epi32(x, round), count);
+            _mm512_srai_epi32::<16>(_mm512_slli_epi32::<16>(v))
+        };
+        let l = _mm512_packs_epi32(
+            narrow(_mm512_sub_epi32(sum(&pairs[0], a_lo, b_lo), centre)),
+            narrow(_mm512_sub_epi32(sum(&pairs[0], a_hi, b_hi), centre)),
+        );
+        let h = _mm512_packs_epi32(
+            narrow(sum(&pairs[1], a_lo, b_lo)),
+            narrow(sum(&pairs[1], a_hi, b_hi)),
+        );
+        // SAFETY: j + 32 ≤ w, the length of both outputs.
+        unsafe {
+            _mm512_storeu_si512(lo_out.as_mut_ptr().add(j).cast::<__m512i>(), l);
+            _mm512_storeu_si512(hi_out.as_mut_ptr().add(j).cast::<__m512i>(), h);
+        }
+        j += 32;
+    }
+    j
+}
+
+/// ADM's scale-0 DWT, horizontal pass, for outputs `from..to` as far as
+/// the vector copy goes: output `j` of the four bands is
+/// `fin(Σ_k t[k]·row[2j − 1 + k])` for `(t, row)` = (lo taps, `lo`),
+/// (hi taps, `lo`), (lo taps, `hi`), (hi taps, `hi`), where
+/// `fin(x) = ((x + 32768) >> 16)` narrowed to `i16` by truncation. Returns
+/// the first output it did not do (`from` on the baseline copy). Output
+/// `j` reads samples 2j − 1 ..= 2j + 2, so `from ≥ 1` and `2·to` must be
+/// below both rows' lengths.
+pub fn adm_dwt0_horizontal(
+    lo: &[i16],
+    hi: &[i16],
+    taps: [[i16; 4]; 2],
+    from: usize,
+    to: usize,
+    out: [&mut [i32]; 4],
+) -> usize {
+    assert!(
+        from >= 1
+            && from <= to
+            && (from == to || 2 * to < lo.len().min(hi.len()))
+            && out.iter().all(|o| o.len() >= to),
+        "adm_dwt0_horizontal: outputs {from}..{to} of rows of {} and {}",
+        lo.len(),
+        hi.len()
+    );
+    #[cfg(target_arch = "x86_64")]
+    match active() {
+        // SAFETY: `active()` returns `Avx512` only when `detected()` saw the
+        // CPU report every feature the copy enables.
+        Isa::Avx512 => return unsafe { dwt0_horizontal_v4(lo, hi, taps, from, to, out) },
+        // SAFETY: as above, for the AVX2 (x86-64-v3) features.
+        Isa::Avx2 => return unsafe { dwt0_horizontal_v3(lo, hi, taps, from, to, out) },
+        Isa::Baseline => {}
+    }
+    #[allow(unreachable_code)]
+    from
+}
+
+/// AVX2 body of [`adm_dwt0_horizontal`], 8 outputs per step.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
+fn dwt0_horizontal_v3(
+    lo: &[i16],
+    hi: &[i16],
+    taps: [[i16; 4]; 2],
+    from: usize,
+    to: usize,
+    mut out: [&mut [i32]; 4],
+) -> usize {
+    use std::arch::x86_64::*;
+    let n = lo.len().min(hi.len());
+    let [p_lo, p_hi] =
+        taps.map(|t| [tap_pair(t[0], t[1]), tap_pair(t[2], t[3])].map(|p| _mm256_set1_epi32(p)));
+    let half = _mm256_set1_epi32(32768);
+    let mut j = from;
+    // Outputs j..j + 8 read samples 2j − 1 ..= 2j + 16.
+    while j + 8 <= to && 2 * j + 17 <= n {
+        // SAFETY: the loads read 16 samples from 2j − 1 and from 2j + 1,
+        // the last at 2j + 16 < n (loop condition; j ≥ 1).
+        let load = |row: &[i16], at: usize| unsafe {
+            _mm256_loadu_si256(row.as_ptr().add(at).cast::<__m256i>())
+        };
+        let (l0, l1, h0, h1) = (
+            load(lo, 2 * j - 1),
+            load(lo, 2 * j + 1),
+            load(hi, 2 * j - 1),
+            load(hi, 2 * j + 1),
+        );
+        // Lane i of a load at 2j − 1 pairs samples 2(j + i) − 1 and 2(j + i).
+        let dot = |p: &[__m256i; 2], a: __m256i, b: __m256i| {
+            let x = _mm256_add_epi32(_mm256_madd_epi16(a, p[0]), _mm256_madd_epi16(b, p[1]));
+            let v = _mm256_srai_epi32::<16>(_mm256_add_epi32(x, half));
+            _mm256_srai_epi32::<16>(_mm256_slli_epi32::<16>(v))
+        };
+        let bands = [
+            dot(&p_lo, l0, l1),
+            dot(&p_hi, l0, l1),
+            dot(&p_lo, h0, h1),
+            dot(&p_hi, h0, h1),
+        ];
+        for (o, b) in out.iter_mut().zip(bands) {
+            // SAFETY: j + 8 ≤ to ≤ o.len() (checked by the caller).
+            unsafe { _mm256_storeu_si256(o.as_mut_ptr().add(j).cast::<__m256i>(), b) };
+        }
+        j += 8;
+    }
+    j
+}
+
+/// AVX-512 body of [`adm_dwt0_horizontal`], 16 outputs per step.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(
+    enable = "avx2,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512bw,avx512cd,avx512dq,avx512vl"
+)]
+fn dwt0_horizontal_v4(
+    lo: &[i16],
+    hi: &[i16],
+    taps: [[i16; 4]; 2],
+    from: usize,
+    to: usize,
+    mut out: [&mut [i32]; 4],
+) -> usize {
+    use std::arch::x86_64::*;
+    let n = lo.len().min(hi.len());
+    let [p_lo, p_hi] =
+        taps.map(|t| [tap_pair(t[0], t[1]), tap_pair(t[2], t[3])].map(|p| _mm512_set1_epi32(p)));
+    let half = _mm512_set1_epi32(32768);
+    let mut j = from;
+    // Outputs j..j + 16 read samples 2j − 1 ..= 2j + 32.
+    while j + 16 <= to && 2 * j + 33 <= n {
+        // SAFETY: the loads read 32 samples from 2j − 1 and from 2j + 1,
+        // the last at 2j + 32 < n (loop condition; j ≥ 1).
+        let load = |row: &[i16], at: usize| unsafe {
+            _mm512_loadu_si512(row.as_ptr().add(at).cast::<__m512i>())
+        };
+        let (l0, l1, h0, h1) = (
+            load(lo, 2 * j - 1),
+            load(lo, 2 * j + 1),
+            load(hi, 2 * j - 1),
+            load(hi, 2 * j + 1),
+        );
+        let dot = |p: &[__m512i; 2], a: __m512i, b: __m512i| {
+            let x = _mm512_add_epi32(_mm512_madd_epi16(a, p[0]), _mm512_madd_epi16(b, p[1]));
+            let v = _mm512_srai_epi32::<16>(_mm512_add_epi32(x, half));
+            _mm512_srai_epi32::<16>(_mm512_slli_epi32::<16>(v))
+        };
+        let bands = [
+            dot(&p_lo, l0, l1),
+            dot(&p_hi, l0, l1),
+            dot(&p_lo, h0, h1),
+            dot(&p_hi, h0, h1),
+        ];
+        for (o, b) in out.iter_mut().zip(bands) {
+            // SAFETY: j + 16 ≤ to ≤ o.len() (checked by the caller).
+            unsafe { _mm512_storeu_si512(o.as_mut_ptr().add(j).cast::<__m512i>(), b) };
+        }
+        j += 16;
+    }
+    j
+}
+
 /// Copies `src` into `dst` (equal lengths) with non-temporal stores where
 /// `dst` is 16-byte aligned. For a destination that only a DMA engine reads
 /// next (the GPU's pinned staging buffer): a plain copy first reads every
@@ -836,7 +1142,105 @@ mod kernel_tests {
                 let want_m: i64 = (0..done)
                     .map(|j| log(num[j]) - log(u64::from(numer1[j])))
                     .sum();
-                assert_eq!((d, m), (want_d, want_m), "{} copy, {n} elements", copy.name());
+                assert_eq!(
+                    (d, m),
+                    (want_d, want_m),
+                    "{} copy, {n} elements",
+                    copy.name()
+                );
+            }
+        }
+        force(before);
+    }
+
+    #[test]
+    fn every_copy_of_the_adm_dwt0_passes_equals_the_sums() {
+        let taps: [[i16; 4]; 2] = [[15826, 27411, 7345, -4240], [-4240, -7345, 27411, -15826]];
+        let mut g = Lcg(3);
+        let _forced = FORCED.lock().unwrap_or_else(|e| e.into_inner());
+        let before = active();
+        for copy in copies() {
+            assert!(force(copy));
+            for w in [1, 15, 16, 17, 33, 64, 100, 1920] {
+                for (bpc, shift) in [(8u32, 8u32), (10, 10), (15, 15)] {
+                    let max = (1u32 << bpc) - 1;
+                    let rows: Vec<Vec<u16>> = (0..4)
+                        .map(|k| {
+                            (0..w)
+                                .map(|j| match (j + k) % 5 {
+                                    0 => max as u16,
+                                    1 => 0,
+                                    _ => (g.next() % (max + 1)) as u16,
+                                })
+                                .collect()
+                        })
+                        .collect();
+                    let round = 1i32 << (shift - 1);
+                    let centre = 46342i32.wrapping_mul(round);
+                    let (mut lo, mut hi) = (vec![0i16; w], vec![0i16; w]);
+                    let r = [&rows[0][..], &rows[1][..], &rows[2][..], &rows[3][..]];
+                    let done = adm_dwt0_vertical(r, taps, centre, round, shift, &mut lo, &mut hi);
+                    for j in 0..done {
+                        let dot = |t: &[i16; 4]| {
+                            (0..4).fold(0i32, |a, k| {
+                                a.wrapping_add(i32::from(t[k]) * i32::from(rows[k][j]))
+                            })
+                        };
+                        let want_lo = (dot(&taps[0]).wrapping_sub(centre).wrapping_add(round)
+                            >> shift) as i16;
+                        let want_hi = (dot(&taps[1]).wrapping_add(round) >> shift) as i16;
+                        assert_eq!(
+                            (lo[j], hi[j]),
+                            (want_lo, want_hi),
+                            "{} copy, w {w}, bpc {bpc}, column {j}",
+                            copy.name()
+                        );
+                    }
+                }
+                // Horizontal: any int16 rows.
+                let row = |g: &mut Lcg| -> Vec<i16> {
+                    (0..w)
+                        .map(|j| match j % 6 {
+                            0 => i16::MIN,
+                            1 => i16::MAX,
+                            _ => g.next() as i16,
+                        })
+                        .collect()
+                };
+                let (lo, hi) = (row(&mut g), row(&mut g));
+                let bw = w.div_ceil(2);
+                let mid = bw.saturating_sub(2).max(1);
+                let mut out = [
+                    vec![0i32; bw],
+                    vec![0i32; bw],
+                    vec![0i32; bw],
+                    vec![0i32; bw],
+                ];
+                let [a, v, h, d] = &mut out;
+                let end = adm_dwt0_horizontal(&lo, &hi, taps, 1, mid, [a, v, h, d]);
+                assert!((1..=mid).contains(&end));
+                for j in 1..end {
+                    let fin = |t: &[i16; 4], s: &[i16]| {
+                        let x = (0..4).fold(0i32, |a, k| {
+                            a.wrapping_add(i32::from(t[k]) * i32::from(s[2 * j - 1 + k]))
+                        });
+                        i32::from((x.wrapping_add(32768) >> 16) as i16)
+                    };
+                    let want = [
+                        fin(&taps[0], &lo),
+                        fin(&taps[1], &lo),
+                        fin(&taps[0], &hi),
+                        fin(&taps[1], &hi),
+                    ];
+                    for b in 0..4 {
+                        assert_eq!(
+                            out[b][j],
+                            want[b],
+                            "{} copy, w {w}, band {b}, output {j}",
+                            copy.name()
+                        );
+                    }
+                }
             }
         }
         force(before);

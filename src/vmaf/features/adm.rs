@@ -128,6 +128,9 @@ pub struct Adm {
     csf_flt: Triple,
     tmp_lo: Vec<i32>,
     tmp_hi: Vec<i32>,
+    /// Scale 0's rows between the DWT passes (int16 there).
+    tmp_lo16: Vec<i16>,
+    tmp_hi16: Vec<i16>,
     cm: CmScratch,
     decouple: DecoupleScratch,
 }
@@ -163,8 +166,8 @@ impl Adm {
                     ch,
                     bpc,
                     &mut self.ref_b,
-                    &mut self.tmp_lo,
-                    &mut self.tmp_hi,
+                    &mut self.tmp_lo16,
+                    &mut self.tmp_hi16,
                 );
                 dwt_scale0(
                     distorted,
@@ -172,8 +175,8 @@ impl Adm {
                     ch,
                     bpc,
                     &mut self.dis_b,
-                    &mut self.tmp_lo,
-                    &mut self.tmp_hi,
+                    &mut self.tmp_lo16,
+                    &mut self.tmp_hi16,
                 );
             } else {
                 std::mem::swap(&mut self.ref_prev_a, &mut self.ref_b.a);

@@ -5,15 +5,18 @@ use super::adm::Bands;
 use super::adm_tables::{DWT_HI, DWT_LO, DWT_LO_SUM, dwt_indices};
 use super::grow;
 
-/// `adm_dwt2_8` / `adm_dwt2_16`: scale-0 DWT of pixels; everything narrowed to int16.
+/// `adm_dwt2_8` / `adm_dwt2_16`: scale-0 DWT of pixels; everything narrowed
+/// to int16 (so the rows between the passes are `i16`, which the vector
+/// copies multiply two taps at a time: `crate::isa::adm_dwt0_vertical` and
+/// `adm_dwt0_horizontal`).
 pub fn dwt_scale0(
     src: &[u16],
     w: usize,
     h: usize,
     bpc: u8,
     out: &mut Bands,
-    lo: &mut Vec<i32>,
-    hi: &mut Vec<i32>,
+    lo: &mut Vec<i16>,
+    hi: &mut Vec<i16>,
 ) {
     let shift = if bpc == 8 { 8 } else { u32::from(bpc) };
     let round = 1i32 << (shift - 1);
@@ -24,13 +27,20 @@ pub fn dwt_scale0(
     grow(hi, w);
     let iy = dwt_indices(h);
     let ix = dwt_indices(w);
+    let taps = [DWT_LO, DWT_HI].map(|t| t.map(|c| c as i16));
     for (i, idx) in iy.iter().enumerate() {
         let rows = idx.map(|r| &src[r as usize * w..r as usize * w + w]);
         let (lo_out, hi_out) = (&mut lo[..w], &mut hi[..w]);
+        // The vector copies take samples as i16: up to 15 bits.
+        let done = if bpc <= 15 {
+            crate::isa::adm_dwt0_vertical(rows, taps, centre, round, shift, lo_out, hi_out)
+        } else {
+            0
+        };
         crate::isa::dispatch(
             #[inline(always)]
             move || {
-                for j in 0..w {
+                for j in done..w {
                     let s = [rows[0][j], rows[1][j], rows[2][j], rows[3][j]].map(i32::from);
                     let mut l = 0i32;
                     let mut hh = 0i32;
@@ -39,12 +49,23 @@ pub fn dwt_scale0(
                         hh = hh.wrapping_add(DWT_HI[k] * s[k]);
                     }
                     l = l.wrapping_sub(centre);
-                    lo_out[j] = i32::from((l.wrapping_add(round) >> shift) as i16);
-                    hi_out[j] = i32::from((hh.wrapping_add(round) >> shift) as i16);
+                    lo_out[j] = (l.wrapping_add(round) >> shift) as i16;
+                    hi_out[j] = (hh.wrapping_add(round) >> shift) as i16;
                 }
             },
         );
-        horizontal(&lo[..w], &hi[..w], &ix, out.row_mut(i), Scale0);
+        let (lo, hi) = (&lo[..w], &hi[..w]);
+        let row = out.row_mut(i);
+        let mid = ix.len().saturating_sub(2).max(1);
+        let from = crate::isa::adm_dwt0_horizontal(
+            lo,
+            hi,
+            taps,
+            1,
+            mid,
+            [&mut *row.a, &mut *row.v, &mut *row.h, &mut *row.d],
+        );
+        horizontal(lo, hi, &ix, row, Scale0, from);
     }
 }
 
@@ -96,7 +117,7 @@ pub fn dwt_s123(
             add: h_add,
             shift: h_shift,
         };
-        horizontal(&lo[..w], &hi[..w], &ix, out.row_mut(i), t);
+        horizontal(&lo[..w], &hi[..w], &ix, out.row_mut(i), t, 1);
     }
 }
 
@@ -188,20 +209,28 @@ fn one<T: Taps>(t: T, j: usize, sl: [i32; 4], sh: [i32; 4], out: &mut BandRows<'
 }
 
 /// Horizontal DWT pass of one row pair (lo, hi) into the four bands. The
-/// interior outputs read samples 2j−1 ..= 2j+2 directly (vectorised); the
-/// first and the last two follow `ix`, the mirrored index table.
+/// interior outputs from `from` on read samples 2j−1 ..= 2j+2 directly
+/// (vectorised; those before `from` are already done); the first and the
+/// last two follow `ix`, the mirrored index table.
 #[inline(always)]
-fn horizontal<T: Taps>(lo: &[i32], hi: &[i32], ix: &[[i32; 4]], mut out: BandRows<'_>, t: T) {
+fn horizontal<T: Taps, S: Copy + Into<i32>>(
+    lo: &[S],
+    hi: &[S],
+    ix: &[[i32; 4]],
+    mut out: BandRows<'_>,
+    t: T,
+    from: usize,
+) {
     let bw = ix.len();
     let mid = bw.saturating_sub(2).max(1);
     let rows = &mut out;
     crate::isa::dispatch(
         #[inline(always)]
         move || {
-            for j in 1..mid {
+            for j in from..mid {
                 let (l, hh) = (&lo[2 * j - 1..2 * j + 3], &hi[2 * j - 1..2 * j + 3]);
-                let sl = [l[0], l[1], l[2], l[3]];
-                let sh = [hh[0], hh[1], hh[2], hh[3]];
+                let sl = [l[0], l[1], l[2], l[3]].map(Into::into);
+                let sh = [hh[0], hh[1], hh[2], hh[3]].map(Into::into);
                 one(t, j, sl, sh, rows);
             }
         },
@@ -211,8 +240,8 @@ fn horizontal<T: Taps>(lo: &[i32], hi: &[i32], ix: &[[i32; 4]], mut out: BandRow
         one(
             t,
             j,
-            idx.map(|c| lo[c as usize]),
-            idx.map(|c| hi[c as usize]),
+            idx.map(|c| lo[c as usize].into()),
+            idx.map(|c| hi[c as usize].into()),
             &mut out,
         );
     }
@@ -255,7 +284,7 @@ mod tests {
             let fin0 = |acc: i64| i32::from(((acc + 32768) >> 16) as i16);
             let mut fast = Bands::default();
             fast.resize(ix.len(), 1);
-            horizontal(&lo, &hi, &ix, fast.row_mut(0), Scale0);
+            horizontal(&lo, &hi, &ix, fast.row_mut(0), Scale0, 1);
             let slow = by_table(&lo, &hi, &ix, fin0);
             assert_eq!(
                 (&fast.a, &fast.v, &fast.h, &fast.d),
@@ -274,7 +303,7 @@ mod tests {
                 add: 16384,
                 shift: 15,
             };
-            horizontal(&lo, &hi, &ix, fast.row_mut(0), wide);
+            horizontal(&lo, &hi, &ix, fast.row_mut(0), wide, 1);
             let slow = by_table(&lo, &hi, &ix, fin3);
             assert_eq!(
                 (&fast.a, &fast.v, &fast.h, &fast.d),
