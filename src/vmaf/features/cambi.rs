@@ -435,7 +435,7 @@ impl Cambi {
     fn score(&mut self, frame: &Frame, s: &CambiSetup, is_src: bool) -> Result<f64, FrameError> {
         let (w, h) = if is_src { s.src } else { s.enc };
         let window = if is_src { s.src_window } else { s.window };
-        preprocess(frame, w, h, s.enc_bitdepth, &mut self.image)?;
+        preprocess(frame, w, h, s.enc_bitdepth, &mut self.image, &mut self.hrow)?;
         spatial_mask(
             &self.image,
             w,
@@ -525,6 +525,7 @@ pub fn preprocess(
     h: usize,
     enc_bitdepth: u32,
     out: &mut Vec<u16>,
+    row: &mut Vec<u16>,
 ) -> Result<(), FrameError> {
     let luma = frame.luma();
     let bpc = u32::from(frame.bpc);
@@ -562,28 +563,40 @@ pub fn preprocess(
         }
     }
     if enc_bitdepth < 10 {
-        anti_dither(out, w, h);
+        anti_dither(out, w, h, row);
     }
     Ok(())
 }
 
 /// Mean of each pixel with its right, lower and lower-right neighbours (the
-/// last row and column average the two they have).
-fn anti_dither(d: &mut [u16], w: usize, h: usize) {
+/// last row and column average the two they have). Row by row, top down:
+/// each output reads only samples not yet replaced (its own, the next in
+/// its row, and the unchanged row below), so a row's outputs are formed
+/// from a copy of it, in a loop that vectorises.
+fn anti_dither(d: &mut [u16], w: usize, h: usize, row: &mut Vec<u16>) {
+    super::grow(row, w);
+    let cur_copy = &mut row[..w];
     for i in 0..h - 1 {
-        for j in 0..w - 1 {
-            let s = u32::from(d[i * w + j])
-                + u32::from(d[i * w + j + 1])
-                + u32::from(d[(i + 1) * w + j])
-                + u32::from(d[(i + 1) * w + j + 1]);
-            d[i * w + j] = (s >> 2) as u16;
-        }
-        let j = w - 1;
-        d[i * w + j] = ((u32::from(d[i * w + j]) + u32::from(d[(i + 1) * w + j])) >> 1) as u16;
+        let (top, bottom) = d[i * w..(i + 2) * w].split_at_mut(w);
+        cur_copy.copy_from_slice(top);
+        let (cur, next) = (&*cur_copy, &*bottom);
+        crate::isa::dispatch(
+            #[inline(always)]
+            || {
+                for j in 0..w - 1 {
+                    let s = u32::from(cur[j])
+                        + u32::from(cur[j + 1])
+                        + u32::from(next[j])
+                        + u32::from(next[j + 1]);
+                    top[j] = (s >> 2) as u16;
+                }
+            },
+        );
+        top[w - 1] = ((u32::from(cur[w - 1]) + u32::from(next[w - 1])) >> 1) as u16;
     }
-    let i = h - 1;
+    let last = &mut d[(h - 1) * w..h * w];
     for j in 0..w - 1 {
-        d[i * w + j] = ((u32::from(d[i * w + j]) + u32::from(d[i * w + j + 1])) >> 1) as u16;
+        last[j] = ((u32::from(last[j]) + u32::from(last[j + 1])) >> 1) as u16;
     }
 }
 
@@ -618,12 +631,19 @@ pub fn spatial_mask(
     deriv.clear();
     deriv.resize(w * h, 0);
     for i in 0..h {
-        for j in 0..w {
-            let v = img[i * w + j];
-            let hz = j == w - 1 || v == img[i * w + j + 1];
-            let vt = i == h - 1 || v == img[(i + 1) * w + j];
-            deriv[i * w + j] = u8::from(hz && vt);
-        }
+        let cur = &img[i * w..(i + 1) * w];
+        // The last row compares with itself: equal, as libvmaf counts it.
+        let below = if i + 1 < h { &img[(i + 1) * w..(i + 2) * w] } else { cur };
+        let out = &mut deriv[i * w..(i + 1) * w];
+        crate::isa::dispatch(
+            #[inline(always)]
+            || {
+                for j in 0..w - 1 {
+                    out[j] = u8::from(cur[j] == cur[j + 1] && cur[j] == below[j]);
+                }
+            },
+        );
+        out[w - 1] = u8::from(cur[w - 1] == below[w - 1]);
     }
     mask.clear();
     mask.resize(w * h, 0);
@@ -648,16 +668,34 @@ pub fn spatial_mask(
                 col_sums[j] -= u32::from(deriv[r * w + j]);
             }
         }
-        let mut sum: u32 = col_sums[..pad.min(w)].iter().sum();
-        for j in 0..w {
-            if j + pad < w {
-                sum += col_sums[j + pad];
-            }
-            if j > pad {
-                sum -= col_sums[j - pad - 1];
-            }
-            mask[i * w + j] = u16::from(sum > threshold);
+        // Row sums of the clipped window: the edges one by one, the
+        // interior as a sum of 2·pad + 1 columns (vectorised).
+        let row = &mut mask[i * w..(i + 1) * w];
+        let window = |j: usize| -> u32 {
+            col_sums[j.saturating_sub(pad)..(j + pad + 1).min(w)].iter().sum()
+        };
+        let inner = pad..w.saturating_sub(pad).max(pad);
+        for j in (0..inner.start.min(w)).chain(inner.end..w) {
+            row[j] = u16::from(window(j) > threshold);
         }
+        let cs = &col_sums[..];
+        let out = &mut row[inner.clone()];
+        crate::isa::dispatch(
+            #[inline(always)]
+            || {
+                // Column sums are at most 2·pad + 1 = 7, window sums 49.
+                out.fill(0);
+                for k in 0..=2 * pad {
+                    let src = &cs[inner.start - pad + k..][..out.len()];
+                    for (o, &c) in out.iter_mut().zip(src) {
+                        *o += c as u16;
+                    }
+                }
+                for o in out.iter_mut() {
+                    *o = u16::from(u32::from(*o) > threshold);
+                }
+            },
+        );
     }
 }
 
