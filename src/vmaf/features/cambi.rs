@@ -633,13 +633,19 @@ pub fn spatial_mask(
     for i in 0..h {
         let cur = &img[i * w..(i + 1) * w];
         // The last row compares with itself: equal, as libvmaf counts it.
-        let below = if i + 1 < h { &img[(i + 1) * w..(i + 2) * w] } else { cur };
+        let below = if i + 1 < h {
+            &img[(i + 1) * w..(i + 2) * w]
+        } else {
+            cur
+        };
         let out = &mut deriv[i * w..(i + 1) * w];
         crate::isa::dispatch(
             #[inline(always)]
             || {
-                for j in 0..w - 1 {
-                    out[j] = u8::from(cur[j] == cur[j + 1] && cur[j] == below[j]);
+                for ((o, (&v, &right)), &down) in
+                    out.iter_mut().zip(cur.iter().zip(&cur[1..])).zip(below)
+                {
+                    *o = u8::from(v == right) & u8::from(v == down);
                 }
             },
         );
@@ -672,7 +678,9 @@ pub fn spatial_mask(
         // interior as a sum of 2·pad + 1 columns (vectorised).
         let row = &mut mask[i * w..(i + 1) * w];
         let window = |j: usize| -> u32 {
-            col_sums[j.saturating_sub(pad)..(j + pad + 1).min(w)].iter().sum()
+            col_sums[j.saturating_sub(pad)..(j + pad + 1).min(w)]
+                .iter()
+                .sum()
         };
         let inner = pad..w.saturating_sub(pad).max(pad);
         for j in (0..inner.start.min(w)).chain(inner.end..w) {
