@@ -353,8 +353,8 @@ fn filter1d(f: &[f32], src: &[f32], w: usize, h: usize, dst: &mut [f32]) {
 }
 
 /// [`filter1d`] followed by `vif_dec16_s`, computing only the samples the
-/// decimation keeps (rows and columns 16k), each exactly as the full filter
-/// would.
+/// decimation keeps (rows 16k, then columns 16k of those rows), each exactly
+/// as the full filter would.
 fn decimated_filter(
     src: &[f32],
     w: usize,
@@ -368,25 +368,23 @@ fn decimated_filter(
     out.clear();
     out.resize(ow * oh, 0.0);
     let mut tmp = vec![0f32; w];
-    let mut needed = vec![false; w];
-    for j in 0..ow {
-        for fj in 0..f.len() {
-            needed[mirror((16 * j) as isize - half + fj as isize, w)] = true;
-        }
-    }
     for i in 0..oh {
         let row = 16 * i;
-        for (c, t) in tmp.iter_mut().enumerate() {
-            if !needed[c] {
-                continue;
-            }
-            let mut acc = 0f32;
-            for (fi, &k) in f.iter().enumerate() {
-                let ii = mirror(row as isize - half + fi as isize, h);
-                acc += k * src[ii * w + c];
-            }
-            *t = acc;
-        }
+        // Every column of the kept row, tap by tap: each sum is formed in
+        // the same order as one column at a time, and the loop vectorises.
+        let tmp = &mut tmp[..];
+        crate::isa::dispatch(
+            #[inline(always)]
+            || {
+                tmp.fill(0.0);
+                for (fi, &k) in f.iter().enumerate() {
+                    let ii = mirror(row as isize - half + fi as isize, h);
+                    for (t, &x) in tmp.iter_mut().zip(&src[ii * w..(ii + 1) * w]) {
+                        *t += k * x;
+                    }
+                }
+            },
+        );
         for j in 0..ow {
             let mut acc = 0f32;
             for (fj, &k) in f.iter().enumerate() {
@@ -614,20 +612,36 @@ pub fn raw_stats(data: &[f32], d: &Dims) -> RawStats {
     }
     let mut cov = [0f32; N * N];
     let count_d = (sub_w * sub_h) as f64;
-    for x in 0..N {
-        for y in 0..=x {
-            let (rx, cx) = (x / BLOCK, x % BLOCK);
-            let (ry, cy) = (y / BLOCK, y % BLOCK);
-            let (mx, my) = (f64::from(means[x]), f64::from(means[y]));
-            let mut acc = 0f64;
-            for i in 0..sub_h {
-                let ax = &data[(rx + i) * stride + cx..];
-                let ay = &data[(ry + i) * stride + cy..];
-                for j in 0..sub_w {
-                    acc += (f64::from(ax[j]) - mx) * (f64::from(ay[j]) - my);
+    // The lower triangle's (x, y) pairs, four sums at a time: each is still
+    // added in libvmaf's order, but four independent chains keep the adder
+    // busy where one waits on its own latency.
+    let pairs: Vec<(usize, usize)> = (0..N).flat_map(|x| (0..=x).map(move |y| (x, y))).collect();
+    for group in pairs.chunks(4) {
+        let mut acc = [0f64; 4];
+        let at = |p: usize, i: usize| {
+            let (x, y) = group[p.min(group.len() - 1)];
+            (
+                (x / BLOCK + i) * stride + x % BLOCK,
+                (y / BLOCK + i) * stride + y % BLOCK,
+            )
+        };
+        let m = |p: usize| {
+            let (x, y) = group[p.min(group.len() - 1)];
+            (f64::from(means[x]), f64::from(means[y]))
+        };
+        let ms = [m(0), m(1), m(2), m(3)];
+        for i in 0..sub_h {
+            let rows = [at(0, i), at(1, i), at(2, i), at(3, i)]
+                .map(|(ax, ay)| (&data[ax..ax + sub_w], &data[ay..ay + sub_w]));
+            for j in 0..sub_w {
+                for p in 0..4 {
+                    let (ax, ay) = rows[p];
+                    acc[p] += (f64::from(ax[j]) - ms[p].0) * (f64::from(ay[j]) - ms[p].1);
                 }
             }
-            let v = (acc / count_d) as f32;
+        }
+        for (p, &(x, y)) in group.iter().enumerate() {
+            let v = (acc[p] / count_d) as f32;
             cov[x * N + y] = v;
             cov[y * N + x] = v;
         }
