@@ -531,9 +531,15 @@ pub fn preprocess(
     let bpc = u32::from(frame.bpc);
     if bpc < 16 {
         let max = (1u32 << bpc) - 1;
-        if let Some(&v) = luma.data.iter().find(|&&v| u32::from(v) > max) {
+        // The largest sample (a reduction that vectorises), then the
+        // offending value named only when there is one.
+        let top = crate::isa::dispatch(
+            #[inline(always)]
+            || luma.data.iter().fold(0u16, |m, &v| m.max(v)),
+        );
+        if u32::from(top) > max {
             return Err(FrameError(format!(
-                "CAMBI: luma value {v} exceeds the {bpc}-bit maximum {max}"
+                "CAMBI: luma value {top} exceeds the {bpc}-bit maximum {max}"
             )));
         }
     }
@@ -550,9 +556,14 @@ pub fn preprocess(
     out.clear();
     out.resize(w * h, 0);
     if iw == w && ih == h {
-        for (o, &v) in out.iter_mut().zip(&luma.data) {
-            *o = convert(v);
-        }
+        crate::isa::dispatch(
+            #[inline(always)]
+            || {
+                for (o, &v) in out.iter_mut().zip(&luma.data) {
+                    *o = convert(v);
+                }
+            },
+        );
     } else {
         let cols = sample_positions(iw, w);
         for (i, &r) in sample_positions(ih, h).iter().enumerate() {
