@@ -187,6 +187,15 @@ impl FeatureBackend for CpuBackend {
     }
 
     fn submit(&mut self, input: FrameInput<'_>) -> Result<(), VmafError> {
+        // Bound the queue: one frame per worker and one waiting. Each frame
+        // pair in flight is two whole pictures, so a deeper queue costs
+        // memory (16 threads: ~190 MB at 1080p) without keeping the workers
+        // any busier. Waiting before copying the picture in lets it reuse the
+        // frames of the job that just finished (the worker meanwhile computes
+        // the job that waited), so two fewer frames are ever allocated.
+        while self.in_flight > self.threads {
+            self.receive(true)?;
+        }
         let chroma = self.plan.reads_chroma();
         let reference = Arc::new(self.spare.frame_from(input.reference, chroma));
         let distorted = Arc::new(self.spare.frame_from(input.distorted, chroma));
@@ -211,13 +220,6 @@ impl FeatureBackend for CpuBackend {
             prev_prev_reference,
             scored: input.scored,
         };
-        // Bound the queue: one frame per worker and one waiting. Each frame
-        // pair in flight is two whole pictures, so a deeper queue costs
-        // memory (16 threads: ~190 MB at 1080p) without keeping the workers
-        // any busier.
-        while self.in_flight > self.threads {
-            self.receive(true)?;
-        }
         self.order.push_back(job.index);
         self.jobs
             .as_ref()
