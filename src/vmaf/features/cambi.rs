@@ -385,7 +385,7 @@ fn vlt_luma(threshold: f64, r: LumaRange, eotf: Eotf) -> u16 {
 pub struct Cambi {
     setup: Option<((usize, usize, u8), CambiSetup)>,
     image: Vec<u16>,
-    mask: Vec<u16>,
+    mask: Vec<u8>,
     deriv: Vec<u8>,
     col_sums: Vec<u32>,
     hrow: Vec<u16>,
@@ -626,64 +626,79 @@ pub fn mask_index(w: usize, h: usize) -> u32 {
     (((f * f + 3 * (ceil_log2(shifted) - 11) - 1) >> 1) & 0xffff) as u32
 }
 
+/// Row `i` of the zero-derivative map: 1 where a sample equals its right and
+/// lower neighbours (the last column and row compare with themselves: equal,
+/// as libvmaf counts them).
+fn derivative_row(img: &[u16], w: usize, h: usize, i: usize, out: &mut [u8]) {
+    let cur = &img[i * w..(i + 1) * w];
+    let below = if i + 1 < h {
+        &img[(i + 1) * w..(i + 2) * w]
+    } else {
+        cur
+    };
+    crate::isa::dispatch(
+        #[inline(always)]
+        || {
+            for ((o, (&v, &right)), &down) in
+                out.iter_mut().zip(cur.iter().zip(&cur[1..])).zip(below)
+            {
+                *o = u8::from(v == right) & u8::from(v == down);
+            }
+        },
+    );
+    out[w - 1] = u8::from(cur[w - 1] == below[w - 1]);
+}
+
 /// `get_spatial_mask`: 1 where more than `mask_index` of the 7x7 window
 /// (clipped to the frame) has a zero derivative (equal to its right and
-/// lower neighbours; the last column and row count as equal).
+/// lower neighbours; the last column and row count as equal). The
+/// derivative rows live in a ring of the 2·pad + 2 rows the sliding column
+/// sums still need, not a whole frame.
 pub fn spatial_mask(
     img: &[u16],
     w: usize,
     h: usize,
-    mask: &mut Vec<u16>,
+    mask: &mut Vec<u8>,
     deriv: &mut Vec<u8>,
     col_sums: &mut Vec<u32>,
 ) {
     let pad = MASK_FILTER_SIZE / 2;
+    let ring = 2 * pad + 2;
     let threshold = mask_index(w, h);
-    deriv.clear();
-    deriv.resize(w * h, 0);
-    for i in 0..h {
-        let cur = &img[i * w..(i + 1) * w];
-        // The last row compares with itself: equal, as libvmaf counts it.
-        let below = if i + 1 < h {
-            &img[(i + 1) * w..(i + 2) * w]
-        } else {
-            cur
-        };
-        let out = &mut deriv[i * w..(i + 1) * w];
-        crate::isa::dispatch(
-            #[inline(always)]
-            || {
-                for ((o, (&v, &right)), &down) in
-                    out.iter_mut().zip(cur.iter().zip(&cur[1..])).zip(below)
-                {
-                    *o = u8::from(v == right) & u8::from(v == down);
-                }
-            },
-        );
-        out[w - 1] = u8::from(cur[w - 1] == below[w - 1]);
-    }
+    super::grow(deriv, ring * w);
     mask.clear();
     mask.resize(w * h, 0);
     col_sums.clear();
     col_sums.resize(w, 0);
+    // Row i's derivative into its ring slot, added to or taken from the sums.
+    let slide = |deriv: &mut [u8], col_sums: &mut [u32], i: usize, add: bool| {
+        let out = &mut deriv[(i % ring) * w..(i % ring + 1) * w];
+        if add {
+            derivative_row(img, w, h, i, out);
+        }
+        crate::isa::dispatch(
+            #[inline(always)]
+            || {
+                for (c, &d) in col_sums.iter_mut().zip(&*out) {
+                    if add {
+                        *c += u32::from(d);
+                    } else {
+                        *c -= u32::from(d);
+                    }
+                }
+            },
+        );
+    };
     // Column sums over rows [i - pad, i + pad], slid down the frame.
     for r in 0..pad.min(h) {
-        for j in 0..w {
-            col_sums[j] += u32::from(deriv[r * w + j]);
-        }
+        slide(deriv, col_sums, r, true);
     }
     for i in 0..h {
         if i + pad < h {
-            let r = i + pad;
-            for j in 0..w {
-                col_sums[j] += u32::from(deriv[r * w + j]);
-            }
+            slide(deriv, col_sums, i + pad, true);
         }
         if i > pad {
-            let r = i - pad - 1;
-            for j in 0..w {
-                col_sums[j] -= u32::from(deriv[r * w + j]);
-            }
+            slide(deriv, col_sums, i - pad - 1, false);
         }
         // Row sums of the clipped window: the edges one by one, the
         // interior as a sum of 2·pad + 1 columns (vectorised).
@@ -695,7 +710,7 @@ pub fn spatial_mask(
         };
         let inner = pad..w.saturating_sub(pad).max(pad);
         for j in (0..inner.start.min(w)).chain(inner.end..w) {
-            row[j] = u16::from(window(j) > threshold);
+            row[j] = u8::from(window(j) > threshold);
         }
         let cs = &col_sums[..];
         let out = &mut row[inner.clone()];
@@ -707,11 +722,11 @@ pub fn spatial_mask(
                 for k in 0..=2 * pad {
                     let src = &cs[inner.start - pad + k..][..out.len()];
                     for (o, &c) in out.iter_mut().zip(src) {
-                        *o += c as u16;
+                        *o += c as u8;
                     }
                 }
                 for o in out.iter_mut() {
-                    *o = u16::from(u32::from(*o) > threshold);
+                    *o = u8::from(u32::from(*o) > threshold);
                 }
             },
         );
@@ -719,7 +734,7 @@ pub fn spatial_mask(
 }
 
 /// 2:1 decimation in place: (i, j) takes (2i, 2j) of the `old_w`-wide image.
-pub fn decimate(d: &mut [u16], old_w: usize, w: usize, h: usize) {
+pub fn decimate<T: Copy>(d: &mut [T], old_w: usize, w: usize, h: usize) {
     for i in 0..h {
         for j in 0..w {
             d[i * w + j] = d[(2 * i) * old_w + 2 * j];
@@ -770,7 +785,7 @@ pub fn filter_mode(d: &mut [u16], w: usize, h: usize, buf: &mut Vec<u16>) {
 #[allow(clippy::too_many_arguments)]
 pub fn c_values(
     img: &[u16],
-    mask: &[u16],
+    mask: &[u8],
     w: usize,
     h: usize,
     window: usize,
@@ -952,6 +967,10 @@ mod tests {
             .collect();
         let (mut mask, mut deriv, mut cs) = (Vec::new(), Vec::new(), Vec::new());
         spatial_mask(&img, w, h, &mut mask, &mut deriv, &mut cs);
+        let mut deriv = vec![0u8; w * h];
+        for (i, row) in deriv.chunks_mut(w).enumerate() {
+            derivative_row(&img, w, h, i, row);
+        }
         let t = mask_index(w, h);
         for i in 0..h {
             for j in 0..w {
@@ -961,7 +980,7 @@ mod tests {
                         n += u32::from(deriv[r * w + c]);
                     }
                 }
-                assert_eq!(mask[i * w + j], u16::from(n > t), "({i},{j})");
+                assert_eq!(mask[i * w + j], u8::from(n > t), "({i},{j})");
             }
         }
     }
