@@ -813,13 +813,48 @@ pub fn c_values(
             let lo = j.saturating_sub(pad);
             let hi = (j + pad + 1).min(w);
             let cells = &mut hist[(v - base) * w + lo..(v - base) * w + hi];
-            if add {
-                cells.iter_mut().for_each(|c| *c += 1);
-            } else {
-                cells.iter_mut().for_each(|c| *c -= 1);
+            // ±1 as a wrapping add (counts never pass 0 or 2^16), sixteen
+            // counts per vector add.
+            let delta = if add { 1 } else { u16::MAX };
+            let mut chunks = cells.chunks_exact_mut(16);
+            for chunk in &mut chunks {
+                for c in chunk {
+                    *c = c.wrapping_add(delta);
+                }
+            }
+            for c in chunks.into_remainder() {
+                *c = c.wrapping_add(delta);
             }
         }
     };
+    // The whole pass in the dispatched copy (AVX2 / AVX-512 adds).
+    crate::isa::dispatch(
+        #[inline(always)]
+        || {
+            c_values_rows(
+                img, mask, w, h, pad, s, size, base, num_diffs, hist, out, update,
+            )
+        },
+    );
+}
+
+/// The row loop of [`c_values`], given its histogram update.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn c_values_rows(
+    img: &[u16],
+    mask: &[u8],
+    w: usize,
+    h: usize,
+    pad: usize,
+    s: &CambiSetup,
+    size: usize,
+    base: usize,
+    num_diffs: usize,
+    hist: &mut [u16],
+    out: &mut [f32],
+    update: impl Fn(&mut [u16], usize, bool),
+) {
     for r in 0..pad.min(h) {
         update(hist, r, true);
     }
