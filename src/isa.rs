@@ -208,9 +208,7 @@ fn tap_pairs(taps: &[i16]) -> ([i32; MADD_PAIRS], usize) {
     let mut pairs = [0i32; MADD_PAIRS];
     let n = taps.len().div_ceil(2);
     for (p, slot) in pairs[..n].iter_mut().enumerate() {
-        let lo = taps[2 * p] as u16;
-        let hi = taps.get(2 * p + 1).map_or(0, |&c| c as u16);
-        *slot = ((u32::from(hi) << 16) | u32::from(lo)) as i32;
+        *slot = tap_pair(taps[2 * p], taps.get(2 * p + 1).copied().unwrap_or(0));
     }
     (pairs, n)
 }
@@ -345,9 +343,10 @@ pub fn vif_moments_8bit(r: &[&[u16]], d: &[&[u16]], taps: &[u16], out: [&mut [u3
     0
 }
 
-/// `32768·Σtaps` in wrapping u32: what storing products as `p − 32768`
-/// takes from a filtered sum.
-fn product_bias(taps: &[u16]) -> u32 {
+/// `32768·Σtaps` in wrapping u32: what storing samples or products as
+/// `x − 32768` takes from a filtered sum (the `bias` a caller of
+/// [`filter_taps_i16`] adds back).
+pub fn product_bias(taps: &[u16]) -> u32 {
     taps.iter()
         .fold(0u32, |s, &c| s.wrapping_add(u32::from(c) << 15))
 }

@@ -56,7 +56,7 @@ pub fn dwt_scale0(
         );
         let (lo, hi) = (&lo[..w], &hi[..w]);
         let row = out.row_mut(i);
-        let mid = ix.len().saturating_sub(2).max(1);
+        let mid = interior_end(ix.len());
         let from = crate::isa::adm_dwt0_horizontal(
             lo,
             hi,
@@ -208,6 +208,13 @@ fn one<T: Taps>(t: T, j: usize, sl: [i32; 4], sh: [i32; 4], out: &mut BandRows<'
     out.d[j] = t.fin(T::dot(&DWT_HI, sh));
 }
 
+/// End of a horizontal pass's interior outputs (1..end read samples
+/// 2j − 1 ..= 2j + 2 directly; the first and the last two go through the
+/// index table).
+fn interior_end(bw: usize) -> usize {
+    bw.saturating_sub(2).max(1)
+}
+
 /// Horizontal DWT pass of one row pair (lo, hi) into the four bands. The
 /// interior outputs from `from` on read samples 2j−1 ..= 2j+2 directly
 /// (vectorised; those before `from` are already done); the first and the
@@ -222,7 +229,7 @@ fn horizontal<T: Taps, S: Copy + Into<i32>>(
     from: usize,
 ) {
     let bw = ix.len();
-    let mid = bw.saturating_sub(2).max(1);
+    let mid = interior_end(bw);
     let rows = &mut out;
     crate::isa::dispatch(
         #[inline(always)]

@@ -721,9 +721,7 @@ fn narrow_sq(acc: &[u64], shift: u32, out: &mut [u32]) {
 /// the constant is added back in wrapping u32, exact as the true sum fits.
 /// Taps above 32767 (scale 3's centre) take the portable loop on `x`.
 fn filter_row(v: &[i16], filt: &[u16], out: &mut [u32]) {
-    let bias = filt
-        .iter()
-        .fold(0u32, |s, &c| s.wrapping_add(u32::from(c) << 15));
+    let bias = crate::isa::product_bias(filt);
     let mut taps = [0i16; 17];
     let signed = filt.iter().all(|&c| c <= i16::MAX as u16);
     if signed {
