@@ -1,9 +1,14 @@
 //! Per-stage CPU timings of the engine's extractors on one frame pair of a
-//! raw 8-bit 4:2:0 clip (minimum of N repetitions, milliseconds).
+//! raw 8-bit 4:2:0 clip (minimum of N repetitions, milliseconds): VMAF v0's
+//! (VIF, ADM, motion), then VMAF v1's (`vmaf_v1.0.16_3d0h`: ADM with its
+//! options, CAMBI, speed_chroma).
 //! `cargo run --release --no-default-features --example cpu_stages -- REF DIS W H [N]`
 use gstvmafhip::vmaf::features::adm::{Adm, AdmParams};
+use gstvmafhip::vmaf::features::cambi::Cambi;
 use gstvmafhip::vmaf::features::motion::motion_sad;
+use gstvmafhip::vmaf::features::speed::SpeedChroma;
 use gstvmafhip::vmaf::features::vif::{DEFAULT_EGL, Vif};
+use gstvmafhip::vmaf::{Frame, ModelSet, Picture, PixelFormat, Plan, Plane};
 use std::time::Instant;
 
 fn main() {
@@ -40,5 +45,37 @@ fn main() {
     println!(
         "VIF {tv:.2} ms (scale 0: {tv0:.2}), ADM {ta:.2} ms, motion {tm:.2} ms, total {:.2} ms ({sink:.3})",
         tv + ta + tm
+    );
+
+    let models = ModelSet::load("vmaf_v1.0.16_3d0h").unwrap();
+    let plan = Plan::with_features(&models, false, false, false, &[]).unwrap();
+    let (pa, pc, ps) = (
+        plan.adm.unwrap(),
+        plan.cambi.unwrap(),
+        plan.speed_chroma.unwrap(),
+    );
+    let frame = |path: &str| -> Frame {
+        let bytes = std::fs::read(path).unwrap();
+        let (cw, ch) = (w.div_ceil(2), h.div_ceil(2));
+        let at = w * h * 3 / 2;
+        let planes = [
+            Plane::new(&bytes[at..at + w * h], w, h, w).unwrap(),
+            Plane::new(&bytes[at + w * h..at + w * h + cw * ch], cw, ch, cw).unwrap(),
+            Plane::new(&bytes[at + w * h + cw * ch..], cw, ch, cw).unwrap(),
+        ];
+        Frame::from_picture(
+            &Picture::new_u8(PixelFormat::Yuv420, &planes).unwrap(),
+            true,
+        )
+    };
+    let (fr, fd) = (frame(&a[1]), frame(&a[2]));
+    let mut cambi = Cambi::default();
+    let mut speed = SpeedChroma::default();
+    let ta1 = time(&mut || sink += adm.compute(&r1, &d1, w, h, 8, &pa).adm2);
+    let tc = time(&mut || sink += cambi.compute(&fr, &fd, &pc).unwrap().distorted);
+    let ts = time(&mut || sink += speed.compute(&fr, &fd, &ps).unwrap()[2]);
+    println!(
+        "v1: ADM {ta1:.2} ms, CAMBI {tc:.2} ms, speed_chroma {ts:.2} ms, motion {tm:.2} ms, total {:.2} ms ({sink:.3})",
+        ta1 + tc + ts + tm
     );
 }

@@ -947,6 +947,24 @@ mod stream_tests {
     }
 }
 
+/// Held by each test that forces copies: `force` is process-wide, and such
+/// tests check which copy ran. (Other tests running beside them are
+/// unaffected: every copy gives the same numbers.)
+#[cfg(test)]
+pub(crate) static FORCED: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The copies this CPU can run, each to be forced in turn (saying which
+/// ones it cannot, so that a copy never tested here is visible).
+#[cfg(test)]
+pub(crate) fn copies() -> Vec<Isa> {
+    for i in Isa::ALL {
+        if i > detected() {
+            eprintln!("not exercised here: the {} copy", i.name());
+        }
+    }
+    Isa::ALL.into_iter().filter(|&i| i <= detected()).collect()
+}
+
 #[cfg(test)]
 mod kernel_tests {
     use super::*;
@@ -961,23 +979,6 @@ mod kernel_tests {
                 .wrapping_add(1442695040888963407);
             (self.0 >> 33) as u32
         }
-    }
-
-    /// Held by each test here while it forces copies: `force` is
-    /// process-wide, and these tests check which copy ran. (Other tests
-    /// running beside them are unaffected: every copy gives the same numbers.)
-    static FORCED: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-    /// The copies this CPU can run, each to be forced in turn through the
-    /// public entry points.
-    fn copies() -> Vec<Isa> {
-        let runnable: Vec<Isa> = Isa::ALL.into_iter().filter(|&i| i <= detected()).collect();
-        for i in Isa::ALL {
-            if i > detected() {
-                eprintln!("not exercised here: the {} copy", i.name());
-            }
-        }
-        runnable
     }
 
     const VIF_TAPS: [&[u16]; 3] = [

@@ -12,8 +12,8 @@
 pub use super::adm_decouple::{DecoupleScratch, cos_1deg_sq, decouple};
 pub use super::adm_dwt::{dwt_s123, dwt_scale0};
 pub use super::adm_mask::{
-    CmScratch, CmShifts, DenShifts, cm, cm_finish, cm_sums, csf, csf_den, csf_den_finish,
-    csf_den_sums, den_shifts,
+    CmScratch, CmShifts, DenShifts, cm, cm_finish, cm_sums, csf_den, csf_den_finish, csf_den_sums,
+    den_shifts,
 };
 use super::adm_tables::div_lookup;
 use super::grow;
@@ -100,10 +100,13 @@ impl Bands {
     }
 }
 
-/// Three detail bands (h, v, d) sharing one size.
+/// Three detail bands (h, v, d) sharing one size: libvmaf's stored CSF
+/// output, which the masking's tests compare with.
+#[cfg(test)]
 #[derive(Default, Clone)]
 pub struct Triple(pub [Vec<i32>; 3]);
 
+#[cfg(test)]
 impl Triple {
     /// Room for `n` samples per band; grows only, as [`Bands::resize`].
     pub(crate) fn resize(&mut self, n: usize) {
@@ -124,10 +127,10 @@ pub struct Adm {
     dis_b: Bands,
     ref_prev_a: Vec<i32>,
     dis_prev_a: Vec<i32>,
-    csf_y: Triple,
-    csf_flt: Triple,
     tmp_lo: Vec<i32>,
     tmp_hi: Vec<i32>,
+    /// Scales 1..3: those rows split into even and odd samples.
+    tmp_split: [Vec<i32>; 4],
     /// Scale 0's rows between the DWT passes (int16 there).
     tmp_lo16: Vec<i16>,
     tmp_hi16: Vec<i16>,
@@ -189,6 +192,7 @@ impl Adm {
                     &mut self.ref_b,
                     &mut self.tmp_lo,
                     &mut self.tmp_hi,
+                    &mut self.tmp_split,
                 );
                 dwt_s123(
                     &self.dis_prev_a,
@@ -198,14 +202,11 @@ impl Adm {
                     &mut self.dis_b,
                     &mut self.tmp_lo,
                     &mut self.tmp_hi,
+                    &mut self.tmp_split,
                 );
             }
             cw = bw;
             ch = bh;
-            let n = bw * bh;
-            for t in [&mut self.csf_y, &mut self.csf_flt] {
-                t.resize(n);
-            }
             let den_scale = csf_den(scale, &self.ref_b, p);
             // In place: the reference's detail bands become the restored
             // part, the distorted's the additive part (neither is read again).
@@ -218,32 +219,10 @@ impl Adm {
                 &mut self.decouple,
             );
             let (rst, add) = (self.ref_b.hvd(), self.dis_b.hvd());
-            // Detail loss: CSF of the additive part, masking of the restored part.
-            csf(scale, &add, bw, bh, p, &mut self.csf_y, &mut self.csf_flt);
-            let num_scale = cm(
-                scale,
-                &rst,
-                &self.csf_y.refs(),
-                &self.csf_flt.refs(),
-                bw,
-                bh,
-                p,
-                p.noise_weight,
-                &mut self.cm,
-            );
-            // AIM: CSF of the restored part, masking of the additive part, no noise floor.
-            csf(scale, &rst, bw, bh, p, &mut self.csf_y, &mut self.csf_flt);
-            let aim_scale = cm(
-                scale,
-                &add,
-                &self.csf_y.refs(),
-                &self.csf_flt.refs(),
-                bw,
-                bh,
-                p,
-                0.0,
-                &mut self.cm,
-            );
+            // Detail loss: masking of the restored part by the CSF of the additive part.
+            let num_scale = cm(scale, &rst, &add, bw, bh, p, p.noise_weight, &mut self.cm);
+            // AIM: masking of the additive part by the CSF of the restored part, no noise floor.
+            let aim_scale = cm(scale, &add, &rst, bw, bh, p, 0.0, &mut self.cm);
             nums[scale] = num_scale;
             dens[scale] = den_scale;
             aims[scale] = aim_scale;

@@ -13,7 +13,14 @@ pub fn cos_1deg_sq() -> f32 {
 }
 
 /// `adm_decouple` (scale 0, int16) and `adm_decouple_s123` (int32), over E.
-#[allow(clippy::too_many_arguments)]
+///
+/// Row passes ([`decouple_rows`]) where they vectorise: at scale 0 on every
+/// copy, at scales 1..3 on the AVX-512 copy only. There the int64 sums of
+/// the angle test are rounded to float (`vcvtqq2ps`) and the reciprocal's
+/// variable shift is a 64-bit arithmetic one (`vpsravq`), neither of which
+/// AVX2 has: libvmaf's pixel loop, as [`decouple_pixelwise`], is faster on
+/// the AVX2 and baseline copies (1080p scale 1: 2.0 ms against 2.3 ms on
+/// the dev box's Zen 4).
 pub fn decouple(
     scale: usize,
     rb: &mut Bands,
@@ -22,15 +29,17 @@ pub fn decouple(
     div: &[i32],
     scratch: &mut DecoupleScratch,
 ) {
-    if scale == 0 {
-        decouple_s0(rb, db, egl, div, scratch);
-    } else {
+    if scale > 0 && crate::isa::active() < crate::isa::Isa::Avx512 {
         decouple_pixelwise(scale, rb, db, egl, div);
+    } else {
+        decouple_rows(scale, rb, db, egl, div, scratch);
     }
 }
 
-/// Scale 0, row by row through [`decouple_row_s0`].
-fn decouple_s0(
+/// [`decouple`] row by row through [`decouple_row_s0`] and
+/// [`decouple_row_s123`], on any copy.
+fn decouple_rows(
+    scale: usize,
     rb: &mut Bands,
     db: &mut Bands,
     egl: f64,
@@ -46,31 +55,41 @@ fn decouple_s0(
     let n = cols.len();
     grow(&mut scratch.angle, n);
     grow(&mut scratch.div_o, n);
+    grow(&mut scratch.div_o_s123, n);
+    grow(&mut scratch.shift, n);
     for i in e.top as usize..e.bottom as usize {
         let at = i * w + cols.start..i * w + cols.end;
-        decouple_row_s0(
-            [
-                &mut o0[at.clone()],
-                &mut o1[at.clone()],
-                &mut o2[at.clone()],
-            ],
-            [
-                &mut t0[at.clone()],
-                &mut t1[at.clone()],
-                &mut t2[at.clone()],
-            ],
-            div,
-            egl,
-            cos_sq,
-            &mut scratch.angle[..n],
-            &mut scratch.div_o[..n],
-        );
+        let o = [
+            &mut o0[at.clone()],
+            &mut o1[at.clone()],
+            &mut o2[at.clone()],
+        ];
+        let t = [
+            &mut t0[at.clone()],
+            &mut t1[at.clone()],
+            &mut t2[at.clone()],
+        ];
+        let angle = &mut scratch.angle[..n];
+        if scale == 0 {
+            decouple_row_s0(o, t, div, egl, cos_sq, angle, &mut scratch.div_o[..n]);
+        } else {
+            decouple_row_s123(
+                o,
+                t,
+                div,
+                egl,
+                cos_sq,
+                angle,
+                &mut scratch.div_o_s123[..n],
+                &mut scratch.shift[..n],
+            );
+        }
     }
 }
 
-/// libvmaf's loop pixel by pixel, for any scale, in place as [`decouple`].
-/// Scales 1..3 (int32 bands) run it; at scale 0 it is what the row passes
-/// are tested against.
+/// libvmaf's loop pixel by pixel, for any scale, in place as [`decouple`]:
+/// what the row passes are tested against, and what scales 1..3 run
+/// below AVX-512.
 fn decouple_pixelwise(scale: usize, rb: &mut Bands, db: &mut Bands, egl: f64, div: &[i32]) {
     let (w, h) = (rb.w, rb.hgt);
     let e = Region::extended(w, h);
@@ -154,11 +173,13 @@ fn decouple_pixelwise(scale: usize, rb: &mut Bands, db: &mut Bands, egl: f64, di
     )
 }
 
-/// Row scratch of [`decouple`] at scale 0.
+/// Row scratch of [`decouple`].
 #[derive(Default)]
 pub struct DecoupleScratch {
     angle: Vec<bool>,
     div_o: Vec<i32>,
+    div_o_s123: Vec<i32>,
+    shift: Vec<u8>,
 }
 
 /// `adm_decouple` (scale 0) over one row of E, in vectorisable passes: the
@@ -173,12 +194,13 @@ pub struct DecoupleScratch {
 /// - `k·o` ≤ 2^30 fits int32;
 /// - the float `rst = (k/32768)·(o/64)` is positive exactly when k > 0 and
 ///   o > 0, negative when k > 0 and o < 0 (its smallest magnitude, 2^-21,
-///   is far from underflow), so its sign is taken from the integers.
-#[allow(clippy::too_many_arguments)]
+///   is far from underflow), so its sign is taken from the integers;
+/// - the enhancement limit's result is in range: see [`limit_gain`].
 ///
 /// In place: each band's `o` becomes the restored and its `t` the additive
 /// part, sample by sample once both are read (the angle test, which reads
 /// the h and v bands, runs over the row first).
+#[allow(clippy::too_many_arguments)]
 fn decouple_row_s0(
     o: [&mut [i32]; 3],
     t: [&mut [i32]; 3],
@@ -200,16 +222,12 @@ fn decouple_row_s0(
                 let ot_dp = f(oh[j]) * f(th[j]) + f(ov[j]) * f(tv[j]);
                 let o_mag_sq = f(oh[j]) * f(oh[j]) + f(ov[j]) * f(ov[j]);
                 let t_mag_sq = f(th[j]) * f(th[j]) + f(tv[j]) * f(tv[j]);
-                let dp = f64::from(ot_dp as f32) / 4096.0;
-                angle_out[j] = dp >= 0.0
-                    && dp * dp
-                        >= cos_sq
-                            * (f64::from(o_mag_sq as f32) / 4096.0)
-                            * (f64::from(t_mag_sq as f32) / 4096.0);
+                angle_out[j] = angle_holds(ot_dp as f32, o_mag_sq as f32, t_mag_sq as f32, cos_sq);
             }
         },
     );
     let angle: &[bool] = angle;
+    let gain = Gain::of(egl);
     for (o, t) in o.into_iter().zip(t) {
         let (o, t) = (&mut o[..n], &mut t[..n]);
         for (d, &x) in div_o.iter_mut().zip(&*o) {
@@ -228,21 +246,180 @@ fn decouple_row_s0(
                         ((q as u64) >> 15) as u32 as i32
                     };
                     let k = k.clamp(0, 32768);
-                    let mut r = i32::from(((k * oj + 16384) >> 15) as i16);
-                    if angle[j] && k > 0 && oj != 0 {
-                        let scaled = f64::from(r) * egl;
-                        let m = if oj > 0 {
-                            scaled.min_c(f64::from(tj))
-                        } else {
-                            scaled.max_c(f64::from(tj))
-                        };
-                        r = i32::from(m as i16);
-                    }
+                    let r0 = i32::from(((k * oj + 16384) >> 15) as i16);
+                    let limited = gain.limit(i64::from(r0), i64::from(oj), i64::from(tj)) as i32;
+                    let r = if angle[j] && k > 0 && oj != 0 {
+                        limited
+                    } else {
+                        r0
+                    };
                     o[j] = r;
                     t[j] = i32::from((tj - r) as i16);
                 }
             },
         );
+    }
+}
+
+/// `adm_decouple_s123` over one row of E (int32 bands), in the same passes
+/// as [`decouple_row_s0`]: the angle test from exact int64 sums rounded
+/// once to float (as libvmaf converts them), then per band the reciprocal
+/// of o's top 15 bits with its sign and shift, and the restored / additive
+/// parts. `div_o` and `shift` are row scratch.
+#[allow(clippy::too_many_arguments)]
+fn decouple_row_s123(
+    o: [&mut [i32]; 3],
+    t: [&mut [i32]; 3],
+    div: &[i32],
+    egl: f64,
+    cos_sq: f64,
+    angle: &mut [bool],
+    div_o: &mut [i32],
+    shift: &mut [u8],
+) {
+    let n = angle.len();
+    let [oh, ov, _] = [&*o[0], &*o[1], &*o[2]].map(|b| &b[..n]);
+    let [th, tv, _] = [&*t[0], &*t[1], &*t[2]].map(|b| &b[..n]);
+    let angle_out = &mut *angle;
+    crate::isa::dispatch(
+        #[inline(always)]
+        move || {
+            for j in 0..n {
+                let i = |x: i32| i64::from(x);
+                let ot_dp = i(oh[j]) * i(th[j]) + i(ov[j]) * i(tv[j]);
+                let o_mag_sq = i(oh[j]) * i(oh[j]) + i(ov[j]) * i(ov[j]);
+                let t_mag_sq = i(th[j]) * i(th[j]) + i(tv[j]) * i(tv[j]);
+                angle_out[j] = angle_holds(ot_dp as f32, o_mag_sq as f32, t_mag_sq as f32, cos_sq);
+            }
+        },
+    );
+    let angle: &[bool] = angle;
+    let gain = Gain::of(egl);
+    for (o, t) in o.into_iter().zip(t) {
+        let (o, t) = (&mut o[..n], &mut t[..n]);
+        for ((d, s), &x) in div_o.iter_mut().zip(shift.iter_mut()).zip(&*o) {
+            let abs_o = x.unsigned_abs();
+            let (msb, sh) = if abs_o < 32768 {
+                (abs_o, 0)
+            } else {
+                best15_from32(abs_o)
+            };
+            let v = div[msb as usize + 32768];
+            *d = if x < 0 { -v } else { v };
+            *s = sh as u8;
+        }
+        let (div_o, shift) = (&div_o[..n], &shift[..n]);
+        match gain {
+            Gain::Whole(e) => parts_s123(o, t, div_o, shift, angle, move |r, o, t| {
+                // |r| < 2^31 and e ≤ 2^16: a product of two int32s.
+                let s = i64::from(r as i32) * i64::from(e as i32);
+                let (lo, hi) = (s.min(t), s.max(t));
+                if o > 0 { lo } else { hi }
+            }),
+            Gain::Real(_) => parts_s123(o, t, div_o, shift, angle, move |r, o, t| {
+                gain.limit(r, o, t)
+            }),
+        }
+    }
+}
+
+/// The restored and additive parts of one band's row at scales 1..3, from
+/// the signed reciprocals `div_o` and their shifts; `limit` is the gain
+/// limit ([`Gain::limit`]) as a closure so that each kind compiles to its
+/// own loop.
+#[inline(always)]
+fn parts_s123(
+    o: &mut [i32],
+    t: &mut [i32],
+    div_o: &[i32],
+    shift: &[u8],
+    angle: &[bool],
+    limit: impl Fn(i64, i64, i64) -> i64,
+) {
+    crate::isa::dispatch(
+        #[inline(always)]
+        move || {
+            // Every slice cut to one length here, where the loop is
+            // compiled, so that it needs no bounds checks and vectorises.
+            let n = o.len();
+            let (t, div_o, shift, angle) = (&mut t[..n], &div_o[..n], &shift[..n], &angle[..n]);
+            for j in 0..n {
+                let (oj, tj) = (o[j], t[j]);
+                let s = u64::from(shift[j]);
+                // (d·t + 2^(14+s)) >> (15+s), as ((d·t >> (14+s)) + 1) >> 1,
+                // the variable arithmetic shift through a logical one
+                // (x >> s = !(!x >>> s) for negative x), which AVX2 has.
+                let x = i64::from(div_o[j]) * i64::from(tj);
+                let m = x >> 63;
+                let q = (((((x ^ m) as u64) >> (14 + s)) as i64 ^ m) + 1) >> 1;
+                let k = if oj == 0 {
+                    32768
+                } else {
+                    q.clamp(0, 32768) as i32
+                };
+                let r0 = i64::from(((i64::from(k) * i64::from(oj) + 16384) >> 15) as i32);
+                let limited = limit(r0, i64::from(oj), i64::from(tj));
+                let r = if angle[j] && k > 0 && oj != 0 {
+                    limited
+                } else {
+                    r0
+                };
+                o[j] = r as i32;
+                t[j] = tj.wrapping_sub(r as i32);
+            }
+        },
+    );
+}
+
+/// libvmaf's angle test: `dp ≥ 0` and `dp² ≥ cos²(1°)·|o|²·|t|²`, from the
+/// three sums already rounded to float, in double and scaled by 1/4096.
+#[inline(always)]
+fn angle_holds(ot_dp: f32, o_mag_sq: f32, t_mag_sq: f32, cos_sq: f64) -> bool {
+    let dp = f64::from(ot_dp) / 4096.0;
+    dp >= 0.0 && dp * dp >= cos_sq * (f64::from(o_mag_sq) / 4096.0) * (f64::from(t_mag_sq) / 4096.0)
+}
+
+/// The enhancement gain limit `egl` as the decoupling applies it.
+#[derive(Clone, Copy)]
+enum Gain {
+    /// A whole number (libvmaf's 100 and VMAF v1's 1.0): the limit in
+    /// integers.
+    Whole(i64),
+    /// Any other value, in double as libvmaf.
+    Real(f64),
+}
+
+impl Gain {
+    fn of(egl: f64) -> Gain {
+        if egl.fract() == 0.0 && (0.0..=65536.0).contains(&egl) {
+            Gain::Whole(egl as i64)
+        } else {
+            Gain::Real(egl)
+        }
+    }
+
+    /// libvmaf's `MIN(r·egl, t)` where the restored part is positive
+    /// (o > 0), `MAX(r·egl, t)` where it is negative, truncated to an
+    /// integer. For o > 0 the restored `r` is ≥ 0 and so is `r·egl`, so the
+    /// result lies between min(0, t) and t; for o < 0 between t and
+    /// max(0, t): always in t's range, so no narrowing cast saturates, and
+    /// a whole `egl` gives the same integer in integer arithmetic (|r·egl|
+    /// < 2^48, exact in double too). The caller uses the result only where
+    /// k > 0 and o ≠ 0.
+    #[inline(always)]
+    fn limit(self, r: i64, o: i64, t: i64) -> i64 {
+        match self {
+            Gain::Whole(e) => {
+                let s = r * e;
+                if o > 0 { s.min(t) } else { s.max(t) }
+            }
+            Gain::Real(e) => {
+                let s = r as f64 * e;
+                let t = t as f64;
+                let m = if o > 0 { s.min_c(t) } else { s.max_c(t) };
+                m as i64
+            }
+        }
     }
 }
 
@@ -273,10 +450,12 @@ mod tests {
     use super::*;
     use crate::vmaf::features::adm_tables::div_lookup;
 
-    /// Reference and distorted int16 bands: extremes, zeros, random values,
-    /// and distorted samples that follow the reference (so that the angle
-    /// test passes) with a gain from 0.25 to 2.
-    fn band_pair(w: usize, h: usize, seed: u64) -> (Bands, Bands) {
+    /// Reference and distorted bands: extremes, zeros, random values, and
+    /// distorted samples that follow the reference (so that the angle test
+    /// passes) with a gain from 0.25 to 2. Int16 values, or with `wide` the
+    /// int32 values of scales 1..3 (up to ±2^31, both sides of the 2^15
+    /// where the reciprocal's argument is rounded to 15 bits).
+    fn band_pair(w: usize, h: usize, seed: u64, wide: bool) -> (Bands, Bands) {
         let (mut rb, mut db) = (Bands::default(), Bands::default());
         rb.resize(w, h);
         db.resize(w, h);
@@ -287,18 +466,34 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             (s >> 33) as i32
         };
+        let (lo, hi) = if wide {
+            (i32::MIN, i32::MAX)
+        } else {
+            (-32768, 32767)
+        };
         for band in 0..3 {
             for at in 0..w * h {
+                let random = |next: &mut dyn FnMut() -> i32| {
+                    if wide {
+                        // Magnitudes spread over every bit length.
+                        let bits = next() % 32;
+                        let v = (i64::from(next()) << 2) & ((1i64 << bits) - 1);
+                        (if next() % 2 == 0 { v } else { -v }) as i32
+                    } else {
+                        next() % 65536 - 32768
+                    }
+                };
                 let o = match next() % 6 {
                     0 => 0,
-                    1 => -32768,
-                    2 => 32767,
-                    _ => next() % 65536 - 32768,
+                    1 => lo,
+                    2 => hi,
+                    _ => random(&mut next),
                 };
                 let t = if next() % 2 == 0 {
-                    (o * (1 + next() % 8) / 4 + next() % 64 - 32).clamp(-32768, 32767)
+                    (i64::from(o) * i64::from(1 + next() % 8) / 4 + i64::from(next() % 64 - 32))
+                        .clamp(i64::from(lo), i64::from(hi)) as i32
                 } else {
-                    next() % 65536 - 32768
+                    random(&mut next)
                 };
                 let (rv, dv) = match band {
                     0 => (&mut rb.h, &mut db.h),
@@ -318,22 +513,40 @@ mod tests {
         assert_eq!(best15_from32(1 << 20), (1 << 14, 6));
     }
 
+    /// The row passes against libvmaf's pixel loop, at scale 0 (int16) and
+    /// scales 1..3 (int32), for whole and fractional gain limits, with every
+    /// instruction-set copy this CPU runs.
     #[test]
-    fn scale0_rows_equal_the_pixelwise_loop() {
+    fn rows_equal_the_pixelwise_loop() {
         let div = div_lookup();
-        for (w, h, seed) in [(3, 3, 1), (9, 5, 2), (17, 9, 3), (64, 40, 4), (131, 21, 5)] {
-            let (rb, db) = band_pair(w, h, seed);
-            for egl in [1.0, 100.0] {
-                let mut fast = (rb.clone(), db.clone());
-                let mut slow = (rb.clone(), db.clone());
-                let mut scratch = DecoupleScratch::default();
-                decouple(0, &mut fast.0, &mut fast.1, egl, &div, &mut scratch);
-                decouple_pixelwise(0, &mut slow.0, &mut slow.1, egl, &div);
-                assert_eq!(fast.0.hvd(), slow.0.hvd(), "restored, {w}x{h} egl {egl}");
-                assert_eq!(fast.1.hvd(), slow.1.hvd(), "additive, {w}x{h} egl {egl}");
-                // Outside the region the bands are untouched.
-                assert_eq!(fast.0.a, rb.a);
+        let _forced = crate::isa::FORCED.lock().unwrap_or_else(|e| e.into_inner());
+        let before = crate::isa::active();
+        for isa in crate::isa::copies() {
+            assert!(crate::isa::force(isa));
+            for scale in 0..4 {
+                for (w, h, seed) in [(3, 3, 1), (9, 5, 2), (17, 9, 3), (64, 40, 4), (131, 21, 5)] {
+                    let (rb, db) = band_pair(w, h, seed + scale as u64 * 7, scale > 0);
+                    for egl in [1.0, 1.5, 100.0] {
+                        let mut slow = (rb.clone(), db.clone());
+                        decouple_pixelwise(scale, &mut slow.0, &mut slow.1, egl, &div);
+                        // The row passes on every copy, and what `decouple`
+                        // picks for this copy.
+                        let mut rows = (rb.clone(), db.clone());
+                        let mut picked = (rb.clone(), db.clone());
+                        let mut scratch = DecoupleScratch::default();
+                        decouple_rows(scale, &mut rows.0, &mut rows.1, egl, &div, &mut scratch);
+                        decouple(scale, &mut picked.0, &mut picked.1, egl, &div, &mut scratch);
+                        for (fast, how) in [(rows, "rows"), (picked, "decouple")] {
+                            let what = format!("{how}, {isa:?} scale {scale}, {w}x{h}, egl {egl}");
+                            assert_eq!(fast.0.hvd(), slow.0.hvd(), "restored, {what}");
+                            assert_eq!(fast.1.hvd(), slow.1.hvd(), "additive, {what}");
+                            // Outside the region the bands are untouched.
+                            assert_eq!(fast.0.a, rb.a);
+                        }
+                    }
+                }
             }
         }
+        crate::isa::force(before);
     }
 }

@@ -70,6 +70,7 @@ pub fn dwt_scale0(
 }
 
 /// `adm_dwt2_s123_combined` for one image: int64 sums narrowed to int32.
+#[allow(clippy::too_many_arguments)]
 pub fn dwt_s123(
     src: &[i32],
     w: usize,
@@ -78,6 +79,7 @@ pub fn dwt_s123(
     out: &mut Bands,
     lo: &mut Vec<i32>,
     hi: &mut Vec<i32>,
+    split: &mut [Vec<i32>; 4],
 ) {
     let (v_add, v_shift): (i64, u32) = match scale {
         1 => (0, 0),
@@ -117,8 +119,83 @@ pub fn dwt_s123(
             add: h_add,
             shift: h_shift,
         };
-        horizontal(&lo[..w], &hi[..w], &ix, out.row_mut(i), t, 1);
+        let mid = interior_end(ix.len());
+        let (lo, hi) = (&lo[..w], &hi[..w]);
+        let [le, lodd, he, hodd] = &mut *split;
+        split_even_odd(lo, le, lodd);
+        split_even_odd(hi, he, hodd);
+        interior_wide(le, lodd, he, hodd, t, mid, out.row_mut(i));
+        horizontal(lo, hi, &ix, out.row_mut(i), t, mid);
     }
+}
+
+/// `row`'s even samples into `even`, odd ones into `odd` (each resized).
+fn split_even_odd(row: &[i32], even: &mut Vec<i32>, odd: &mut Vec<i32>) {
+    grow(even, row.len().div_ceil(2));
+    grow(odd, row.len() / 2);
+    crate::isa::dispatch(
+        #[inline(always)]
+        move || {
+            for (k, pair) in row.chunks_exact(2).enumerate() {
+                even[k] = pair[0];
+                odd[k] = pair[1];
+            }
+            if row.len() % 2 == 1 {
+                even[row.len() / 2] = row[row.len() - 1];
+            }
+        },
+    );
+}
+
+/// The interior outputs 1..mid of a scales-1..3 horizontal pass, from the
+/// rows split into even and odd samples: output j reads samples 2j − 1,
+/// 2j, 2j + 1 and 2j + 2, which are odd[j − 1], even[j], odd[j] and
+/// even[j + 1], so that every operand is a contiguous run (the loop
+/// vectorises; read in place, the pairs of stride two did not).
+fn interior_wide(
+    lo_even: &[i32],
+    lo_odd: &[i32],
+    hi_even: &[i32],
+    hi_odd: &[i32],
+    t: Wide,
+    mid: usize,
+    out: BandRows<'_>,
+) {
+    if mid < 2 {
+        return;
+    }
+    crate::isa::dispatch(
+        #[inline(always)]
+        move || {
+            let n = mid - 1;
+            let (a, v, h, d) = (
+                &mut out.a[1..mid],
+                &mut out.v[1..mid],
+                &mut out.h[1..mid],
+                &mut out.d[1..mid],
+            );
+            let (l0, l1, l2, l3) = (
+                &lo_odd[..n],
+                &lo_even[1..mid],
+                &lo_odd[1..mid],
+                &lo_even[2..mid + 1],
+            );
+            let (h0, h1, h2, h3) = (
+                &hi_odd[..n],
+                &hi_even[1..mid],
+                &hi_odd[1..mid],
+                &hi_even[2..mid + 1],
+            );
+            for k in 0..n {
+                let sl = [l0[k], l1[k], l2[k], l3[k]];
+                let sh = [h0[k], h1[k], h2[k], h3[k]];
+                a[k] = t.fin(Wide::dot(&DWT_LO, sl));
+                v[k] = t.fin(Wide::dot(&DWT_HI, sl));
+                h[k] = t.fin(Wide::dot(&DWT_LO, sh));
+                d[k] = t.fin(Wide::dot(&DWT_HI, sh));
+            }
+        },
+    );
 }
 
 /// One DWT tap set applied to four samples, in i32 (scale 0, see `dwt_scale0`).
@@ -276,6 +353,58 @@ mod tests {
             out.d[j] = fin(dot(&DWT_HI, hi));
         }
         out
+    }
+
+    /// The whole scales-1..3 DWT (split rows and all) against libvmaf's
+    /// loops written directly: every sample through the index tables, int64
+    /// sums, for every width from the narrowest on, on every copy.
+    #[test]
+    fn scales_1_to_3_equal_the_direct_loops() {
+        let _forced = crate::isa::FORCED.lock().unwrap_or_else(|e| e.into_inner());
+        let before = crate::isa::active();
+        for isa in crate::isa::copies() {
+            assert!(crate::isa::force(isa));
+            for (w, h) in (5..=41).map(|w| (w, 7)).chain([(64, 5), (121, 9)]) {
+                let src = samples(w * h, i32::MIN, i32::MAX, (w * h) as u64);
+                for scale in 1..4 {
+                    let (v_add, v_shift) = if scale == 1 { (0, 0) } else { (32768, 16) };
+                    let (h_add, h_shift) = if scale == 2 { (32768, 16) } else { (16384, 15) };
+                    let (iy, ix) = (dwt_indices(h), dwt_indices(w));
+                    let mut fast = Bands::default();
+                    let (mut lo, mut hi, mut split) = (Vec::new(), Vec::new(), Default::default());
+                    dwt_s123(&src, w, h, scale, &mut fast, &mut lo, &mut hi, &mut split);
+                    for (i, idx) in iy.iter().enumerate() {
+                        let vertical = |f: &[i32; 4]| -> Vec<i32> {
+                            (0..w)
+                                .map(|j| {
+                                    let acc: i64 = (0..4)
+                                        .map(|k| {
+                                            i64::from(f[k])
+                                                * i64::from(src[idx[k] as usize * w + j])
+                                        })
+                                        .sum();
+                                    ((acc + v_add) >> v_shift) as i32
+                                })
+                                .collect()
+                        };
+                        let (vl, vh) = (vertical(&DWT_LO), vertical(&DWT_HI));
+                        let slow = by_table(&vl, &vh, &ix, |acc| ((acc + h_add) >> h_shift) as i32);
+                        let row = i * fast.w..(i + 1) * fast.w;
+                        assert_eq!(
+                            (
+                                &fast.a[row.clone()],
+                                &fast.v[row.clone()],
+                                &fast.h[row.clone()],
+                                &fast.d[row]
+                            ),
+                            (&slow.a[..], &slow.v[..], &slow.h[..], &slow.d[..]),
+                            "{isa:?} scale {scale}, {w}x{h}, row {i}"
+                        );
+                    }
+                }
+            }
+        }
+        crate::isa::force(before);
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! denominator (`integer_adm.c:adm_csf`, `adm_cm`, `adm_csf_den_*`): the
 //! integer sums and their float finish.
 
-use super::adm::{AdmParams, Bands, Triple};
+#[cfg(test)]
+use super::adm::Triple;
+use super::adm::{AdmParams, Bands};
 use super::adm_tables::{
     Region, ceil_log2_minus, half_of_pow2, pow2_unsigned, rfactors, rfactors_s123_fixed,
     rfactors_scale0_fixed,
@@ -115,7 +117,73 @@ pub fn csf_den_finish(scale: usize, sums: [u64; 3], w: usize, h: usize, p: &AdmP
     total
 }
 
-/// `adm_csf` / `i4_adm_csf` over E: `y` = CSF-weighted band, `flt` ≈ |y|/30.
+/// libvmaf's CSF of one sample and what the masking takes from it, per
+/// scale and band: the weighted value `y` (`adm_csf` / `i4_adm_csf`), its
+/// neighbour term ≈ |y|/30 (the `flt` band libvmaf stores) and its centre
+/// term ≈ |y|/15 (`adm_cm`'s `thr` start).
+#[derive(Clone, Copy)]
+struct CsfTerms {
+    /// Scale 0's fixed-point factor, rounding and shift for this band.
+    rf0: i32,
+    add0: i32,
+    shift0: u32,
+    /// Scales 1..3: this band's factor.
+    rf123: i64,
+}
+
+impl CsfTerms {
+    fn new(scale: usize, theta: usize, p: &AdmParams) -> CsfTerms {
+        const SHIFT: [u32; 3] = [15, 15, 17];
+        const ADD: [i32; 3] = [16384, 16384, 65535];
+        CsfTerms {
+            rf0: rfactors_scale0_fixed(p)[theta],
+            add0: ADD[theta],
+            shift0: SHIFT[theta],
+            rf123: if scale == 0 {
+                0
+            } else {
+                i64::from(rfactors_s123_fixed(scale, p)[theta])
+            },
+        }
+    }
+
+    /// The CSF-weighted sample (`S0`: at scale 0).
+    #[inline(always)]
+    fn y<const S0: bool>(self, x: i32) -> i32 {
+        if S0 {
+            i32::from((self.rf0.wrapping_mul(x).wrapping_add(self.add0) >> self.shift0) as i16)
+        } else {
+            ((self.rf123 * i64::from(x) + (1 << 27)) >> 28) as i32
+        }
+    }
+
+    /// The neighbour term of a weighted sample (libvmaf's `flt` band).
+    /// At scales 1..3 the +2^31 rounding lives in an int32 in libvmaf and
+    /// is −2^31.
+    #[inline(always)]
+    fn neighbour<const S0: bool>(y: i32) -> i32 {
+        if S0 {
+            i32::from(((4369 * y.abs() + 2048) >> 12) as i16)
+        } else {
+            ((143165577i64 * i64::from(y.wrapping_abs()) - (1i64 << 31)) >> 32) as i32
+        }
+    }
+
+    /// The centre term of a weighted sample.
+    #[inline(always)]
+    fn centre<const S0: bool>(y: i32) -> i32 {
+        if S0 {
+            i32::from(((8738 * y.abs() + 2048) >> 12) as i16)
+        } else {
+            ((286331153i64 * i64::from(y.wrapping_abs()) - (1i64 << 31)) >> 32) as i32
+        }
+    }
+}
+
+/// `adm_csf` / `i4_adm_csf` over E: `y` = CSF-weighted band, `flt` ≈ |y|/30,
+/// as libvmaf stores them ([`cm_sums`] forms them as it goes instead; this
+/// is what its tests compare with).
+#[cfg(test)]
 pub fn csf(
     scale: usize,
     src: &[&[i32]; 3],
@@ -126,73 +194,49 @@ pub fn csf(
     flt: &mut Triple,
 ) {
     let e = Region::extended(w, h);
-    let cols = e.left as usize..e.right as usize;
-    let rf0 = rfactors_scale0_fixed(p);
-    let rf123 = if scale == 0 {
-        [0; 3]
-    } else {
-        rfactors_s123_fixed(scale, p)
-    };
     for (theta, (y_band, f_band)) in y.0.iter_mut().zip(&mut flt.0).enumerate() {
+        let terms = CsfTerms::new(scale, theta, p);
         for i in e.top as usize..e.bottom as usize {
-            let at = i * w + cols.start..i * w + cols.end;
-            let (x_row, y_row, f_row) = (
-                &src[theta][at.clone()],
-                &mut y_band[at.clone()],
-                &mut f_band[at],
-            );
-            crate::isa::dispatch(
-                #[inline(always)]
-                move || {
-                    let rows = x_row.iter().zip(y_row.iter_mut().zip(f_row.iter_mut()));
-                    if scale == 0 {
-                        const SHIFT: [u32; 3] = [15, 15, 17];
-                        const ADD: [i32; 3] = [16384, 16384, 65535];
-                        let (rf, add, shift) = (rf0[theta], ADD[theta], SHIFT[theta]);
-                        for (&x, (y, f)) in rows {
-                            let yy = (rf.wrapping_mul(x).wrapping_add(add) >> shift) as i16;
-                            *y = i32::from(yy);
-                            *f = i32::from(((4369 * i32::from(yy).abs() + 2048) >> 12) as i16);
-                        }
-                    } else {
-                        let rf = i64::from(rf123[theta]);
-                        for (&x, (y, f)) in rows {
-                            let yy = ((rf * i64::from(x) + (1 << 27)) >> 28) as i32;
-                            *y = yy;
-                            // The +2^31 rounding lives in an int32 in libvmaf and is −2^31.
-                            *f = ((143165577i64 * i64::from(yy.wrapping_abs()) - (1i64 << 31))
-                                >> 32) as i32;
-                        }
-                    }
-                },
-            );
+            for j in e.left as usize..e.right as usize {
+                let x = src[theta][i * w + j];
+                let (yy, f) = if scale == 0 {
+                    let yy = terms.y::<true>(x);
+                    (yy, CsfTerms::neighbour::<true>(yy))
+                } else {
+                    let yy = terms.y::<false>(x);
+                    (yy, CsfTerms::neighbour::<false>(yy))
+                };
+                y_band[i * w + j] = yy;
+                f_band[i * w + j] = f;
+            }
         }
     }
 }
 
-/// `adm_cm` / `i4_adm_cm`: contrast masking of `src` by the CSF output of the
-/// other part (`centre` = its y, `nbr` = its |y|/30), summed over C.
+/// `adm_csf` then `adm_cm` / `i4_adm_cm`: contrast masking of `src` by the
+/// CSF of the `other` part, summed over C.
 #[allow(clippy::too_many_arguments)]
 pub fn cm(
     scale: usize,
     src: &[&[i32]; 3],
-    centre: &[&[i32]; 3],
-    nbr: &[&[i32]; 3],
+    other: &[&[i32]; 3],
     w: usize,
     h: usize,
     p: &AdmParams,
     noise_weight: f64,
     scratch: &mut CmScratch,
 ) -> f32 {
-    let sums = cm_sums(scale, src, centre, nbr, w, h, p, scratch);
+    let sums = cm_sums(scale, src, other, w, h, p, scratch);
     cm_finish(scale, sums, w, h, noise_weight)
 }
 
 /// Scratch of [`cm_sums`], sized once per band size.
 #[derive(Default)]
 pub struct CmScratch {
-    /// Σθ of the three neighbour bands, over the whole band.
+    /// Σθ of the three bands' neighbour terms, over E.
     nbr_sum: Vec<i32>,
+    /// Σθ of the three bands' centre terms, over C.
+    centre_sum: Vec<i32>,
     /// One row's three-row column sums, with one mirrored sample each side.
     col: Vec<i32>,
     /// One row's masking thresholds.
@@ -246,26 +290,30 @@ pub fn cm_finish(scale: usize, acc: [i64; 3], w: usize, h: usize, noise_weight: 
 }
 
 /// The integer part of the masking: per band, the per-row rounded sums over
-/// C. The CPU twin of `adm_cm` in `kernels/adm.hip`.
+/// C. The CPU twin of `adm_csf` + `adm_cm` in `kernels/adm.hip`.
 ///
 /// libvmaf's threshold at a pixel is Σθ (the 8 neighbours of band θ's
-/// |y|/30 + the centre term of band θ's y), in wrapping int32. Wrapping
-/// addition is associative and commutative, so the same number is formed
-/// here as Σθ over a 3×3 box minus the centre, from one band of Σθ: column
-/// sums of three rows, then three columns. The neighbour mirror (−1 reads 1,
-/// n reads n−1) is applied to those rows and columns.
+/// |y|/30 + the centre term of band θ's y), y being band θ of `other`
+/// weighted by the CSF, in wrapping int32. Wrapping addition is associative
+/// and commutative, so the same number is formed here as Σθ over a 3×3 box
+/// minus the centre, from one plane of Σθ: column sums of three rows, then
+/// three columns. The neighbour mirror (−1 reads 1, n reads n−1) is applied
+/// to those rows and columns. The CSF is applied as the sums are formed, in
+/// one pass over E (libvmaf's `adm_csf` region, which holds every
+/// neighbour the box reads), where libvmaf stores the weighted bands and
+/// their |y|/30 first: two planes here instead of six.
 #[allow(clippy::too_many_arguments)]
 pub fn cm_sums(
     scale: usize,
     src: &[&[i32]; 3],
-    centre: &[&[i32]; 3],
-    nbr: &[&[i32]; 3],
+    other: &[&[i32]; 3],
     w: usize,
     h: usize,
     p: &AdmParams,
     scratch: &mut CmScratch,
 ) -> [i64; 3] {
     let c = Region::core(w, h);
+    let e = Region::extended(w, h);
     let rows = c.top.max(0) as usize..c.bottom.min(h as i32).max(0) as usize;
     let cols = c.left.max(0) as usize..c.right.min(w as i32).max(0) as usize;
     let my = |y: isize| -> usize {
@@ -280,21 +328,34 @@ pub fn cm_sums(
     let sh = CmShifts::new(scale, w, h);
     let shift_inner = sh.shift_inner;
     let add_inner = half_of_pow2(shift_inner);
-    let CmScratch { nbr_sum, col, thr } = scratch;
+    let CmScratch {
+        nbr_sum,
+        centre_sum,
+        col,
+        thr,
+    } = scratch;
     grow(nbr_sum, w * h);
+    grow(centre_sum, w * h);
     grow(col, w + 2);
     grow(thr, w);
-    let (nbr_sum, col, thr) = (&mut nbr_sum[..w * h], &mut col[..w + 2], &mut thr[..w]);
-    let sum_out = &mut *nbr_sum;
-    crate::isa::dispatch(
-        #[inline(always)]
-        move || {
-            let [n0, n1, n2] = nbr.map(|b| &b[..w * h]);
-            for (j, s) in sum_out.iter_mut().enumerate() {
-                *s = n0[j].wrapping_add(n1[j]).wrapping_add(n2[j]);
-            }
-        },
-    );
+    let terms: [CsfTerms; 3] = std::array::from_fn(|theta| CsfTerms::new(scale, theta, p));
+    // The box's columns: C widened by one each side, mirrored into the band.
+    let box_cols = cols.start.saturating_sub(1)..(cols.end + 1).min(w);
+    for i in e.top as usize..e.bottom as usize {
+        let at = i * w + e.left as usize..i * w + e.right as usize;
+        let in_c = rows.contains(&i);
+        let (n_out, c_out) = (&mut nbr_sum[at.clone()], &mut centre_sum[at.clone()]);
+        let bands = other.map(|b| &b[at.clone()]);
+        crate::isa::dispatch(
+            #[inline(always)]
+            move || match (scale == 0, in_c) {
+                (true, true) => csf_sums::<true, true>(&terms, bands, n_out, c_out),
+                (true, false) => csf_sums::<true, false>(&terms, bands, n_out, c_out),
+                (false, true) => csf_sums::<false, true>(&terms, bands, n_out, c_out),
+                (false, false) => csf_sums::<false, false>(&terms, bands, n_out, c_out),
+            },
+        );
+    }
     let rf0 = rfactors_scale0_fixed(p);
     let rf123 = if scale == 0 {
         [0; 3]
@@ -306,8 +367,9 @@ pub fn cm_sums(
     for i in rows {
         let at = i * w;
         let (up, mid, dn) = (my(i as isize - 1) * w, at, my(i as isize + 1) * w);
-        let cr = centre.map(|b| &b[at..at + w]);
-        let (nbr_sum, col, thr_out): (&[i32], _, _) = (&*nbr_sum, &mut *col, &mut *thr);
+        let (nbr_sum, centre_sum): (&[i32], &[i32]) = (&*nbr_sum, &*centre_sum);
+        let (col, thr_out) = (&mut col[..w + 2], &mut thr[..w]);
+        let (box_cols, c_cols) = (box_cols.clone(), cols.clone());
         crate::isa::dispatch(
             #[inline(always)]
             move || {
@@ -316,26 +378,28 @@ pub fn cm_sums(
                     &nbr_sum[mid..][..w],
                     &nbr_sum[dn..][..w],
                 );
-                for j in 0..w {
+                // col[j + 1] is column j's three-row sum.
+                for j in box_cols {
                     col[j + 1] = su[j].wrapping_add(sm[j]).wrapping_add(sd[j]);
                 }
                 // Column −1 reads column 1, column w reads w−1.
-                col[0] = col[2.min(w)];
-                col[w + 1] = col[w];
-                for j in 0..w {
-                    let boxed = col[j].wrapping_add(col[j + 1]).wrapping_add(col[j + 2]);
-                    let mut t = boxed.wrapping_sub(sm[j]);
-                    for band in &cr {
-                        let yc = band[j];
-                        let centre_term = if scale == 0 {
-                            i32::from(((8738 * yc.abs() + 2048) >> 12) as i16)
-                        } else {
-                            ((286331153i64 * i64::from(yc.wrapping_abs()) - (1i64 << 31)) >> 32)
-                                as i32
-                        };
-                        t = t.wrapping_add(centre_term);
-                    }
-                    thr_out[j] = t;
+                let cols = c_cols;
+                if cols.start == 0 {
+                    col[0] = col[2.min(w)];
+                }
+                if cols.end == w {
+                    col[w + 1] = col[w];
+                }
+                let (left, mid_col, right) = (
+                    &col[cols.start..cols.end],
+                    &col[cols.start + 1..cols.end + 1],
+                    &col[cols.start + 2..cols.end + 2],
+                );
+                let (sm, cs) = (&sm[cols.clone()], &centre_sum[mid..][cols.clone()]);
+                let out = &mut thr_out[cols];
+                for j in 0..out.len() {
+                    let boxed = left[j].wrapping_add(mid_col[j]).wrapping_add(right[j]);
+                    out[j] = boxed.wrapping_sub(sm[j]).wrapping_add(cs[j]);
                 }
             },
         );
@@ -375,6 +439,37 @@ pub fn cm_sums(
         }
     }
     acc
+}
+
+/// One row of [`cm_sums`]'s CSF pass: Σθ of the neighbour terms into
+/// `nbr`, and with `CENTRE` Σθ of the centre terms into `centre`. `S0` is
+/// scale 0: both are compile-time so that each case is one straight loop
+/// (which vectorises).
+#[inline(always)]
+fn csf_sums<const S0: bool, const CENTRE: bool>(
+    terms: &[CsfTerms; 3],
+    bands: [&[i32]; 3],
+    nbr: &mut [i32],
+    centre: &mut [i32],
+) {
+    let n = nbr.len();
+    let [b0, b1, b2] = bands.map(|b| &b[..n]);
+    let centre = &mut centre[..n];
+    for j in 0..n {
+        let y = [
+            terms[0].y::<S0>(b0[j]),
+            terms[1].y::<S0>(b1[j]),
+            terms[2].y::<S0>(b2[j]),
+        ];
+        nbr[j] = CsfTerms::neighbour::<S0>(y[0])
+            .wrapping_add(CsfTerms::neighbour::<S0>(y[1]))
+            .wrapping_add(CsfTerms::neighbour::<S0>(y[2]));
+        if CENTRE {
+            centre[j] = CsfTerms::centre::<S0>(y[0])
+                .wrapping_add(CsfTerms::centre::<S0>(y[1]))
+                .wrapping_add(CsfTerms::centre::<S0>(y[2]));
+        }
+    }
 }
 
 /// `u³` in libvmaf's fixed point: `u²` rounded and shifted by `sq_shift` and
@@ -546,7 +641,7 @@ mod tests {
                 let src_refs = [&src[0][..], &src[1][..], &src[2][..]];
                 let (y_refs, f_refs) = (y.refs(), flt.refs());
                 let mut scratch = CmScratch::default();
-                let fast = cm_sums(scale, &src_refs, &y_refs, &f_refs, w, h, &p, &mut scratch);
+                let fast = cm_sums(scale, &src_refs, &other_refs, w, h, &p, &mut scratch);
                 let slow = cm_sums_direct(scale, &src_refs, &y_refs, &f_refs, w, h, &p);
                 assert_eq!(fast, slow, "{w}x{h} scale {scale}");
             }
