@@ -387,7 +387,7 @@ pub struct Cambi {
     image: Vec<u16>,
     mask: Vec<u8>,
     deriv: Vec<u8>,
-    col_sums: Vec<u32>,
+    col_sums: Vec<u8>,
     hrow: Vec<u16>,
     hist: Vec<u16>,
     c_values: Vec<f32>,
@@ -543,22 +543,19 @@ pub fn preprocess(
             )));
         }
     }
-    let convert = |v: u16| -> u16 {
-        if bpc >= 10 {
-            let shift = bpc - 10;
-            let round = if shift == 0 { 0 } else { 1u32 << (shift - 1) };
-            ((u32::from(v) + round) >> shift) as u16
-        } else {
-            v << (10 - bpc)
-        }
-    };
+    // To 10 bits: deeper samples rounded down by `right`, shallower ones
+    // moved up by `left` (one of the two is 0).
+    let (right, left) = (bpc.saturating_sub(10), 10u32.saturating_sub(bpc));
+    let round = if right == 0 { 0 } else { 1u32 << (right - 1) };
+    let convert = move |v: u16| -> u16 { (((u32::from(v) + round) >> right) << left) as u16 };
     let (iw, ih) = (luma.width, luma.height);
-    out.clear();
-    out.resize(w * h, 0);
+    super::grow(out, w * h);
+    let out = &mut out[..w * h];
     if iw == w && ih == h {
+        let out = &mut *out;
         crate::isa::dispatch(
             #[inline(always)]
-            || {
+            move || {
                 for (o, &v) in out.iter_mut().zip(&luma.data) {
                     *o = convert(v);
                 }
@@ -574,7 +571,7 @@ pub fn preprocess(
         }
     }
     if enc_bitdepth < 10 {
-        anti_dither(out, w, h, row);
+        anti_dither(&mut out[..w * h], w, h, row);
     }
     Ok(())
 }
@@ -660,18 +657,19 @@ pub fn spatial_mask(
     h: usize,
     mask: &mut Vec<u8>,
     deriv: &mut Vec<u8>,
-    col_sums: &mut Vec<u32>,
+    col_sums: &mut Vec<u8>,
 ) {
     let pad = MASK_FILTER_SIZE / 2;
     let ring = 2 * pad + 2;
     let threshold = mask_index(w, h);
     super::grow(deriv, ring * w);
-    mask.clear();
-    mask.resize(w * h, 0);
+    // Every mask sample is written below; the column sums start at 0.
+    super::grow(mask, w * h);
     col_sums.clear();
     col_sums.resize(w, 0);
     // Row i's derivative into its ring slot, added to or taken from the sums.
-    let slide = |deriv: &mut [u8], col_sums: &mut [u32], i: usize, add: bool| {
+    // Column sums count at most 2·pad + 1 = 7 ones: bytes.
+    let slide = |deriv: &mut [u8], col_sums: &mut [u8], i: usize, add: bool| {
         let out = &mut deriv[(i % ring) * w..(i % ring + 1) * w];
         if add {
             derivative_row(img, w, h, i, out);
@@ -681,9 +679,9 @@ pub fn spatial_mask(
             || {
                 for (c, &d) in col_sums.iter_mut().zip(&*out) {
                     if add {
-                        *c += u32::from(d);
+                        *c += d;
                     } else {
-                        *c -= u32::from(d);
+                        *c -= d;
                     }
                 }
             },
@@ -706,6 +704,7 @@ pub fn spatial_mask(
         let window = |j: usize| -> u32 {
             col_sums[j.saturating_sub(pad)..(j + pad + 1).min(w)]
                 .iter()
+                .map(|&c| u32::from(c))
                 .sum()
         };
         let inner = pad..w.saturating_sub(pad).max(pad);
@@ -722,7 +721,7 @@ pub fn spatial_mask(
                 for k in 0..=2 * pad {
                     let src = &cs[inner.start - pad + k..][..out.len()];
                     for (o, &c) in out.iter_mut().zip(src) {
-                        *o += c as u8;
+                        *o += c;
                     }
                 }
                 for o in out.iter_mut() {
@@ -735,13 +734,28 @@ pub fn spatial_mask(
 
 /// 2:1 decimation in place: (i, j) takes (2i, 2j) of the `old_w`-wide image.
 pub fn decimate<T: Copy>(d: &mut [T], old_w: usize, w: usize, h: usize) {
-    for i in 0..h {
-        for j in 0..w {
-            d[i * w + j] = d[(2 * i) * old_w + 2 * j];
-        }
-    }
+    crate::isa::dispatch(
+        #[inline(always)]
+        || {
+            // Row 0 in place (it reads ahead of its writes), then each row i
+            // from row 2i, which lies wholly after it.
+            for j in 0..w.min(h * w) {
+                d[j] = d[2 * j];
+            }
+            for i in 1..h {
+                let (to, from) = d.split_at_mut(i * w + w);
+                let from = &from[2 * i * old_w - (i * w + w)..][..2 * w - 1];
+                let to = &mut to[i * w..];
+                for (t, pair) in to.iter_mut().zip(from.chunks_exact(2)) {
+                    *t = pair[0];
+                }
+                to[w - 1] = from[2 * w - 2];
+            }
+        },
+    )
 }
 
+#[inline(always)]
 fn mode3(a: u16, b: u16, c: u16) -> u16 {
     if a == b || a == c {
         a
@@ -756,26 +770,34 @@ fn mode3(a: u16, b: u16, c: u16) -> u16 {
 /// last rows stay as they are, and the first and last columns are not
 /// filtered across (they enter the vertical mode unchanged).
 pub fn filter_mode(d: &mut [u16], w: usize, h: usize, buf: &mut Vec<u16>) {
-    buf.clear();
-    buf.resize(3 * w, 0);
-    let horizontal = |d: &[u16], row: usize, out: &mut [u16]| {
-        let r = &d[row * w..(row + 1) * w];
-        out[0] = r[0];
-        for j in 1..w.saturating_sub(1) {
-            out[j] = mode3(r[j - 1], r[j], r[j + 1]);
-        }
-        out[w - 1] = r[w - 1];
-    };
-    for i in 0..h {
-        let slot = i % 3;
-        horizontal(d, i, &mut buf[slot * w..(slot + 1) * w]);
-        if i > 1 {
-            let (a, b, c) = ((i - 2) % 3, (i - 1) % 3, i % 3);
-            for j in 0..w {
-                d[(i - 1) * w + j] = mode3(buf[a * w + j], buf[b * w + j], buf[c * w + j]);
+    super::grow(buf, 3 * w);
+    let buf = &mut buf[..3 * w];
+    crate::isa::dispatch(
+        #[inline(always)]
+        move || {
+            let horizontal = |r: &[u16], out: &mut [u16]| {
+                out[0] = r[0];
+                if w > 2 {
+                    let (l, m, rr) = (&r[..w - 2], &r[1..w - 1], &r[2..]);
+                    for (j, o) in out[1..w - 1].iter_mut().enumerate() {
+                        *o = mode3(l[j], m[j], rr[j]);
+                    }
+                }
+                out[w - 1] = r[w - 1];
+            };
+            for i in 0..h {
+                let slot = i % 3;
+                horizontal(&d[i * w..(i + 1) * w], &mut buf[slot * w..(slot + 1) * w]);
+                if i > 1 {
+                    let (a, b, c) = ((i - 2) % 3, (i - 1) % 3, i % 3);
+                    let (ra, rb, rc) = (&buf[a * w..][..w], &buf[b * w..][..w], &buf[c * w..][..w]);
+                    for (j, o) in d[(i - 1) * w..i * w].iter_mut().enumerate() {
+                        *o = mode3(ra[j], rb[j], rc[j]);
+                    }
+                }
             }
-        }
-    }
+        },
+    )
 }
 
 /// `calculate_c_values`: per masked pixel, the strongest weighted contrast
@@ -799,46 +821,59 @@ pub fn c_values(
     let size = usize::from(s.band_size);
     hist.clear();
     hist.resize(size * w, 0);
-    out.clear();
-    out.resize(w * h, 0.0);
-    let update = |hist: &mut [u16], row: usize, add: bool| {
-        for j in 0..w {
-            if mask[row * w + j] == 0 {
-                continue;
-            }
-            let v = usize::from(img[row * w + j]);
-            if v < base || v - base >= size {
-                continue;
-            }
-            let lo = j.saturating_sub(pad);
-            let hi = (j + pad + 1).min(w);
-            let cells = &mut hist[(v - base) * w + lo..(v - base) * w + hi];
-            // ±1 as a wrapping add (counts never pass 0 or 2^16), sixteen
-            // counts per vector add.
-            let delta = if add { 1 } else { u16::MAX };
-            let mut chunks = cells.chunks_exact_mut(16);
-            for chunk in &mut chunks {
-                for c in chunk {
-                    *c = c.wrapping_add(delta);
-                }
-            }
-            for c in chunks.into_remainder() {
-                *c = c.wrapping_add(delta);
-            }
-        }
-    };
-    // The whole pass in the dispatched copy (AVX2 / AVX-512 adds).
+    // Every output is written in the pass (0 where a pixel has no c-value).
+    super::grow(out, w * h);
+    // The whole pass in the dispatched copy, the histogram update included
+    // (defined inside, so that it is compiled with the copy's AVX2 /
+    // AVX-512 adds rather than called as a baseline function).
     crate::isa::dispatch(
         #[inline(always)]
-        || {
-            c_values_rows(
-                img, mask, w, h, pad, s, size, base, num_diffs, hist, out, update,
-            )
-        },
+        || c_values_rows(img, mask, w, h, pad, s, size, base, num_diffs, hist, out),
     );
 }
 
-/// The row loop of [`c_values`], given its histogram update.
+/// One row's entry into (`add`) or exit from the histogram of [`c_values`]:
+/// each masked sample whose value lies in the band counts ±1 in its
+/// value's row, over the window's columns. Inlined into the dispatched
+/// copy, so that the adds are its vector width.
+#[inline(always)]
+fn hist_update(
+    hist: &mut [u16],
+    img_row: &[u16],
+    mask_row: &[u8],
+    pad: usize,
+    base: usize,
+    size: usize,
+    add: bool,
+) {
+    let w = img_row.len();
+    for j in 0..w {
+        if mask_row[j] == 0 {
+            continue;
+        }
+        let v = usize::from(img_row[j]);
+        if v < base || v - base >= size {
+            continue;
+        }
+        let lo = j.saturating_sub(pad);
+        let hi = (j + pad + 1).min(w);
+        let cells = &mut hist[(v - base) * w + lo..(v - base) * w + hi];
+        // ±1 as a wrapping add (counts never pass 0 or 2^16), sixteen
+        // counts per vector add.
+        let delta = if add { 1 } else { u16::MAX };
+        let mut chunks = cells.chunks_exact_mut(16);
+        for chunk in &mut chunks {
+            for c in chunk {
+                *c = c.wrapping_add(delta);
+            }
+        }
+        for c in chunks.into_remainder() {
+            *c = c.wrapping_add(delta);
+        }
+    }
+}
+
+/// The row loop of [`c_values`].
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn c_values_rows(
@@ -853,10 +888,13 @@ fn c_values_rows(
     num_diffs: usize,
     hist: &mut [u16],
     out: &mut [f32],
-    update: impl Fn(&mut [u16], usize, bool),
 ) {
+    // A function, not a closure: closures are compiled on their own,
+    // without the copy's instruction set, when not inlined.
+    let row = |r: usize| (&img[r * w..][..w], &mask[r * w..][..w]);
     for r in 0..pad.min(h) {
-        update(hist, r, true);
+        let (ir, mr) = row(r);
+        hist_update(hist, ir, mr, pad, base, size, true);
     }
     let count = |hist: &[u16], v: isize, j: usize| -> u16 {
         if v < 0 || v as usize >= size {
@@ -867,12 +905,15 @@ fn c_values_rows(
     };
     for i in 0..h {
         if i + pad < h {
-            update(hist, i + pad, true);
+            let (ir, mr) = row(i + pad);
+            hist_update(hist, ir, mr, pad, base, size, true);
         }
         if i > pad {
-            update(hist, i - pad - 1, false);
+            let (ir, mr) = row(i - pad - 1);
+            hist_update(hist, ir, mr, pad, base, size, false);
         }
         for j in 0..w {
+            out[i * w + j] = 0.0;
             if mask[i * w + j] == 0 {
                 continue;
             }
@@ -1017,6 +1058,69 @@ mod tests {
                 }
                 assert_eq!(mask[i * w + j], u8::from(n > t), "({i},{j})");
             }
+        }
+    }
+
+    /// Test image: values from a small range so that modes and ties occur.
+    fn small_values(n: usize, seed: u64) -> Vec<u16> {
+        let mut s = seed;
+        (0..n)
+            .map(|_| {
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((s >> 33) % 4) as u16
+            })
+            .collect()
+    }
+
+    #[test]
+    fn decimation_takes_every_other_sample_of_every_other_row() {
+        for old_w in 1..=9 {
+            for old_h in 1..=7 {
+                let img = small_values(old_w * old_h, (old_w * 10 + old_h) as u64);
+                let (w, h) = (old_w.div_ceil(2), old_h.div_ceil(2));
+                let expect: Vec<u16> = (0..h)
+                    .flat_map(|i| (0..w).map(move |j| (i, j)))
+                    .map(|(i, j)| img[2 * i * old_w + 2 * j])
+                    .collect();
+                let mut d = img.clone();
+                decimate(&mut d, old_w, w, h);
+                assert_eq!(d[..w * h], expect[..], "{old_w}x{old_h}");
+                let mut b: Vec<u8> = img.iter().map(|&v| v as u8).collect();
+                decimate(&mut b, old_w, w, h);
+                let expect8: Vec<u8> = expect.iter().map(|&v| v as u8).collect();
+                assert_eq!(b[..w * h], expect8[..], "{old_w}x{old_h} bytes");
+            }
+        }
+    }
+
+    #[test]
+    fn mode_filter_equals_the_direct_filter() {
+        for (w, h) in [(1, 1), (2, 3), (3, 3), (5, 4), (17, 9), (64, 5)] {
+            let img = small_values(w * h, (w * 100 + h) as u64);
+            // Across (first and last columns unfiltered), then down (first
+            // and last rows unchanged), from the whole horizontal pass.
+            let across: Vec<u16> = (0..h * w)
+                .map(|at| {
+                    let j = at % w;
+                    if j == 0 || j + 1 >= w {
+                        img[at]
+                    } else {
+                        mode3(img[at - 1], img[at], img[at + 1])
+                    }
+                })
+                .collect();
+            let mut expect = img.clone();
+            for i in 1..h.saturating_sub(1) {
+                for j in 0..w {
+                    let at = i * w + j;
+                    expect[at] = mode3(across[at - w], across[at], across[at + w]);
+                }
+            }
+            let mut d = img.clone();
+            filter_mode(&mut d, w, h, &mut Vec::new());
+            assert_eq!(d, expect, "{w}x{h}");
         }
     }
 
