@@ -618,6 +618,43 @@ mod tests {
         acc
     }
 
+    /// The planes [`cm_sums`] forms cover E only (where libvmaf's CSF
+    /// writes): every row and column its 3x3 box reads, mirrored at the
+    /// band's edges, must lie in E, at every band size (else it would read
+    /// another scale's leftovers). Bands are at least 3 samples (scale 3 of
+    /// the smallest frame, 33).
+    #[test]
+    fn the_box_reads_only_inside_e() {
+        for n in 3..=2200usize {
+            let (c, e) = (Region::core(n, n), Region::extended(n, n));
+            let mirror = |y: isize| -> isize {
+                if y < 0 {
+                    -y
+                } else if y >= n as isize {
+                    n as isize - 1
+                } else {
+                    y
+                }
+            };
+            let inside = c.top.max(0) as isize..c.bottom.min(n as i32) as isize;
+            for i in inside.clone() {
+                for d in -1..=1 {
+                    let m = mirror(i + d);
+                    assert!(
+                        (e.top as isize..e.bottom as isize).contains(&m),
+                        "band size {n}: sample {i}{d:+} reads {m}, outside E {}..{}",
+                        e.top,
+                        e.bottom
+                    );
+                }
+            }
+            // C lies in E (its centre terms are formed on E's columns).
+            if !inside.is_empty() {
+                assert!(e.top as isize <= inside.start && inside.end <= e.bottom as isize);
+            }
+        }
+    }
+
     #[test]
     fn box_sums_equal_the_direct_neighbour_loop() {
         let p = AdmParams::default();
