@@ -195,7 +195,7 @@ pub struct DecoupleScratch {
 /// - the float `rst = (k/32768)·(o/64)` is positive exactly when k > 0 and
 ///   o > 0, negative when k > 0 and o < 0 (its smallest magnitude, 2^-21,
 ///   is far from underflow), so its sign is taken from the integers;
-/// - the enhancement limit's result is in range: see [`limit_gain`].
+/// - the enhancement limit's result is in range: see [`Gain::limit`].
 ///
 /// In place: each band's `o` becomes the restored and its `t` the additive
 /// part, sample by sample once both are read (the angle test, which reads
@@ -211,21 +211,7 @@ fn decouple_row_s0(
     div_o: &mut [i32],
 ) {
     let n = angle.len();
-    let [oh, ov, _] = [&*o[0], &*o[1], &*o[2]].map(|b| &b[..n]);
-    let [th, tv, _] = [&*t[0], &*t[1], &*t[2]].map(|b| &b[..n]);
-    let angle_out = &mut *angle;
-    crate::isa::dispatch(
-        #[inline(always)]
-        move || {
-            for j in 0..n {
-                let f = |x: i32| f64::from(x);
-                let ot_dp = f(oh[j]) * f(th[j]) + f(ov[j]) * f(tv[j]);
-                let o_mag_sq = f(oh[j]) * f(oh[j]) + f(ov[j]) * f(ov[j]);
-                let t_mag_sq = f(th[j]) * f(th[j]) + f(tv[j]) * f(tv[j]);
-                angle_out[j] = angle_holds(ot_dp as f32, o_mag_sq as f32, t_mag_sq as f32, cos_sq);
-            }
-        },
-    );
+    angle_row::<false>(&o, &t, cos_sq, angle);
     let angle: &[bool] = angle;
     let gain = Gain::of(egl);
     for (o, t) in o.into_iter().zip(t) {
@@ -278,21 +264,7 @@ fn decouple_row_s123(
     shift: &mut [u8],
 ) {
     let n = angle.len();
-    let [oh, ov, _] = [&*o[0], &*o[1], &*o[2]].map(|b| &b[..n]);
-    let [th, tv, _] = [&*t[0], &*t[1], &*t[2]].map(|b| &b[..n]);
-    let angle_out = &mut *angle;
-    crate::isa::dispatch(
-        #[inline(always)]
-        move || {
-            for j in 0..n {
-                let i = |x: i32| i64::from(x);
-                let ot_dp = i(oh[j]) * i(th[j]) + i(ov[j]) * i(tv[j]);
-                let o_mag_sq = i(oh[j]) * i(oh[j]) + i(ov[j]) * i(ov[j]);
-                let t_mag_sq = i(th[j]) * i(th[j]) + i(tv[j]) * i(tv[j]);
-                angle_out[j] = angle_holds(ot_dp as f32, o_mag_sq as f32, t_mag_sq as f32, cos_sq);
-            }
-        },
-    );
+    angle_row::<true>(&o, &t, cos_sq, angle);
     let angle: &[bool] = angle;
     let gain = Gain::of(egl);
     for (o, t) in o.into_iter().zip(t) {
@@ -366,6 +338,41 @@ fn parts_s123(
                 };
                 o[j] = r as i32;
                 t[j] = tj.wrapping_sub(r as i32);
+            }
+        },
+    );
+}
+
+/// The angle test of one row (`angle.len()` samples of the h and v bands).
+/// The dot product and squared magnitudes are rounded once to float, as
+/// libvmaf's int64 → float conversion rounds them: at scales 1..3 (`WIDE`,
+/// int32 bands) formed in int64; at scale 0 (int16 bands, each product
+/// < 2^31 and each sum < 2^32) in double, exact, which every vector unit
+/// converts to float (AVX2 has no int64 → float conversion).
+#[inline(always)]
+fn angle_row<const WIDE: bool>(
+    o: &[&mut [i32]; 3],
+    t: &[&mut [i32]; 3],
+    cos_sq: f64,
+    angle: &mut [bool],
+) {
+    let n = angle.len();
+    let [oh, ov, th, tv] = [&*o[0], &*o[1], &*t[0], &*t[1]].map(|b| &b[..n]);
+    crate::isa::dispatch(
+        #[inline(always)]
+        move || {
+            for j in 0..n {
+                let sums = |a: i32, b: i32, c: i32, d: i32| -> f32 {
+                    if WIDE {
+                        (i64::from(a) * i64::from(b) + i64::from(c) * i64::from(d)) as f32
+                    } else {
+                        (f64::from(a) * f64::from(b) + f64::from(c) * f64::from(d)) as f32
+                    }
+                };
+                let ot_dp = sums(oh[j], th[j], ov[j], tv[j]);
+                let o_mag_sq = sums(oh[j], oh[j], ov[j], ov[j]);
+                let t_mag_sq = sums(th[j], th[j], tv[j], tv[j]);
+                angle[j] = angle_holds(ot_dp, o_mag_sq, t_mag_sq, cos_sq);
             }
         },
     );

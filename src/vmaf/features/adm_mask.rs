@@ -157,25 +157,27 @@ impl CsfTerms {
         }
     }
 
-    /// The neighbour term of a weighted sample (libvmaf's `flt` band).
-    /// At scales 1..3 the +2^31 rounding lives in an int32 in libvmaf and
-    /// is −2^31.
+    /// The neighbour term of a weighted sample (libvmaf's `flt` band), ≈ |y|/30.
     #[inline(always)]
     fn neighbour<const S0: bool>(y: i32) -> i32 {
-        if S0 {
-            i32::from(((4369 * y.abs() + 2048) >> 12) as i16)
-        } else {
-            ((143165577i64 * i64::from(y.wrapping_abs()) - (1i64 << 31)) >> 32) as i32
-        }
+        Self::abs_fraction::<S0>(y, 4369, 143165577)
     }
 
-    /// The centre term of a weighted sample.
+    /// The centre term of a weighted sample, ≈ |y|/15.
     #[inline(always)]
     fn centre<const S0: bool>(y: i32) -> i32 {
+        Self::abs_fraction::<S0>(y, 8738, 286331153)
+    }
+
+    /// |y| times a fixed-point fraction: Q12 at scale 0, narrowed to int16;
+    /// Q32 at scales 1..3, where libvmaf's +2^31 rounding lives in an int32
+    /// and is −2^31.
+    #[inline(always)]
+    fn abs_fraction<const S0: bool>(y: i32, q12: i32, q32: i64) -> i32 {
         if S0 {
-            i32::from(((8738 * y.abs() + 2048) >> 12) as i16)
+            i32::from(((q12 * y.abs() + 2048) >> 12) as i16)
         } else {
-            ((286331153i64 * i64::from(y.wrapping_abs()) - (1i64 << 31)) >> 32) as i32
+            ((q32 * i64::from(y.wrapping_abs()) - (1i64 << 31)) >> 32) as i32
         }
     }
 }

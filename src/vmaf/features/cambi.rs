@@ -1061,16 +1061,11 @@ mod tests {
         }
     }
 
-    /// Test image: values from a small range so that modes and ties occur.
+    /// Test image: values 0..=3, so that modes and ties occur.
     fn small_values(n: usize, seed: u64) -> Vec<u16> {
-        let mut s = seed;
-        (0..n)
-            .map(|_| {
-                s = s
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                ((s >> 33) % 4) as u16
-            })
+        crate::vmaf::features::test_samples(n, 0, 3, seed)
+            .into_iter()
+            .map(|v| v as u16)
             .collect()
     }
 
