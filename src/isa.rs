@@ -213,94 +213,6 @@ fn tap_pairs(taps: &[i16]) -> ([i32; MADD_PAIRS], usize) {
     (pairs, n)
 }
 
-/// AVX2 body of [`filter_taps_i16`]: 16 outputs per step. Returns how many
-/// leading outputs it wrote (a multiple of 16).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
-fn madd_taps_v3(v: &[i16], taps: &[i16], bias: u32, out: &mut [u32]) -> usize {
-    use std::arch::x86_64::*;
-    let (pairs, n) = tap_pairs(taps);
-    let coef = pairs.map(|c| _mm256_set1_epi32(c));
-    let start = _mm256_set1_epi32(bias as i32);
-    // The odd outputs' last load starts at j + 1 + 2(n − 1) and reads 16.
-    let reach = 2 * n + 15;
-    let mut j = 0;
-    while j + 16 <= out.len() && j + reach <= v.len() {
-        let (mut even, mut odd) = (start, start);
-        for (p, &c) in coef[..n].iter().enumerate() {
-            // SAFETY: both loads read 16 samples starting at most at
-            // j + 2p + 1 ≤ j + reach − 16, inside `v` by the loop condition.
-            let (a, b) = unsafe {
-                let at = v.as_ptr().add(j + 2 * p);
-                (
-                    _mm256_loadu_si256(at.cast::<__m256i>()),
-                    _mm256_loadu_si256(at.add(1).cast::<__m256i>()),
-                )
-            };
-            even = _mm256_add_epi32(even, _mm256_madd_epi16(a, c));
-            odd = _mm256_add_epi32(odd, _mm256_madd_epi16(b, c));
-        }
-        // Lane i of `even` is output j + 2i, of `odd` j + 2i + 1.
-        let lo = _mm256_unpacklo_epi32(even, odd);
-        let hi = _mm256_unpackhi_epi32(even, odd);
-        let first = _mm256_permute2x128_si256::<0x20>(lo, hi);
-        let second = _mm256_permute2x128_si256::<0x31>(lo, hi);
-        // SAFETY: j + 16 ≤ out.len(): both 8-lane stores lie inside `out`.
-        unsafe {
-            let at = out.as_mut_ptr().add(j);
-            _mm256_storeu_si256(at.cast::<__m256i>(), first);
-            _mm256_storeu_si256(at.add(8).cast::<__m256i>(), second);
-        }
-        j += 16;
-    }
-    j
-}
-
-/// AVX-512 body of [`filter_taps_i16`]: 32 outputs per step.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(
-    enable = "avx2,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512bw,avx512cd,avx512dq,avx512vl"
-)]
-fn madd_taps_v4(v: &[i16], taps: &[i16], bias: u32, out: &mut [u32]) -> usize {
-    use std::arch::x86_64::*;
-    let (pairs, n) = tap_pairs(taps);
-    let coef = pairs.map(|c| _mm512_set1_epi32(c));
-    let start = _mm512_set1_epi32(bias as i32);
-    let reach = 2 * n + 31;
-    // Output 2i comes from lane i of `even`, 2i + 1 from lane i of `odd`
-    // (index 16 + i of the pair).
-    let first_half = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-    let second_half =
-        _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-    let mut j = 0;
-    while j + 32 <= out.len() && j + reach <= v.len() {
-        let (mut even, mut odd) = (start, start);
-        for (p, &c) in coef[..n].iter().enumerate() {
-            // SAFETY: both loads read 32 samples starting at most at
-            // j + 2p + 1 ≤ j + reach − 32, inside `v` by the loop condition.
-            let (a, b) = unsafe {
-                let at = v.as_ptr().add(j + 2 * p);
-                (
-                    _mm512_loadu_si512(at.cast::<__m512i>()),
-                    _mm512_loadu_si512(at.add(1).cast::<__m512i>()),
-                )
-            };
-            even = _mm512_add_epi32(even, _mm512_madd_epi16(a, c));
-            odd = _mm512_add_epi32(odd, _mm512_madd_epi16(b, c));
-        }
-        let first = _mm512_permutex2var_epi32(even, first_half, odd);
-        let second = _mm512_permutex2var_epi32(even, second_half, odd);
-        // SAFETY: j + 32 ≤ out.len(): both 16-lane stores lie inside `out`.
-        unsafe {
-            let at = out.as_mut_ptr().add(j);
-            _mm512_storeu_si512(at.cast::<__m512i>(), first);
-            _mm512_storeu_si512(at.add(16).cast::<__m512i>(), second);
-        }
-        j += 32;
-    }
-    j
-}
-
 /// VIF's vertical moments of 8-bit samples for the leading columns: for a
 /// symmetric filter `taps` (odd length ≤ 17, each ≤ 32767) over the rows
 /// `r[k]`, `d[k]` (one per tap, samples ≤ 255), writes
@@ -349,142 +261,6 @@ pub fn vif_moments_8bit(r: &[&[u16]], d: &[&[u16]], taps: &[u16], out: [&mut [u3
 pub fn product_bias(taps: &[u16]) -> u32 {
     taps.iter()
         .fold(0u32, |s, &c| s.wrapping_add(u32::from(c) << 15))
-}
-
-/// AVX2 body of [`vif_moments_8bit`], 16 columns per step.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
-fn moments_v3(r: &[&[u16]], d: &[&[u16]], taps: &[u16], mut out: [&mut [u32]; 5]) -> usize {
-    use std::arch::x86_64::*;
-    let (n, w) = (taps.len(), out[0].len());
-    let half = n / 2;
-    let zero = _mm256_setzero_si256();
-    let flip = _mm256_set1_epi16(i16::MIN);
-    let bias = _mm256_set1_epi32(product_bias(taps) as i32);
-    // SAFETY (every call below): `j + 16 <= w`, and `vif_moments_8bit`
-    // checked that every row holds at least `w` samples.
-    let load = |row: &[u16], j: usize| unsafe {
-        _mm256_loadu_si256(row.as_ptr().add(j).cast::<__m256i>())
-    };
-    let mut j = 0;
-    while j + 16 <= w {
-        // [Σc·x, Σc·y, Σc·x², Σc·y², Σc·xy], each as the columns that
-        // `unpacklo` (0–3, 8–11) and `unpackhi` (4–7, 12–15) pair up.
-        let mut lo = [zero; 5];
-        let mut hi = [zero; 5];
-        for k in 0..=half {
-            let cc = _mm256_set1_epi32(i32::from(taps[k]) * 0x1_0001);
-            let (xa, ya) = (load(r[k], j), load(d[k], j));
-            let (xb, yb) = if k == half {
-                (zero, zero)
-            } else {
-                (load(r[n - 1 - k], j), load(d[n - 1 - k], j))
-            };
-            let sq = |a: __m256i, b: __m256i| _mm256_xor_si256(_mm256_mullo_epi16(a, b), flip);
-            let (xxa, yya, xya) = (sq(xa, xa), sq(ya, ya), sq(xa, ya));
-            let (xxb, yyb, xyb) = if k == half {
-                (zero, zero, zero)
-            } else {
-                (sq(xb, xb), sq(yb, yb), sq(xb, yb))
-            };
-            let mut pair = |q: usize, a: __m256i, b: __m256i| {
-                lo[q] = _mm256_add_epi32(lo[q], _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), cc));
-                hi[q] = _mm256_add_epi32(hi[q], _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), cc));
-            };
-            pair(0, xa, xb);
-            pair(1, ya, yb);
-            pair(2, xxa, xxb);
-            pair(3, yya, yyb);
-            pair(4, xya, xyb);
-        }
-        for (q, o) in out.iter_mut().enumerate() {
-            let (l, h) = if q < 2 {
-                (lo[q], hi[q])
-            } else {
-                (_mm256_add_epi32(lo[q], bias), _mm256_add_epi32(hi[q], bias))
-            };
-            let first = _mm256_permute2x128_si256::<0x20>(l, h);
-            let second = _mm256_permute2x128_si256::<0x31>(l, h);
-            let o = &mut o[j..j + 16];
-            // SAFETY: `o` holds 16 u32: both 8-lane stores lie inside it.
-            unsafe {
-                _mm256_storeu_si256(o.as_mut_ptr().cast::<__m256i>(), first);
-                _mm256_storeu_si256(o.as_mut_ptr().add(8).cast::<__m256i>(), second);
-            }
-        }
-        j += 16;
-    }
-    j
-}
-
-/// AVX-512 body of [`vif_moments_8bit`], 32 columns per step.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(
-    enable = "avx2,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512bw,avx512cd,avx512dq,avx512vl"
-)]
-fn moments_v4(r: &[&[u16]], d: &[&[u16]], taps: &[u16], mut out: [&mut [u32]; 5]) -> usize {
-    use std::arch::x86_64::*;
-    let (n, w) = (taps.len(), out[0].len());
-    let half = n / 2;
-    let zero = _mm512_setzero_si512();
-    let flip = _mm512_set1_epi16(i16::MIN);
-    let bias = _mm512_set1_epi32(product_bias(taps) as i32);
-    // `unpacklo` pairs columns 0–3, 8–11, 16–19, 24–27 and `unpackhi` the
-    // others, 128 bits at a time; these put them back in order.
-    let first_half = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
-    let second_half = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
-    // SAFETY (every call below): `j + 32 <= w`, and `vif_moments_8bit`
-    // checked that every row holds at least `w` samples.
-    let load = |row: &[u16], j: usize| unsafe {
-        _mm512_loadu_si512(row.as_ptr().add(j).cast::<__m512i>())
-    };
-    let mut j = 0;
-    while j + 32 <= w {
-        let mut lo = [zero; 5];
-        let mut hi = [zero; 5];
-        for k in 0..=half {
-            let cc = _mm512_set1_epi32(i32::from(taps[k]) * 0x1_0001);
-            let (xa, ya) = (load(r[k], j), load(d[k], j));
-            let (xb, yb) = if k == half {
-                (zero, zero)
-            } else {
-                (load(r[n - 1 - k], j), load(d[n - 1 - k], j))
-            };
-            let sq = |a: __m512i, b: __m512i| _mm512_xor_si512(_mm512_mullo_epi16(a, b), flip);
-            let (xxa, yya, xya) = (sq(xa, xa), sq(ya, ya), sq(xa, ya));
-            let (xxb, yyb, xyb) = if k == half {
-                (zero, zero, zero)
-            } else {
-                (sq(xb, xb), sq(yb, yb), sq(xb, yb))
-            };
-            let mut pair = |q: usize, a: __m512i, b: __m512i| {
-                lo[q] = _mm512_add_epi32(lo[q], _mm512_madd_epi16(_mm512_unpacklo_epi16(a, b), cc));
-                hi[q] = _mm512_add_epi32(hi[q], _mm512_madd_epi16(_mm512_unpackhi_epi16(a, b), cc));
-            };
-            pair(0, xa, xb);
-            pair(1, ya, yb);
-            pair(2, xxa, xxb);
-            pair(3, yya, yyb);
-            pair(4, xya, xyb);
-        }
-        for (q, o) in out.iter_mut().enumerate() {
-            let (l, h) = if q < 2 {
-                (lo[q], hi[q])
-            } else {
-                (_mm512_add_epi32(lo[q], bias), _mm512_add_epi32(hi[q], bias))
-            };
-            let first = _mm512_permutex2var_epi64(l, first_half, h);
-            let second = _mm512_permutex2var_epi64(l, second_half, h);
-            let o = &mut o[j..j + 32];
-            // SAFETY: `o` holds 32 u32: both 16-lane stores lie inside it.
-            unsafe {
-                _mm512_storeu_si512(o.as_mut_ptr().cast::<__m512i>(), first);
-                _mm512_storeu_si512(o.as_mut_ptr().add(16).cast::<__m512i>(), second);
-            }
-        }
-        j += 32;
-    }
-    j
 }
 
 /// VIF's logarithm sums over the leading elements of one row: with
@@ -622,121 +398,6 @@ fn tap_pair(a: i16, b: i16) -> i32 {
     ((u32::from(b as u16) << 16) | u32::from(a as u16)) as i32
 }
 
-/// AVX2 body of [`adm_dwt0_vertical`], 16 columns per step.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
-fn dwt0_vertical_v3(
-    rows: [&[u16]; 4],
-    [lo, hi]: [[i16; 4]; 2],
-    centre: i32,
-    round: i32,
-    shift: u32,
-    lo_out: &mut [i16],
-    hi_out: &mut [i16],
-) -> usize {
-    use std::arch::x86_64::*;
-    let w = lo_out.len();
-    let pairs = [lo, hi]
-        .map(|t| [tap_pair(t[0], t[1]), tap_pair(t[2], t[3])].map(|p| _mm256_set1_epi32(p)));
-    let (centre, round) = (_mm256_set1_epi32(centre), _mm256_set1_epi32(round));
-    let count = _mm_cvtsi32_si128(shift as i32);
-    let mut j = 0;
-    while j + 16 <= w {
-        // SAFETY: j + 16 ≤ w ≤ every row's length (checked by the caller).
-        let s = rows.map(|r| unsafe { _mm256_loadu_si256(r.as_ptr().add(j).cast::<__m256i>()) });
-        // Columns 0–3 and 8–11 (`unpacklo`), 4–7 and 12–15 (`unpackhi`).
-        let (a_lo, a_hi) = (
-            _mm256_unpacklo_epi16(s[0], s[1]),
-            _mm256_unpackhi_epi16(s[0], s[1]),
-        );
-        let (b_lo, b_hi) = (
-            _mm256_unpacklo_epi16(s[2], s[3]),
-            _mm256_unpackhi_epi16(s[2], s[3]),
-        );
-        let sum = |p: &[__m256i; 2], a: __m256i, b: __m256i| {
-            _mm256_add_epi32(_mm256_madd_epi16(a, p[0]), _mm256_madd_epi16(b, p[1]))
-        };
-        // (x + round) >> shift, its low 16 bits sign-extended: what the
-        // truncating narrowing keeps, and then in range for `packs`.
-        let narrow = |x: __m256i| {
-            let v = _mm256_sra_epi32(_mm256_add_epi32(x, round), count);
-            _mm256_srai_epi32::<16>(_mm256_slli_epi32::<16>(v))
-        };
-        let l = _mm256_packs_epi32(
-            narrow(_mm256_sub_epi32(sum(&pairs[0], a_lo, b_lo), centre)),
-            narrow(_mm256_sub_epi32(sum(&pairs[0], a_hi, b_hi), centre)),
-        );
-        let h = _mm256_packs_epi32(
-            narrow(sum(&pairs[1], a_lo, b_lo)),
-            narrow(sum(&pairs[1], a_hi, b_hi)),
-        );
-        // SAFETY: j + 16 ≤ w, the length of both outputs.
-        unsafe {
-            _mm256_storeu_si256(lo_out.as_mut_ptr().add(j).cast::<__m256i>(), l);
-            _mm256_storeu_si256(hi_out.as_mut_ptr().add(j).cast::<__m256i>(), h);
-        }
-        j += 16;
-    }
-    j
-}
-
-/// AVX-512 body of [`adm_dwt0_vertical`], 32 columns per step.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(
-    enable = "avx2,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512bw,avx512cd,avx512dq,avx512vl"
-)]
-fn dwt0_vertical_v4(
-    rows: [&[u16]; 4],
-    [lo, hi]: [[i16; 4]; 2],
-    centre: i32,
-    round: i32,
-    shift: u32,
-    lo_out: &mut [i16],
-    hi_out: &mut [i16],
-) -> usize {
-    use std::arch::x86_64::*;
-    let w = lo_out.len();
-    let pairs = [lo, hi]
-        .map(|t| [tap_pair(t[0], t[1]), tap_pair(t[2], t[3])].map(|p| _mm512_set1_epi32(p)));
-    let (centre, round) = (_mm512_set1_epi32(centre), _mm512_set1_epi32(round));
-    let count = _mm_cvtsi32_si128(shift as i32);
-    let mut j = 0;
-    while j + 32 <= w {
-        // SAFETY: j + 32 ≤ w ≤ every row's length (checked by the caller).
-        let s = rows.map(|r| unsafe { _mm512_loadu_si512(r.as_ptr().add(j).cast::<__m512i>()) });
-        let (a_lo, a_hi) = (
-            _mm512_unpacklo_epi16(s[0], s[1]),
-            _mm512_unpackhi_epi16(s[0], s[1]),
-        );
-        let (b_lo, b_hi) = (
-            _mm512_unpacklo_epi16(s[2], s[3]),
-            _mm512_unpackhi_epi16(s[2], s[3]),
-        );
-        let sum = |p: &[__m512i; 2], a: __m512i, b: __m512i| {
-            _mm512_add_epi32(_mm512_madd_epi16(a, p[0]), _mm512_madd_epi16(b, p[1]))
-        };
-        let narrow = |x: __m512i| {
-            let v = _mm512_sra_epi32(_mm512_add_epi32(x, round), count);
-            _mm512_srai_epi32::<16>(_mm512_slli_epi32::<16>(v))
-        };
-        let l = _mm512_packs_epi32(
-            narrow(_mm512_sub_epi32(sum(&pairs[0], a_lo, b_lo), centre)),
-            narrow(_mm512_sub_epi32(sum(&pairs[0], a_hi, b_hi), centre)),
-        );
-        let h = _mm512_packs_epi32(
-            narrow(sum(&pairs[1], a_lo, b_lo)),
-            narrow(sum(&pairs[1], a_hi, b_hi)),
-        );
-        // SAFETY: j + 32 ≤ w, the length of both outputs.
-        unsafe {
-            _mm512_storeu_si512(lo_out.as_mut_ptr().add(j).cast::<__m512i>(), l);
-            _mm512_storeu_si512(hi_out.as_mut_ptr().add(j).cast::<__m512i>(), h);
-        }
-        j += 32;
-    }
-    j
-}
-
 /// ADM's scale-0 DWT, horizontal pass, for outputs `from..to` as far as
 /// the vector copy goes: output `j` of the four bands is
 /// `fin(Σ_k t[k]·row[2j − 1 + k])` for `(t, row)` = (lo taps, `lo`),
@@ -775,108 +436,328 @@ pub fn adm_dwt0_horizontal(
     from
 }
 
-/// AVX2 body of [`adm_dwt0_horizontal`], 8 outputs per step.
+/// The AVX2 and AVX-512 bodies of the hand-written kernels, from one
+/// source: `$w` names the operations alike for both vector widths
+/// ([`w256`], [`w512`]: `V`, `loadu`, `add_epi32`, …, `LANES` 32-bit lanes
+/// per vector, and the lane reorderings each width does its own way).
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
-fn dwt0_horizontal_v3(
-    lo: &[i16],
-    hi: &[i16],
-    taps: [[i16; 4]; 2],
-    from: usize,
-    to: usize,
-    mut out: [&mut [i32]; 4],
-) -> usize {
-    use std::arch::x86_64::*;
-    let n = lo.len().min(hi.len());
-    let [p_lo, p_hi] =
-        taps.map(|t| [tap_pair(t[0], t[1]), tap_pair(t[2], t[3])].map(|p| _mm256_set1_epi32(p)));
-    let half = _mm256_set1_epi32(32768);
-    let mut j = from;
-    // Outputs j..j + 8 read samples 2j − 1 ..= 2j + 16.
-    while j + 8 <= to && 2 * j + 17 <= n {
-        // SAFETY: the loads read 16 samples from 2j − 1 and from 2j + 1,
-        // the last at 2j + 16 < n (loop condition; j ≥ 1).
-        let load = |row: &[i16], at: usize| unsafe {
-            _mm256_loadu_si256(row.as_ptr().add(at).cast::<__m256i>())
-        };
-        let (l0, l1, h0, h1) = (
-            load(lo, 2 * j - 1),
-            load(lo, 2 * j + 1),
-            load(hi, 2 * j - 1),
-            load(hi, 2 * j + 1),
-        );
-        // Lane i of a load at 2j − 1 pairs samples 2(j + i) − 1 and 2(j + i).
-        let dot = |p: &[__m256i; 2], a: __m256i, b: __m256i| {
-            let x = _mm256_add_epi32(_mm256_madd_epi16(a, p[0]), _mm256_madd_epi16(b, p[1]));
-            let v = _mm256_srai_epi32::<16>(_mm256_add_epi32(x, half));
-            _mm256_srai_epi32::<16>(_mm256_slli_epi32::<16>(v))
-        };
-        let bands = [
-            dot(&p_lo, l0, l1),
-            dot(&p_hi, l0, l1),
-            dot(&p_lo, h0, h1),
-            dot(&p_hi, h0, h1),
-        ];
-        for (o, b) in out.iter_mut().zip(bands) {
-            // SAFETY: j + 8 ≤ to ≤ o.len() (checked by the caller).
-            unsafe { _mm256_storeu_si256(o.as_mut_ptr().add(j).cast::<__m256i>(), b) };
+macro_rules! twin_kernels {
+    ($w:ident, $features:literal, $madd_taps:ident, $moments:ident, $dwt_v:ident, $dwt_h:ident) => {
+        /// Vector body of [`filter_taps_i16`]: `2·LANES` outputs per step.
+        /// Returns how many leading outputs it wrote (a multiple of that).
+        #[target_feature(enable = $features)]
+        fn $madd_taps(v: &[i16], taps: &[i16], bias: u32, out: &mut [u32]) -> usize {
+            use $w::*;
+            let (pairs, n) = tap_pairs(taps);
+            let coef = pairs.map(|c| set1_epi32(c));
+            let start = set1_epi32(bias as i32);
+            // The odd outputs' last load starts at j + 1 + 2(n − 1) and
+            // reads 2·LANES samples.
+            let reach = 2 * n + 2 * LANES - 1;
+            let mut j = 0;
+            while j + 2 * LANES <= out.len() && j + reach <= v.len() {
+                let (mut even, mut odd) = (start, start);
+                for (p, &c) in coef[..n].iter().enumerate() {
+                    // SAFETY: both loads read 2·LANES samples starting at
+                    // most at j + 2p + 1 ≤ j + reach − 2·LANES, inside `v`
+                    // by the loop condition.
+                    let (a, b) = unsafe {
+                        let at = v.as_ptr().add(j + 2 * p);
+                        (loadu(at.cast::<V>()), loadu(at.add(1).cast::<V>()))
+                    };
+                    even = add_epi32(even, madd_epi16(a, c));
+                    odd = add_epi32(odd, madd_epi16(b, c));
+                }
+                // Lane i of `even` is output j + 2i, of `odd` j + 2i + 1.
+                let (first, second) = interleave_epi32(even, odd);
+                // SAFETY: j + 2·LANES ≤ out.len(): both stores of LANES
+                // lie inside `out`.
+                unsafe {
+                    let at = out.as_mut_ptr().add(j);
+                    storeu(at.cast::<V>(), first);
+                    storeu(at.add(LANES).cast::<V>(), second);
+                }
+                j += 2 * LANES;
+            }
+            j
         }
-        j += 8;
-    }
-    j
+
+        /// Vector body of [`vif_moments_8bit`], `2·LANES` columns per step.
+        #[target_feature(enable = $features)]
+        fn $moments(r: &[&[u16]], d: &[&[u16]], taps: &[u16], mut out: [&mut [u32]; 5]) -> usize {
+            use $w::*;
+            let (n, w) = (taps.len(), out[0].len());
+            let half = n / 2;
+            let zero = setzero();
+            let flip = set1_epi16(i16::MIN);
+            let bias = set1_epi32(product_bias(taps) as i32);
+            // SAFETY (every call below): `j + 2·LANES <= w`, and
+            // `vif_moments_8bit` checked that every row holds at least `w`
+            // samples.
+            let load = |row: &[u16], j: usize| unsafe { loadu(row.as_ptr().add(j).cast::<V>()) };
+            let mut j = 0;
+            while j + 2 * LANES <= w {
+                // [Σc·x, Σc·y, Σc·x², Σc·y², Σc·xy], each as the columns
+                // that `unpacklo` and `unpackhi` pair up (per 128 bits:
+                // 0–3 and 4–7).
+                let mut lo = [zero; 5];
+                let mut hi = [zero; 5];
+                for k in 0..=half {
+                    let cc = set1_epi32(i32::from(taps[k]) * 0x1_0001);
+                    let (xa, ya) = (load(r[k], j), load(d[k], j));
+                    let (xb, yb) = if k == half {
+                        (zero, zero)
+                    } else {
+                        (load(r[n - 1 - k], j), load(d[n - 1 - k], j))
+                    };
+                    let sq = |a: V, b: V| xor(mullo_epi16(a, b), flip);
+                    let (xxa, yya, xya) = (sq(xa, xa), sq(ya, ya), sq(xa, ya));
+                    let (xxb, yyb, xyb) = if k == half {
+                        (zero, zero, zero)
+                    } else {
+                        (sq(xb, xb), sq(yb, yb), sq(xb, yb))
+                    };
+                    let mut pair = |q: usize, a: V, b: V| {
+                        lo[q] = add_epi32(lo[q], madd_epi16(unpacklo_epi16(a, b), cc));
+                        hi[q] = add_epi32(hi[q], madd_epi16(unpackhi_epi16(a, b), cc));
+                    };
+                    pair(0, xa, xb);
+                    pair(1, ya, yb);
+                    pair(2, xxa, xxb);
+                    pair(3, yya, yyb);
+                    pair(4, xya, xyb);
+                }
+                for (q, o) in out.iter_mut().enumerate() {
+                    let (l, h) = if q < 2 {
+                        (lo[q], hi[q])
+                    } else {
+                        (add_epi32(lo[q], bias), add_epi32(hi[q], bias))
+                    };
+                    let (first, second) = unpacked_in_order(l, h);
+                    let o = &mut o[j..j + 2 * LANES];
+                    // SAFETY: `o` holds 2·LANES u32: both stores of LANES
+                    // lie inside it.
+                    unsafe {
+                        storeu(o.as_mut_ptr().cast::<V>(), first);
+                        storeu(o.as_mut_ptr().add(LANES).cast::<V>(), second);
+                    }
+                }
+                j += 2 * LANES;
+            }
+            j
+        }
+
+        /// Vector body of [`adm_dwt0_vertical`], `2·LANES` columns per step.
+        #[target_feature(enable = $features)]
+        fn $dwt_v(
+            rows: [&[u16]; 4],
+            [lo, hi]: [[i16; 4]; 2],
+            centre: i32,
+            round: i32,
+            shift: u32,
+            lo_out: &mut [i16],
+            hi_out: &mut [i16],
+        ) -> usize {
+            use $w::*;
+            let w = lo_out.len();
+            let pairs = [lo, hi]
+                .map(|t| [tap_pair(t[0], t[1]), tap_pair(t[2], t[3])].map(|p| set1_epi32(p)));
+            let (centre, round) = (set1_epi32(centre), set1_epi32(round));
+            let count = std::arch::x86_64::_mm_cvtsi32_si128(shift as i32);
+            let mut j = 0;
+            while j + 2 * LANES <= w {
+                // SAFETY: j + 2·LANES ≤ w ≤ every row's length (checked by
+                // the caller).
+                let s = rows.map(|r| unsafe { loadu(r.as_ptr().add(j).cast::<V>()) });
+                // Per 128 bits, columns 0–3 (`unpacklo`) and 4–7 (`unpackhi`).
+                let (a_lo, a_hi) = (unpacklo_epi16(s[0], s[1]), unpackhi_epi16(s[0], s[1]));
+                let (b_lo, b_hi) = (unpacklo_epi16(s[2], s[3]), unpackhi_epi16(s[2], s[3]));
+                let sum =
+                    |p: &[V; 2], a: V, b: V| add_epi32(madd_epi16(a, p[0]), madd_epi16(b, p[1]));
+                // (x + round) >> shift, its low 16 bits sign-extended: what
+                // the truncating narrowing keeps, and then in range for
+                // `packs`.
+                let narrow = |x: V| {
+                    let v = sra_epi32(add_epi32(x, round), count);
+                    srai_epi32::<16>(slli_epi32::<16>(v))
+                };
+                let l = packs_epi32(
+                    narrow(sub_epi32(sum(&pairs[0], a_lo, b_lo), centre)),
+                    narrow(sub_epi32(sum(&pairs[0], a_hi, b_hi), centre)),
+                );
+                let h = packs_epi32(
+                    narrow(sum(&pairs[1], a_lo, b_lo)),
+                    narrow(sum(&pairs[1], a_hi, b_hi)),
+                );
+                // SAFETY: j + 2·LANES ≤ w, the length of both outputs.
+                unsafe {
+                    storeu(lo_out.as_mut_ptr().add(j).cast::<V>(), l);
+                    storeu(hi_out.as_mut_ptr().add(j).cast::<V>(), h);
+                }
+                j += 2 * LANES;
+            }
+            j
+        }
+
+        /// Vector body of [`adm_dwt0_horizontal`], `LANES` outputs per step.
+        #[target_feature(enable = $features)]
+        fn $dwt_h(
+            lo: &[i16],
+            hi: &[i16],
+            taps: [[i16; 4]; 2],
+            from: usize,
+            to: usize,
+            mut out: [&mut [i32]; 4],
+        ) -> usize {
+            use $w::*;
+            let n = lo.len().min(hi.len());
+            let [p_lo, p_hi] =
+                taps.map(|t| [tap_pair(t[0], t[1]), tap_pair(t[2], t[3])].map(|p| set1_epi32(p)));
+            let half = set1_epi32(32768);
+            let mut j = from;
+            // Outputs j..j + LANES read samples 2j − 1 ..= 2j + 2·LANES.
+            while j + LANES <= to && 2 * j + 2 * LANES < n {
+                // SAFETY: the loads read 2·LANES samples from 2j − 1 and
+                // from 2j + 1, the last at 2j + 2·LANES < n (loop
+                // condition; j ≥ 1).
+                let load =
+                    |row: &[i16], at: usize| unsafe { loadu(row.as_ptr().add(at).cast::<V>()) };
+                let (l0, l1, h0, h1) = (
+                    load(lo, 2 * j - 1),
+                    load(lo, 2 * j + 1),
+                    load(hi, 2 * j - 1),
+                    load(hi, 2 * j + 1),
+                );
+                // Lane i of a load at 2j − 1 pairs samples 2(j + i) − 1 and
+                // 2(j + i).
+                let dot = |p: &[V; 2], a: V, b: V| {
+                    let x = add_epi32(madd_epi16(a, p[0]), madd_epi16(b, p[1]));
+                    let v = srai_epi32::<16>(add_epi32(x, half));
+                    srai_epi32::<16>(slli_epi32::<16>(v))
+                };
+                let bands = [
+                    dot(&p_lo, l0, l1),
+                    dot(&p_hi, l0, l1),
+                    dot(&p_lo, h0, h1),
+                    dot(&p_hi, h0, h1),
+                ];
+                for (o, b) in out.iter_mut().zip(bands) {
+                    // SAFETY: j + LANES ≤ to ≤ o.len() (checked by the caller).
+                    unsafe { storeu(o.as_mut_ptr().add(j).cast::<V>(), b) };
+                }
+                j += LANES;
+            }
+            j
+        }
+    };
 }
 
-/// AVX-512 body of [`adm_dwt0_horizontal`], 16 outputs per step.
+/// The 256-bit (AVX2) names of [`twin_kernels`]' operations.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(
-    enable = "avx2,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512bw,avx512cd,avx512dq,avx512vl"
-)]
-fn dwt0_horizontal_v4(
-    lo: &[i16],
-    hi: &[i16],
-    taps: [[i16; 4]; 2],
-    from: usize,
-    to: usize,
-    mut out: [&mut [i32]; 4],
-) -> usize {
+mod w256 {
     use std::arch::x86_64::*;
-    let n = lo.len().min(hi.len());
-    let [p_lo, p_hi] =
-        taps.map(|t| [tap_pair(t[0], t[1]), tap_pair(t[2], t[3])].map(|p| _mm512_set1_epi32(p)));
-    let half = _mm512_set1_epi32(32768);
-    let mut j = from;
-    // Outputs j..j + 16 read samples 2j − 1 ..= 2j + 32.
-    while j + 16 <= to && 2 * j + 33 <= n {
-        // SAFETY: the loads read 32 samples from 2j − 1 and from 2j + 1,
-        // the last at 2j + 32 < n (loop condition; j ≥ 1).
-        let load = |row: &[i16], at: usize| unsafe {
-            _mm512_loadu_si512(row.as_ptr().add(at).cast::<__m512i>())
-        };
-        let (l0, l1, h0, h1) = (
-            load(lo, 2 * j - 1),
-            load(lo, 2 * j + 1),
-            load(hi, 2 * j - 1),
-            load(hi, 2 * j + 1),
-        );
-        let dot = |p: &[__m512i; 2], a: __m512i, b: __m512i| {
-            let x = _mm512_add_epi32(_mm512_madd_epi16(a, p[0]), _mm512_madd_epi16(b, p[1]));
-            let v = _mm512_srai_epi32::<16>(_mm512_add_epi32(x, half));
-            _mm512_srai_epi32::<16>(_mm512_slli_epi32::<16>(v))
-        };
-        let bands = [
-            dot(&p_lo, l0, l1),
-            dot(&p_hi, l0, l1),
-            dot(&p_lo, h0, h1),
-            dot(&p_hi, h0, h1),
-        ];
-        for (o, b) in out.iter_mut().zip(bands) {
-            // SAFETY: j + 16 ≤ to ≤ o.len() (checked by the caller).
-            unsafe { _mm512_storeu_si512(o.as_mut_ptr().add(j).cast::<__m512i>(), b) };
-        }
-        j += 16;
+    pub(super) use std::arch::x86_64::{
+        __m256i as V, _mm256_add_epi32 as add_epi32, _mm256_loadu_si256 as loadu,
+        _mm256_madd_epi16 as madd_epi16, _mm256_mullo_epi16 as mullo_epi16,
+        _mm256_packs_epi32 as packs_epi32, _mm256_set1_epi16 as set1_epi16,
+        _mm256_set1_epi32 as set1_epi32, _mm256_setzero_si256 as setzero,
+        _mm256_slli_epi32 as slli_epi32, _mm256_sra_epi32 as sra_epi32,
+        _mm256_srai_epi32 as srai_epi32, _mm256_storeu_si256 as storeu,
+        _mm256_sub_epi32 as sub_epi32, _mm256_unpackhi_epi16 as unpackhi_epi16,
+        _mm256_unpacklo_epi16 as unpacklo_epi16, _mm256_xor_si256 as xor,
+    };
+    /// 32-bit lanes per vector.
+    pub(super) const LANES: usize = 8;
+
+    /// Outputs 0..8 and 8..16 from `even` (lane i: output 2i) and `odd`
+    /// (2i + 1).
+    #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
+    pub(super) fn interleave_epi32(even: V, odd: V) -> (V, V) {
+        let lo = _mm256_unpacklo_epi32(even, odd);
+        let hi = _mm256_unpackhi_epi32(even, odd);
+        (
+            _mm256_permute2x128_si256::<0x20>(lo, hi),
+            _mm256_permute2x128_si256::<0x31>(lo, hi),
+        )
     }
-    j
+
+    /// Columns 0..8 and 8..16 from sums over `unpacklo` (columns 0–3,
+    /// 8–11) and `unpackhi` (4–7, 12–15) pairs.
+    #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
+    pub(super) fn unpacked_in_order(lo: V, hi: V) -> (V, V) {
+        (
+            _mm256_permute2x128_si256::<0x20>(lo, hi),
+            _mm256_permute2x128_si256::<0x31>(lo, hi),
+        )
+    }
 }
+
+/// The 512-bit (AVX-512) names of [`twin_kernels`]' operations.
+#[cfg(target_arch = "x86_64")]
+mod w512 {
+    use std::arch::x86_64::*;
+    pub(super) use std::arch::x86_64::{
+        __m512i as V, _mm512_add_epi32 as add_epi32, _mm512_loadu_si512 as loadu,
+        _mm512_madd_epi16 as madd_epi16, _mm512_mullo_epi16 as mullo_epi16,
+        _mm512_packs_epi32 as packs_epi32, _mm512_set1_epi16 as set1_epi16,
+        _mm512_set1_epi32 as set1_epi32, _mm512_setzero_si512 as setzero,
+        _mm512_slli_epi32 as slli_epi32, _mm512_sra_epi32 as sra_epi32,
+        _mm512_srai_epi32 as srai_epi32, _mm512_storeu_si512 as storeu,
+        _mm512_sub_epi32 as sub_epi32, _mm512_unpackhi_epi16 as unpackhi_epi16,
+        _mm512_unpacklo_epi16 as unpacklo_epi16, _mm512_xor_si512 as xor,
+    };
+    /// 32-bit lanes per vector.
+    pub(super) const LANES: usize = 16;
+
+    /// Outputs 0..16 and 16..32 from `even` (lane i: output 2i) and `odd`
+    /// (2i + 1, index 16 + i of the pair).
+    #[target_feature(
+        enable = "avx2,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512bw,avx512cd,avx512dq,avx512vl"
+    )]
+    pub(super) fn interleave_epi32(even: V, odd: V) -> (V, V) {
+        let first = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+        let second =
+            _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+        (
+            _mm512_permutex2var_epi32(even, first, odd),
+            _mm512_permutex2var_epi32(even, second, odd),
+        )
+    }
+
+    /// Columns 0..16 and 16..32 from sums over `unpacklo` (columns 0–3,
+    /// 8–11, 16–19, 24–27) and `unpackhi` (the others) pairs, 128 bits at a
+    /// time.
+    #[target_feature(
+        enable = "avx2,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512bw,avx512cd,avx512dq,avx512vl"
+    )]
+    pub(super) fn unpacked_in_order(lo: V, hi: V) -> (V, V) {
+        let first = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
+        let second = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+        (
+            _mm512_permutex2var_epi64(lo, first, hi),
+            _mm512_permutex2var_epi64(lo, second, hi),
+        )
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+twin_kernels!(
+    w256,
+    "avx2,bmi1,bmi2,lzcnt,popcnt",
+    madd_taps_v3,
+    moments_v3,
+    dwt0_vertical_v3,
+    dwt0_horizontal_v3
+);
+#[cfg(target_arch = "x86_64")]
+twin_kernels!(
+    w512,
+    "avx2,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512bw,avx512cd,avx512dq,avx512vl",
+    madd_taps_v4,
+    moments_v4,
+    dwt0_vertical_v4,
+    dwt0_horizontal_v4
+);
 
 /// Copies `src` into `dst` (equal lengths) with non-temporal stores where
 /// `dst` is 16-byte aligned. For a destination that only a DMA engine reads
