@@ -90,6 +90,54 @@ fn static_sequence_has_zero_motion() {
     assert!(s.iter().all(|f| f.get("integer_motion2") == Some(0.0)));
 }
 
+/// Any number of worker threads gives the single thread's numbers, frame by
+/// frame (from 8 threads on, the two pictures of a pair are copied in on
+/// two threads). PSNR reads chroma, so every plane is copied.
+#[test]
+fn worker_counts_score_alike() {
+    let (w, h) = (96, 64);
+    let (cw, ch) = (w / 2, h / 2);
+    let frame = |i: u32, seed: u32| {
+        let mut f = common::textured_luma(i, w, h, seed);
+        f.extend(common::textured_luma(i, cw, ch, seed + 1));
+        f.extend(common::textured_luma(i, cw, ch, seed + 2));
+        f
+    };
+    let frames: Vec<(Vec<u8>, Vec<u8>)> = (0..20)
+        .map(|i| (frame(i, 5), frame(i, 6 + i % 3)))
+        .collect();
+    fn pic(f: &[u8], w: usize, h: usize) -> Picture<'_> {
+        let (cw, ch) = (w / 2, h / 2);
+        Picture::new_u8(
+            PixelFormat::Yuv420,
+            &[
+                Plane::new(&f[..w * h], w, h, w).unwrap(),
+                Plane::new(&f[w * h..w * h + cw * ch], cw, ch, cw).unwrap(),
+                Plane::new(&f[w * h + cw * ch..], cw, ch, cw).unwrap(),
+            ],
+        )
+        .unwrap()
+    }
+    let run = |threads: usize| -> Vec<Vec<Option<f64>>> {
+        let mut config = config();
+        config.threads = threads;
+        config.psnr = true;
+        let mut e = Scorer::cpu(&config).unwrap();
+        let mut out = Vec::new();
+        for (r, d) in &frames {
+            out.extend(e.push(&pic(r, w, h), &pic(d, w, h)).unwrap());
+        }
+        out.extend(e.flush().unwrap());
+        out.into_iter().map(|f| f.values).collect()
+    };
+    let one = run(1);
+    assert_eq!(one.len(), frames.len());
+    assert!(one.iter().all(|v| v.iter().all(Option::is_some)));
+    for threads in [2, 8, 16] {
+        assert_eq!(run(threads), one, "{threads} threads");
+    }
+}
+
 #[test]
 fn flat_frames_and_bit_depth_extremes() {
     for bpc in [10u8, 12, 16] {
