@@ -57,6 +57,7 @@ fn decouple_rows(
     grow(&mut scratch.div_o, n);
     grow(&mut scratch.div_o_s123, n);
     grow(&mut scratch.shift, n);
+    let gain = Gain::of(egl);
     for i in e.top as usize..e.bottom as usize {
         let at = i * w + cols.start..i * w + cols.end;
         let o = [
@@ -71,14 +72,15 @@ fn decouple_rows(
         ];
         let angle = &mut scratch.angle[..n];
         if scale == 0 {
-            decouple_row_s0(o, t, div, egl, cos_sq, angle, &mut scratch.div_o[..n]);
+            angle_row::<false>(&o, &t, cos_sq, angle);
+            decouple_row_s0(o, t, div, gain, angle, &mut scratch.div_o[..n]);
         } else {
+            angle_row::<true>(&o, &t, cos_sq, angle);
             decouple_row_s123(
                 o,
                 t,
                 div,
-                egl,
-                cos_sq,
+                gain,
                 angle,
                 &mut scratch.div_o_s123[..n],
                 &mut scratch.shift[..n],
@@ -182,13 +184,10 @@ pub struct DecoupleScratch {
     shift: Vec<u8>,
 }
 
-/// `adm_decouple` (scale 0) over one row of E, in vectorisable passes: the
-/// angle test, then per band a gather of the reciprocal table and the
-/// restored / additive parts. Bands are int16 here, which the integer
+/// `adm_decouple` (scale 0) over one row of E whose angle test
+/// ([`angle_row`]) is done, in vectorisable passes: per band a gather of
+/// the reciprocal table, then the restored / additive parts. Bands are int16 here, which the integer
 /// shortcuts below rely on (each is exact for int16 inputs):
-/// - the dot product and squared magnitudes are formed in double (each
-///   product < 2^31, the sums < 2^32, so exact) and rounded once to float,
-///   as libvmaf's int64 → float conversion rounds the exact value once;
 /// - `(div·t + 2^14) >> 15` narrowed to int32 keeps bits 15..46 of the
 ///   int64 sum, which a logical shift gives as well as an arithmetic one;
 /// - `k·o` ≤ 2^30 fits int32;
@@ -199,21 +198,16 @@ pub struct DecoupleScratch {
 ///
 /// In place: each band's `o` becomes the restored and its `t` the additive
 /// part, sample by sample once both are read (the angle test, which reads
-/// the h and v bands, runs over the row first).
-#[allow(clippy::too_many_arguments)]
+/// the h and v bands, ran over the row first).
 fn decouple_row_s0(
     o: [&mut [i32]; 3],
     t: [&mut [i32]; 3],
     div: &[i32],
-    egl: f64,
-    cos_sq: f64,
-    angle: &mut [bool],
+    gain: Gain,
+    angle: &[bool],
     div_o: &mut [i32],
 ) {
     let n = angle.len();
-    angle_row::<false>(&o, &t, cos_sq, angle);
-    let angle: &[bool] = angle;
-    let gain = Gain::of(egl);
     for (o, t) in o.into_iter().zip(t) {
         let (o, t) = (&mut o[..n], &mut t[..n]);
         for (d, &x) in div_o.iter_mut().zip(&*o) {
@@ -247,26 +241,20 @@ fn decouple_row_s0(
     }
 }
 
-/// `adm_decouple_s123` over one row of E (int32 bands), in the same passes
-/// as [`decouple_row_s0`]: the angle test from exact int64 sums rounded
-/// once to float (as libvmaf converts them), then per band the reciprocal
-/// of o's top 15 bits with its sign and shift, and the restored / additive
+/// `adm_decouple_s123` over one row of E (int32 bands) whose angle test is
+/// done, in the same passes as [`decouple_row_s0`]: per band the reciprocal
+/// of o's top 15 bits with its sign and shift, then the restored / additive
 /// parts. `div_o` and `shift` are row scratch.
-#[allow(clippy::too_many_arguments)]
 fn decouple_row_s123(
     o: [&mut [i32]; 3],
     t: [&mut [i32]; 3],
     div: &[i32],
-    egl: f64,
-    cos_sq: f64,
-    angle: &mut [bool],
+    gain: Gain,
+    angle: &[bool],
     div_o: &mut [i32],
     shift: &mut [u8],
 ) {
     let n = angle.len();
-    angle_row::<true>(&o, &t, cos_sq, angle);
-    let angle: &[bool] = angle;
-    let gain = Gain::of(egl);
     for (o, t) in o.into_iter().zip(t) {
         let (o, t) = (&mut o[..n], &mut t[..n]);
         for ((d, s), &x) in div_o.iter_mut().zip(shift.iter_mut()).zip(&*o) {
@@ -281,15 +269,13 @@ fn decouple_row_s123(
             *s = sh as u8;
         }
         let (div_o, shift) = (&div_o[..n], &shift[..n]);
+        // One loop per kind of limit, the kind fixed inside each.
         match gain {
             Gain::Whole(e) => parts_s123(o, t, div_o, shift, angle, move |r, o, t| {
-                // |r| < 2^31 and e ≤ 2^16: a product of two int32s.
-                let s = i64::from(r as i32) * i64::from(e as i32);
-                let (lo, hi) = (s.min(t), s.max(t));
-                if o > 0 { lo } else { hi }
+                Gain::Whole(e).limit(r, o, t)
             }),
-            Gain::Real(_) => parts_s123(o, t, div_o, shift, angle, move |r, o, t| {
-                gain.limit(r, o, t)
+            Gain::Real(e) => parts_s123(o, t, div_o, shift, angle, move |r, o, t| {
+                Gain::Real(e).limit(r, o, t)
             }),
         }
     }
@@ -412,13 +398,16 @@ impl Gain {
     /// max(0, t): always in t's range, so no narrowing cast saturates, and
     /// a whole `egl` gives the same integer in integer arithmetic (|r·egl|
     /// < 2^48, exact in double too). The caller uses the result only where
-    /// k > 0 and o ≠ 0.
+    /// k > 0 and o ≠ 0. `r` is a restored sample, so within int32.
     #[inline(always)]
     fn limit(self, r: i64, o: i64, t: i64) -> i64 {
         match self {
             Gain::Whole(e) => {
-                let s = r * e;
-                if o > 0 { s.min(t) } else { s.max(t) }
+                // |r| < 2^31 and e ≤ 2^16: a product of two int32s (which
+                // vectorises where a full int64 product does not).
+                let s = i64::from(r as i32) * i64::from(e as i32);
+                let (lo, hi) = (s.min(t), s.max(t));
+                if o > 0 { lo } else { hi }
             }
             Gain::Real(e) => {
                 let s = r as f64 * e;
