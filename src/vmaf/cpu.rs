@@ -206,19 +206,14 @@ impl FeatureBackend for CpuBackend {
         // workers finish a frame every 2.5 ms, the two copies and the file
         // reads take about 3), so there the distorted picture is copied on
         // a second thread beside the reference.
+        let copy = |pic| self.spare.frame_from(pic, chroma);
         let (reference, distorted) = if self.threads >= PARALLEL_COPY_THREADS {
-            let spare = &self.spare;
             std::thread::scope(|s| {
-                let distorted = s.spawn(|| spare.frame_from(input.distorted, chroma));
-                let reference = spare.frame_from(input.reference, chroma);
-                (reference, distorted.join())
+                let distorted = s.spawn(|| copy(input.distorted));
+                (copy(input.reference), distorted.join())
             })
         } else {
-            let reference = self.spare.frame_from(input.reference, chroma);
-            (
-                reference,
-                Ok(self.spare.frame_from(input.distorted, chroma)),
-            )
+            (copy(input.reference), Ok(copy(input.distorted)))
         };
         let distorted = distorted
             .map_err(|_| VmafError::Backend("copying a distorted picture in failed".into()))?;
