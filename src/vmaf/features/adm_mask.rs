@@ -358,12 +358,6 @@ pub fn cm_sums(
             },
         );
     }
-    let rf0 = rfactors_scale0_fixed(p);
-    let rf123 = if scale == 0 {
-        [0; 3]
-    } else {
-        rfactors_s123_fixed(scale, p)
-    };
     let add_cub = sh.shift_cub.map(half_of_pow2);
     let mut acc = [0i64; 3];
     for i in rows {
@@ -418,16 +412,18 @@ pub fn cm_sums(
                     if scale == 0 {
                         const SUB: [u32; 3] = [10, 10, 12];
                         const SQ_SHIFT: [u32; 3] = [29, 29, 30];
-                        let (rf, sub, sq) = (rf0[theta], SUB[theta], SQ_SHIFT[theta]);
+                        // libvmaf weights the sample here without the CSF's
+                        // shift (the threshold is shifted up by `sub`).
+                        let (rf, sub, sq) = (terms[theta].rf0, SUB[theta], SQ_SHIFT[theta]);
                         for (&s, &t) in x_row.iter().zip(t_row) {
                             let x = s.wrapping_mul(rf);
                             let u = x.wrapping_abs().wrapping_sub(t.wrapping_shl(sub)).max(0);
                             sum += cube_term(u, sq, add_cub, shift_cub);
                         }
                     } else {
-                        let rf = i64::from(rf123[theta]);
+                        let csf = terms[theta];
                         for (&s, &t) in x_row.iter().zip(t_row) {
-                            let x = ((i64::from(s) * rf + (1 << 27)) >> 28) as i32;
+                            let x = csf.y::<false>(s);
                             let u = x.wrapping_abs().wrapping_sub(t).max(0);
                             sum += cube_term(u, 30, add_cub, shift_cub);
                         }
