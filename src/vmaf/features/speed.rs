@@ -211,35 +211,40 @@ impl SpeedChroma {
         Ok(frame_scores(&raw, &dims, p))
     }
 
-    /// `filter_and_downscale` into `self.small` (ow x oh, row stride ow),
-    /// in the dispatched copy.
+    /// `filter_and_downscale` into `self.small` (ow x oh, row stride ow).
     fn small_image(&mut self, plane: &OwnedPlane, bpc: u8, p: &SpeedParams, dims: &Dims) {
-        let Self {
-            plane: floats,
-            scaled,
-            small,
-        } = self;
-        crate::isa::dispatch(
-            #[inline(always)]
-            move || {
-                to_float(plane, bpc, floats);
-                let src: &[f32] = if p.prescaled() {
-                    scale_frame(p.method, floats, dims.w, dims.h, scaled, dims.sw, dims.sh);
-                    scaled
-                } else {
-                    floats
-                };
-                let ks = p.kernelscale as f32;
-                let aa = antialias_filter(ks);
-                decimated_filter(src, dims.sw, dims.sh, &aa, dims.ow, dims.oh, small);
-                let f = gaussian_filter(NUM_SCALES as i32, ks);
-                let mut blurred = vec![0f32; dims.ow * dims.oh];
-                filter1d(&f, small, dims.ow, dims.oh, &mut blurred);
-                for (v, b) in small.iter_mut().zip(&blurred) {
-                    *v -= *b;
-                }
-            },
-        )
+        to_float(plane, bpc, &mut self.plane);
+        let src: &[f32] = if p.prescaled() {
+            scale_frame(
+                p.method,
+                &self.plane,
+                dims.w,
+                dims.h,
+                &mut self.scaled,
+                dims.sw,
+                dims.sh,
+            );
+            &self.scaled
+        } else {
+            &self.plane
+        };
+        let ks = p.kernelscale as f32;
+        let aa = antialias_filter(ks);
+        decimated_filter(
+            src,
+            dims.sw,
+            dims.sh,
+            &aa,
+            dims.ow,
+            dims.oh,
+            &mut self.small,
+        );
+        let f = gaussian_filter(NUM_SCALES as i32, ks);
+        let mut blurred = vec![0f32; dims.ow * dims.oh];
+        filter1d(&f, &self.small, dims.ow, dims.oh, &mut blurred);
+        for (v, b) in self.small.iter_mut().zip(&blurred) {
+            *v -= *b;
+        }
     }
 }
 
@@ -255,7 +260,6 @@ pub fn float_scaler(bpc: u8) -> Option<f32> {
     }
 }
 
-#[inline(always)]
 fn to_float(p: &OwnedPlane, bpc: u8, out: &mut Vec<f32>) {
     out.clear();
     let scaler = float_scaler(bpc);
@@ -325,7 +329,6 @@ fn mirror(i: isize, n: usize) -> usize {
 }
 
 /// `vif_filter1d_s`: vertical then horizontal pass, float sums in tap order.
-#[inline(always)]
 fn filter1d(f: &[f32], src: &[f32], w: usize, h: usize, dst: &mut [f32]) {
     let half = (f.len() / 2) as isize;
     let mut tmp = vec![0f32; w];
@@ -469,7 +472,6 @@ pub fn axis_taps(method: ScaleMethod, n: usize, dn: usize) -> AxisTaps {
 }
 
 /// `vif_scale_frame_s`: `src` (w x h) to `dst` (dw x dh).
-#[inline(always)]
 fn scale_frame(
     method: ScaleMethod,
     src: &[f32],
@@ -996,7 +998,6 @@ fn eigen_tridiagonal(d: &mut [f32; N], sd: &mut [f32; N]) {
 }
 
 /// `matrix_mul`: dst = x·y, each entry summed over k ascending, in float.
-#[inline(always)]
 fn matmul(x: &[f32], y: &[f32], rows: usize, inner: usize, cols: usize, dst: &mut [f32]) {
     dst[..rows * cols].iter_mut().for_each(|v| *v = 0.0);
     for i in 0..rows {
@@ -1018,7 +1019,6 @@ fn vector_norm(v: &[f32]) -> f32 {
 
 /// `solve_linear_system`: K·X = Y by libvmaf's Householder QR and back
 /// substitution; `None` when a diagonal of R is below 1e-6.
-#[inline(always)]
 fn solve(k: &[f32; N * N], y: &[f32], cols: usize) -> Option<Vec<f32>> {
     let n = N;
     let a = *k;
