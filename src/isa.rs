@@ -673,11 +673,9 @@ mod w256 {
     /// (2i + 1).
     #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
     pub(super) fn interleave_epi32(even: V, odd: V) -> (V, V) {
-        let lo = _mm256_unpacklo_epi32(even, odd);
-        let hi = _mm256_unpackhi_epi32(even, odd);
-        (
-            _mm256_permute2x128_si256::<0x20>(lo, hi),
-            _mm256_permute2x128_si256::<0x31>(lo, hi),
+        unpacked_in_order(
+            _mm256_unpacklo_epi32(even, odd),
+            _mm256_unpackhi_epi32(even, odd),
         )
     }
 
