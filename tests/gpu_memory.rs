@@ -24,9 +24,15 @@ fn init() {
 
 /// Whether the tests can run here; panics when they must.
 fn available() -> bool {
+    gpu_available(true)
+}
+
+/// Whether a GPU (and, with `upload`, GStreamer's `cudaupload`) is here;
+/// panics when one must be (`VMAFHIP_REQUIRE_GPU=1`).
+fn gpu_available(upload: bool) -> bool {
     init();
     let required = std::env::var("VMAFHIP_REQUIRE_GPU").is_ok_and(|v| v == "1");
-    let why = if gst::ElementFactory::find("cudaupload").is_none() {
+    let why = if upload && gst::ElementFactory::find("cudaupload").is_none() {
         Some("no cudaupload element (GStreamer's nvcodec plugin)")
     } else if gstvmafhip::hip::HipBackend::new(
         gstvmafhip::vmaf::EngineConfig::new(
@@ -338,4 +344,145 @@ fn nvdec_frames_are_read_on_the_device() {
     assert_eq!(stat(&gpu, "planes-staged") + stat(&gpu, "planes-pinned"), 0);
     assert_eq!(stat(&gpu, "planes-device"), 60);
     assert_eq!(stat(&host, "planes-device"), 0);
+}
+
+/// Frames in ordinary memory (`filesrc ! rawvideoparse`, which takes no pool
+/// from downstream) have the planes the engine reads (the luma; all three
+/// where PSNR or v1's speed_chroma read the chroma) copied into pinned memory
+/// by the sink pads as they arrive: the same numbers as the CPU engine bit
+/// for bit, every plane uploaded from pinned memory and none staged, and
+/// `src` gives each reference buffer on as it came: its bytes, one memory,
+/// no mark of the copy. One case without PSNR, so that the luma-only copy
+/// (the frame rebuilt around it) runs.
+#[test]
+fn ordinary_memory_frames_are_copied_on_arrival_and_pass_through_unchanged() {
+    if !gpu_available(false) {
+        return;
+    }
+    let cases = [
+        (
+            "astronaut_576x324_420p8_12f_crf35",
+            "vmaf_v0.6.1",
+            "i420",
+            true,
+        ),
+        (
+            "astronaut_576x324_420p8_12f_crf35",
+            "vmaf_v0.6.1",
+            "i420",
+            false,
+        ),
+        (
+            "rocket_576x324_420p10_6f_crf30",
+            "vmaf_v0.6.1",
+            "i420-10le",
+            false,
+        ),
+        (
+            "astronaut_576x324_420p8_12f_crf23",
+            "vmaf_v1.0.16_hfr_3d0h",
+            "i420",
+            true,
+        ),
+    ];
+    for (pair, runname, fmt, as_run) in cases {
+        let run_ = golden_runs()
+            .into_iter()
+            .chain(golden_runs_v1())
+            .find(|r| r.pair == pair && r.run == runname)
+            .unwrap_or_else(|| panic!("{pair} {runname} in the manifests"));
+        let (rp, dp) = run_.yuv_paths();
+        let src = |path: &std::path::Path| {
+            format!(
+                "filesrc location={} ! rawvideoparse width={} height={} format={fmt} framerate=25/1",
+                path.display(),
+                run_.width,
+                run_.height
+            )
+        };
+        let desc = |backend: &str| {
+            format!(
+                "{} ! v.ref_sink {} ! v.dist_sink vmafhip name=v backend={backend} frame-message=true model-filename=\"{}\" psnr={} ssim={} ! appsink name=out sync=false",
+                src(&rp),
+                src(&dp),
+                run_.model.trim_start_matches("version="),
+                run_.psnr && as_run,
+                run_.ssim,
+            )
+        };
+        let chroma = (run_.psnr && as_run) || runname.starts_with("vmaf_v1");
+        let (gpu, out) = run_with_output(&desc("hip"));
+        let (cpu, _) = run_with_output(&desc("cpu"));
+        assert!(gpu.errors.is_empty(), "{pair}: {:?}", gpu.errors);
+        assert!(gpu.warnings.is_empty(), "{pair}: {:?}", gpu.warnings);
+        let frames = run_.expected()["frames"].as_array().unwrap().len();
+        assert_eq!(gpu.frames.len(), frames, "{pair}");
+        assert_eq!(numbers(&gpu), numbers(&cpu), "{pair}: GPU vs CPU engine");
+        eprintln!("{pair} {runname}: {}", gpu.stats.as_ref().unwrap());
+        let n = frames as u64;
+        let planes = if chroma { 6 } else { 2 };
+        assert_eq!(stat(&gpu, "planes-copied-on-arrival"), planes * n, "{pair}");
+        assert_eq!(stat(&gpu, "planes-pinned"), planes * n, "{pair}");
+        assert_eq!(stat(&gpu, "planes-staged"), 0, "{pair}");
+        assert_eq!(
+            stat(&gpu, "planes-registered") + stat(&gpu, "planes-device"),
+            0
+        );
+        // The reference, as it came.
+        let bytes = std::fs::read(&rp).unwrap();
+        let frame_len = bytes.len() / frames;
+        assert_eq!(out.len(), frames, "{pair}: output buffers");
+        for (i, b) in out.iter().enumerate() {
+            assert_eq!(b.n_memory(), 1, "{pair} output {i}: memories");
+            assert!(
+                gst::meta::CustomMeta::from_buffer(b, "GstVmafHipCopiedOnArrival").is_err(),
+                "{pair} output {i}: carries the copy's mark"
+            );
+            let map = b.map_readable().unwrap();
+            assert!(
+                map.as_slice() == &bytes[i * frame_len..(i + 1) * frame_len],
+                "{pair} output {i}: not the reference frame"
+            );
+        }
+    }
+}
+
+/// Like `run`, with every buffer the pipeline's `appsink` named `out` received.
+fn run_with_output(desc: &str) -> (Outcome, Vec<gst::Buffer>) {
+    init();
+    let pipeline = gst::parse::launch(desc)
+        .unwrap()
+        .downcast::<gst::Pipeline>()
+        .unwrap();
+    let sink = pipeline
+        .by_name("out")
+        .unwrap()
+        .downcast::<gst_app::AppSink>()
+        .unwrap();
+    let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let keep = got.clone();
+    sink.set_callbacks(
+        gst_app::AppSinkCallbacks::builder()
+            .new_sample(move |s| {
+                let sample = s.pull_sample().map_err(|_| gst::FlowError::Eos)?;
+                keep.lock().unwrap().push(sample.buffer_owned().unwrap());
+                Ok(gst::FlowSuccess::Ok)
+            })
+            .build(),
+    );
+    let bus = pipeline.bus().unwrap();
+    let _ = pipeline.set_state(gst::State::Playing);
+    let said = common::pipeline::collect(&bus);
+    let out = Outcome {
+        frames: said.frames,
+        errors: said.errors,
+        warnings: said.warnings,
+        pooled: said.pooled,
+        stats: pipeline
+            .by_name("v")
+            .map(|v| v.property::<gst::Structure>("stats")),
+    };
+    pipeline.set_state(gst::State::Null).unwrap();
+    let buffers = std::mem::take(&mut *got.lock().unwrap());
+    (out, buffers)
 }

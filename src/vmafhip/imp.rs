@@ -1,5 +1,6 @@
 //! The `vmafhip` GstVideoAggregator subclass.
 
+use super::pinned_copy::PinnedCopier;
 use super::pinned_pool::PinnedPool;
 use super::{
     Backend, LogLevel, PoolMethod, ResultsFormat, Vendor, VmafFrameMessage, VmafPooledMessage,
@@ -450,9 +451,22 @@ pub struct VmafHip {
     /// on a GPU and GStreamer's library for it is present (set at start):
     /// the sink pads then also take `memory:CUDAMemory` / `memory:HIPMemory`.
     gpu_input: Mutex<Option<Arc<GstGpu>>>,
+    /// Copies system-memory luma into pinned memory in the sink pads'
+    /// buffer probe, when the engine computes on a GPU (set at start).
+    copier: Mutex<Option<Arc<PinnedCopier>>>,
 }
 
 impl VmafHip {
+    /// Planes the sink pads copied into pinned memory since start.
+    fn copied_on_arrival(&self) -> u64 {
+        self.pinned_copier().map_or(0, |c| c.copied())
+    }
+
+    /// See `copier`; read by the sink pads' probe for every buffer.
+    pub(crate) fn pinned_copier(&self) -> Option<Arc<PinnedCopier>> {
+        self.copier.lock().unwrap().clone()
+    }
+
     /// See `gpu_input`; read by the sink pads for every buffer.
     pub(crate) fn gpu_input(&self) -> Option<Arc<GstGpu>> {
         self.gpu_input.lock().unwrap().clone()
@@ -546,6 +560,8 @@ struct Opened {
     device: Option<Arc<hip::Device>>,
     /// Why `backend=auto` fell back to the CPU.
     warning: Option<String>,
+    /// Whether an extractor reads the chroma planes (PSNR, speed_chroma).
+    reads_chroma: bool,
 }
 
 /// The HIP layer's vendor for the `vendor` property.
@@ -645,6 +661,7 @@ fn open_engine(s: &Settings) -> Result<Opened, gst::ErrorMessage> {
         },
     };
     Ok(Opened {
+        reads_chroma: config.plan().is_ok_and(|p| p.reads_chroma()),
         name: engine.describe(),
         engine,
         device,
@@ -654,7 +671,7 @@ fn open_engine(s: &Settings) -> Result<Opened, gst::ErrorMessage> {
 
 /// Whether `buf` lies in one of GStreamer's GPU memories, which a host
 /// mapping would download.
-fn in_gpu_memory(buf: &gst::BufferRef) -> bool {
+pub(super) fn in_gpu_memory(buf: &gst::BufferRef) -> bool {
     buf.iter_memories().any(|m| {
         GpuMemoryKind::ALL
             .iter()
@@ -967,12 +984,13 @@ impl VmafHip {
             gst::info!(
                 CAT,
                 imp = self,
-                "pooled VMAF {:.6} over {} frames ({}); input planes so far: {} staged, {} from pinned memory, {} page-locked in place, {} on the device",
+                "pooled VMAF {:.6} over {} frames ({}); input planes so far: {} staged, {} from pinned memory ({} of them copied there on arrival), {} page-locked in place, {} on the device",
                 p.score,
                 p.frames,
                 why.name(),
                 counts.staged,
                 counts.pinned,
+                self.copied_on_arrival(),
                 counts.registered,
                 counts.device
             );
@@ -1074,6 +1092,7 @@ impl ObjectSubclass for VmafHip {
             settings: Mutex::new(Settings::default()),
             state: Mutex::new(None),
             gpu_input: Mutex::new(None),
+            copier: Mutex::new(None),
         }
     }
 }
@@ -1108,7 +1127,7 @@ impl ObjectImpl for VmafHip {
                 glib::ParamSpecEnum::builder_with_default("backend", DEFAULT_BACKEND).nick("Backend").blurb("Where features are computed: auto (GPU if usable, else CPU with a warning), cpu, hip").mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("vendor", DEFAULT_VENDOR).nick("Vendor").blurb("GPU stack for the HIP backend: auto (AMD, then NVIDIA; VMAFHIP_VENDOR overrides), amd, nvidia").mutable_ready().build(),
                 glib::ParamSpecInt::builder("device-id").nick("Device").blurb("GPU index for the HIP backend").minimum(0).default_value(DEFAULT_DEVICE_ID).mutable_ready().build(),
-                glib::ParamSpecBoxed::builder::<gst::Structure>("stats").nick("Statistics").blurb("How input planes reached the GPU since start: planes-staged (copied on the host into staging memory), planes-pinned (uploaded from the element's pinned pool), planes-registered (host memory page-locked where it lay, NVIDIA), planes-device (GStreamer GPU memory, copied on the device); gpu-memory: the GPU memory caps feature the sink pads take, or none").read_only().build(),
+                glib::ParamSpecBoxed::builder::<gst::Structure>("stats").nick("Statistics").blurb("How input planes reached the GPU since start: planes-staged (copied on the host into staging memory), planes-pinned (uploaded from pinned memory: the element's pinned pool, or the sink pads' copy), planes-copied-on-arrival (planes the sink pads copied into pinned memory as frames arrived in ordinary memory: the luma, and the chroma where PSNR or speed_chroma read it; uploaded from there, they count under planes-pinned), planes-registered (host memory page-locked where it lay, NVIDIA), planes-device (GStreamer GPU memory, copied on the device); gpu-memory: the GPU memory caps feature the sink pads take, or none").read_only().build(),
             ]
         });
         PROPS.as_ref()
@@ -1191,6 +1210,7 @@ impl ObjectImpl for VmafHip {
             return gst::Structure::builder("vmafhip-stats")
                 .field("planes-staged", counts.staged)
                 .field("planes-pinned", counts.pinned)
+                .field("planes-copied-on-arrival", self.copied_on_arrival())
                 .field("planes-registered", counts.registered)
                 .field("planes-device", counts.device)
                 .field("gpu-memory", gpu)
@@ -1310,6 +1330,7 @@ impl AggregatorImpl for VmafHip {
             name: backend,
             device,
             warning,
+            reads_chroma,
         } = open_engine(&settings)?;
         gst::info!(
             CAT,
@@ -1334,6 +1355,10 @@ impl AggregatorImpl for VmafHip {
             None => {}
         }
         *self.gpu_input.lock().unwrap() = gpu_input.and_then(Result::ok);
+        *self.copier.lock().unwrap() = device
+            .as_ref()
+            .filter(|_| super::pinned_copy::enabled())
+            .map(|d| Arc::new(PinnedCopier::new(d.clone(), reads_chroma)));
         // An unwritable results file or report fails now, not at the end of
         // the stream.
         let results = match &settings.results_filename {
@@ -1373,6 +1398,7 @@ impl AggregatorImpl for VmafHip {
     fn stop(&self) -> Result<(), gst::ErrorMessage> {
         *self.state.lock().unwrap() = None;
         *self.gpu_input.lock().unwrap() = None;
+        *self.copier.lock().unwrap() = None;
         self.parent_stop()
     }
 
@@ -1614,8 +1640,12 @@ impl VideoAggregatorImpl for VmafHip {
             return Ok(gst::FlowSuccess::Ok);
         };
         let reference = self.ref_pad.current_buffer(token);
-        // src passes the reference through without copying pixels.
-        if let Some(reference) = &reference {
+        // src passes the reference through without copying pixels, as it
+        // came (not the buffer the sink pad rebuilt around a pinned copy).
+        let passed = reference
+            .as_ref()
+            .map(|r| super::pinned_copy::original(r).unwrap_or_else(|| r.clone()));
+        if let Some(reference) = &passed {
             if reference.n_memory() == 1 && !in_gpu_memory(reference) {
                 // The output's memory holds the whole reference buffer, so a
                 // pooled (pinned) reference goes back to its pool, intact,

@@ -25,6 +25,7 @@
 
 mod imp;
 mod pad;
+mod pinned_copy;
 mod pinned_pool;
 
 pub use pad::VmafHipPad;

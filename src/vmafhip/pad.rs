@@ -1,6 +1,8 @@
 //! The sink pads: GstVideoAggregator's pads, except that a buffer in GPU
 //! memory of the element's own device is mapped for the device (its plane
-//! pointers are device addresses) instead of being downloaded to the host.
+//! pointers are device addresses) instead of being downloaded to the host,
+//! and that a buffer probe copies the planes the engine reads of a frame in
+//! ordinary host memory into pinned memory as it arrives (`pinned_copy`).
 
 use gst::glib;
 
@@ -18,12 +20,42 @@ mod imp {
     use gst_base::subclass::prelude::*;
     use gst_video::prelude::*;
     use gst_video::subclass::prelude::*;
+    use std::sync::Mutex;
     use std::sync::atomic::{AtomicBool, Ordering};
 
     #[derive(Default)]
     pub struct VmafHipPad {
         /// A warning about GPU memory we cannot read in place went out.
         warned: AtomicBool,
+        /// The video of the pad's current caps, for the buffer probe.
+        info: Mutex<Option<(gst::Caps, gst_video::VideoInfo)>>,
+    }
+
+    impl VmafHipPad {
+        /// The buffer probe: the planes the engine reads of a frame in
+        /// ordinary host memory go into pinned memory here, on the thread
+        /// that delivers it (`pinned_copy`); None leaves the buffer as it is.
+        fn copy_in(&self, buf: &gst::Buffer) -> Option<gst::Buffer> {
+            let pad = self.obj();
+            let element = pad.parent()?.downcast::<crate::vmafhip::VmafHip>().ok()?;
+            let copier = element.imp().pinned_copier()?;
+            if super::super::imp::in_gpu_memory(buf) {
+                return None;
+            }
+            let caps = pad.current_caps()?;
+            let info = {
+                let mut cached = self.info.lock().unwrap();
+                match &*cached {
+                    Some((c, info)) if c.as_ptr() == caps.as_ptr() => info.clone(),
+                    _ => {
+                        let info = gst_video::VideoInfo::from_caps(&caps).ok()?;
+                        *cached = Some((caps, info.clone()));
+                        info
+                    }
+                }
+            };
+            copier.copy_in(buf, &info)
+        }
     }
 
     #[glib::object_subclass]
@@ -33,7 +65,22 @@ mod imp {
         type ParentType = gst_video::VideoAggregatorPad;
     }
 
-    impl ObjectImpl for VmafHipPad {}
+    impl ObjectImpl for VmafHipPad {
+        fn constructed(&self) {
+            self.parent_constructed();
+            let weak = self.downgrade();
+            self.obj()
+                .add_probe(gst::PadProbeType::BUFFER, move |_, info| {
+                    if let Some(pad) = weak.upgrade()
+                        && let Some(gst::PadProbeData::Buffer(buf)) = &mut info.data
+                        && let Some(copied) = pad.copy_in(buf)
+                    {
+                        *buf = copied;
+                    }
+                    gst::PadProbeReturn::Ok
+                });
+        }
+    }
     impl GstObjectImpl for VmafHipPad {}
     impl PadImpl for VmafHipPad {}
     impl AggregatorPadImpl for VmafHipPad {}

@@ -1,0 +1,198 @@
+//! Copying the planes of a system-memory frame that the engine reads into
+//! pinned memory, on the thread that delivers the frame.
+//!
+//! Sources that do not take the element's pinned pool (`filesrc !
+//! rawvideoparse`: rawvideoparse does not pass the ALLOCATION query on) hand
+//! over frames in ordinary memory, which the HIP backend must first copy
+//! into pinned staging memory before the GPU can read it. Done by the
+//! element's aggregating thread, that copy reads the frame back from DRAM,
+//! long after the source wrote it. Done instead by the sink pad's buffer
+//! probe, on the source's own streaming thread right after it produced the
+//! frame, the copy reads it while it is still in the CPU's caches, and the
+//! copies of all inputs run on their own threads (sixteen `filesrc !
+//! rawvideoparse` pipelines on the H100 machine: +11%, docs/PERFORMANCE.md).
+//!
+//! Only the planes the engine reads are copied. Where that is the luma
+//! alone, the frame is rebuilt without a pixel copy beyond it: a buffer of
+//! two memories, the pinned copy of every byte before the first chroma
+//! plane, then the original buffer's remaining bytes, shared. Its layout is
+//! the original's (a video meta says so, for mapping plane by plane), and
+//! the engine finds the luma in pinned memory and uploads it in place.
+//! Where the chroma is read too (PSNR, speed_chroma), the whole frame is
+//! copied into one pinned block. The
+//! rebuilt buffer carries the original (a custom meta, [`original`]), which
+//! is what `src` passes on: downstream sees the reference buffer as it came.
+//! The pinned block goes back to the copier as soon as the upload is done.
+//!
+//! `VMAFHIP_COPY_ON_ARRIVAL=0` turns this off (the backend then stages the
+//! frames itself), to compare the two.
+
+use crate::hip::{Device, PinnedHostMem, pinned_owner};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// The custom meta that marks a rebuilt buffer and holds the original.
+const META: &str = "GstVmafHipCopiedOnArrival";
+
+/// Whether frames are copied on arrival (`VMAFHIP_COPY_ON_ARRIVAL`, read once).
+pub fn enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("VMAFHIP_COPY_ON_ARRIVAL").as_deref() != Ok("0"))
+}
+
+/// The buffer `buf` was rebuilt from by [`PinnedCopier::copy_in`], if it was.
+pub fn original(buf: &gst::BufferRef) -> Option<gst::Buffer> {
+    if !gst::meta::CustomMeta::is_registered(META) {
+        return None;
+    }
+    let meta = gst::meta::CustomMeta::from_buffer(buf, META).ok()?;
+    meta.structure().get::<gst::Buffer>("original").ok()
+}
+
+/// Pinned blocks of one element's device, recycled as frames are done with them.
+pub struct PinnedCopier {
+    device: Arc<Device>,
+    /// Copy every plane, not only the luma.
+    whole: bool,
+    free: Arc<Mutex<Vec<PinnedHostMem>>>,
+    copied: AtomicU64,
+}
+
+/// A block lent out inside a frame; it goes back to its copier's free list
+/// when the last reference to the frame's memory is dropped. The free list
+/// is not capped: it holds at most what was in flight at once (the frames
+/// queued on the pads and those whose upload is under way).
+struct Lent {
+    mem: Option<PinnedHostMem>,
+    len: usize,
+    home: Arc<Mutex<Vec<PinnedHostMem>>>,
+}
+
+impl AsRef<[u8]> for Lent {
+    fn as_ref(&self) -> &[u8] {
+        &self.mem.as_ref().expect("lent block").as_ref()[..self.len]
+    }
+}
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        let Some(mem) = self.mem.take() else { return };
+        self.home.lock().unwrap().push(mem);
+    }
+}
+
+impl PinnedCopier {
+    /// `chroma`: the engine reads the chroma planes too.
+    pub fn new(device: Arc<Device>, chroma: bool) -> Self {
+        if !gst::meta::CustomMeta::is_registered(META) {
+            gst::meta::CustomMeta::register_simple(META);
+        }
+        PinnedCopier {
+            device,
+            whole: chroma,
+            free: Arc::default(),
+            copied: AtomicU64::new(0),
+        }
+    }
+
+    /// Planes this copier moved into pinned memory.
+    pub fn copied(&self) -> u64 {
+        self.copied.load(Ordering::Relaxed)
+    }
+
+    fn block(&self, len: usize) -> Option<PinnedHostMem> {
+        let reuse = {
+            let mut free = self.free.lock().unwrap();
+            free.iter()
+                .position(|m| m.as_ref().len() >= len)
+                .map(|i| free.swap_remove(i))
+        };
+        reuse.or_else(|| PinnedHostMem::new(&self.device, len).ok())
+    }
+
+    /// `buf` with the planes the engine reads in pinned memory (every byte
+    /// before its first chroma plane, or the whole frame), or None where
+    /// nothing is gained (frames already in pinned memory, luma-only copies
+    /// of layouts where the luma does not come first, frames split over
+    /// several memories) or no pinned memory could be had: the buffer then
+    /// goes on as it is and the backend stages it.
+    pub fn copy_in(&self, buf: &gst::Buffer, info: &gst_video::VideoInfo) -> Option<gst::Buffer> {
+        if buf.n_memory() != 1 {
+            return None;
+        }
+        let (offsets, strides): (Vec<usize>, Vec<i32>) = match buf.meta::<gst_video::VideoMeta>() {
+            Some(m) => (m.offset().to_vec(), m.stride().to_vec()),
+            None => (info.offset().to_vec(), info.stride().to_vec()),
+        };
+        let planes = info.n_planes() as usize;
+        let (split, copied) = if self.whole {
+            (buf.size(), planes)
+        } else {
+            // Everything before the first of the other planes (the whole
+            // frame when it has one plane).
+            let luma = usize::try_from(strides[0]).ok()? * info.comp_height(0) as usize;
+            let split = offsets
+                .iter()
+                .skip(1)
+                .take(planes.saturating_sub(1))
+                .copied()
+                .min()
+                .unwrap_or(buf.size());
+            if offsets[0] != 0 || split < luma || split > buf.size() {
+                return None;
+            }
+            (split, 1)
+        };
+        if split == 0 {
+            return None;
+        }
+        let mem = buf.peek_memory(0);
+        let map = mem.map_readable().ok()?;
+        if pinned_owner(&map[..split]).is_some() {
+            return None;
+        }
+        let mut block = self.block(split)?;
+        crate::isa::stream_copy(&mut block.as_mut()[..split], &map[..split]);
+        crate::isa::stream_fence();
+        drop(map);
+        let lent = Lent {
+            mem: Some(block),
+            len: split,
+            home: self.free.clone(),
+        };
+        let mut out = gst::Buffer::new();
+        {
+            let o = out.get_mut().expect("new buffer");
+            o.append_memory(gst::Memory::from_slice(lent));
+            if split < buf.size() {
+                o.append_memory(mem.share(split..));
+            }
+            buf.copy_into(
+                o,
+                gst::BufferCopyFlags::FLAGS
+                    | gst::BufferCopyFlags::TIMESTAMPS
+                    | gst::BufferCopyFlags::META,
+                ..,
+            )
+            .ok()?;
+            if o.meta::<gst_video::VideoMeta>().is_none() {
+                gst_video::VideoMeta::add_full(
+                    o,
+                    gst_video::VideoFrameFlags::empty(),
+                    info.format(),
+                    info.width(),
+                    info.height(),
+                    &offsets,
+                    &strides,
+                )
+                .ok()?;
+            }
+            gst::meta::CustomMeta::add(o, META)
+                .ok()?
+                .mut_structure()
+                .set("original", buf.clone());
+        }
+        self.copied.fetch_add(copied as u64, Ordering::Relaxed);
+        Some(out)
+    }
+}
