@@ -4,18 +4,21 @@
 # vmafhip backend=hip, and the same sources into fakesink, for
 #   videotestsrc ! cudaupload ! CUDA memory   (frames uploaded by GStreamer)
 #   filesrc ! h264parse ! nvh264dec           (NVDEC, CUDA memory; skipped without it)
+#   filesrc ! h264parse ! openh264dec         (software decoder, system memory: it writes
+#                                              into vmafhip's pinned pool; skipped without it)
 #   filesrc ! rawvideoparse                   (system memory, staged by vmafhip)
 #   videotestsrc                              (system memory, written into vmafhip's pinned pool)
 # Usage from the repository root: bash benches/gpu_input_bench.sh "1 16" RUNS
 # Needs in $DEV (default .device): debs/ (Debian 12's GStreamer 1.22 base,
-# tools, plugins-bad, gl), extralibs/, plugin/libgstvmafhip.so, ref.h264 and
+# tools, plugins-bad, gl; libopenh264-7 for openh264dec), extralibs/, plugin/libgstvmafhip.so, ref.h264 and
 # dis.h264 (1080p byte-stream H.264, 600 frames), eg_ref.yuv and eg_dis.yuv
-# (1080p I420 frames, repeated to 600).
+# (1080p I420 frames, repeated to 600). ref.h264 and dis.h264 are constrained
+# baseline (which openh264dec decodes).
 set -u
 NS=${1:-"1 16"}
 RUNS=${2:-3}
-# WHICH: any of up, dec, file, test (default all four).
-WHICH=${WHICH:-"up dec file test"}
+# WHICH: any of up, dec, sw, file, test (default all five).
+WHICH=${WHICH:-"up dec sw file test"}
 . benches/device_gst_env.sh
 export VMAFHIP_CACHE_DIR=/tmp/vc GST_DEBUG=vmafhip:4 GST_DEBUG_NO_COLOR=1
 F=600
@@ -40,6 +43,9 @@ up_f() { echo "$TEST ! $UP ! fakesink $TEST2 ! $UP ! fakesink"; }
 DEC="h264parse ! nvh264dec"
 dec_v() { echo "filesrc location=$D/ref.h264 ! $DEC ! v$1.ref_sink filesrc location=$D/dis.h264 ! $DEC ! v$1.dist_sink vmafhip name=v$1 backend=hip ! fakesink"; }
 dec_f() { echo "filesrc location=$D/ref.h264 ! $DEC ! fakesink filesrc location=$D/dis.h264 ! $DEC ! fakesink"; }
+SW="h264parse ! openh264dec"
+sw_v() { echo "filesrc location=$D/ref.h264 ! $SW ! v$1.ref_sink filesrc location=$D/dis.h264 ! $SW ! v$1.dist_sink vmafhip name=v$1 backend=hip ! fakesink"; }
+sw_f() { echo "filesrc location=$D/ref.h264 ! $SW ! fakesink filesrc location=$D/dis.h264 ! $SW ! fakesink"; }
 PARSE="rawvideoparse width=1920 height=1080 format=i420 framerate=60/1"
 file_v() { echo "filesrc blocksize=3110400 location=/tmp/r600.yuv ! $PARSE ! v$1.ref_sink filesrc blocksize=3110400 location=/tmp/d600.yuv ! $PARSE ! v$1.dist_sink vmafhip name=v$1 backend=hip ! fakesink"; }
 file_f() { echo "filesrc blocksize=3110400 location=/tmp/r600.yuv ! $PARSE ! fakesink filesrc blocksize=3110400 location=/tmp/d600.yuv ! $PARSE ! fakesink"; }
@@ -48,6 +54,7 @@ SOLID2="videotestsrc num-buffers=$F pattern=solid-color foreground-color=0xff707
 test_v() { echo "$SOLID ! v$1.ref_sink $SOLID2 ! v$1.dist_sink vmafhip name=v$1 backend=hip ! fakesink"; }
 test_f() { echo "$SOLID ! fakesink $SOLID2 ! fakesink"; }
 $GL $(up_v 1 | sed "s/num-buffers=$F/num-buffers=10/g") > /dev/null 2>&1 # warm the kernel cache
+have_sw=1; $GI openh264dec > /dev/null 2>&1 || { have_sw=0; echo "no openh264dec here (libopenh264 missing?)"; }
 have_dec=1; $GI nvh264dec > /dev/null 2>&1 || { have_dec=0; echo "no nvh264dec here (NVDEC library missing?):"; $GI nvcodec 2>&1 | tail -3; }
 for n in $NS; do
   case $WHICH in *up*)
@@ -57,6 +64,10 @@ for n in $NS; do
   case $WHICH in *dec*) if [ $have_dec = 1 ]; then
     run "nvh264dec -> vmafhip" "$n" dec_v
     run "nvh264dec -> fakesink" "$n" dec_f
+  fi ;; esac
+  case $WHICH in *sw*) if [ $have_sw = 1 ]; then
+    run "openh264dec -> vmafhip" "$n" sw_v
+    run "openh264dec -> fakesink" "$n" sw_f
   fi ;; esac
   case $WHICH in *file*)
     run "filesrc ! rawvideoparse -> vmafhip" "$n" file_v
