@@ -95,6 +95,25 @@ fn stat(out: &Outcome, name: &str) -> u64 {
     out.stats.as_ref().expect("stats").get::<u64>(name).unwrap()
 }
 
+/// The golden run `runname` of `pair`, from either manifest.
+fn golden_run(pair: &str, runname: &str) -> GoldenRun {
+    golden_runs()
+        .into_iter()
+        .chain(golden_runs_v1())
+        .find(|r| r.pair == pair && r.run == runname)
+        .unwrap_or_else(|| panic!("{pair} {runname} in the manifests"))
+}
+
+/// `filesrc ! rawvideoparse` of one of `run`'s raw files, in format `fmt`.
+fn raw_src(run: &GoldenRun, path: &std::path::Path, fmt: &str) -> String {
+    format!(
+        "filesrc location={} ! rawvideoparse width={} height={} format={fmt} framerate=25/1",
+        path.display(),
+        run.width,
+        run.height
+    )
+}
+
 /// Every metric of every frame message, for bit-for-bit comparison.
 fn numbers(out: &Outcome) -> Vec<Vec<(String, u64)>> {
     out.frames
@@ -136,20 +155,10 @@ fn cuda_memory_scores_like_system_memory_with_no_host_copy() {
         ),
     ];
     for (pair, runname, fmt) in cases {
-        let run_ = golden_runs()
-            .into_iter()
-            .chain(golden_runs_v1())
-            .find(|r| r.pair == pair && r.run == runname)
-            .unwrap_or_else(|| panic!("{pair} {runname} in the manifests"));
+        let run_ = golden_run(pair, runname);
         let (rp, dp) = run_.yuv_paths();
-        let src = |path: &std::path::Path, upload: &str| {
-            format!(
-                "filesrc location={} ! rawvideoparse width={} height={} format={fmt} framerate=25/1{upload}",
-                path.display(),
-                run_.width,
-                run_.height
-            )
-        };
+        let src =
+            |path: &std::path::Path, upload: &str| format!("{}{upload}", raw_src(&run_, path, fmt));
         let desc = |upload: &str| {
             format!(
                 "{} ! v.ref_sink {} ! v.dist_sink vmafhip name=v backend=hip frame-message=true model-filename=\"{}\" psnr={} ssim={} ! fakesink",
@@ -386,20 +395,9 @@ fn ordinary_memory_frames_are_copied_on_arrival_and_pass_through_unchanged() {
         ),
     ];
     for (pair, runname, fmt, as_run) in cases {
-        let run_ = golden_runs()
-            .into_iter()
-            .chain(golden_runs_v1())
-            .find(|r| r.pair == pair && r.run == runname)
-            .unwrap_or_else(|| panic!("{pair} {runname} in the manifests"));
+        let run_ = golden_run(pair, runname);
         let (rp, dp) = run_.yuv_paths();
-        let src = |path: &std::path::Path| {
-            format!(
-                "filesrc location={} ! rawvideoparse width={} height={} format={fmt} framerate=25/1",
-                path.display(),
-                run_.width,
-                run_.height
-            )
-        };
+        let src = |path: &std::path::Path| raw_src(&run_, path, fmt);
         let desc = |backend: &str| {
             format!(
                 "{} ! v.ref_sink {} ! v.dist_sink vmafhip name=v backend={backend} frame-message=true model-filename=\"{}\" psnr={} ssim={} ! appsink name=out sync=false",
