@@ -236,6 +236,22 @@ struct Copy2d {
 }
 
 impl Copy2d {
+    fn new(
+        dst_offset: usize,
+        dst_pitch: usize,
+        src_pitch: usize,
+        width_bytes: usize,
+        rows: usize,
+    ) -> Self {
+        Copy2d {
+            dst_offset,
+            dst_pitch,
+            src_pitch,
+            width_bytes,
+            rows,
+        }
+    }
+
     /// Whether there is anything to copy, after checking both sides: the
     /// source's `src_len` bytes from `src_offset`, and `dst`.
     fn fits(
@@ -576,13 +592,7 @@ impl Stream {
         width_bytes: usize,
         rows: usize,
     ) -> Result<(), HipError> {
-        let shape = Copy2d {
-            dst_offset,
-            dst_pitch,
-            src_pitch,
-            width_bytes,
-            rows,
-        };
+        let shape = Copy2d::new(dst_offset, dst_pitch, src_pitch, width_bytes, rows);
         if !shape.fits("2D upload", src_offset, src.len, dst)? {
             return Ok(());
         }
@@ -611,13 +621,7 @@ impl Stream {
                 "a registered upload needs NVIDIA and a registration covering its source".into(),
             ));
         }
-        let shape = Copy2d {
-            dst_offset,
-            dst_pitch,
-            src_pitch,
-            width_bytes,
-            rows,
-        };
+        let shape = Copy2d::new(dst_offset, dst_pitch, src_pitch, width_bytes, rows);
         if !shape.fits("2D upload from registered memory", 0, src.len(), dst)? {
             return Ok(());
         }
@@ -645,13 +649,7 @@ impl Stream {
         if src == 0 {
             return Err(HipError::Usage("2D device copy from a null address".into()));
         }
-        let shape = Copy2d {
-            dst_offset,
-            dst_pitch,
-            src_pitch,
-            width_bytes,
-            rows,
-        };
+        let shape = Copy2d::new(dst_offset, dst_pitch, src_pitch, width_bytes, rows);
         if !shape.fits("2D device copy", 0, src_bytes, dst)? {
             return Ok(());
         }
