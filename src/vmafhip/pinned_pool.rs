@@ -5,8 +5,9 @@
 //! downstream pools (videotestsrc, decoders, videoconvert, ...) then write
 //! their frames straight into DMA-able memory, and the HIP backend uploads
 //! from those buffers in place instead of copying them into its own staging
-//! memory first (see `hip::pinned_owner`). Buffers from anywhere else still
-//! work: they take the staging copy.
+//! memory first (see `hip::pinned_owner`). Frames from anywhere else are
+//! copied into pinned memory by the sink pads as they arrive
+//! (`pinned_copy`).
 
 use crate::hip::{Device, PinnedHostMem};
 use gst::glib;
