@@ -8,6 +8,9 @@
 #                                              into vmafhip's pinned pool; skipped without it)
 #   filesrc ! rawvideoparse                   (system memory, staged by vmafhip)
 #   videotestsrc                              (system memory, written into vmafhip's pinned pool)
+#   videotestsrc ! rawvideoparse              (system memory of videotestsrc's own pool: the
+#                                              parser passes no pool upstream, so vmafhip's sink
+#                                              pads copy the frames on arrival; a cheap source)
 # Usage from the repository root: bash benches/gpu_input_bench.sh "1 16" RUNS
 # Needs in $DEV (default .device): debs/ (Debian 12's GStreamer 1.22 base,
 # tools, plugins-bad, gl; libopenh264-7 for openh264dec), extralibs/, plugin/libgstvmafhip.so, ref.h264 and
@@ -17,8 +20,8 @@
 set -u
 NS=${1:-"1 16"}
 RUNS=${2:-3}
-# WHICH: any of up, dec, sw, file, test (default all five).
-WHICH=${WHICH:-"up dec sw file test"}
+# WHICH: any of up, dec, sw, file, test, ord (default all six).
+WHICH=${WHICH:-"up dec sw file test ord"}
 . benches/device_gst_env.sh
 export VMAFHIP_CACHE_DIR=/tmp/vc GST_DEBUG=vmafhip:4 GST_DEBUG_NO_COLOR=1
 F=600
@@ -53,6 +56,9 @@ SOLID="videotestsrc num-buffers=$F pattern=solid-color ! video/x-raw,format=I420
 SOLID2="videotestsrc num-buffers=$F pattern=solid-color foreground-color=0xff707070 ! video/x-raw,format=I420,width=1920,height=1080,framerate=60/1"
 test_v() { echo "$SOLID ! v$1.ref_sink $SOLID2 ! v$1.dist_sink vmafhip name=v$1 backend=hip ! fakesink"; }
 test_f() { echo "$SOLID ! fakesink $SOLID2 ! fakesink"; }
+ORD="rawvideoparse use-sink-caps=true"
+ord_v() { echo "$SOLID ! $ORD ! v$1.ref_sink $SOLID2 ! $ORD ! v$1.dist_sink vmafhip name=v$1 backend=hip ! fakesink"; }
+ord_f() { echo "$SOLID ! $ORD ! fakesink $SOLID2 ! $ORD ! fakesink"; }
 $GL $(up_v 1 | sed "s/num-buffers=$F/num-buffers=10/g") > /dev/null 2>&1 # warm the kernel cache
 have_sw=1; $GI openh264dec > /dev/null 2>&1 || { have_sw=0; echo "no openh264dec here (libopenh264 missing?)"; }
 have_dec=1; $GI nvh264dec > /dev/null 2>&1 || { have_dec=0; echo "no nvh264dec here (NVDEC library missing?):"; $GI nvcodec 2>&1 | tail -3; }
@@ -72,6 +78,10 @@ for n in $NS; do
   case $WHICH in *file*)
     run "filesrc ! rawvideoparse -> vmafhip" "$n" file_v
     run "filesrc ! rawvideoparse -> fakesink" "$n" file_f ;;
+  esac
+  case $WHICH in *ord*)
+    run "videotestsrc ! rawvideoparse (ordinary memory) -> vmafhip" "$n" ord_v
+    run "videotestsrc ! rawvideoparse (ordinary memory) -> fakesink" "$n" ord_f ;;
   esac
   case $WHICH in *test*)
     run "videotestsrc (pinned pool) -> vmafhip" "$n" test_v

@@ -1,7 +1,7 @@
 //! The `vmafhip` GstVideoAggregator subclass.
 
 use super::pinned_copy::PinnedCopier;
-use super::pinned_pool::PinnedPool;
+use super::pinned_pool::{PinnedBlocks, PinnedPool};
 use super::{
     Backend, LogLevel, PoolMethod, ResultsFormat, Vendor, VmafFrameMessage, VmafPooledMessage,
 };
@@ -454,6 +454,9 @@ pub struct VmafHip {
     /// Copies system-memory luma into pinned memory in the sink pads'
     /// buffer probe, when the engine computes on a GPU (set at start).
     copier: Mutex<Option<Arc<PinnedCopier>>>,
+    /// The recycled pinned blocks behind the sink pads' pools and copies,
+    /// when the engine computes on a GPU (set at start).
+    blocks: Mutex<Option<PinnedBlocks>>,
 }
 
 impl VmafHip {
@@ -1093,6 +1096,7 @@ impl ObjectSubclass for VmafHip {
             state: Mutex::new(None),
             gpu_input: Mutex::new(None),
             copier: Mutex::new(None),
+            blocks: Mutex::new(None),
         }
     }
 }
@@ -1127,7 +1131,7 @@ impl ObjectImpl for VmafHip {
                 glib::ParamSpecEnum::builder_with_default("backend", DEFAULT_BACKEND).nick("Backend").blurb("Where features are computed: auto (GPU if usable, else CPU with a warning), cpu, hip").mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("vendor", DEFAULT_VENDOR).nick("Vendor").blurb("GPU stack for the HIP backend: auto (AMD, then NVIDIA; VMAFHIP_VENDOR overrides), amd, nvidia").mutable_ready().build(),
                 glib::ParamSpecInt::builder("device-id").nick("Device").blurb("GPU index for the HIP backend").minimum(0).default_value(DEFAULT_DEVICE_ID).mutable_ready().build(),
-                glib::ParamSpecBoxed::builder::<gst::Structure>("stats").nick("Statistics").blurb("How input planes reached the GPU since start: planes-staged (copied on the host into staging memory), planes-pinned (uploaded from pinned memory: the element's pinned pool, or the sink pads' copy), planes-copied-on-arrival (planes the sink pads copied into pinned memory as frames arrived in ordinary memory: the luma, and the chroma where PSNR or speed_chroma read it; uploaded from there, they count under planes-pinned), planes-registered (host memory page-locked where it lay, NVIDIA), planes-device (GStreamer GPU memory, copied on the device); gpu-memory: the GPU memory caps feature the sink pads take, or none").read_only().build(),
+                glib::ParamSpecBoxed::builder::<gst::Structure>("stats").nick("Statistics").blurb("How input planes reached the GPU since start: planes-staged (copied on the host into staging memory), planes-pinned (uploaded from pinned memory: the element's pinned pool, or the sink pads' copy), planes-copied-on-arrival (planes the sink pads copied into pinned memory as frames arrived in ordinary memory: the luma, and the chroma where PSNR or speed_chroma read it; uploaded from there, they count under planes-pinned), planes-registered (host memory page-locked where it lay, NVIDIA), planes-device (GStreamer GPU memory, copied on the device); pinned-blocks (page-locked host blocks allocated for the sink pads' pools and copies, each recycled once its frame is done); gpu-memory: the GPU memory caps feature the sink pads take, or none").read_only().build(),
             ]
         });
         PROPS.as_ref()
@@ -1211,6 +1215,14 @@ impl ObjectImpl for VmafHip {
                 .field("planes-staged", counts.staged)
                 .field("planes-pinned", counts.pinned)
                 .field("planes-copied-on-arrival", self.copied_on_arrival())
+                .field(
+                    "pinned-blocks",
+                    self.blocks
+                        .lock()
+                        .unwrap()
+                        .as_ref()
+                        .map_or(0, |b| b.allocated() as u64),
+                )
                 .field("planes-registered", counts.registered)
                 .field("planes-device", counts.device)
                 .field("gpu-memory", gpu)
@@ -1355,10 +1367,12 @@ impl AggregatorImpl for VmafHip {
             None => {}
         }
         *self.gpu_input.lock().unwrap() = gpu_input.and_then(Result::ok);
-        *self.copier.lock().unwrap() = device
-            .as_ref()
+        let blocks = device.clone().map(PinnedBlocks::new);
+        *self.copier.lock().unwrap() = blocks
+            .clone()
             .filter(|_| super::pinned_copy::enabled())
-            .map(|d| Arc::new(PinnedCopier::new(d.clone(), reads_chroma)));
+            .map(|b| Arc::new(PinnedCopier::new(b, reads_chroma)));
+        *self.blocks.lock().unwrap() = blocks;
         // An unwritable results file or report fails now, not at the end of
         // the stream.
         let results = match &settings.results_filename {
@@ -1399,6 +1413,7 @@ impl AggregatorImpl for VmafHip {
         *self.state.lock().unwrap() = None;
         *self.gpu_input.lock().unwrap() = None;
         *self.copier.lock().unwrap() = None;
+        *self.blocks.lock().unwrap() = None;
         self.parent_stop()
     }
 
@@ -1535,13 +1550,8 @@ impl AggregatorImpl for VmafHip {
     ) -> Result<(), gst::LoggableError> {
         // The parent (GstVideoAggregator) announces GstVideoMeta support.
         self.parent_propose_allocation(pad, decide_query, query)?;
-        let device = self
-            .state
-            .lock()
-            .unwrap()
-            .as_ref()
-            .and_then(|st| st.device.clone());
-        let (Some(device), (Some(caps), true)) = (device, query.get_owned()) else {
+        let blocks = self.blocks.lock().unwrap().clone();
+        let (Some(blocks), (Some(caps), true)) = (blocks, query.get_owned()) else {
             // On the CPU, or upstream asked without caps: its own memory is as good.
             return Ok(());
         };
@@ -1557,7 +1567,7 @@ impl AggregatorImpl for VmafHip {
         })?;
         // Upstream writes frames into pinned host memory, which the GPU
         // reads in place; the pool grows as far as the backend's ring needs.
-        let pool = PinnedPool::new(device);
+        let pool = PinnedPool::new(blocks);
         let mut config = pool.config();
         config.set_params(Some(&caps), info.size() as u32, 0, 0);
         config.add_option("GstBufferPoolOptionVideoMeta");

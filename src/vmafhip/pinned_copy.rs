@@ -22,14 +22,15 @@
 //! copied into one pinned block. The
 //! rebuilt buffer carries the original (a custom meta, [`original`]), which
 //! is what `src` passes on: downstream sees the reference buffer as it came.
-//! The pinned block goes back to the copier as soon as the upload is done.
+//! The pinned block goes back to the element's free list
+//! (`pinned_pool::PinnedBlocks`) as soon as the upload is done.
 //!
 //! `VMAFHIP_COPY_ON_ARRIVAL=0` turns this off (the backend then stages the
 //! frames itself), to compare the two.
 
-use crate::hip::{Device, PinnedHostMem, pinned_owner};
+use super::pinned_pool::PinnedBlocks;
+use crate::hip::pinned_owner;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 
 /// The custom meta that marks a rebuilt buffer and holds the original.
 const META: &str = "GstVmafHipCopiedOnArrival";
@@ -49,48 +50,23 @@ pub fn original(buf: &gst::BufferRef) -> Option<gst::Buffer> {
     meta.structure().get::<gst::Buffer>("original").ok()
 }
 
-/// Pinned blocks of one element's device, recycled as frames are done with them.
+/// The element's copies on arrival, into its recycled pinned blocks.
 pub struct PinnedCopier {
-    device: Arc<Device>,
+    blocks: PinnedBlocks,
     /// Copy every plane, not only the luma.
     whole: bool,
-    free: Arc<Mutex<Vec<PinnedHostMem>>>,
     copied: AtomicU64,
-}
-
-/// A block lent out inside a frame; it goes back to its copier's free list
-/// when the last reference to the frame's memory is dropped. The free list
-/// is not capped: it holds at most what was in flight at once (the frames
-/// queued on the pads and those whose upload is under way).
-struct Lent {
-    mem: Option<PinnedHostMem>,
-    len: usize,
-    home: Arc<Mutex<Vec<PinnedHostMem>>>,
-}
-
-impl AsRef<[u8]> for Lent {
-    fn as_ref(&self) -> &[u8] {
-        &self.mem.as_ref().expect("lent block").as_ref()[..self.len]
-    }
-}
-
-impl Drop for Lent {
-    fn drop(&mut self) {
-        let Some(mem) = self.mem.take() else { return };
-        self.home.lock().unwrap().push(mem);
-    }
 }
 
 impl PinnedCopier {
     /// `chroma`: the engine reads the chroma planes too.
-    pub fn new(device: Arc<Device>, chroma: bool) -> Self {
+    pub fn new(blocks: PinnedBlocks, chroma: bool) -> Self {
         if !gst::meta::CustomMeta::is_registered(META) {
             gst::meta::CustomMeta::register_simple(META);
         }
         PinnedCopier {
-            device,
+            blocks,
             whole: chroma,
-            free: Arc::default(),
             copied: AtomicU64::new(0),
         }
     }
@@ -98,16 +74,6 @@ impl PinnedCopier {
     /// Planes this copier moved into pinned memory.
     pub fn copied(&self) -> u64 {
         self.copied.load(Ordering::Relaxed)
-    }
-
-    fn block(&self, len: usize) -> Option<PinnedHostMem> {
-        let reuse = {
-            let mut free = self.free.lock().unwrap();
-            free.iter()
-                .position(|m| m.as_ref().len() >= len)
-                .map(|i| free.swap_remove(i))
-        };
-        reuse.or_else(|| PinnedHostMem::new(&self.device, len).ok())
     }
 
     /// `buf` with the planes the engine reads in pinned memory (every byte
@@ -151,15 +117,10 @@ impl PinnedCopier {
         if pinned_owner(&map[..split]).is_some() {
             return None;
         }
-        let mut block = self.block(split)?;
-        crate::isa::stream_copy(&mut block.as_mut()[..split], &map[..split]);
+        let mut lent = self.blocks.lend(split).ok()?;
+        crate::isa::stream_copy(lent.as_mut(), &map[..split]);
         crate::isa::stream_fence();
         drop(map);
-        let lent = Lent {
-            mem: Some(block),
-            len: split,
-            home: self.free.clone(),
-        };
         let mut out = gst::Buffer::new();
         {
             let o = out.get_mut().expect("new buffer");

@@ -8,6 +8,14 @@
 //! memory first (see `hip::pinned_owner`). Frames from anywhere else are
 //! copied into pinned memory by the sink pads as they arrive
 //! (`pinned_copy`).
+//!
+//! Page-locked memory is slow to allocate and to free (the driver
+//! serialises both), so the pinned blocks behind the pool's buffers are
+//! recycled by [`PinnedBlocks`] rather than freed with their buffer: a pool
+//! must discard a returning buffer whose memory is still shared (GstBaseParse
+//! in push mode, for one, makes each buffer writable by a copy that shares
+//! its memory), and allocating a fresh pinned block for each of those frames
+//! held sixteen `videotestsrc ! rawvideoparse` pipelines to ~215 fps in total.
 
 use crate::hip::{Device, PinnedHostMem};
 use gst::glib;
@@ -16,15 +24,94 @@ use gst::subclass::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+/// Pinned host blocks of one device, recycled: a block lent out goes back
+/// to the free list when the last reference to the memory holding it is
+/// dropped, and is lent again before any new block is allocated. The free
+/// list is not capped: it holds at most what was out at once (frames queued
+/// on the pads, in the pools, with their uploads under way).
+#[derive(Clone)]
+pub struct PinnedBlocks {
+    device: Arc<Device>,
+    free: Arc<Mutex<Vec<PinnedHostMem>>>,
+    allocated: Arc<AtomicUsize>,
+}
+
+/// `len` bytes of a block from [`PinnedBlocks`], back to its free list when dropped.
+pub struct Lent {
+    mem: Option<PinnedHostMem>,
+    len: usize,
+    home: Arc<Mutex<Vec<PinnedHostMem>>>,
+}
+
+impl AsRef<[u8]> for Lent {
+    fn as_ref(&self) -> &[u8] {
+        &self.mem.as_ref().expect("lent block").as_ref()[..self.len]
+    }
+}
+
+impl AsMut<[u8]> for Lent {
+    fn as_mut(&mut self) -> &mut [u8] {
+        &mut self.mem.as_mut().expect("lent block").as_mut()[..self.len]
+    }
+}
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        if let Some(mem) = self.mem.take() {
+            self.home.lock().unwrap().push(mem);
+        }
+    }
+}
+
+impl PinnedBlocks {
+    pub fn new(device: Arc<Device>) -> Self {
+        PinnedBlocks {
+            device,
+            free: Arc::default(),
+            allocated: Arc::default(),
+        }
+    }
+
+    /// How many blocks were allocated (page-locked) so far; the rest of
+    /// what was lent was recycled.
+    pub fn allocated(&self) -> usize {
+        self.allocated.load(Ordering::Relaxed)
+    }
+
+    /// `len` bytes (at least 1) of pinned memory: a free block large enough,
+    /// or a new one; the error says why none could be allocated.
+    pub fn lend(&self, len: usize) -> Result<Lent, crate::hip::HipError> {
+        let reuse = {
+            let mut free = self.free.lock().unwrap();
+            free.iter()
+                .position(|m| m.as_ref().len() >= len)
+                .map(|i| free.swap_remove(i))
+        };
+        let mem = match reuse {
+            Some(m) => m,
+            None => {
+                let m = PinnedHostMem::new(&self.device, len)?;
+                self.allocated.fetch_add(1, Ordering::Relaxed);
+                m
+            }
+        };
+        Ok(Lent {
+            mem: Some(mem),
+            len,
+            home: self.free.clone(),
+        })
+    }
+}
+
 glib::wrapper! {
     pub struct PinnedPool(ObjectSubclass<imp::PinnedPool>) @extends gst::BufferPool, gst::Object;
 }
 
 impl PinnedPool {
-    /// A pool whose buffers are pinned host memory of `device`.
-    pub fn new(device: Arc<Device>) -> Self {
+    /// A pool whose buffers are pinned host memory from `blocks`.
+    pub fn new(blocks: PinnedBlocks) -> Self {
         let pool: Self = glib::Object::new();
-        *pool.imp().device.lock().unwrap() = Some(device);
+        *pool.imp().blocks.lock().unwrap() = Some(blocks);
         pool
     }
 
@@ -55,7 +142,7 @@ mod imp {
 
     #[derive(Default)]
     pub struct PinnedPool {
-        pub(super) device: Mutex<Option<Arc<Device>>>,
+        pub(super) blocks: Mutex<Option<PinnedBlocks>>,
         config: Mutex<Config>,
         pub(super) allocated: AtomicUsize,
     }
@@ -117,8 +204,8 @@ mod imp {
                     c.video_meta,
                 )
             };
-            let device = self
-                .device
+            let blocks = self
+                .blocks
                 .lock()
                 .unwrap()
                 .clone()
@@ -130,7 +217,7 @@ mod imp {
                 .map_or(info.size(), |(_, size, _, _)| {
                     (size as usize).max(info.size())
                 });
-            let mem = PinnedHostMem::new(&device, size).map_err(|e| {
+            let mem = blocks.lend(size).map_err(|e| {
                 gst::error!(CAT, imp = self, "pinned host buffer of {size} bytes: {e}");
                 gst::FlowError::Error
             })?;
