@@ -8,6 +8,8 @@
 #                                              into vmafhip's pinned pool; skipped without it)
 #   filesrc ! rawvideoparse                   (system memory, staged by vmafhip)
 #   videotestsrc                              (system memory, written into vmafhip's pinned pool)
+#   filesrc ! queue ! rawvideoparse           (the same files, the parser in push mode, which
+#                                              passes the element's pool up to filesrc)
 #   videotestsrc ! rawvideoparse              (system memory of videotestsrc's own pool: the
 #                                              parser passes no pool upstream, so vmafhip's sink
 #                                              pads copy the frames on arrival; a cheap source)
@@ -20,8 +22,8 @@
 set -u
 NS=${1:-"1 16"}
 RUNS=${2:-3}
-# WHICH: any of up, dec, sw, file, test, ord (default all six).
-WHICH=${WHICH:-"up dec sw file test ord"}
+# WHICH: any of up, dec, sw, file, fileq, test, ord (default all seven).
+WHICH=${WHICH:-"up dec sw file fileq test ord"}
 . benches/device_gst_env.sh
 export VMAFHIP_CACHE_DIR=/tmp/vc GST_DEBUG=vmafhip:4 GST_DEBUG_NO_COLOR=1
 F=600
@@ -51,6 +53,8 @@ sw_v() { echo "filesrc location=$D/ref.h264 ! $SW ! v$1.ref_sink filesrc locatio
 sw_f() { echo "filesrc location=$D/ref.h264 ! $SW ! fakesink filesrc location=$D/dis.h264 ! $SW ! fakesink"; }
 PARSE="rawvideoparse width=1920 height=1080 format=i420 framerate=60/1"
 file_v() { echo "filesrc blocksize=3110400 location=/tmp/r600.yuv ! $PARSE ! v$1.ref_sink filesrc blocksize=3110400 location=/tmp/d600.yuv ! $PARSE ! v$1.dist_sink vmafhip name=v$1 backend=hip ! fakesink"; }
+fileq_v() { echo "filesrc blocksize=3110400 location=/tmp/r600.yuv ! queue ! $PARSE ! v$1.ref_sink filesrc blocksize=3110400 location=/tmp/d600.yuv ! queue ! $PARSE ! v$1.dist_sink vmafhip name=v$1 backend=hip ! fakesink"; }
+fileq_f() { echo "filesrc blocksize=3110400 location=/tmp/r600.yuv ! queue ! $PARSE ! fakesink filesrc blocksize=3110400 location=/tmp/d600.yuv ! queue ! $PARSE ! fakesink"; }
 file_f() { echo "filesrc blocksize=3110400 location=/tmp/r600.yuv ! $PARSE ! fakesink filesrc blocksize=3110400 location=/tmp/d600.yuv ! $PARSE ! fakesink"; }
 SOLID="videotestsrc num-buffers=$F pattern=solid-color ! video/x-raw,format=I420,width=1920,height=1080,framerate=60/1"
 SOLID2="videotestsrc num-buffers=$F pattern=solid-color foreground-color=0xff707070 ! video/x-raw,format=I420,width=1920,height=1080,framerate=60/1"
@@ -75,9 +79,13 @@ for n in $NS; do
     run "openh264dec -> vmafhip" "$n" sw_v
     run "openh264dec -> fakesink" "$n" sw_f
   fi ;; esac
-  case $WHICH in *file*)
+  case " $WHICH " in *" file "*)
     run "filesrc ! rawvideoparse -> vmafhip" "$n" file_v
     run "filesrc ! rawvideoparse -> fakesink" "$n" file_f ;;
+  esac
+  case $WHICH in *fileq*)
+    run "filesrc ! queue ! rawvideoparse -> vmafhip" "$n" fileq_v
+    run "filesrc ! queue ! rawvideoparse -> fakesink" "$n" fileq_f ;;
   esac
   case $WHICH in *ord*)
     run "videotestsrc ! rawvideoparse (ordinary memory) -> vmafhip" "$n" ord_v
