@@ -451,8 +451,9 @@ pub struct VmafHip {
     /// on a GPU and GStreamer's library for it is present (set at start):
     /// the sink pads then also take `memory:CUDAMemory` / `memory:HIPMemory`.
     gpu_input: Mutex<Option<Arc<GstGpu>>>,
-    /// Copies system-memory luma into pinned memory in the sink pads'
-    /// buffer probe, when the engine computes on a GPU (set at start).
+    /// Copies the planes the engine reads of frames in ordinary host memory
+    /// into pinned memory in the sink pads' buffer probe, when the engine
+    /// computes on a GPU (set at start; `pinned_copy`).
     copier: Mutex<Option<Arc<PinnedCopier>>>,
     /// The recycled pinned blocks behind the sink pads' pools and copies,
     /// when the engine computes on a GPU (set at start).
