@@ -69,24 +69,32 @@ struct Outcome {
 
 /// Runs `desc` (whose element is named `v`) to EOS and reads `v`'s stats there.
 fn run(desc: &str) -> Outcome {
+    play(&launch(desc))
+}
+
+/// The pipeline `desc` describes, with the plugin registered.
+fn launch(desc: &str) -> gst::Pipeline {
     init();
-    let pipeline = gst::parse::launch(desc)
+    gst::parse::launch(desc)
         .unwrap()
         .downcast::<gst::Pipeline>()
-        .unwrap();
+        .unwrap()
+}
+
+/// Plays `pipeline` to EOS, reads its element `v`'s stats there, then stops it.
+fn play(pipeline: &gst::Pipeline) -> Outcome {
     let bus = pipeline.bus().unwrap();
     let _ = pipeline.set_state(gst::State::Playing);
     let said = common::pipeline::collect(&bus);
-    let mut out = Outcome {
+    let out = Outcome {
         frames: said.frames,
         errors: said.errors,
         warnings: said.warnings,
         pooled: said.pooled,
-        stats: None,
+        stats: pipeline
+            .by_name("v")
+            .map(|v| v.property::<gst::Structure>("stats")),
     };
-    out.stats = pipeline
-        .by_name("v")
-        .map(|v| v.property::<gst::Structure>("stats"));
     pipeline.set_state(gst::State::Null).unwrap();
     out
 }
@@ -447,11 +455,7 @@ fn ordinary_memory_frames_are_copied_on_arrival_and_pass_through_unchanged() {
 
 /// Like `run`, with every buffer the pipeline's `appsink` named `out` received.
 fn run_with_output(desc: &str) -> (Outcome, Vec<gst::Buffer>) {
-    init();
-    let pipeline = gst::parse::launch(desc)
-        .unwrap()
-        .downcast::<gst::Pipeline>()
-        .unwrap();
+    let pipeline = launch(desc);
     let sink = pipeline
         .by_name("out")
         .unwrap()
@@ -468,19 +472,7 @@ fn run_with_output(desc: &str) -> (Outcome, Vec<gst::Buffer>) {
             })
             .build(),
     );
-    let bus = pipeline.bus().unwrap();
-    let _ = pipeline.set_state(gst::State::Playing);
-    let said = common::pipeline::collect(&bus);
-    let out = Outcome {
-        frames: said.frames,
-        errors: said.errors,
-        warnings: said.warnings,
-        pooled: said.pooled,
-        stats: pipeline
-            .by_name("v")
-            .map(|v| v.property::<gst::Structure>("stats")),
-    };
-    pipeline.set_state(gst::State::Null).unwrap();
+    let out = play(&pipeline);
     let buffers = std::mem::take(&mut *got.lock().unwrap());
     (out, buffers)
 }
