@@ -2,7 +2,7 @@
 
 use super::ffi::{self, Handle};
 use super::{Api, HipError, PINNED, Runtime};
-use std::ffi::{c_int, c_void};
+use std::ffi::{c_int, c_uint, c_void};
 use std::sync::{Arc, Weak};
 
 /// What a device is, as the messages and the kernel cache need it.
@@ -892,18 +892,40 @@ unsafe impl Send for Event {}
 unsafe impl Sync for Event {}
 
 impl Event {
+    /// An event that can time work (`elapsed_ms`); a thread waiting on it
+    /// may spin, as the context's scheduling policy decides.
     pub fn new(dev: &Arc<Device>) -> Result<Self, HipError> {
+        Self::with_flags(dev, ffi::CU_EVENT_DEFAULT, ffi::HIP_EVENT_DEFAULT)
+    }
+
+    /// An event a thread waits on asleep rather than spinning, untimed.
+    /// With one context and more cores than contexts, CUDA's default policy
+    /// spins a waiting thread on its core; an element waiting for its
+    /// oldest frame would then take a core from the sources feeding it.
+    pub fn blocking(dev: &Arc<Device>) -> Result<Self, HipError> {
+        Self::with_flags(
+            dev,
+            ffi::CU_EVENT_BLOCKING_SYNC | ffi::CU_EVENT_DISABLE_TIMING,
+            ffi::HIP_EVENT_BLOCKING_SYNC | ffi::HIP_EVENT_DISABLE_TIMING,
+        )
+    }
+
+    fn with_flags(
+        dev: &Arc<Device>,
+        cu_flags: c_uint,
+        hip_flags: c_uint,
+    ) -> Result<Self, HipError> {
         dev.make_current()?;
         let mut raw: Handle = std::ptr::null_mut();
         match &dev.rt.api {
             // SAFETY: valid out-pointer.
             Api::Nvidia { cu, .. } => dev.rt.check(
-                unsafe { (cu.event_create)(&mut raw, ffi::CU_EVENT_DEFAULT) },
+                unsafe { (cu.event_create)(&mut raw, cu_flags) },
                 "cuEventCreate",
             )?,
             // SAFETY: valid out-pointer.
             Api::Amd { hip, .. } => dev.rt.check(
-                unsafe { (hip.event_create_with_flags)(&mut raw, ffi::HIP_EVENT_DEFAULT) },
+                unsafe { (hip.event_create_with_flags)(&mut raw, hip_flags) },
                 "hipEventCreateWithFlags",
             )?,
         }

@@ -110,6 +110,8 @@ pub const CU_MEMORYTYPE_HOST: c_uint = 1;
 pub const CU_MEMORYTYPE_DEVICE: c_uint = 2;
 pub const CU_STREAM_NON_BLOCKING: c_uint = 1;
 pub const CU_EVENT_DEFAULT: c_uint = 0;
+pub const CU_EVENT_BLOCKING_SYNC: c_uint = 1;
+pub const CU_EVENT_DISABLE_TIMING: c_uint = 2;
 pub const CUDA_ERROR_NOT_READY: c_int = 600;
 pub const CUDA_ERROR_OUT_OF_MEMORY: c_int = 2;
 pub const CU_ATTR_WARP_SIZE: c_int = 10;
@@ -174,6 +176,8 @@ pub const HIP_MEMCPY_DEVICE_TO_HOST: c_int = 2;
 pub const HIP_MEMCPY_DEVICE_TO_DEVICE: c_int = 3;
 pub const HIP_STREAM_NON_BLOCKING: c_uint = 1;
 pub const HIP_EVENT_DEFAULT: c_uint = 0;
+pub const HIP_EVENT_BLOCKING_SYNC: c_uint = 1;
+pub const HIP_EVENT_DISABLE_TIMING: c_uint = 2;
 pub const HIP_ERROR_NOT_READY: c_int = 600;
 pub const HIP_ERROR_NO_DEVICE: c_int = 100;
 pub const HIP_ERROR_INVALID_DEVICE: c_int = 101;
@@ -314,6 +318,8 @@ mod tests {
             );
             check("hipStreamNonBlocking", HIP_STREAM_NON_BLOCKING.into());
             check("hipEventDefault", HIP_EVENT_DEFAULT.into());
+            check("hipEventBlockingSync", HIP_EVENT_BLOCKING_SYNC.into());
+            check("hipEventDisableTiming", HIP_EVENT_DISABLE_TIMING.into());
             check("hipHostMallocDefault", HIP_HOST_MALLOC_DEFAULT.into());
             check("hipDeviceAttributeWarpSize", HIP_ATTR_WARP_SIZE.into());
             check(

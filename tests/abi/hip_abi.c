@@ -27,6 +27,8 @@ int main(void)
     SHOW("hipMemcpyDeviceToDevice", hipMemcpyDeviceToDevice);
     SHOW("hipStreamNonBlocking", hipStreamNonBlocking);
     SHOW("hipEventDefault", hipEventDefault);
+    SHOW("hipEventBlockingSync", hipEventBlockingSync);
+    SHOW("hipEventDisableTiming", hipEventDisableTiming);
     SHOW("hipHostMallocDefault", hipHostMallocDefault);
     SHOW("hipDeviceAttributeWarpSize", hipDeviceAttributeWarpSize);
     SHOW("hipDeviceAttributeMultiprocessorCount", hipDeviceAttributeMultiprocessorCount);

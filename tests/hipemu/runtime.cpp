@@ -48,6 +48,7 @@ struct ihipStream_t {
 };
 struct ihipEvent_t {
     std::chrono::steady_clock::time_point at;
+    unsigned flags;
 };
 struct ihipModule_t {
     void* so;  // the module's shared object (its file is removed once loaded)
@@ -300,8 +301,9 @@ hipError_t hipStreamWaitEvent(hipStream_t, hipEvent_t e, unsigned int flags) {
 }
 
 hipError_t hipEventCreateWithFlags(hipEvent_t* e, unsigned flags) {
-    if (flags != hipEventDefault) return hipErrorInvalidValue;
-    *e = new ihipEvent_t{std::chrono::steady_clock::now()};
+    // The flags vmafhip uses; anything else is a mistake to catch here.
+    if (flags & ~unsigned(hipEventBlockingSync | hipEventDisableTiming)) return hipErrorInvalidValue;
+    *e = new ihipEvent_t{std::chrono::steady_clock::now(), flags};
     return hipSuccess;
 }
 
@@ -315,6 +317,8 @@ hipError_t hipEventQuery(hipEvent_t) { return hipSuccess; }
 hipError_t hipEventSynchronize(hipEvent_t) { return hipSuccess; }
 
 hipError_t hipEventElapsedTime(float* ms, hipEvent_t start, hipEvent_t stop) {
+    // As HIP does: events made without timing cannot be timed.
+    if ((start->flags | stop->flags) & hipEventDisableTiming) return hipErrorInvalidHandle;
     *ms = std::chrono::duration<float, std::milli>(stop->at - start->at).count();
     return hipSuccess;
 }
