@@ -167,14 +167,6 @@ fn remux_late(
     }
 }
 
-fn run_named(pair: &str, name: &str) -> GoldenRun {
-    golden_runs()
-        .into_iter()
-        .chain(golden_runs_v1())
-        .find(|r| r.pair == pair && r.run == name)
-        .unwrap_or_else(|| panic!("no golden run {pair} {name}"))
-}
-
 #[test]
 fn cli_reads_y4m_and_remuxed_files_exactly() {
     let dir = scratch();
@@ -183,7 +175,7 @@ fn cli_reads_y4m_and_remuxed_files_exactly() {
         ("astronaut_576x324_420p8_12f_crf23", "vmaf_v0.6.1"),
         ("rocket_576x324_420p10_6f_crf30", "vmaf_v1.0.16_3d0h"),
     ] {
-        let run = run_named(pair, name);
+        let run = golden_run(pair, name);
         let (r, d) = run.yuv_paths();
         let want = run.expected();
         let file = |ext: &str, which: &str| dir.join(format!("{pair}-{which}.{ext}"));
@@ -243,7 +235,7 @@ fn cli_reads_y4m_and_remuxed_files_exactly() {
 
 #[test]
 fn cli_scales_a_smaller_distorted_video_and_says_so() {
-    let run = run_named("astronaut_576x324_420p8_12f_crf23", "vmaf_v0.6.1");
+    let run = golden_run("astronaut_576x324_420p8_12f_crf23", "vmaf_v0.6.1");
     let (r, d) = run.yuv_paths();
     let small = scratch().join("astronaut-dis-288x162.mkv");
     remux(&d, &run, "avenc_ffv1", Some((288, 162)), &small);
@@ -283,7 +275,7 @@ fn cli_scales_a_smaller_distorted_video_and_says_so() {
 /// scores are libvmaf's for the 25 fps pair.
 #[test]
 fn cli_pairs_frames_by_time_when_rates_differ() {
-    let run = run_named("astronaut_576x324_420p8_12f_crf23", "vmaf_v0.6.1");
+    let run = golden_run("astronaut_576x324_420p8_12f_crf23", "vmaf_v0.6.1");
     let (r, d) = run.yuv_paths();
     let dir = scratch();
     let (r25, d50) = (dir.join("rate-ref25.y4m"), dir.join("rate-dis50.y4m"));
@@ -299,7 +291,7 @@ fn cli_pairs_frames_by_time_when_rates_differ() {
 
 #[test]
 fn cli_shows_progress_and_prints_results_on_stdout() {
-    let run = run_named("astronaut_576x324_420p8_12f_crf23", "vmaf_v0.6.1");
+    let run = golden_run("astronaut_576x324_420p8_12f_crf23", "vmaf_v0.6.1");
     let (r, d) = run.yuv_paths();
     let o = vmafhip()
         .args([s(&r), s(&d), "--progress", "--csv"])
@@ -329,7 +321,7 @@ fn cli_shows_progress_and_prints_results_on_stdout() {
 
 #[test]
 fn cli_names_the_file_and_the_problem_with_its_own_exit_status() {
-    let run = run_named("astronaut_576x324_420p8_12f_crf23", "vmaf_v0.6.1");
+    let run = golden_run("astronaut_576x324_420p8_12f_crf23", "vmaf_v0.6.1");
     let (r, d) = run.yuv_paths();
     let dir = scratch();
     let text = dir.join("notes.mp4");

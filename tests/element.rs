@@ -89,11 +89,7 @@ fn golden_pairs_through_pipelines() {
         ),
     ];
     for (pair, runname, fmt, results) in cases {
-        let run = golden_runs()
-            .into_iter()
-            .chain(golden_runs_v1())
-            .find(|r| r.pair == pair && r.run == runname)
-            .unwrap();
+        let run = golden_run(pair, runname);
         yuv_bytes(&run.ref_zst);
         yuv_bytes(&run.dis_zst);
         let rp = cache.join(run.ref_zst.trim_end_matches(".zst"));

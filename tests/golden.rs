@@ -58,10 +58,7 @@ fn every_v1_golden_run_matches_libvmaf() {
 // The anchors are REFERENCE.md's 17 significant digits, as libvmaf prints them.
 #[allow(clippy::excessive_precision)]
 fn full_precision_anchors_astronaut_crf35() {
-    let run = golden_runs()
-        .into_iter()
-        .find(|r| r.pair == "astronaut_576x324_420p8_12f_crf35" && r.run == "vmaf_v0.6.1")
-        .unwrap();
+    let run = golden_run("astronaut_576x324_420p8_12f_crf35", "vmaf_v0.6.1");
     let (frames, pooled) = run.run_cpu();
     let f0 = &frames[0];
     assert_eq!(f0.get("integer_adm2"), Some(0.93989380977736259));
@@ -82,10 +79,7 @@ fn full_precision_anchors_astronaut_crf35() {
 
 #[test]
 fn threads_and_subsample_give_identical_numbers() {
-    let run = golden_runs()
-        .into_iter()
-        .find(|r| r.pair == "coffee_576x324_420p8_12f_crf35" && r.run == "vmaf_v0.6.1")
-        .unwrap();
+    let run = golden_run("coffee_576x324_420p8_12f_crf35", "vmaf_v0.6.1");
     let (single, _) = run.run_cpu();
     for threads in [2, 3, 0] {
         let mut c = run.config();

@@ -103,15 +103,6 @@ fn stat(out: &Outcome, name: &str) -> u64 {
     out.stats.as_ref().expect("stats").get::<u64>(name).unwrap()
 }
 
-/// The golden run `runname` of `pair`, from either manifest.
-fn golden_run(pair: &str, runname: &str) -> GoldenRun {
-    golden_runs()
-        .into_iter()
-        .chain(golden_runs_v1())
-        .find(|r| r.pair == pair && r.run == runname)
-        .unwrap_or_else(|| panic!("{pair} {runname} in the manifests"))
-}
-
 /// `filesrc ! rawvideoparse` of one of `run`'s raw files, in format `fmt`.
 fn raw_src(run: &GoldenRun, path: &std::path::Path, fmt: &str) -> String {
     format!(

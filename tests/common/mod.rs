@@ -104,6 +104,16 @@ pub fn golden_runs_v1() -> Vec<GoldenRun> {
     runs_of(manifest_v1())
 }
 
+/// The golden run `run` of `pair`, from either manifest (`manifest.json`
+/// first).
+pub fn golden_run(pair: &str, run: &str) -> GoldenRun {
+    golden_runs()
+        .into_iter()
+        .chain(golden_runs_v1())
+        .find(|r| r.pair == pair && r.run == run)
+        .unwrap_or_else(|| panic!("no golden run {pair} {run} in the manifests"))
+}
+
 fn runs_of(manifest: &Value) -> Vec<GoldenRun> {
     let mut out = Vec::new();
     for p in manifest["pairs"].as_array().unwrap() {
