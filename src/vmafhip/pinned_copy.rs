@@ -5,12 +5,14 @@
 //! rawvideoparse`: rawvideoparse does not pass the ALLOCATION query on) hand
 //! over frames in ordinary memory, which the HIP backend must first copy
 //! into pinned staging memory before the GPU can read it. Done by the
-//! element's aggregating thread, that copy reads the frame back from DRAM,
-//! long after the source wrote it. Done instead by the sink pad's buffer
-//! probe, on the source's own streaming thread right after it produced the
-//! frame, the copy reads it while it is still in the CPU's caches, and the
-//! copies of all inputs run on their own threads (sixteen `filesrc !
-//! rawvideoparse` pipelines on the H100 machine: +11%, docs/PERFORMANCE.md).
+//! element's aggregating thread, one thread per element does every input's
+//! copy, long after the source wrote the frame. Done instead by the sink
+//! pad's buffer probe, on the source's own streaming thread right after it
+//! produced the frame, the copies of all inputs run on their own threads
+//! (sixteen `filesrc ! rawvideoparse` pipelines on the H100 machine: +11%,
+//! docs/PERFORMANCE.md; whether the frame is still in the caches then was
+//! not shown: keeping rawvideoparse's copy out of streaming stores changed
+//! nothing).
 //!
 //! Only the planes the engine reads are copied. Where that is the luma
 //! alone, the frame is rebuilt without a pixel copy beyond it: a buffer of
