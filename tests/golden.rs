@@ -1,5 +1,5 @@
 //! The CPU engine against libvmaf f85a8536's own JSON output, for every
-//! pair and run in `../shared/testdata/manifest.json`.
+//! pair and run in `tests/data/golden/manifest.json`.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! Shared test helpers: the golden data in `../shared/testdata`, synthetic frames.
+//! Shared test helpers: the golden data in `tests/data/golden`, synthetic frames.
 #![allow(dead_code)]
 
 use gstvmafhip::vmaf::model::ModelSpec;
@@ -13,12 +13,13 @@ pub mod parity;
 #[cfg(feature = "plugin")]
 pub mod pipeline;
 
-/// `../shared/testdata`, or `$VMAFHIP_TESTDATA`.
+/// The project's golden data, `tests/data/golden` (see its README), or
+/// `$VMAFHIP_TESTDATA` (test binaries carried to another machine).
 pub fn testdata_dir() -> PathBuf {
     if let Ok(p) = std::env::var("VMAFHIP_TESTDATA") {
         return PathBuf::from(p);
     }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/testdata")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden")
 }
 
 fn read_manifest(name: &str) -> Value {
