@@ -106,9 +106,12 @@ fn decouple_pixelwise(scale: usize, rb: &mut Bands, db: &mut Bands, egl: f64, di
                     let at = i as usize * w + j as usize;
                     let (oh, ov) = (i64::from(o_b[0][at]), i64::from(o_b[1][at]));
                     let (th, tv) = (i64::from(t_b[0][at]), i64::from(t_b[1][at]));
-                    let ot_dp = oh * th + ov * tv;
-                    let o_mag_sq = oh * oh + ov * ov;
-                    let t_mag_sq = th * th + tv * tv;
+                    // libvmaf's int64 sums of two int32 products: only
+                    // bands at both ends of int32's range reach 2^63, where
+                    // C's int64 wraps, and so do these.
+                    let ot_dp = (oh * th).wrapping_add(ov * tv);
+                    let o_mag_sq = (oh * oh).wrapping_add(ov * ov);
+                    let t_mag_sq = (th * th).wrapping_add(tv * tv);
                     let dp = f64::from(ot_dp as f32) / 4096.0;
                     let angle_flag = dp >= 0.0
                         && dp * dp
@@ -350,7 +353,10 @@ fn angle_row<const WIDE: bool>(
             for j in 0..n {
                 let sums = |a: i32, b: i32, c: i32, d: i32| -> f32 {
                     if WIDE {
-                        (i64::from(a) * i64::from(b) + i64::from(c) * i64::from(d)) as f32
+                        // int64 as libvmaf's, wrapping where it does (see
+                        // `decouple_pixelwise`).
+                        (i64::from(a) * i64::from(b)).wrapping_add(i64::from(c) * i64::from(d))
+                            as f32
                     } else {
                         (f64::from(a) * f64::from(b) + f64::from(c) * f64::from(d)) as f32
                     }

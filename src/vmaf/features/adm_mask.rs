@@ -408,6 +408,8 @@ pub fn cm_sums(
             inner[theta] = crate::isa::dispatch(
                 #[inline(always)]
                 move || {
+                    // libvmaf's int64 accumulator: it wraps only for bands
+                    // at int32's extremes (the tests' edge cases), as C's does.
                     let mut sum = 0i64;
                     if scale == 0 {
                         const SUB: [u32; 3] = [10, 10, 12];
@@ -418,14 +420,14 @@ pub fn cm_sums(
                         for (&s, &t) in x_row.iter().zip(t_row) {
                             let x = s.wrapping_mul(rf);
                             let u = x.wrapping_abs().wrapping_sub(t.wrapping_shl(sub)).max(0);
-                            sum += cube_term(u, sq, add_cub, shift_cub);
+                            sum = sum.wrapping_add(cube_term(u, sq, add_cub, shift_cub));
                         }
                     } else {
                         let csf = terms[theta];
                         for (&s, &t) in x_row.iter().zip(t_row) {
                             let x = csf.y::<false>(s);
                             let u = x.wrapping_abs().wrapping_sub(t).max(0);
-                            sum += cube_term(u, 30, add_cub, shift_cub);
+                            sum = sum.wrapping_add(cube_term(u, 30, add_cub, shift_cub));
                         }
                     }
                     sum
@@ -433,7 +435,8 @@ pub fn cm_sums(
             );
         }
         for theta in 0..3 {
-            acc[theta] += (inner[theta] + add_inner) >> shift_inner;
+            acc[theta] =
+                acc[theta].wrapping_add(inner[theta].wrapping_add(add_inner) >> shift_inner);
         }
     }
     acc
@@ -583,11 +586,14 @@ mod tests {
                         let u64v = i64::from(u);
                         let u2 = ((u64v * u64v + (1i64 << (SQ_SHIFT[theta] - 1)))
                             >> SQ_SHIFT[theta]) as i32;
-                        inner[theta] += (i64::from(u2) * u64v + add_cub[theta]) >> shift_cub[theta];
+                        inner[theta] = inner[theta].wrapping_add(
+                            (i64::from(u2) * u64v + add_cub[theta]) >> shift_cub[theta],
+                        );
                     }
                 }
                 for theta in 0..3 {
-                    acc[theta] += (inner[theta] + add_inner) >> shift_inner;
+                    acc[theta] = acc[theta]
+                        .wrapping_add(inner[theta].wrapping_add(add_inner) >> shift_inner);
                 }
             }
         } else {
@@ -605,11 +611,13 @@ mod tests {
                         let u = (x.wrapping_abs().wrapping_sub(thr)).max(0);
                         let u64v = i64::from(u);
                         let u2 = ((u64v * u64v + (1i64 << 29)) >> 30) as i32;
-                        inner[theta] += (i64::from(u2) * u64v + add_cub) >> shift_cub;
+                        inner[theta] = inner[theta]
+                            .wrapping_add((i64::from(u2) * u64v + add_cub) >> shift_cub);
                     }
                 }
                 for theta in 0..3 {
-                    acc[theta] += (inner[theta] + add_inner) >> shift_inner;
+                    acc[theta] = acc[theta]
+                        .wrapping_add(inner[theta].wrapping_add(add_inner) >> shift_inner);
                 }
             }
         }

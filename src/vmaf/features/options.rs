@@ -120,6 +120,12 @@ fn index(specs: &[OptSpec], name: &str) -> usize {
 
 /// `%g` as libvmaf prints option values into feature names.
 pub fn fmt_g(v: f64) -> String {
+    if v.is_nan() {
+        return "nan".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "inf" } else { "-inf" }.into();
+    }
     if v == v.trunc() && v.abs() < 1e15 {
         return format!("{}", v as i64);
     }
@@ -224,6 +230,9 @@ mod tests {
         assert_eq!(fmt_g(0.5), "0.5");
         assert_eq!(fmt_g(1080.0), "1080");
         assert_eq!(fmt_g(0.03125), "0.03125");
+        assert_eq!(fmt_g(f64::INFINITY), "inf");
+        assert_eq!(fmt_g(f64::NEG_INFINITY), "-inf");
+        assert_eq!(fmt_g(f64::NAN), "nan");
         assert_eq!(fmt_g(f64::from(0.7f32)), "0.7");
         assert_eq!(fmt_g(f64::from(0.06f32)), "0.06");
         assert_eq!(fmt_g(f64::from(0.19f32)), "0.19");

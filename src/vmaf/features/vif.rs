@@ -116,14 +116,15 @@ const MAX_SMALL_GAIN: f64 = 1448.0;
 
 /// ⌊x⌋ as an integer for 0 ≤ x < 2^52, with float adds, a compare and bit
 /// operations only, so it vectorises with SSE2 as well as AVX2 (Rust's
-/// saturating `as` does not). Meaningless, but harmless, elsewhere.
+/// saturating `as` does not). Meaningless, but harmless, elsewhere: lanes
+/// whose value is discarded (x < 0) wrap on purpose, hence `wrapping_sub`.
 #[inline(always)]
 fn floor_small(x: f64) -> u64 {
     const TWO52: f64 = 4503599627370496.0;
     // x rounded to an integer: exact, as the ulp of [2^52, 2^53) is 1.
     let r = (x + TWO52) - TWO52;
     let f = if r > x { r - 1.0 } else { r };
-    (f + TWO52).to_bits() - TWO52.to_bits()
+    (f + TWO52).to_bits().wrapping_sub(TWO52.to_bits())
 }
 
 /// Argument of the look-ups that cancel: log2(2^17)·2048 = 17·2048 is what
