@@ -27,6 +27,8 @@ gst::plugin_define!(
     "MPL",
     env!("CARGO_PKG_NAME"),
     env!("CARGO_PKG_NAME"),
-    env!("CARGO_PKG_REPOSITORY"),
+    // Origin URL: the packager's (VMAFHIP_PACKAGE_ORIGIN at build time,
+    // meson's -Dpackage-origin), else GStreamer's "Unknown package origin".
+    env!("VMAFHIP_PACKAGE_ORIGIN"),
     env!("BUILD_REL_DATE")
 );

@@ -902,28 +902,27 @@ impl HipBackend {
                     continue;
                 }
                 let (bytes, pitch) = plane_bytes(pic, p);
-                match pinned_owner(bytes) {
-                    Some((buf, off)) if input.keep.is_some() => {
-                        st.upload_2d(dst, 0, row, &buf, off, pitch, row, ph)
-                            .map_err(be)?;
-                        sources.push(buf);
-                        counts.pinned += 1;
-                    }
-                    None if register
-                        && row * ph >= REGISTER_MIN_BYTES
-                        && let extent = &bytes[..pitch * (ph - 1) + row]
-                        && let Ok(reg) = HostRegistration::new(&self.dev, extent) =>
-                    {
-                        st.upload_2d_registered(dst, 0, row, extent, &reg, pitch, row, ph)
-                            .map_err(be)?;
-                        registered.push(reg);
-                        counts.registered += 1;
-                    }
-                    _ => {
-                        staging_writes.push((p, side, staged));
-                        staged += row * ph;
-                        counts.staged += 1;
-                    }
+                let owner = pinned_owner(bytes);
+                let in_pinned_memory = owner.is_some();
+                if let Some((buf, off)) = owner.filter(|_| input.keep.is_some()) {
+                    st.upload_2d(dst, 0, row, &buf, off, pitch, row, ph)
+                        .map_err(be)?;
+                    sources.push(buf);
+                    counts.pinned += 1;
+                } else if !in_pinned_memory
+                    && register
+                    && row * ph >= REGISTER_MIN_BYTES
+                    && let extent = &bytes[..pitch * (ph - 1) + row]
+                    && let Ok(reg) = HostRegistration::new(&self.dev, extent)
+                {
+                    st.upload_2d_registered(dst, 0, row, extent, &reg, pitch, row, ph)
+                        .map_err(be)?;
+                    registered.push(reg);
+                    counts.registered += 1;
+                } else {
+                    staging_writes.push((p, side, staged));
+                    staged += row * ph;
+                    counts.staged += 1;
                 }
             }
         }
