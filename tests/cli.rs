@@ -391,3 +391,220 @@ fn cli_names_the_file_and_the_problem_with_its_own_exit_status() {
         other => panic!("--backend hip: exit {other:?}: {err}"),
     }
 }
+
+/// A pairs list of three golden pairs (each line `REF,DIST,OUTPUT`).
+fn three_pairs(dir: &Path, tag: &str) -> (Vec<GoldenRun>, PathBuf) {
+    let runs: Vec<GoldenRun> = ["crf23", "crf35", "blur"]
+        .iter()
+        .map(|d| golden_run(&format!("astronaut_576x324_420p8_12f_{d}"), "vmaf_v0.6.1"))
+        .collect();
+    let mut list = String::from("ref,dist,output\n# three renditions of one source\n");
+    for (k, run) in runs.iter().enumerate() {
+        let (r, d) = run.yuv_paths();
+        let out = dir.join(format!("{tag}-pair{k}.json"));
+        let _ = std::fs::remove_file(&out);
+        list.push_str(&format!("{},{},{}\n", s(&r), s(&d), s(&out)));
+    }
+    let path = dir.join(format!("{tag}.csv"));
+    std::fs::write(&path, list).unwrap();
+    (runs, path)
+}
+
+/// Raw 576x324 inputs, with every metric the golden JSON holds (so that
+/// chroma is read too).
+const RAW_576: [&str; 10] = [
+    "-w",
+    "576",
+    "-h",
+    "324",
+    "--feature",
+    "psnr",
+    "--feature",
+    "float_ssim",
+    "--feature",
+    "float_ms_ssim",
+];
+
+/// `--pairs` with three pairs, three at once, gives each pair the results
+/// of its own run, file for file, and a summary with one row each.
+#[test]
+fn cli_pairs_list_equals_single_runs() {
+    let dir = scratch();
+    let (runs, list) = three_pairs(&dir, "pairs3");
+    let summary = dir.join("pairs3-summary.csv");
+    let o = vmafhip()
+        .args([
+            "--pairs",
+            s(&list),
+            "--jobs",
+            "3",
+            "--backend",
+            "cpu",
+            "--json",
+        ])
+        .args(["--summary", s(&summary)])
+        .args(RAW_576)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stderr(&o).contains("3 of 3 pairs scored, 36 frames"),
+        "{}",
+        stderr(&o)
+    );
+    let csv = std::fs::read_to_string(&summary).unwrap();
+    assert_eq!(csv.lines().count(), 4, "{csv}");
+    for (k, run) in runs.iter().enumerate() {
+        let (r, d) = run.yuv_paths();
+        let (single, json) = score(
+            &r,
+            &d,
+            &[
+                RAW_576.map(String::from).to_vec(),
+                vec!["--backend".into(), "cpu".into()],
+            ]
+            .concat(),
+            &format!("single{k}"),
+        );
+        assert!(single.status.success(), "{}", stderr(&single));
+        let from_list = json_of(&dir.join(format!("pairs3-pair{k}.json")));
+        let single = json.unwrap();
+        assert_eq!(from_list["frames"], single["frames"], "pair {k}");
+        assert_eq!(
+            from_list["pooled_metrics"], single["pooled_metrics"],
+            "pair {k}"
+        );
+        assert!(
+            compare_json(&from_list, &run.expected()).is_empty(),
+            "pair {k}"
+        );
+        let mean = format!(
+            "{:.6}",
+            single["pooled_metrics"]["vmaf"]["mean"].as_f64().unwrap()
+        );
+        assert!(table.contains(&mean), "{table} lacks {mean}");
+        assert!(csv.lines().nth(k + 1).unwrap().contains(&mean), "{csv}");
+    }
+}
+
+/// `--shard I/N` over one list: the shards together score every pair once.
+#[test]
+fn cli_shards_split_a_list_with_nothing_lost_or_twice() {
+    let dir = scratch();
+    let (_, list) = three_pairs(&dir, "shards");
+    let mut scored = Vec::new();
+    for i in 0..2 {
+        let summary = dir.join(format!("shards-{i}.csv"));
+        let o = vmafhip()
+            .args([
+                "--pairs",
+                s(&list),
+                "--shard",
+                &format!("{i}/2"),
+                "--backend",
+                "cpu",
+            ])
+            .args(["--summary", s(&summary), "-q"])
+            .args(RAW_576)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let csv = std::fs::read_to_string(&summary).unwrap();
+        scored.extend(csv.lines().skip(1).map(|l| {
+            l.split(',')
+                .find(|f| f.ends_with(".json"))
+                .unwrap()
+                .to_string()
+        }));
+    }
+    scored.sort();
+    let mut want: Vec<String> = (0..3)
+        .map(|k| s(&dir.join(format!("shards-pair{k}.json"))).to_string())
+        .collect();
+    want.sort();
+    assert_eq!(scored, want);
+    for w in &want {
+        assert!(Path::new(w).exists(), "{w} not written");
+    }
+}
+
+/// Bad lists and option mixes are usage errors naming the problem.
+#[test]
+fn cli_pairs_errors_name_the_problem() {
+    let dir = scratch();
+    let (_, list) = three_pairs(&dir, "pairs-bad");
+    let clash = dir.join("clash.csv");
+    std::fs::write(&clash, "a/x.yuv,b/d.yuv\nc/y.yuv,e/d.yuv\n").unwrap();
+    let bad = dir.join("bad-fields.csv");
+    std::fs::write(&bad, "only-one-field.yuv\n").unwrap();
+    for (args, needle) in [
+        (vec!["--pairs", s(&clash)], "lines 1 and 2 would both write"),
+        (vec!["--pairs", s(&bad)], "line 1: 1 fields"),
+        (vec!["--pairs", s(&list), "--shard", "2/2"], "0 <= I < N"),
+        (
+            vec!["--pairs", s(&list), "-o", "x.json"],
+            "-o and --report are for one pair",
+        ),
+        (
+            vec!["r.yuv", "d.yuv", "--shard", "0/2"],
+            "--shard goes with --pairs",
+        ),
+    ] {
+        let o = vmafhip().args(&args).args(RAW_576).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+    }
+}
+
+/// Without a GPU: `--decoder gpu` is a clear error, `auto` decodes on the
+/// CPU and says why, and the summary names the decoders used.
+#[test]
+fn cli_decoder_choice_without_a_gpu() {
+    if std::env::var_os("VMAFHIP_REQUIRE_GPU").is_some() {
+        return; // the device machine has a GPU: tests/gpu_memory.rs covers it
+    }
+    let dir = scratch();
+    let run = golden_run("astronaut_576x324_420p8_12f_crf35", "vmaf_v0.6.1");
+    let (r, d) = run.yuv_paths();
+    let (rm, dm) = (dir.join("dec-ref.mkv"), dir.join("dec-dis.mkv"));
+    remux(&r, &run, "avenc_ffv1", None, &rm);
+    remux(&d, &run, "avenc_ffv1", None, &dm);
+    let o = vmafhip()
+        .args([s(&rm), s(&dm), "--decoder", "gpu"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--decoder gpu: no usable GPU"),
+        "{}",
+        stderr(&o)
+    );
+    let o = vmafhip()
+        .args([s(&rm), s(&dm), "--decoder", "gpu", "--backend", "cpu"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("needs a GPU engine"), "{}", stderr(&o));
+    let (o, json) = score(&rm, &dm, &run_args(&run), "decoder-auto");
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "note: {}: decoding on the CPU with avdec_ffv1: no usable GPU",
+            s(&rm)
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("decoded with avdec_ffv1 / avdec_ffv1"),
+        "{err}"
+    );
+    assert!(compare_json(&json.unwrap(), &run.expected()).is_empty());
+    let (o, _) = score(&rm, &dm, &["--decoder".into(), "cpu".into()], "decoder-cpu");
+    assert!(
+        o.status.success() && !stderr(&o).contains("note:"),
+        "{}",
+        stderr(&o)
+    );
+}

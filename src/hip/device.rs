@@ -34,6 +34,11 @@ unsafe impl Sync for Device {}
 
 impl Device {
     /// Opens device `ordinal` of `rt`.
+    /// Whose driver runs this device (AMD's HIP or NVIDIA's CUDA).
+    pub fn vendor(&self) -> super::Vendor {
+        self.rt.vendor()
+    }
+
     pub fn open(rt: &Arc<Runtime>, ordinal: usize) -> Result<Arc<Device>, HipError> {
         let count = rt.device_count()?;
         if ordinal >= count {

@@ -1,71 +1,85 @@
 //! Raw `.yuv` and `.y4m` inputs are read here and pushed into the
-//! pipeline's `appsrc`, one thread per input, frames timestamped at the
-//! input's frame rate.
+//! pipeline's `appsrc`, frames timestamped at the input's frame rate.
+//!
+//! The frames are read straight into buffers of the element's own pool
+//! (pinned memory when it computes on a GPU, which the engine uploads from
+//! in place), only the planes the metrics read (luma alone unless PSNR or
+//! speed_chroma ask for chroma), by several reader threads per file. Frames
+//! are taken from the pool and pushed in order; the reads between run in
+//! parallel.
 
 use crate::input::{Input, Kind, frame_bytes, gst_format};
 use crate::{Exit, Fail};
 use gst::prelude::*;
+use gst_video::prelude::*;
 use gstvmafhip::vmaf::y4m::Y4mReader;
-use std::io::{BufReader, Read};
+use std::fs::File;
+use std::io::BufReader;
+use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
-pub struct Feeder(JoinHandle<Result<(), Fail>>);
+/// Y4M's per-frame header when it carries no parameters.
+const FRAME_HEADER: &[u8] = b"FRAME\n";
+
+pub struct Feeder(Vec<JoinHandle<Result<(), Fail>>>);
 
 impl Feeder {
     pub fn join(self) -> Result<(), Fail> {
-        self.0
-            .join()
-            .unwrap_or_else(|_| Err(Fail(Exit::Failed, "an input thread panicked".into())))
-    }
-}
-
-enum Reader {
-    Raw(BufReader<std::fs::File>),
-    Y4m(Y4mReader<BufReader<std::fs::File>>),
-}
-
-impl Reader {
-    /// The next frame's planes, tightly packed, into `out`; false at the end.
-    fn next(&mut self, out: &mut [u8]) -> Result<bool, String> {
-        match self {
-            Reader::Y4m(r) => r.read_frame(out).map_err(|e| match e {
-                gstvmafhip::vmaf::VmafError::Io(s) => s,
-                e => e.to_string(),
-            }),
-            Reader::Raw(r) => {
-                let mut filled = 0;
-                while filled < out.len() {
-                    match r.read(&mut out[filled..]) {
-                        Ok(0) => break,
-                        Ok(n) => filled += n,
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(e) => return Err(e.to_string()),
-                    }
-                }
-                match filled {
-                    0 => Ok(false),
-                    n if n == out.len() => Ok(true),
-                    n => Err(format!("truncated: {n} of {} bytes", out.len())),
-                }
+        let mut first = Ok(());
+        for t in self.0 {
+            let r = t
+                .join()
+                .unwrap_or_else(|_| Err(Fail(Exit::Failed, "an input thread panicked".into())));
+            if first.is_ok() {
+                first = r;
             }
         }
+        first
     }
 }
 
-/// An input's `appsrc`, configured, and what its thread will read.
+/// Where frame `k` lies in the file.
+#[derive(Clone, Copy)]
+struct FrameLayout {
+    /// Offset of frame 0's first sample.
+    first: u64,
+    /// Bytes from one frame's first sample to the next's.
+    step: u64,
+    /// Y4M: each frame's `FRAME\n` precedes its samples.
+    y4m_header: bool,
+}
+
+/// How an input's frames are read.
+enum Source {
+    /// At known offsets (raw files, Y4M with plain frame headers): by
+    /// several threads at once.
+    Positioned {
+        file: Arc<File>,
+        layout: FrameLayout,
+        frames: u64,
+    },
+    /// Y4M whose frame headers carry parameters: one thread, in order.
+    Sequential(Box<Y4mReader<BufReader<File>>>),
+}
+
+/// An input's `appsrc`, configured, and what its threads will read.
 pub struct Prepared {
     appsrc: gst_app::AppSrc,
-    reader: Reader,
-    pool: gst_video::VideoBufferPool,
+    /// The element's sink pad this input ends at.
+    sink: Option<gst::Pad>,
+    source: Source,
     info: gst_video::VideoInfo,
     path: String,
-    tight: usize,
+    /// Planes read of each frame (1: luma only).
+    planes: usize,
     fps: (u64, u64),
 }
 
 /// Configures the input's `appsrc` (caps, time format): before the
 /// pipeline starts, so that its first segment is in time.
-pub fn prepare(pipeline: &gst::Pipeline, input: &Input) -> Result<Prepared, Fail> {
+pub fn prepare(pipeline: &gst::Pipeline, input: &Input, chroma: bool) -> Result<Prepared, Fail> {
     let name = format!("{}-src", input.role.name());
     let appsrc = pipeline
         .by_name(&name)
@@ -87,108 +101,345 @@ pub fn prepare(pipeline: &gst::Pipeline, input: &Input) -> Result<Prepared, Fail
     appsrc.set_format(gst::Format::Time);
     appsrc.set_block(true);
     appsrc.set_max_bytes(4 * info.size() as u64);
-    let file = std::fs::File::open(&input.path)
-        .map_err(|e| Fail::input(format!("{}: {e}", input.path)))?;
-    let file = BufReader::with_capacity(1 << 20, file);
-    let reader = match input.kind {
-        Kind::Raw => Reader::Raw(file),
-        Kind::Y4m => Reader::Y4m(
-            Y4mReader::new(file).map_err(|e| Fail::input(format!("{}: {e}", input.path)))?,
-        ),
-        Kind::Media => unreachable!("media files have no feeder"),
-    };
-    let pool = gst_video::VideoBufferPool::new();
-    let mut config = pool.config();
-    config.set_params(Some(&caps), info.size() as u32, 2, 0);
-    pool.set_config(config)
-        .and_then(|_| pool.set_active(true))
-        .map_err(|e| Fail(Exit::Failed, format!("{}: buffer pool: {e}", input.path)))?;
+    let sink = pipeline
+        .by_name("v")
+        .and_then(|v| v.static_pad(&format!("{}_sink", input.role.name())));
     Ok(Prepared {
         appsrc,
-        reader,
-        pool,
+        sink,
+        source: open_source(input)?,
+        planes: if chroma { info.n_planes() as usize } else { 1 },
         info,
         path: input.path.clone(),
-        tight: frame_bytes(v),
         fps: (v.fps.0 as u64, v.fps.1 as u64),
     })
 }
 
-/// Starts the reader thread (once the pipeline runs: an appsrc that never
-/// started would block it for good).
-pub fn start(p: Prepared) -> Result<Feeder, Fail> {
-    let Prepared {
-        appsrc,
-        mut reader,
-        pool,
-        info,
-        path,
-        tight,
-        fps: (fps_n, fps_d),
-    } = p;
-    let thread = std::thread::Builder::new()
-        .name(appsrc.name().to_string())
-        .spawn(move || {
-            let fail = |msg: String| {
-                // The message names no file: whoever reads it knows the input.
-                let text = msg.clone();
-                let _ = appsrc.post_message(
-                    gst::message::Error::builder(gst::ResourceError::Read, &text)
-                        .src(&appsrc)
-                        .build(),
-                );
-                Err(Fail(Exit::Decode, format!("{path}: {msg}")))
-            };
-            let mut scratch = vec![0u8; tight];
-            let planes = info.n_planes() as usize;
-            // GStreamer's layout equals the file's when no plane is padded.
-            let same_layout = info.size() == tight
-                && (0..planes).all(|p| {
-                    let (w, _) = plane_size(&info, p);
-                    info.stride()[p] as usize == w
-                });
-            let mut k = 0u64;
-            loop {
-                let mut buffer = match pool.acquire_buffer(None) {
-                    Ok(b) => b,
-                    Err(_) => return Ok(()),
-                };
-                {
-                    let b = buffer.get_mut().expect("a fresh pool buffer is writable");
-                    let got = {
-                        let mut map = b.map_writable().expect("pool memory maps");
-                        if same_layout {
-                            reader.next(&mut map[..tight])
-                        } else {
-                            let got = reader.next(&mut scratch);
-                            if got == Ok(true) {
-                                copy_planes(&scratch, &mut map, &info);
-                            }
-                            got
-                        }
-                    };
-                    match got {
-                        Ok(true) => {}
-                        Ok(false) => break,
-                        Err(e) if e.starts_with("frame ") => return fail(e),
-                        Err(e) => return fail(format!("frame {k}: {e}")),
-                    }
-                    let t =
-                        |k: u64| gst::ClockTime::from_nseconds(k * 1_000_000_000 * fps_d / fps_n);
-                    b.set_pts(t(k));
-                    b.set_duration(t(k + 1) - t(k));
-                }
-                if appsrc.push_buffer(buffer).is_err() {
-                    // The pipeline stopped (error elsewhere, or done).
-                    return Ok(());
-                }
-                k += 1;
+fn open_source(input: &Input) -> Result<Source, Fail> {
+    let fail = |e: std::io::Error| Fail::input(format!("{}: {e}", input.path));
+    let file = File::open(&input.path).map_err(fail)?;
+    let tight = frame_bytes(&input.video) as u64;
+    let frames = input.frames.unwrap_or(0);
+    let layout = match input.kind {
+        Kind::Raw => FrameLayout {
+            first: 0,
+            step: tight,
+            y4m_header: false,
+        },
+        Kind::Y4m => {
+            let r = Y4mReader::new(BufReader::new(file.try_clone().map_err(fail)?))
+                .map_err(|e| Fail::input(format!("{}: {e}", input.path)))?;
+            let start = r.header.header_len as u64;
+            let mut head = [0u8; FRAME_HEADER.len()];
+            let plain = file.read_exact_at(&mut head, start).is_ok() && head == FRAME_HEADER;
+            let size = file.metadata().map_err(fail)?.len();
+            let step = tight + FRAME_HEADER.len() as u64;
+            if !plain || !(size - start).is_multiple_of(step) {
+                return Ok(Source::Sequential(Box::new(r)));
             }
-            let _ = appsrc.end_of_stream();
-            Ok(())
-        })
-        .map_err(|e| Fail(Exit::Failed, format!("starting a reader thread: {e}")))?;
-    Ok(Feeder(thread))
+            FrameLayout {
+                first: start + FRAME_HEADER.len() as u64,
+                step,
+                y4m_header: true,
+            }
+        }
+        Kind::Media => unreachable!("media files have no feeder"),
+    };
+    Ok(Source::Positioned {
+        file: Arc::new(file),
+        layout,
+        frames,
+    })
+}
+
+/// Buffers to read into: the pool the element proposes for these caps (it
+/// is asked directly: the converters between pass its frames through
+/// untouched when the input already has the scoring format and size, but
+/// answer no query before they have negotiated), or a plain video pool.
+fn element_pool(sink: Option<&gst::Pad>, info: &gst_video::VideoInfo) -> gst::BufferPool {
+    let caps = info.to_caps().expect("valid info");
+    let mut query = gst::query::Allocation::new(Some(&caps), true);
+    let asked = sink.is_some_and(|p| p.query(&mut query));
+    let offered = asked
+        .then(|| query.allocation_pools().next())
+        .flatten();
+    if let Some((Some(pool), size, min, max)) = offered
+        && (pool.is_active() || configure(&pool, &caps, size.max(info.size() as u32), min, max))
+    {
+        return pool;
+    }
+    let pool = gst_video::VideoBufferPool::new().upcast::<gst::BufferPool>();
+    configure(&pool, &caps, info.size() as u32, 2, 0);
+    pool
+}
+
+fn configure(pool: &gst::BufferPool, caps: &gst::Caps, size: u32, min: u32, max: u32) -> bool {
+    let mut config = pool.config();
+    config.set_params(Some(caps), size, min, max);
+    pool.set_config(config).is_ok() && pool.set_active(true).is_ok()
+}
+
+/// The order frames are taken from the pool and pushed in: frame `k` is
+/// taken after frame `k - 1` and pushed after it, whichever thread reads it.
+#[derive(Default)]
+struct Turns {
+    state: Mutex<(u64, u64)>,
+    changed: Condvar,
+}
+
+impl Turns {
+    /// Waits until it is frame `k`'s turn at stage `which` (0: take a
+    /// buffer, 1: push), runs `f`, and passes the turn on. No lock is held
+    /// while `f` runs (it may block until the pipeline takes frames), and
+    /// only the thread whose turn it is runs it.
+    fn take<T>(&self, which: usize, k: u64, stop: &AtomicBool, f: impl FnOnce() -> T) -> Option<T> {
+        {
+            let mut s = self.state.lock().unwrap();
+            while turn(&s, which) != k {
+                if stop.load(Ordering::Relaxed) {
+                    return None;
+                }
+                s = self
+                    .changed
+                    .wait_timeout(s, std::time::Duration::from_millis(50))
+                    .unwrap()
+                    .0;
+            }
+        }
+        let out = f();
+        {
+            let mut s = self.state.lock().unwrap();
+            if which == 0 {
+                s.0 += 1;
+            } else {
+                s.1 += 1;
+            }
+        }
+        self.changed.notify_all();
+        Some(out)
+    }
+}
+
+fn turn(s: &(u64, u64), which: usize) -> u64 {
+    if which == 0 { s.0 } else { s.1 }
+}
+
+/// Reader threads per file: the page-cache copies are what bound a raw
+/// input, and one core copies a few GB/s.
+fn readers() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| (n.get() / 4).clamp(1, 4))
+}
+
+/// What every reader thread of one input shares.
+struct Shared {
+    appsrc: gst_app::AppSrc,
+    pool: gst::BufferPool,
+    info: gst_video::VideoInfo,
+    path: String,
+    planes: usize,
+    fps: (u64, u64),
+    turns: Turns,
+    stop: AtomicBool,
+}
+
+/// Starts the reader threads (once the pipeline runs: an appsrc that never
+/// started would block them for good).
+pub fn start(p: Prepared) -> Result<Feeder, Fail> {
+    let pool = element_pool(p.sink.as_ref(), &p.info);
+    let shared = Arc::new(Shared {
+        appsrc: p.appsrc,
+        pool,
+        info: p.info,
+        path: p.path,
+        planes: p.planes,
+        fps: p.fps,
+        turns: Turns::default(),
+        stop: AtomicBool::new(false),
+    });
+    let spawn = |name: String, f: Box<dyn FnOnce() -> Result<(), Fail> + Send>| {
+        std::thread::Builder::new()
+            .name(name)
+            .spawn(f)
+            .map_err(|e| Fail(Exit::Failed, format!("starting a reader thread: {e}")))
+    };
+    let base = shared.appsrc.name().to_string();
+    let mut threads = Vec::new();
+    match p.source {
+        Source::Positioned {
+            file,
+            layout,
+            frames,
+        } => {
+            if frames == 0 {
+                let _ = shared.appsrc.end_of_stream();
+                return Ok(Feeder(threads));
+            }
+            let n = readers().min(frames as usize);
+            for t in 0..n {
+                let (s, file) = (shared.clone(), file.clone());
+                let read = move || read_positioned(&s, &file, layout, frames, t as u64, n as u64);
+                threads.push(spawn(format!("{base}-{t}"), Box::new(read))?);
+            }
+        }
+        Source::Sequential(reader) => {
+            let s = shared.clone();
+            threads.push(spawn(base, Box::new(move || read_sequential(&s, *reader)))?);
+        }
+    }
+    Ok(Feeder(threads))
+}
+
+impl Shared {
+    /// Stops every reader of this input and posts the error on the bus.
+    fn fail(&self, msg: String) -> Result<(), Fail> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.turns.changed.notify_all();
+        // The message names no file: whoever reads it knows the input.
+        let _ = self.appsrc.post_message(
+            gst::message::Error::builder(gst::ResourceError::Read, &msg)
+                .src(&self.appsrc)
+                .build(),
+        );
+        Err(Fail(Exit::Decode, format!("{}: {msg}", self.path)))
+    }
+
+    /// Timestamps frame `k` and pushes it in its turn; false when the
+    /// pipeline stopped taking frames.
+    fn push(&self, k: u64, mut buffer: gst::Buffer) -> bool {
+        let (n, d) = self.fps;
+        let t = |k: u64| gst::ClockTime::from_nseconds(k * 1_000_000_000 * d / n);
+        {
+            let b = buffer.get_mut().expect("a fresh pool buffer is writable");
+            b.set_pts(t(k));
+            b.set_duration(t(k + 1) - t(k));
+        }
+        let pushed = self
+            .turns
+            .take(1, k, &self.stop, || self.appsrc.push_buffer(buffer).is_ok());
+        if pushed != Some(true) {
+            self.stop.store(true, Ordering::Relaxed);
+            self.turns.changed.notify_all();
+            return false;
+        }
+        true
+    }
+
+    /// A buffer from the pool in frame `k`'s turn; `None` when stopping.
+    fn acquire(&self, k: u64) -> Option<gst::Buffer> {
+        self.turns
+            .take(0, k, &self.stop, || self.pool.acquire_buffer(None).ok())
+            .flatten()
+    }
+}
+
+/// Reader `t` of `n`: frames `t`, `t + n`, … read at their offsets.
+fn read_positioned(
+    s: &Shared,
+    file: &File,
+    layout: FrameLayout,
+    frames: u64,
+    t: u64,
+    n: u64,
+) -> Result<(), Fail> {
+    let mut scratch = Vec::new();
+    let mut k = t;
+    while k < frames {
+        let Some(mut buffer) = s.acquire(k) else {
+            return Ok(());
+        };
+        let at = layout.first + k * layout.step;
+        if layout.y4m_header {
+            let mut head = [0u8; FRAME_HEADER.len()];
+            let at_header = at - FRAME_HEADER.len() as u64;
+            if file.read_exact_at(&mut head, at_header).is_err() || head != FRAME_HEADER {
+                return s.fail(format!(
+                    "frame {k}: no plain FRAME header where one was expected"
+                ));
+            }
+        }
+        let got = read_planes(
+            s,
+            buffer.get_mut().expect("writable"),
+            &mut scratch,
+            |dst, off| file.read_exact_at(dst, at + off),
+        );
+        if let Err(e) = got {
+            return s.fail(format!("frame {k}: {e}"));
+        }
+        if !s.push(k, buffer) {
+            return Ok(());
+        }
+        if k + 1 == frames {
+            let _ = s.appsrc.end_of_stream();
+        }
+        k += n;
+    }
+    Ok(())
+}
+
+/// One thread through a Y4M file whose frame headers carry parameters.
+fn read_sequential(s: &Shared, mut reader: Y4mReader<BufReader<File>>) -> Result<(), Fail> {
+    let tight = reader.header.frame_bytes();
+    let mut frame = vec![0u8; tight];
+    let mut scratch = Vec::new();
+    let mut k = 0u64;
+    loop {
+        let Some(mut buffer) = s.acquire(k) else {
+            return Ok(());
+        };
+        match reader.read_frame(&mut frame) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => return s.fail(format!("frame {k}: {e}")),
+        }
+        let _ = read_planes(
+            s,
+            buffer.get_mut().expect("writable"),
+            &mut scratch,
+            |dst, off| {
+                dst.copy_from_slice(&frame[off as usize..off as usize + dst.len()]);
+                Ok(())
+            },
+        );
+        if !s.push(k, buffer) {
+            return Ok(());
+        }
+        k += 1;
+    }
+    let _ = s.appsrc.end_of_stream();
+    Ok(())
+}
+
+/// Fills the planes read of one frame in `buffer` (its layout from its
+/// video meta, or the stream's), `read(dst, offset)` reading tight bytes at
+/// `offset` from the frame's first sample.
+fn read_planes(
+    s: &Shared,
+    buffer: &mut gst::BufferRef,
+    scratch: &mut Vec<u8>,
+    mut read: impl FnMut(&mut [u8], u64) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let mut frame = gst_video::VideoFrameRef::from_buffer_ref_writable(buffer, &s.info)
+        .map_err(|_| std::io::Error::other("the pool's buffer does not map as a video frame"))?;
+    let mut off = 0u64;
+    for p in 0..s.planes {
+        let (row, rows) = plane_size(&s.info, p);
+        let stride = frame.plane_stride()[p] as usize;
+        let dst = frame
+            .plane_data_mut(p as u32)
+            .map_err(|_| std::io::Error::other("plane does not map"))?;
+        if stride == row {
+            read(&mut dst[..row * rows], off)?;
+        } else {
+            scratch.resize(row * rows, 0);
+            read(scratch, off)?;
+            for (y, src) in scratch.chunks_exact(row).enumerate() {
+                dst[y * stride..y * stride + row].copy_from_slice(src);
+            }
+        }
+        off += (row * rows) as u64;
+    }
+    Ok(())
 }
 
 /// A plane's size in bytes per row and rows (as stored in a tight file).
@@ -201,19 +452,5 @@ fn plane_size(info: &gst_video::VideoInfo, p: usize) -> (usize, usize) {
     } else {
         let (ws, hs) = (fi.w_sub()[p] as usize, fi.h_sub()[p] as usize);
         (w.div_ceil(1 << ws) * bytes, h.div_ceil(1 << hs))
-    }
-}
-
-/// Tight planes into GStreamer's (padded) layout.
-fn copy_planes(src: &[u8], dst: &mut [u8], info: &gst_video::VideoInfo) {
-    let mut off = 0;
-    for p in 0..info.n_planes() as usize {
-        let (row, rows) = plane_size(info, p);
-        let (base, stride) = (info.offset()[p], info.stride()[p] as usize);
-        for y in 0..rows {
-            dst[base + y * stride..base + y * stride + row]
-                .copy_from_slice(&src[off + y * row..off + (y + 1) * row]);
-        }
-        off += row * rows;
     }
 }

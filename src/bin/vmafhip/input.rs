@@ -97,6 +97,10 @@ pub struct Input {
     pub video: Video,
     /// Frames, when known up front (raw, Y4M) or estimated (duration × rate).
     pub frames: Option<u64>,
+    /// Media files: the decoder the probe's `decodebin` chose (the scoring
+    /// pipeline's makes the same choice), and the stream it decodes.
+    pub decoder: Option<String>,
+    pub codec: Option<String>,
 }
 
 impl Input {
@@ -162,6 +166,8 @@ impl Input {
             kind: Kind::Raw,
             video,
             frames: Some(size / frame),
+            decoder: None,
+            codec: None,
         })
     }
 
@@ -184,6 +190,8 @@ impl Input {
                 par: (1, 1),
             },
             frames: Some(size.saturating_sub(h.header_len as u64) / per_frame),
+            decoder: None,
+            codec: None,
         })
     }
 
@@ -251,6 +259,7 @@ impl Input {
         }
         let caps = sink.static_pad("sink").and_then(|p| p.current_caps());
         let duration = pipeline.query_duration::<gst::ClockTime>();
+        let (decoder, codec) = decoder_and_codec(&pipeline);
         done(&pipeline);
         let info = caps
             .as_ref()
@@ -294,14 +303,35 @@ impl Input {
                 par: (par.numer().max(1), par.denom().max(1)),
             },
             frames,
+            decoder,
+            codec,
         })
+    }
+
+    /// Decodes on NVIDIA's NVDEC into CUDA memory that the element reads in
+    /// place, with GStreamer's CUDA converter and scaler to bring it to the
+    /// scoring format and size on the GPU.
+    fn decodes_into_cuda(&self) -> bool {
+        let nvdec = self
+            .decoder
+            .as_deref()
+            .is_some_and(|d| d.starts_with("nv") && crate::decode::is_gpu_decoder(d));
+        nvdec
+            && ["cudaconvert", "cudascale"]
+                .iter()
+                .all(|f| gst::ElementFactory::find(f).is_some())
     }
 
     /// This input's part of the pipeline description, ending at its
     /// `vmafhip` sink pad. Converter and scaler pass through untouched
     /// when the video already has the caps asked for.
-    pub fn branch(&self, caps: &str) -> String {
+    ///
+    /// `target` is the video scored: the reference's size, chroma layout
+    /// and depth. NVDEC's frames stay in CUDA memory (converted and scaled
+    /// there); every other input is converted and scaled on the CPU.
+    pub fn branch(&self, target: &Video) -> String {
         let r = self.role.name();
+        let (format, w, h) = (target.scoring_format(), target.width, target.height);
         let source = match self.kind {
             Kind::Media => format!(
                 "filesrc name={r}-file location={} ! decodebin name={r}-decode",
@@ -309,9 +339,24 @@ impl Input {
             ),
             Kind::Raw | Kind::Y4m => format!("appsrc name={r}-src"),
         };
+        let (convert, caps) = if self.decodes_into_cuda() {
+            (
+                format!("cudaconvert name={r}-convert ! cudascale name={r}-scale"),
+                format!("video/x-raw(memory:CUDAMemory),format={format},width={w},height={h}"),
+            )
+        } else {
+            (
+                format!(
+                    "videoconvert name={r}-convert ! videoscale name={r}-scale add-borders=false"
+                ),
+                format!(
+                    "video/x-raw,format={format},width={w},height={h},pixel-aspect-ratio={}/{}",
+                    target.par.0, target.par.1
+                ),
+            )
+        };
         format!(
-            "{source} ! videoconvert name={r}-convert ! videoscale name={r}-scale add-borders=false \
-             ! capsfilter name={r}-caps caps=\"{caps}\" ! queue name={r}-queue ! v.{r}_sink"
+            "{source} ! {convert} ! capsfilter name={r}-caps caps=\"{caps}\" ! queue name={r}-queue ! v.{r}_sink"
         )
     }
 }
@@ -324,4 +369,24 @@ pub fn frame_bytes(v: &Video) -> usize {
 /// A value quoted for a pipeline description.
 fn quote(s: &str) -> String {
     format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// The decoder `decodebin` chose in a probe pipeline, and the caps of the
+/// stream it decodes (`video/x-h264`, …).
+fn decoder_and_codec(pipeline: &gst::Pipeline) -> (Option<String>, Option<String>) {
+    // decodebin's own class says Decoder too: the decoder is no bin.
+    let Some(dec) = pipeline.iterate_recurse().into_iter().flatten().find(|e| {
+        !e.is::<gst::Bin>()
+            && e.factory().is_some_and(|f| {
+                f.metadata(gst::ELEMENT_METADATA_KLASS)
+                    .is_some_and(|k| k.contains("Decoder"))
+            })
+    }) else {
+        return (None, None);
+    };
+    let codec = dec
+        .static_pad("sink")
+        .and_then(|p| p.current_caps())
+        .and_then(|c| c.structure(0).map(|s| s.name().to_string()));
+    (dec.factory().map(|f| f.name().to_string()), codec)
 }

@@ -3,19 +3,22 @@
 //! decodes works (decodebin); raw `.yuv` takes `-w -h -p -b` like libvmaf's
 //! `vmaf`; `.y4m` is read directly. Results use libvmaf's layouts.
 
+mod decode;
 mod feed;
 mod input;
+mod pair;
+mod pairs;
 
-use gst::prelude::*;
-use gstvmafhip::vmaf::model::ModelSpec;
-use gstvmafhip::{VmafFrameMessage, VmafPooledMessage};
-use input::{Input, Kind, Role};
+use decode::DecoderChoice;
+use gstvmafhip::vmaf::EngineConfig;
+use gstvmafhip::vmaf::model::{ModelSet, ModelSpec};
+use pair::{Pair, Voice};
 use std::io::IsTerminal;
-use std::time::{Duration, Instant};
 
 const USAGE: &str = "\
 usage: vmafhip REF DIST [options]
        vmafhip -r REF -d DIST [options]
+       vmafhip --pairs LIST.csv [--shard I/N] [options]
 
 Inputs: any media file GStreamer decodes; raw .yuv (with -w -h [-p] [-b]);
 .y4m. DIST is scaled to REF's size when they differ; frames are paired by
@@ -35,7 +38,9 @@ scored against the distorted frame shown at that time.
       --subsample N      score every Nth frame
       --threads N        CPU threads (0 = one per core)
       --backend B        auto (default: GPU if usable, else CPU), cpu, hip
-      --device-id N      GPU index
+      --device-id N[,M…] GPU index (with --pairs, pairs are spread over them)
+      --decoder D        media files: auto (default: the GPU's decoders when
+                         the engine runs on a GPU, else the CPU's), gpu, cpu
       --scale / --no-scale
                          scale DIST to REF's size when they differ (default on)
       --json | --xml | --csv
@@ -44,6 +49,19 @@ scored against the distorted frame shown at that time.
       --report FILE      self-contained HTML report (curve, metrics, worst frames)
       --progress         show progress even when stderr is not a terminal
   -q, --quiet            no progress, no summary
+
+Many pairs in one run (a catalogue, an encoding ladder):
+      --pairs FILE       CSV lines REF,DIST[,OUTPUT] (# comments; a header
+                         line ref,dist,output is skipped); every other option
+                         applies to each pair. Results go to OUTPUT, else to
+                         DIST's name with the format's extension in
+                         --output-dir (JSON unless --xml or --csv)
+      --output-dir DIR   where results without an OUTPUT go (default .)
+      --summary FILE     the summary table as CSV too
+      --shard I/N        score only the pairs I, I+N, I+2N, … (from 0), for
+                         array jobs across machines
+      --jobs N           pairs scored at once (default: one per core, at most
+                         16 per GPU; 1 with --backend cpu)
 
 Exit status: 0 done; 2 bad arguments; 3 bad input (unreadable, not a video,
 wrong raw size, sizes differ with --no-scale); 4 --backend hip with no usable
@@ -83,6 +101,7 @@ enum OutFormat {
     Csv,
 }
 
+#[derive(Clone)]
 pub struct Args {
     reference: Option<String>,
     distorted: Option<String>,
@@ -92,13 +111,22 @@ pub struct Args {
     subsample: u32,
     threads: u32,
     backend: String,
-    device_id: i32,
+    device_ids: Vec<i32>,
+    decoder: DecoderChoice,
     scale: bool,
     format: Option<OutFormat>,
     output: Option<String>,
     report: Option<String>,
     progress: bool,
     quiet: bool,
+    pairs: Option<String>,
+    output_dir: Option<String>,
+    summary: Option<String>,
+    shard: Option<(usize, usize)>,
+    jobs: Option<usize>,
+    /// Whether the metrics read chroma (set from the model and features
+    /// once parsed): raw inputs read only what they need.
+    needs_chroma: bool,
 }
 
 fn parse(argv: impl Iterator<Item = String>) -> Result<Args, Fail> {
@@ -111,13 +139,20 @@ fn parse(argv: impl Iterator<Item = String>) -> Result<Args, Fail> {
         subsample: 1,
         threads: 0,
         backend: "auto".into(),
-        device_id: 0,
+        device_ids: vec![0],
+        decoder: DecoderChoice::Auto,
         scale: true,
         format: None,
         output: None,
         report: None,
         progress: false,
         quiet: false,
+        pairs: None,
+        output_dir: None,
+        summary: None,
+        shard: None,
+        jobs: None,
+        needs_chroma: true,
     };
     let mut it = argv.peekable();
     let mut positional = Vec::new();
@@ -179,7 +214,29 @@ fn parse(argv: impl Iterator<Item = String>) -> Result<Args, Fail> {
                     )));
                 }
             }
-            "--device-id" => a.device_id = num(&arg, val(&arg)?)?,
+            "--device-id" => {
+                let v = val(&arg)?;
+                a.device_ids = v
+                    .split(',')
+                    .map(|d| num(&arg, d.trim().to_string()))
+                    .collect::<Result<_, _>>()?;
+            }
+            "--decoder" => {
+                let v = val(&arg)?;
+                a.decoder = DecoderChoice::parse(&v)
+                    .ok_or_else(|| usage(format!("--decoder {v}: use auto, gpu or cpu")))?;
+            }
+            "--pairs" => a.pairs = Some(val(&arg)?),
+            "--output-dir" => a.output_dir = Some(val(&arg)?),
+            "--summary" => a.summary = Some(val(&arg)?),
+            "--shard" => a.shard = Some(pairs::parse_shard(&val(&arg)?).map_err(usage)?),
+            "--jobs" => {
+                let n: usize = num(&arg, val(&arg)?)?;
+                if n == 0 {
+                    return Err(usage("--jobs must be at least 1"));
+                }
+                a.jobs = Some(n);
+            }
             "--scale" => a.scale = true,
             "--no-scale" => a.scale = false,
             "--json" => a.format = Some(OutFormat::Json),
@@ -209,8 +266,10 @@ fn parse(argv: impl Iterator<Item = String>) -> Result<Args, Fail> {
     if let Some(extra) = positional.next() {
         return Err(usage(format!("unexpected argument \"{extra}\"")));
     }
-    if a.reference.is_none() || a.distorted.is_none() {
-        return Err(usage("two inputs are needed: REF and DIST"));
+    check_mode(&a)?;
+    if a.pairs.is_some() && a.format.is_none() {
+        // Every pair gets a results file: libvmaf's JSON unless asked.
+        a.format = Some(OutFormat::Json);
     }
     if a.output.is_some() && a.format.is_none() {
         // libvmaf's default output layout is XML; a file name says more.
@@ -223,6 +282,55 @@ fn parse(argv: impl Iterator<Item = String>) -> Result<Args, Fail> {
         );
     }
     Ok(a)
+}
+
+/// One pair, or a list of them: the options that go with each.
+fn check_mode(a: &Args) -> Result<(), Fail> {
+    let has_inputs = a.reference.is_some() || a.distorted.is_some();
+    if a.pairs.is_some() {
+        if has_inputs {
+            return Err(usage(
+                "--pairs takes the pairs from its list, not REF and DIST",
+            ));
+        }
+        if a.output.is_some() || a.report.is_some() {
+            return Err(usage(
+                "with --pairs, each pair's results go to its OUTPUT or to --output-dir (-o and --report are for one pair)",
+            ));
+        }
+        return Ok(());
+    }
+    for (set, flag) in [
+        (a.shard.is_some(), "--shard"),
+        (a.summary.is_some(), "--summary"),
+        (a.output_dir.is_some(), "--output-dir"),
+        (a.jobs.is_some(), "--jobs"),
+        (a.device_ids.len() > 1, "--device-id with several GPUs"),
+    ] {
+        if set {
+            return Err(usage(format!("{flag} goes with --pairs")));
+        }
+    }
+    if a.reference.is_none() || a.distorted.is_none() {
+        return Err(usage("two inputs are needed: REF and DIST"));
+    }
+    Ok(())
+}
+
+/// Whether the metrics asked for read the chroma planes.
+fn metrics_read_chroma(a: &Args) -> Result<bool, Fail> {
+    let (model, ..) = model_properties(&a.model)?;
+    let models = ModelSet::load(&model).map_err(|e| usage(format!("--model: {e}")))?;
+    let mut config = EngineConfig::new(models);
+    config.psnr = a.features.iter().any(|f| f == "psnr");
+    config.features = a
+        .features
+        .iter()
+        .filter(|f| matches!(f.as_str(), "cambi" | "speed_chroma"))
+        .cloned()
+        .collect();
+    let plan = config.plan().map_err(|e| usage(format!("--model: {e}")))?;
+    Ok(plan.reads_chroma())
 }
 
 /// libvmaf's `--model` string as the element's properties: `model-filename`
@@ -256,331 +364,59 @@ fn model_properties(model: &str) -> Result<(String, bool, bool), Fail> {
     ))
 }
 
-/// Which input an element belongs to, from its name or an ancestor's
-/// (`ref-…` / `dist-…`).
-fn role_of(obj: Option<&gst::Object>) -> Option<Role> {
-    let mut cur = obj.cloned();
-    while let Some(o) = cur {
-        let name = o.name();
-        if name.starts_with("ref-") {
-            return Some(Role::Reference);
-        }
-        if name.starts_with("dist-") {
-            return Some(Role::Distorted);
-        }
-        cur = o.parent();
-    }
-    None
-}
-
-/// The exit status a pipeline error gives.
-fn classify(err: &glib::Error, role: Option<Role>, from_vmaf: bool) -> Exit {
-    if from_vmaf && err.matches(gst::LibraryError::Init) {
-        return Exit::NoGpu;
-    }
-    if role.is_some() {
-        if err.matches(gst::StreamError::Decode) || err.matches(gst::ResourceError::Read) {
-            return Exit::Decode;
-        }
-        return Exit::BadInput;
-    }
-    Exit::Failed
-}
-
-struct Progress {
-    enabled: bool,
-    start: Instant,
-    last: Instant,
-    total: Option<u64>,
-    frames: u64,
-    sum: f64,
-}
-
-impl Progress {
-    fn frame(&mut self, score: f64) {
-        self.frames += 1;
-        self.sum += score;
-        if self.enabled && self.last.elapsed() >= Duration::from_millis(100) {
-            self.last = Instant::now();
-            self.draw();
-        }
-    }
-
-    fn draw(&self) {
-        let secs = self.start.elapsed().as_secs_f64().max(1e-9);
-        let fps = self.frames as f64 / secs;
-        let done = match self.total {
-            Some(t) if t > 0 => {
-                let left = t.saturating_sub(self.frames) as f64 / fps.max(1e-9);
-                format!(
-                    "{}/{t} ({:.0}%)  ETA {}",
-                    self.frames,
-                    100.0 * self.frames as f64 / t as f64,
-                    hms(left)
-                )
-            }
-            _ => format!("{}", self.frames),
-        };
-        eprint!(
-            "\r\x1b[Kframe {done}  {fps:.1} fps  VMAF {:.3}",
-            self.sum / self.frames.max(1) as f64
-        );
-    }
-}
-
-fn hms(secs: f64) -> String {
-    let s = secs.round().max(0.0) as u64;
-    if s >= 3600 {
-        format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
-    } else {
-        format!("{}:{:02}", s / 60, s % 60)
-    }
-}
-
-fn run(a: Args) -> Result<(), Fail> {
+/// Sets GStreamer up, opens the GPU while the inputs are probed, ranks the
+/// decoders, and scores one pair or the list.
+fn run(mut a: Args) -> Result<(), Fail> {
     gst::init().map_err(|e| Fail(Exit::Failed, format!("GStreamer: {e}")))?;
     gstvmafhip::plugin_register_static()
         .map_err(|e| Fail(Exit::Failed, format!("registering vmafhip: {e}")))?;
-    let (model, disable_clip, enable_transform) = model_properties(&a.model)?;
-    let say = |s: String| {
-        if !a.quiet {
-            eprintln!("{s}");
-        }
+    a.needs_chroma = metrics_read_chroma(&a)?;
+    let warm_up = decode::GpuWarmUp::start(&a.backend, &a.device_ids);
+    if let Some(list) = a.pairs.clone() {
+        return pairs::run(&a, &list, warm_up);
+    }
+    let gpu = warm_up.wait();
+    let decoding = decode::rank_decoders(a.decoder, &a.backend, gpu.as_ref())?;
+    let pair = Pair {
+        reference: a.reference.clone().expect("checked"),
+        distorted: a.distorted.clone().expect("checked"),
+        output: a.output.clone(),
+        report: a.report.clone(),
+        device_id: a.device_ids[0],
     };
-    let reference = Input::open(Role::Reference, a.reference.as_deref().unwrap(), &a.raw)?;
-    let distorted = Input::open(Role::Distorted, a.distorted.as_deref().unwrap(), &a.raw)?;
-    let (rv, dv) = (&reference.video, &distorted.video);
-    let (w, h) = (rv.width, rv.height);
-    if (dv.width, dv.height) != (w, h) {
-        if !a.scale {
-            return Err(Fail::input(format!(
-                "{} is {}x{} but {} is {w}x{h}: sizes differ (leave out --no-scale to scale the distorted video)",
-                distorted.path, dv.width, dv.height, reference.path
-            )));
-        }
-        say(format!(
-            "note: scaling {} from {}x{} to the reference's {w}x{h}",
-            distorted.path, dv.width, dv.height
-        ));
-    }
-    if rv.fps != dv.fps && rv.fps.0 > 0 && dv.fps.0 > 0 {
-        say(format!(
-            "note: frame rates differ ({} {}/{}, {} {}/{}): each reference frame is scored against the distorted frame shown at its time",
-            reference.path, rv.fps.0, rv.fps.1, distorted.path, dv.fps.0, dv.fps.1
-        ));
-    }
-    let format = rv.scoring_format();
-    let caps = |v: &input::Video| {
-        format!(
-            "video/x-raw,format={format},width={w},height={h},pixel-aspect-ratio={}/{}",
-            v.par.0, v.par.1
-        )
+    let voice = Voice {
+        notes: !a.quiet,
+        progress: !a.quiet && (a.progress || std::io::stderr().is_terminal()),
     };
-    let ref_caps = caps(rv);
-    let dist_caps = caps(rv);
-    let progress_on = !a.quiet && (a.progress || std::io::stderr().is_terminal());
-    let desc = format!(
-        "{} {} vmafhip name=v ! fakesink name=out sync=false",
-        reference.branch(&ref_caps),
-        distorted.branch(&dist_caps),
-    );
-    let pipeline = gst::parse::launch(&desc)
-        .map_err(|e| Fail(Exit::Failed, format!("building the pipeline: {e}")))?
-        .downcast::<gst::Pipeline>()
-        .map_err(|_| Fail(Exit::Failed, "not a pipeline".into()))?;
-    let v = pipeline.by_name("v").expect("named in the description");
-    v.set_property("model-filename", &model);
-    v.set_property("disable-clip", disable_clip);
-    v.set_property("enable-transform", enable_transform);
-    let mut extra = Vec::new();
-    for f in &a.features {
-        match f.as_str() {
-            "psnr" => v.set_property("psnr", true),
-            "float_ssim" => v.set_property("ssim", true),
-            "float_ms_ssim" => v.set_property("ms-ssim", true),
-            other => extra.push(other.to_string()),
-        }
-    }
-    if !extra.is_empty() {
-        v.set_property("features", extra.join(","));
-    }
-    v.set_property("subsample", a.subsample);
-    v.set_property("threads", a.threads);
-    v.set_property_from_str("backend", &a.backend);
-    v.set_property("device-id", a.device_id);
-    v.set_property("frame-message", progress_on);
-    // Results go through the element's writer: to -o, or to a temporary
-    // file printed on stdout at the end.
-    let temp_out = std::env::temp_dir().join(format!("vmafhip-{}.out", std::process::id()));
-    let results_path = match (&a.format, &a.output) {
-        (None, _) => None,
-        (Some(_), Some(o)) => Some(o.clone()),
-        (Some(_), None) => Some(temp_out.display().to_string()),
-    };
-    if let (Some(f), Some(path)) = (a.format, &results_path) {
-        v.set_property("results-filename", path);
-        v.set_property_from_str(
-            "results-format",
-            match f {
-                OutFormat::Json => "json",
-                OutFormat::Xml => "xml",
-                OutFormat::Csv => "csv",
-            },
+    let scored = pair::score_pair(&a, &pair, &decoding, voice)?;
+    if !a.quiet {
+        let p = &scored.pooled;
+        eprintln!(
+            "VMAF {:.6} (mean of {} frames; harmonic mean {:.6}, min {:.6}), {:.1} fps, {}{}",
+            p.mean,
+            p.frames,
+            p.harmonic_mean,
+            p.min,
+            p.frames as f64 / scored.secs.max(1e-9),
+            p.backend,
+            decoded_with(&scored.decoders)
         );
-    }
-    if let Some(r) = &a.report {
-        v.set_property("report-filename", r);
-        let mut title = format!("{} vs {}", reference.path, distorted.path);
-        if (dv.width, dv.height) != (w, h) {
-            title.push_str(&format!(
-                " (distorted scaled from {}x{} to {w}x{h})",
-                dv.width, dv.height
-            ));
-        }
-        v.set_property("report-title", title);
-    }
-    let mut progress = Progress {
-        enabled: progress_on,
-        start: Instant::now(),
-        last: Instant::now(),
-        total: reference.frames,
-        frames: 0,
-        sum: 0.0,
-    };
-    let stop = |p: &gst::Pipeline| {
-        let _ = p.set_state(gst::State::Null);
-    };
-    let prepared = [&reference, &distorted]
-        .into_iter()
-        .filter(|i| i.kind != Kind::Media)
-        .map(|i| feed::prepare(&pipeline, i))
-        .collect::<Result<Vec<_>, _>>()?;
-    let bus = pipeline.bus().expect("a pipeline has a bus");
-    // A failed start (e.g. backend=hip with no GPU) posts its error on the
-    // bus: the loop below reads and classifies it.
-    let started = pipeline.set_state(gst::State::Playing).is_ok();
-    // Readers start once the pipeline runs: an appsrc that never started
-    // would block them for good.
-    let mut feeders = Vec::new();
-    if started {
-        for p in prepared {
-            match feed::start(p) {
-                Ok(f) => feeders.push(f),
-                Err(e) => {
-                    stop(&pipeline);
-                    return Err(e);
-                }
+        for (what, path) in [("results", &a.output), ("report", &a.report)] {
+            if let Some(path) = path {
+                eprintln!("{what}: {path}");
             }
-        }
-    }
-    let mut pooled: Option<VmafPooledMessage> = None;
-    let mut failure = None;
-    loop {
-        if !started && bus.peek().is_none() {
-            failure = Some(Fail(Exit::Failed, "the pipeline failed to start".into()));
-            break;
-        }
-        let Some(msg) = bus.timed_pop(gst::ClockTime::from_mseconds(200)) else {
-            if progress.enabled && progress.frames > 0 {
-                progress.draw();
-            }
-            continue;
-        };
-        match msg.view() {
-            gst::MessageView::Element(e) => {
-                let Some(s) = e.structure() else { continue };
-                if let Ok(f) = VmafFrameMessage::try_from(s) {
-                    progress.frame(f.score);
-                } else if let Ok(p) = VmafPooledMessage::try_from(s) {
-                    pooled = Some(p);
-                }
-            }
-            gst::MessageView::Warning(wm) => {
-                let role = role_of(msg.src());
-                let what = match role {
-                    Some(r) => format!("{}: ", [&reference, &distorted][r as usize].path),
-                    None => String::new(),
-                };
-                if !a.quiet {
-                    if progress.enabled {
-                        eprint!("\r\x1b[K");
-                    }
-                    eprintln!("warning: {what}{}", wm.error());
-                }
-            }
-            gst::MessageView::Error(em) => {
-                let role = role_of(msg.src());
-                let from_vmaf = msg.src().is_some_and(|s| s.name() == "v");
-                let code = classify(&em.error(), role, from_vmaf);
-                let mut text = match role {
-                    Some(r) => format!(
-                        "{}: {}",
-                        [&reference, &distorted][r as usize].path,
-                        em.error()
-                    ),
-                    None => em.error().to_string(),
-                };
-                // GStreamer's debug text starts with "file(line): function
-                // (): /element/path:" on a line of its own; the rest says why.
-                if let Some(d) = em.debug() {
-                    let why = d.split_once(":\n").map_or(d.as_str(), |(_, w)| w).trim();
-                    if !why.is_empty() {
-                        text = if code == Exit::NoGpu {
-                            why.to_string()
-                        } else {
-                            format!("{text} ({why})")
-                        };
-                    }
-                }
-                failure = Some(Fail(code, text));
-                break;
-            }
-            gst::MessageView::Eos(_) => break,
-            _ => {}
-        }
-    }
-    stop(&pipeline);
-    for f in feeders {
-        if let Err(e) = f.join() {
-            failure.get_or_insert(e);
-        }
-    }
-    if progress.enabled {
-        progress.draw();
-        eprintln!();
-    }
-    if let Some(f) = failure {
-        let _ = std::fs::remove_file(&temp_out);
-        return Err(f);
-    }
-    let Some(p) = pooled else {
-        return Err(Fail::input(format!(
-            "no frame was scored: {} or {} has no video frames",
-            reference.path, distorted.path
-        )));
-    };
-    if a.format.is_some() && a.output.is_none() {
-        let text = std::fs::read_to_string(&temp_out)
-            .map_err(|e| Fail(Exit::Failed, format!("reading the results back: {e}")))?;
-        let _ = std::fs::remove_file(&temp_out);
-        print!("{text}");
-    }
-    let secs = progress.start.elapsed().as_secs_f64();
-    say(format!(
-        "VMAF {:.6} (mean of {} frames; harmonic mean {:.6}, min {:.6}), {:.1} fps, {}",
-        p.mean,
-        p.frames,
-        p.harmonic_mean,
-        p.min,
-        p.frames as f64 / secs.max(1e-9),
-        p.backend
-    ));
-    for (what, path) in [("results", &a.output), ("report", &a.report)] {
-        if let Some(path) = path {
-            say(format!("{what}: {path}"));
         }
     }
     Ok(())
+}
+
+/// `, decoded with A / B` for media inputs; nothing for raw and Y4M.
+fn decoded_with(decoders: &[String; 2]) -> String {
+    if decoders.iter().all(|d| d == "raw" || d == "y4m") {
+        String::new()
+    } else {
+        format!(", decoded with {} / {}", decoders[0], decoders[1])
+    }
 }
 
 fn main() {

@@ -1,0 +1,230 @@
+//! Which decoders the media inputs use (`--decoder auto|gpu|cpu`), and the
+//! GPU the command scores on, opened while the files are probed.
+//!
+//! GStreamer's `decodebin` picks a decoder by rank. For `gpu` (and `auto`
+//! when the engine runs on a GPU) the GPU's decoders are ranked above every
+//! other, so that decodebin takes them wherever they can decode the stream:
+//! NVIDIA's NVDEC (`nvcodec`: `nvh264dec`, `nvh265dec`, `nvav1dec`,
+//! `nvvp9dec`, …), whose frames stay in CUDA memory that the element reads in
+//! place, or AMD's VA-API decoders (`va`: `vah264dec`, …). For `cpu` they are
+//! ranked out. The probe of each file then names the decoder the scoring
+//! pipeline will use.
+
+use crate::{Exit, Fail};
+use gst::prelude::*;
+use gstvmafhip::hip::{self, Vendor};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecoderChoice {
+    Auto,
+    Gpu,
+    Cpu,
+}
+
+impl DecoderChoice {
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "auto" => Self::Auto,
+            "gpu" => Self::Gpu,
+            "cpu" => Self::Cpu,
+            _ => return None,
+        })
+    }
+}
+
+/// NVIDIA's decoders (GStreamer's nvcodec plugin, NVDEC): CUDA memory out.
+const NVDEC: &[&str] = &[
+    "nvh264dec",
+    "nvh265dec",
+    "nvav1dec",
+    "nvvp9dec",
+    "nvvp8dec",
+    "nvmpeg2videodec",
+    "nvmpeg4videodec",
+    "nvmpegvideodec",
+    "nvjpegdec",
+    // The stateless variants nvcodec registers in 1.18–1.22.
+    "nvh264sldec",
+    "nvh265sldec",
+    "nvvp9sldec",
+    "nvvp8sldec",
+    "nvav1sldec",
+];
+
+/// AMD's (and Intel's) VA-API decoders (GStreamer's va plugin).
+const VAAPI: &[&str] = &[
+    "vah264dec",
+    "vah265dec",
+    "vaav1dec",
+    "vavp9dec",
+    "vavp8dec",
+    "vampeg2dec",
+    "vajpegdec",
+];
+
+/// Is this element factory one of the GPU decoders above?
+pub fn is_gpu_decoder(factory: &str) -> bool {
+    NVDEC.contains(&factory) || VAAPI.contains(&factory)
+}
+
+/// The decoders of `vendor`'s GPUs.
+fn decoders_of(vendor: Vendor) -> &'static [&'static str] {
+    match vendor {
+        Vendor::Nvidia => NVDEC,
+        Vendor::Amd => VAAPI,
+        Vendor::Auto => &[],
+    }
+}
+
+/// The GPU the command will score on, being opened on a thread of its own
+/// (CUDA or HIP context, kernels from the cache or compiled) while the
+/// inputs are probed: the element finds it open. `None` for `--backend cpu`.
+pub struct GpuWarmUp(Option<JoinHandle<Result<Arc<hip::Device>, String>>>);
+
+impl GpuWarmUp {
+    pub fn start(backend: &str, device_ids: &[i32]) -> GpuWarmUp {
+        if backend == "cpu" {
+            return GpuWarmUp(None);
+        }
+        let ids = device_ids.to_vec();
+        GpuWarmUp(Some(std::thread::spawn(move || {
+            let vendor = Vendor::Auto.from_env_or();
+            let mut first = None;
+            for id in ids {
+                let dev = hip::shared_device(vendor, id.max(0) as usize)
+                    .map_err(|e| format!("GPU {id}: {e}"))?;
+                first.get_or_insert(dev);
+            }
+            first.ok_or_else(|| "no GPU named".to_string())
+        })))
+    }
+
+    /// The opened GPU, or why none could be opened.
+    pub fn wait(self) -> Option<Result<Arc<hip::Device>, String>> {
+        self.0.map(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err("opening the GPU panicked".into()))
+        })
+    }
+}
+
+/// What `--decoder` came to, for this run.
+pub struct Decoding {
+    pub choice: DecoderChoice,
+    /// The GPU decoders ranked first, when decoding on the GPU.
+    pub gpu: Option<Vendor>,
+    /// Why media inputs decode on the CPU although `auto` was asked.
+    pub cpu_because: Option<String>,
+}
+
+/// Ranks the decoders for `choice`, given the GPU the engine opened (or why
+/// none). An error when `gpu` cannot be honoured.
+pub fn rank_decoders(
+    choice: DecoderChoice,
+    backend: &str,
+    gpu: Option<&Result<Arc<hip::Device>, String>>,
+) -> Result<Decoding, Fail> {
+    let registry = gst::Registry::get();
+    let set_rank = |names: &[&str], rank: gst::Rank| {
+        for n in names {
+            if let Some(f) = registry.lookup_feature(n) {
+                f.set_rank(rank);
+            }
+        }
+    };
+    let cpu = |why: Option<String>| {
+        set_rank(NVDEC, gst::Rank::NONE);
+        set_rank(VAAPI, gst::Rank::NONE);
+        Decoding {
+            choice,
+            gpu: None,
+            cpu_because: why,
+        }
+    };
+    if choice == DecoderChoice::Cpu {
+        return Ok(cpu(None));
+    }
+    let vendor = match gpu {
+        Some(Ok(dev)) => dev.vendor(),
+        Some(Err(why)) if choice == DecoderChoice::Gpu => {
+            return Err(Fail(
+                Exit::NoGpu,
+                format!("--decoder gpu: no usable GPU ({why})"),
+            ));
+        }
+        // The element's own warning says why in full.
+        Some(Err(_)) => return Ok(cpu(Some("no usable GPU".into()))),
+        None if choice == DecoderChoice::Gpu => {
+            return Err(Fail(
+                Exit::Usage,
+                format!("--decoder gpu needs a GPU engine, and --backend is {backend}"),
+            ));
+        }
+        None => return Ok(cpu(None)),
+    };
+    let own = decoders_of(vendor);
+    let present: Vec<&str> = own
+        .iter()
+        .copied()
+        .filter(|n| registry.lookup_feature(n).is_some())
+        .collect();
+    if present.is_empty() {
+        let why = format!(
+            "no {} decoder is installed ({})",
+            if vendor == Vendor::Nvidia {
+                "NVDEC (GStreamer's nvcodec, gstreamer1.0-plugins-bad)"
+            } else {
+                "VA-API (GStreamer's va, gstreamer1.0-plugins-bad)"
+            },
+            own[..4].join(", ")
+        );
+        if choice == DecoderChoice::Gpu {
+            return Err(Fail(Exit::BadInput, format!("--decoder gpu: {why}")));
+        }
+        return Ok(cpu(Some(why)));
+    }
+    // The other vendor's decoders are of no use to this engine.
+    set_rank(
+        if vendor == Vendor::Nvidia {
+            VAAPI
+        } else {
+            NVDEC
+        },
+        gst::Rank::NONE,
+    );
+    set_rank(&present, gst::Rank::PRIMARY + 100);
+    Ok(Decoding {
+        choice,
+        gpu: Some(vendor),
+        cpu_because: None,
+    })
+}
+
+/// Checks the decoder a probe found for one input against the choice: an
+/// error for `gpu` when it is not a GPU decoder, a note for `auto`.
+pub fn check_decoder(
+    decoding: &Decoding,
+    path: &str,
+    caps: &str,
+    decoder: &str,
+) -> Result<Option<String>, Fail> {
+    if decoding.choice == DecoderChoice::Cpu || is_gpu_decoder(decoder) {
+        return Ok(None);
+    }
+    let why = match &decoding.cpu_because {
+        Some(why) => why.clone(),
+        None if decoding.gpu.is_none() => return Ok(None),
+        None => format!("no GPU decoder installed here decodes {caps}"),
+    };
+    if decoding.choice == DecoderChoice::Gpu {
+        return Err(Fail(
+            Exit::BadInput,
+            format!("--decoder gpu: {path}: {why} (use --decoder auto or cpu)"),
+        ));
+    }
+    Ok(Some(format!(
+        "note: {path}: decoding on the CPU with {decoder}: {why}"
+    )))
+}

@@ -1,0 +1,453 @@
+//! One reference and one distorted file scored: the inputs opened, the
+//! pipeline built around a `vmafhip` element, its bus watched to the end.
+
+use crate::decode::{self, Decoding};
+use crate::input::{Input, Kind, Role};
+use crate::{Args, Exit, Fail, OutFormat, feed};
+use gst::prelude::*;
+use gstvmafhip::{VmafFrameMessage, VmafPooledMessage};
+use std::time::{Duration, Instant};
+
+/// One pair to score, and where its results go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pair {
+    pub reference: String,
+    pub distorted: String,
+    /// Results file (the format from the command's options).
+    pub output: Option<String>,
+    pub report: Option<String>,
+    pub device_id: i32,
+}
+
+/// How a pair's run talks to the user.
+#[derive(Clone, Copy, Debug)]
+pub struct Voice {
+    /// Notes and warnings on stderr.
+    pub notes: bool,
+    /// The progress line (a terminal, or --progress).
+    pub progress: bool,
+}
+
+/// A pair's outcome.
+pub struct Scored {
+    pub pooled: VmafPooledMessage,
+    /// Wall clock from the first probe to the end.
+    pub secs: f64,
+    /// The decoder of each input (`raw`, `y4m`, or a decoder's name).
+    pub decoders: [String; 2],
+    /// Reference and distorted sizes as they arrived.
+    pub sizes: [(usize, usize); 2],
+}
+
+/// Scores one pair with the command's options.
+pub fn score_pair(
+    a: &Args,
+    pair: &Pair,
+    decoding: &Decoding,
+    voice: Voice,
+) -> Result<Scored, Fail> {
+    let start = Instant::now();
+    let say = |s: String| {
+        if voice.notes {
+            eprintln!("{s}");
+        }
+    };
+    let reference = Input::open(Role::Reference, &pair.reference, &a.raw)?;
+    let distorted = Input::open(Role::Distorted, &pair.distorted, &a.raw)?;
+    for i in [&reference, &distorted] {
+        if let Some(note) = i.decoder_note(decoding)? {
+            say(note);
+        }
+    }
+    for note in pairing_notes(a, &reference, &distorted)? {
+        say(note);
+    }
+    let pipeline = build_pipeline(&reference, &distorted)?;
+    let v = pipeline.by_name("v").expect("named in the description");
+    configure_element(&v, a, pair, &reference, &distorted, voice.progress)?;
+    let temp_out = results_target(a, pair, &v);
+    let mut progress = Progress::new(voice.progress, reference.frames);
+    let pooled = play(
+        &pipeline,
+        [&reference, &distorted],
+        &mut progress,
+        voice,
+        a.needs_chroma,
+    );
+    if progress.enabled {
+        progress.draw();
+        eprintln!();
+    }
+    let pooled = pooled.inspect_err(|_| {
+        if let Some(t) = &temp_out {
+            let _ = std::fs::remove_file(t);
+        }
+    })?;
+    if let Some(t) = &temp_out {
+        let text = std::fs::read_to_string(t)
+            .map_err(|e| Fail(Exit::Failed, format!("reading the results back: {e}")))?;
+        let _ = std::fs::remove_file(t);
+        print!("{text}");
+    }
+    let Some(pooled) = pooled else {
+        return Err(Fail::input(format!(
+            "no frame was scored: {} or {} has no video frames",
+            reference.path, distorted.path
+        )));
+    };
+    Ok(Scored {
+        pooled,
+        secs: start.elapsed().as_secs_f64(),
+        decoders: [reference.decoder_name(), distorted.decoder_name()],
+        sizes: [
+            (reference.video.width, reference.video.height),
+            (distorted.video.width, distorted.video.height),
+        ],
+    })
+}
+
+/// Notes on scaling and frame rates; an error where `--no-scale` forbids
+/// scaling.
+fn pairing_notes(a: &Args, reference: &Input, distorted: &Input) -> Result<Vec<String>, Fail> {
+    let (rv, dv) = (&reference.video, &distorted.video);
+    let (w, h) = (rv.width, rv.height);
+    let mut notes = Vec::new();
+    if (dv.width, dv.height) != (w, h) {
+        if !a.scale {
+            return Err(Fail::input(format!(
+                "{} is {}x{} but {} is {w}x{h}: sizes differ (leave out --no-scale to scale the distorted video)",
+                distorted.path, dv.width, dv.height, reference.path
+            )));
+        }
+        notes.push(format!(
+            "note: scaling {} from {}x{} to the reference's {w}x{h}",
+            distorted.path, dv.width, dv.height
+        ));
+    }
+    if rv.fps != dv.fps && rv.fps.0 > 0 && dv.fps.0 > 0 {
+        notes.push(format!(
+            "note: frame rates differ ({} {}/{}, {} {}/{}): each reference frame is scored against the distorted frame shown at its time",
+            reference.path, rv.fps.0, rv.fps.1, distorted.path, dv.fps.0, dv.fps.1
+        ));
+    }
+    Ok(notes)
+}
+
+/// Both inputs' branches into a `vmafhip` named `v`, scored in the
+/// reference's size, chroma layout and depth.
+fn build_pipeline(reference: &Input, distorted: &Input) -> Result<gst::Pipeline, Fail> {
+    let desc = format!(
+        "{} {} vmafhip name=v ! fakesink name=out sync=false",
+        reference.branch(&reference.video),
+        distorted.branch(&reference.video),
+    );
+    gst::parse::launch(&desc)
+        .map_err(|e| Fail(Exit::Failed, format!("building the pipeline: {e}")))?
+        .downcast::<gst::Pipeline>()
+        .map_err(|_| Fail(Exit::Failed, "not a pipeline".into()))
+}
+
+/// The element's properties from the command's options.
+fn configure_element(
+    v: &gst::Element,
+    a: &Args,
+    pair: &Pair,
+    reference: &Input,
+    distorted: &Input,
+    frame_messages: bool,
+) -> Result<(), Fail> {
+    let (model, disable_clip, enable_transform) = crate::model_properties(&a.model)?;
+    v.set_property("model-filename", &model);
+    v.set_property("disable-clip", disable_clip);
+    v.set_property("enable-transform", enable_transform);
+    let mut extra = Vec::new();
+    for f in &a.features {
+        match f.as_str() {
+            "psnr" => v.set_property("psnr", true),
+            "float_ssim" => v.set_property("ssim", true),
+            "float_ms_ssim" => v.set_property("ms-ssim", true),
+            other => extra.push(other.to_string()),
+        }
+    }
+    if !extra.is_empty() {
+        v.set_property("features", extra.join(","));
+    }
+    v.set_property("subsample", a.subsample);
+    v.set_property("threads", a.threads);
+    v.set_property_from_str("backend", &a.backend);
+    v.set_property("device-id", pair.device_id);
+    v.set_property("frame-message", frame_messages);
+    if let Some(r) = &pair.report {
+        v.set_property("report-filename", r);
+        v.set_property("report-title", report_title(reference, distorted));
+    }
+    Ok(())
+}
+
+/// The report's title: the two files, any scaling, and the decoders.
+fn report_title(reference: &Input, distorted: &Input) -> String {
+    let (rv, dv) = (&reference.video, &distorted.video);
+    let mut title = format!("{} vs {}", reference.path, distorted.path);
+    if (dv.width, dv.height) != (rv.width, rv.height) {
+        title.push_str(&format!(
+            " (distorted scaled from {}x{} to {}x{})",
+            dv.width, dv.height, rv.width, rv.height
+        ));
+    }
+    if reference.kind == Kind::Media || distorted.kind == Kind::Media {
+        title.push_str(&format!(
+            "; decoded with {} / {}",
+            reference.decoder_name(),
+            distorted.decoder_name()
+        ));
+    }
+    title
+}
+
+/// Points the element's results writer at the pair's file; with a format
+/// but no file, at a temporary file printed on stdout at the end (returned).
+fn results_target(a: &Args, pair: &Pair, v: &gst::Element) -> Option<std::path::PathBuf> {
+    let format = a.format?;
+    let temp = std::env::temp_dir().join(format!(
+        "vmafhip-{}-{:?}.out",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let (path, temp) = match &pair.output {
+        Some(o) => (o.clone(), None),
+        None => (temp.display().to_string(), Some(temp)),
+    };
+    v.set_property("results-filename", path);
+    v.set_property_from_str(
+        "results-format",
+        match format {
+            OutFormat::Json => "json",
+            OutFormat::Xml => "xml",
+            OutFormat::Csv => "csv",
+        },
+    );
+    temp
+}
+
+/// Plays the pipeline to its end: starts the readers of raw and Y4M inputs,
+/// follows the bus, and returns the pooled message (none when no frame was
+/// scored) or the first error.
+fn play(
+    pipeline: &gst::Pipeline,
+    inputs: [&Input; 2],
+    progress: &mut Progress,
+    voice: Voice,
+    needs_chroma: bool,
+) -> Result<Option<VmafPooledMessage>, Fail> {
+    let prepared = inputs
+        .into_iter()
+        .filter(|i| i.kind != Kind::Media)
+        .map(|i| feed::prepare(pipeline, i, needs_chroma))
+        .collect::<Result<Vec<_>, _>>()?;
+    let bus = pipeline.bus().expect("a pipeline has a bus");
+    // A failed start (e.g. backend=hip with no GPU) posts its error on the
+    // bus: the loop below reads and classifies it.
+    let started = pipeline.set_state(gst::State::Playing).is_ok();
+    // Readers start once the pipeline runs: an appsrc that never started
+    // would block them for good.
+    let mut feeders = Vec::new();
+    if started {
+        for p in prepared {
+            feeders.push(feed::start(p)?);
+        }
+    }
+    let mut outcome = watch_bus(&bus, started, inputs, progress, voice);
+    let _ = pipeline.set_state(gst::State::Null);
+    for f in feeders {
+        if let (Err(e), true) = (f.join(), outcome.is_ok()) {
+            outcome = Err(e);
+        }
+    }
+    outcome
+}
+
+/// Follows the bus to EOS or the first error.
+fn watch_bus(
+    bus: &gst::Bus,
+    started: bool,
+    inputs: [&Input; 2],
+    progress: &mut Progress,
+    voice: Voice,
+) -> Result<Option<VmafPooledMessage>, Fail> {
+    let mut pooled = None;
+    loop {
+        if !started && bus.peek().is_none() {
+            return Err(Fail(Exit::Failed, "the pipeline failed to start".into()));
+        }
+        let Some(msg) = bus.timed_pop(gst::ClockTime::from_mseconds(200)) else {
+            if progress.enabled && progress.frames > 0 {
+                progress.draw();
+            }
+            continue;
+        };
+        match msg.view() {
+            gst::MessageView::Element(e) => {
+                let Some(s) = e.structure() else { continue };
+                if let Ok(f) = VmafFrameMessage::try_from(s) {
+                    progress.frame(f.score);
+                } else if let Ok(p) = VmafPooledMessage::try_from(s) {
+                    pooled = Some(p);
+                }
+            }
+            gst::MessageView::Warning(wm) if voice.notes => {
+                let what = match role_of(msg.src()) {
+                    Some(r) => format!("{}: ", inputs[r as usize].path),
+                    None => String::new(),
+                };
+                if progress.enabled {
+                    eprint!("\r\x1b[K");
+                }
+                eprintln!("warning: {what}{}", wm.error());
+            }
+            gst::MessageView::Error(em) => return Err(error_of(&msg, em, inputs)),
+            gst::MessageView::Eos(_) => return Ok(pooled),
+            _ => {}
+        }
+    }
+}
+
+/// A pipeline error as the user's error, naming the input it came from.
+fn error_of(msg: &gst::Message, em: &gst::message::Error, inputs: [&Input; 2]) -> Fail {
+    let role = role_of(msg.src());
+    let from_vmaf = msg.src().is_some_and(|s| s.name() == "v");
+    let code = classify(&em.error(), role, from_vmaf);
+    let mut text = match role {
+        Some(r) => format!("{}: {}", inputs[r as usize].path, em.error()),
+        None => em.error().to_string(),
+    };
+    // GStreamer's debug text starts with "file(line): function (): /element/
+    // path:" on a line of its own; the rest says why.
+    if let Some(d) = em.debug() {
+        let why = d.split_once(":\n").map_or(d.as_str(), |(_, w)| w).trim();
+        if !why.is_empty() {
+            text = if code == Exit::NoGpu {
+                why.to_string()
+            } else {
+                format!("{text} ({why})")
+            };
+        }
+    }
+    Fail(code, text)
+}
+
+/// Which input an element belongs to, from its name or an ancestor's
+/// (`ref-…` / `dist-…`).
+fn role_of(obj: Option<&gst::Object>) -> Option<Role> {
+    let mut cur = obj.cloned();
+    while let Some(o) = cur {
+        let name = o.name();
+        if name.starts_with("ref-") {
+            return Some(Role::Reference);
+        }
+        if name.starts_with("dist-") {
+            return Some(Role::Distorted);
+        }
+        cur = o.parent();
+    }
+    None
+}
+
+/// The exit status a pipeline error gives.
+fn classify(err: &glib::Error, role: Option<Role>, from_vmaf: bool) -> Exit {
+    if from_vmaf && err.matches(gst::LibraryError::Init) {
+        return Exit::NoGpu;
+    }
+    if role.is_some() {
+        if err.matches(gst::StreamError::Decode) || err.matches(gst::ResourceError::Read) {
+            return Exit::Decode;
+        }
+        return Exit::BadInput;
+    }
+    Exit::Failed
+}
+
+/// The progress line on stderr: frames done, fps, ETA, running VMAF.
+pub struct Progress {
+    enabled: bool,
+    start: Instant,
+    last: Instant,
+    total: Option<u64>,
+    frames: u64,
+    sum: f64,
+}
+
+impl Progress {
+    fn new(enabled: bool, total: Option<u64>) -> Progress {
+        Progress {
+            enabled,
+            start: Instant::now(),
+            last: Instant::now(),
+            total,
+            frames: 0,
+            sum: 0.0,
+        }
+    }
+
+    fn frame(&mut self, score: f64) {
+        self.frames += 1;
+        self.sum += score;
+        if self.enabled && self.last.elapsed() >= Duration::from_millis(100) {
+            self.last = Instant::now();
+            self.draw();
+        }
+    }
+
+    fn draw(&self) {
+        let secs = self.start.elapsed().as_secs_f64().max(1e-9);
+        let fps = self.frames as f64 / secs;
+        let done = match self.total {
+            Some(t) if t > 0 => {
+                let left = t.saturating_sub(self.frames) as f64 / fps.max(1e-9);
+                format!(
+                    "{}/{t} ({:.0}%)  ETA {}",
+                    self.frames,
+                    100.0 * self.frames as f64 / t as f64,
+                    hms(left)
+                )
+            }
+            _ => format!("{}", self.frames),
+        };
+        eprint!(
+            "\r\x1b[Kframe {done}  {fps:.1} fps  VMAF {:.3}",
+            self.sum / self.frames.max(1) as f64
+        );
+    }
+}
+
+fn hms(secs: f64) -> String {
+    let s = secs.round().max(0.0) as u64;
+    if s >= 3600 {
+        format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+    } else {
+        format!("{}:{:02}", s / 60, s % 60)
+    }
+}
+
+/// Media inputs: the decoder the probe found, checked against `--decoder`.
+impl Input {
+    fn decoder_note(&self, decoding: &Decoding) -> Result<Option<String>, Fail> {
+        match (&self.decoder, self.kind) {
+            (Some(d), Kind::Media) => decode::check_decoder(
+                decoding,
+                &self.path,
+                self.codec.as_deref().unwrap_or("?"),
+                d,
+            ),
+            _ => Ok(None),
+        }
+    }
+
+    /// `raw`, `y4m`, or the decoder's factory name.
+    pub fn decoder_name(&self) -> String {
+        match self.kind {
+            Kind::Raw => "raw".into(),
+            Kind::Y4m => "y4m".into(),
+            Kind::Media => self.decoder.clone().unwrap_or_else(|| "decodebin".into()),
+        }
+    }
+}
