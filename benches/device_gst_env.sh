@@ -10,5 +10,10 @@ export LD_LIBRARY_PATH=/tmp/gstroot/usr/lib/x86_64-linux-gnu:/tmp/gstroot/lib/x8
 export GST_PLUGIN_SYSTEM_PATH=/tmp/gstroot/usr/lib/x86_64-linux-gnu/gstreamer-1.0
 export GST_PLUGIN_SCANNER=/tmp/gstroot/usr/lib/x86_64-linux-gnu/gstreamer1.0/gstreamer-1.0/gst-plugin-scanner
 export GST_REGISTRY=/tmp/gstreg.bin GST_PLUGIN_PATH=$D/plugin
+# GStreamer 1.22's nvcodec looks for older nvrtc names; CUDA 13 has .so.13
+# (cudaconvert and cudascale compile their kernels with it).
+for n in /usr/local/cuda/targets/x86_64-linux/lib/libnvrtc.so.1[0-9]; do
+  [ -e "$n" ] && export GST_NVCODEC_NVRTC_LIBNAME=$(basename "$n") LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$(dirname "$n")
+done
 GL=/tmp/gstroot/usr/bin/gst-launch-1.0
 GI=/tmp/gstroot/usr/bin/gst-inspect-1.0

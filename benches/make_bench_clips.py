@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark clips from the 1080p golden pair (numpy; runs on the GPU machine).
 
-    make_bench_clips.py REF.yuv DIST.yuv OUTDIR [FRAMES]
+    make_bench_clips.py REF.yuv DIST.yuv OUTDIR [FRAMES [VARIANTS]]
 
 REF/DIST are the 3-frame 1920x1080 8-bit 4:2:0 golden clips
 (eveningglow_1920x1080_420p8_3f_{ref,crf30}.yuv). Writes, each FRAMES frames
@@ -12,7 +12,8 @@ long (the three frames cycled, default 300):
   2160p8_{ref,dis}.yuv    3840x2160, each plane upsampled 2x (bilinear, rounded)
   2160p10_{ref,dis}.yuv   the same upsampling kept at 10 bits (yuv420p10le)
 
-Both vmafhip's bench and libvmaf's `vmaf` read these same files.
+VARIANTS, a comma list of the names below (default all four), writes only
+those. Both vmafhip's bench and libvmaf's `vmaf` read these same files.
 """
 import os
 import sys
@@ -61,14 +62,20 @@ def write(path, planes_per_frame, n, dtype):
 def main():
     ref, dis, out = sys.argv[1], sys.argv[2], sys.argv[3]
     n = int(sys.argv[4]) if len(sys.argv) > 4 else 300
+    want = sys.argv[5].split(",") if len(sys.argv) > 5 else ["1080p8", "1080p10", "2160p8", "2160p10"]
     os.makedirs(out, exist_ok=True)
     for name, path in (("ref", ref), ("dis", dis)):
         fr = frames(path)
-        write(f"{out}/1080p8_{name}.yuv", fr, n, np.uint8)
-        write(f"{out}/1080p10_{name}.yuv", [[p.astype(np.uint16) * 4 for p in f] for f in fr], n, "<u2")
-        ups = [[up2(p) for p in f] for f in fr]
-        write(f"{out}/2160p8_{name}.yuv", [[np.rint(p).clip(0, 255) for p in f] for f in ups], n, np.uint8)
-        write(f"{out}/2160p10_{name}.yuv", [[np.rint(4 * p).clip(0, 1023) for p in f] for f in ups], n, "<u2")
+        ups = [[up2(p) for p in f] for f in fr] if any(w.startswith("2160") for w in want) else []
+        variants = {
+            "1080p8": lambda: (fr, np.uint8),
+            "1080p10": lambda: ([[p.astype(np.uint16) * 4 for p in f] for f in fr], "<u2"),
+            "2160p8": lambda: ([[np.rint(p).clip(0, 255) for p in f] for f in ups], np.uint8),
+            "2160p10": lambda: ([[np.rint(4 * p).clip(0, 1023) for p in f] for f in ups], "<u2"),
+        }
+        for v in want:
+            planes, dtype = variants[v]()
+            write(f"{out}/{v}_{name}.yuv", planes, n, dtype)
 
 
 if __name__ == "__main__":

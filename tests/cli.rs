@@ -608,3 +608,71 @@ fn cli_decoder_choice_without_a_gpu() {
         stderr(&o)
     );
 }
+
+/// Runs a gst-launch description to EOS (panics on error).
+fn run_gst(desc: &str) {
+    gst::init().unwrap();
+    let p = gst::parse::launch(desc)
+        .unwrap()
+        .downcast::<gst::Pipeline>()
+        .unwrap();
+    p.set_state(gst::State::Playing).unwrap();
+    let msg = p
+        .bus()
+        .unwrap()
+        .timed_pop_filtered(
+            gst::ClockTime::from_seconds(60),
+            &[gst::MessageType::Eos, gst::MessageType::Error],
+        )
+        .expect("pipeline finished");
+    p.set_state(gst::State::Null).unwrap();
+    if let gst::MessageView::Error(e) = msg.view() {
+        panic!("{desc}: {}", e.error());
+    }
+}
+
+/// H.264 in MP4 is probed by parsing alone (no decoder set up twice) and
+/// scores exactly as the same frames decoded to raw; the summary names the
+/// decoder used.
+#[test]
+fn cli_h264_files_score_as_their_decoded_frames() {
+    if gst::init().is_ok() && gst::ElementFactory::find("h264parse").is_none() {
+        panic!("h264parse missing: .ci/setup installs gstreamer1.0-plugins-bad");
+    }
+    let dir = scratch();
+    let run = golden_run("coffee_576x324_420p8_12f_crf35", "vmaf_v0.6.1");
+    let (r, d) = run.yuv_paths();
+    let mut files = Vec::new();
+    for (raw, name, kbps) in [(&r, "ref", 4000), (&d, "dis", 300)] {
+        let mp4 = dir.join(format!("h264-{name}.mp4"));
+        let decoded = dir.join(format!("h264-{name}.yuv"));
+        run_gst(&format!(
+            "filesrc location=\"{}\" ! rawvideoparse width=576 height=324 format=i420 framerate=25/1 \
+             ! x264enc bitrate={kbps} speed-preset=veryfast ! video/x-h264,profile=high ! h264parse \
+             ! mp4mux ! filesink location=\"{}\"",
+            s(raw),
+            s(&mp4)
+        ));
+        run_gst(&format!(
+            "filesrc location=\"{}\" ! qtdemux ! h264parse ! avdec_h264 ! video/x-raw,format=I420 \
+             ! filesink location=\"{}\"",
+            s(&mp4),
+            s(&decoded)
+        ));
+        files.push((mp4, decoded));
+    }
+    let (o, from_mp4) = score(&files[0].0, &files[1].0, &[], "h264-mp4");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("decoded with avdec_h264 / avdec_h264"),
+        "{}",
+        stderr(&o)
+    );
+    let raw = ["-w", "576", "-h", "324"].map(String::from);
+    let (o, from_raw) = score(&files[0].1, &files[1].1, &raw, "h264-raw");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (from_mp4, from_raw) = (from_mp4.unwrap(), from_raw.unwrap());
+    assert_eq!(from_mp4["frames"].as_array().unwrap().len(), 12);
+    assert_eq!(from_mp4["frames"], from_raw["frames"]);
+    assert_eq!(from_mp4["pooled_metrics"], from_raw["pooled_metrics"]);
+}

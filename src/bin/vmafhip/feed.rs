@@ -74,12 +74,19 @@ pub struct Prepared {
     path: String,
     /// Planes read of each frame (1: luma only).
     planes: usize,
+    /// Reader threads (positioned sources).
+    readers: usize,
     fps: (u64, u64),
 }
 
 /// Configures the input's `appsrc` (caps, time format): before the
 /// pipeline starts, so that its first segment is in time.
-pub fn prepare(pipeline: &gst::Pipeline, input: &Input, chroma: bool) -> Result<Prepared, Fail> {
+pub fn prepare(
+    pipeline: &gst::Pipeline,
+    input: &Input,
+    chroma: bool,
+    readers: usize,
+) -> Result<Prepared, Fail> {
     let name = format!("{}-src", input.role.name());
     let appsrc = pipeline
         .by_name(&name)
@@ -109,6 +116,7 @@ pub fn prepare(pipeline: &gst::Pipeline, input: &Input, chroma: bool) -> Result<
         sink,
         source: open_source(input)?,
         planes: if chroma { info.n_planes() as usize } else { 1 },
+        readers: readers.max(1),
         info,
         path: input.path.clone(),
         fps: (v.fps.0 as u64, v.fps.1 as u64),
@@ -152,22 +160,25 @@ fn open_source(input: &Input) -> Result<Source, Fail> {
     })
 }
 
-/// Buffers to read into: the pool the element proposes for these caps (it
-/// is asked directly: the converters between pass its frames through
-/// untouched when the input already has the scoring format and size, but
-/// answer no query before they have negotiated), or a plain video pool.
-fn element_pool(sink: Option<&gst::Pad>, info: &gst_video::VideoInfo) -> gst::BufferPool {
+/// The pool the element proposes for these caps, if any. It is asked
+/// directly: the converters between pass its frames through untouched when
+/// the input already has the scoring format and size, but answer no query
+/// before they have negotiated.
+fn element_pool(sink: &gst::Pad, info: &gst_video::VideoInfo) -> Option<gst::BufferPool> {
     let caps = info.to_caps().expect("valid info");
     let mut query = gst::query::Allocation::new(Some(&caps), true);
-    let asked = sink.is_some_and(|p| p.query(&mut query));
-    let offered = asked
-        .then(|| query.allocation_pools().next())
-        .flatten();
-    if let Some((Some(pool), size, min, max)) = offered
-        && (pool.is_active() || configure(&pool, &caps, size.max(info.size() as u32), min, max))
-    {
-        return pool;
+    if !sink.query(&mut query) {
+        return None;
     }
+    let (pool, size, min, max) = query.allocation_pools().next()?;
+    let pool = pool?;
+    (pool.is_active() || configure(&pool, &caps, size.max(info.size() as u32), min, max))
+        .then_some(pool)
+}
+
+/// A plain video pool of our own.
+fn own_pool(info: &gst_video::VideoInfo) -> gst::BufferPool {
+    let caps = info.to_caps().expect("valid info");
     let pool = gst_video::VideoBufferPool::new().upcast::<gst::BufferPool>();
     configure(&pool, &caps, info.size() as u32, 2, 0);
     pool
@@ -224,16 +235,25 @@ fn turn(s: &(u64, u64), which: usize) -> u64 {
     if which == 0 { s.0 } else { s.1 }
 }
 
-/// Reader threads per file: the page-cache copies are what bound a raw
-/// input, and one core copies a few GB/s.
-fn readers() -> usize {
-    std::thread::available_parallelism().map_or(2, |n| (n.get() / 4).clamp(1, 4))
+/// Reader threads per file when not given (`--read-threads`): the
+/// page-cache copies are what bound a raw input, and one core copies a few
+/// GB/s. A quarter of the cores shared among the pairs scored at once,
+/// between 1 and 4.
+pub fn default_readers(pairs_at_once: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    (cores / (4 * pairs_at_once.max(1))).clamp(1, 4)
 }
 
 /// What every reader thread of one input shares.
 struct Shared {
     appsrc: gst_app::AppSrc,
-    pool: gst::BufferPool,
+    /// Our own pool, for the first frame (the element answers no ALLOCATION
+    /// query before its pad has caps, which come with that frame) and
+    /// whenever the element proposes none.
+    own_pool: gst::BufferPool,
+    /// The element's pool once it offered one, and whether to stop asking.
+    element_pool: Mutex<(Option<gst::BufferPool>, bool)>,
+    sink: Option<gst::Pad>,
     info: gst_video::VideoInfo,
     path: String,
     planes: usize,
@@ -245,10 +265,11 @@ struct Shared {
 /// Starts the reader threads (once the pipeline runs: an appsrc that never
 /// started would block them for good).
 pub fn start(p: Prepared) -> Result<Feeder, Fail> {
-    let pool = element_pool(p.sink.as_ref(), &p.info);
     let shared = Arc::new(Shared {
         appsrc: p.appsrc,
-        pool,
+        own_pool: own_pool(&p.info),
+        element_pool: Mutex::new((None, false)),
+        sink: p.sink,
         info: p.info,
         path: p.path,
         planes: p.planes,
@@ -274,7 +295,7 @@ pub fn start(p: Prepared) -> Result<Feeder, Fail> {
                 let _ = shared.appsrc.end_of_stream();
                 return Ok(Feeder(threads));
             }
-            let n = readers().min(frames as usize);
+            let n = p.readers.min(frames as usize);
             for t in 0..n {
                 let (s, file) = (shared.clone(), file.clone());
                 let read = move || read_positioned(&s, &file, layout, frames, t as u64, n as u64);
@@ -324,13 +345,31 @@ impl Shared {
         true
     }
 
-    /// A buffer from the pool in frame `k`'s turn; `None` when stopping.
+    /// A buffer in frame `k`'s turn; `None` when stopping. Frame 0 takes
+    /// ours; from then on the element's pool is asked for (its pad must
+    /// have handled the caps first) until it offers one or
+    /// [`ASK_POOL_FRAMES`] frames have gone, and used once it has.
     fn acquire(&self, k: u64) -> Option<gst::Buffer> {
         self.turns
-            .take(0, k, &self.stop, || self.pool.acquire_buffer(None).ok())
+            .take(0, k, &self.stop, || self.pool(k).acquire_buffer(None).ok())
             .flatten()
     }
+
+    fn pool(&self, k: u64) -> gst::BufferPool {
+        let mut asked = self.element_pool.lock().unwrap();
+        if !asked.1
+            && k > 0
+            && let Some(sink) = self.sink.as_ref().filter(|p| p.current_caps().is_some())
+        {
+            asked.0 = element_pool(sink, &self.info);
+            asked.1 = asked.0.is_some() || k >= ASK_POOL_FRAMES;
+        }
+        asked.0.clone().unwrap_or_else(|| self.own_pool.clone())
+    }
 }
+
+/// Frames after which a reader stops asking the element for its pool.
+const ASK_POOL_FRAMES: u64 = 16;
 
 /// Reader `t` of `n`: frames `t`, `t + n`, … read at their offsets.
 fn read_positioned(

@@ -101,6 +101,8 @@ pub struct Input {
     /// pipeline's makes the same choice), and the stream it decodes.
     pub decoder: Option<String>,
     pub codec: Option<String>,
+    /// The decoder the scoring pipeline used (media files, once it ran).
+    pub used_decoder: std::sync::Mutex<Option<String>>,
 }
 
 impl Input {
@@ -168,6 +170,7 @@ impl Input {
             frames: Some(size / frame),
             decoder: None,
             codec: None,
+            used_decoder: Default::default(),
         })
     }
 
@@ -192,11 +195,31 @@ impl Input {
             frames: Some(size.saturating_sub(h.header_len as u64) / per_frame),
             decoder: None,
             codec: None,
+            used_decoder: Default::default(),
         })
     }
 
-    /// Decodes up to the first frame to learn the video (and the duration).
+    /// Parses the file to learn its video (and duration), or, where the
+    /// parser does not say the chroma layout and depth, decodes its first
+    /// frame.
     fn media(role: Role, path: &str) -> Result<Input, Fail> {
+        match crate::probe::parsed(path) {
+            Some(p) => Ok(Input {
+                role,
+                path: path.into(),
+                kind: Kind::Media,
+                video: p.video,
+                frames: p.frames,
+                decoder: Some(p.decoder),
+                codec: Some(p.codec),
+                used_decoder: Default::default(),
+            }),
+            None => Self::decoded(role, path),
+        }
+    }
+
+    /// Decodes up to the first frame to learn the video (and the duration).
+    fn decoded(role: Role, path: &str) -> Result<Input, Fail> {
         let desc = format!(
             "filesrc location={} ! decodebin ! videoconvert ! fakesink name=probe",
             quote(path)
@@ -259,7 +282,7 @@ impl Input {
         }
         let caps = sink.static_pad("sink").and_then(|p| p.current_caps());
         let duration = pipeline.query_duration::<gst::ClockTime>();
-        let (decoder, codec) = decoder_and_codec(&pipeline);
+        let (decoder, codec) = decoder_and_codec(pipeline.upcast_ref());
         done(&pipeline);
         let info = caps
             .as_ref()
@@ -305,21 +328,31 @@ impl Input {
             frames,
             decoder,
             codec,
+            used_decoder: Default::default(),
         })
     }
 
-    /// Decodes on NVIDIA's NVDEC into CUDA memory that the element reads in
-    /// place, with GStreamer's CUDA converter and scaler to bring it to the
-    /// scoring format and size on the GPU.
-    fn decodes_into_cuda(&self) -> bool {
+    /// How NVDEC's frames reach the element in CUDA memory, if they can:
+    /// through GStreamer's CUDA converter and scaler (to the scoring format
+    /// and size, on the GPU), or, without those, as the decoder's NV12 when
+    /// only luma is read, at 8 bits and the scoring size (the element reads
+    /// NV12's luma in place). `None`: through system memory.
+    fn cuda_path(&self, target: &Video, chroma: bool) -> Option<CudaPath> {
         let nvdec = self
             .decoder
             .as_deref()
             .is_some_and(|d| d.starts_with("nv") && crate::decode::is_gpu_decoder(d));
-        nvdec
-            && ["cudaconvert", "cudascale"]
-                .iter()
-                .all(|f| gst::ElementFactory::find(f).is_some())
+        let found = |f: &str| gst::ElementFactory::find(f).is_some();
+        let same_size = (self.video.width, self.video.height) == (target.width, target.height);
+        if !nvdec {
+            None
+        } else if found("cudaconvert") && found("cudascale") {
+            Some(CudaPath::Convert)
+        } else if !chroma && same_size && self.video.bpc == 8 && target.bpc == 8 {
+            Some(CudaPath::Nv12)
+        } else {
+            None
+        }
     }
 
     /// This input's part of the pipeline description, ending at its
@@ -327,9 +360,10 @@ impl Input {
     /// when the video already has the caps asked for.
     ///
     /// `target` is the video scored: the reference's size, chroma layout
-    /// and depth. NVDEC's frames stay in CUDA memory (converted and scaled
-    /// there); every other input is converted and scaled on the CPU.
-    pub fn branch(&self, target: &Video) -> String {
+    /// and depth; `chroma`, whether the metrics read chroma. NVDEC's frames
+    /// stay in CUDA memory where they can ([`Input::cuda_path`]); every
+    /// other input is converted and scaled on the CPU.
+    pub fn branch(&self, target: &Video, chroma: bool) -> String {
         let r = self.role.name();
         let (format, w, h) = (target.scoring_format(), target.width, target.height);
         let source = match self.kind {
@@ -339,13 +373,17 @@ impl Input {
             ),
             Kind::Raw | Kind::Y4m => format!("appsrc name={r}-src"),
         };
-        let (convert, caps) = if self.decodes_into_cuda() {
-            (
+        let cuda = "video/x-raw(memory:CUDAMemory)";
+        let (convert, caps) = match self.cuda_path(target, chroma) {
+            Some(CudaPath::Convert) => (
                 format!("cudaconvert name={r}-convert ! cudascale name={r}-scale"),
-                format!("video/x-raw(memory:CUDAMemory),format={format},width={w},height={h}"),
-            )
-        } else {
-            (
+                format!("{cuda},format={format},width={w},height={h}"),
+            ),
+            Some(CudaPath::Nv12) => (
+                format!("identity name={r}-convert"),
+                format!("{cuda},format=NV12,width={w},height={h}"),
+            ),
+            None => (
                 format!(
                     "videoconvert name={r}-convert ! videoscale name={r}-scale add-borders=false"
                 ),
@@ -353,12 +391,24 @@ impl Input {
                     "video/x-raw,format={format},width={w},height={h},pixel-aspect-ratio={}/{}",
                     target.par.0, target.par.1
                 ),
-            )
+            ),
         };
+        // The queue holds a few frames, whatever their size (its default
+        // 10 MB holds less than one 4K frame).
         format!(
-            "{source} ! {convert} ! capsfilter name={r}-caps caps=\"{caps}\" ! queue name={r}-queue ! v.{r}_sink"
+            "{source} ! {convert} ! capsfilter name={r}-caps caps=\"{caps}\" \
+             ! queue name={r}-queue max-size-buffers=8 max-size-bytes=0 max-size-time=0 ! v.{r}_sink"
         )
     }
+}
+
+/// How a GPU-decoded input stays in CUDA memory up to the element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CudaPath {
+    /// cudaconvert ! cudascale to the scoring format and size.
+    Convert,
+    /// The decoder's NV12 as it is (luma read in place).
+    Nv12,
 }
 
 /// Bytes of one tightly packed frame (chroma at ceil size).
@@ -371,11 +421,11 @@ fn quote(s: &str) -> String {
     format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
-/// The decoder `decodebin` chose in a probe pipeline, and the caps of the
-/// stream it decodes (`video/x-h264`, …).
-fn decoder_and_codec(pipeline: &gst::Pipeline) -> (Option<String>, Option<String>) {
+/// The decoder `decodebin` chose inside `bin`, and the caps of the stream it
+/// decodes (`video/x-h264`, …).
+pub fn decoder_and_codec(bin: &gst::Bin) -> (Option<String>, Option<String>) {
     // decodebin's own class says Decoder too: the decoder is no bin.
-    let Some(dec) = pipeline.iterate_recurse().into_iter().flatten().find(|e| {
+    let Some(dec) = bin.iterate_recurse().into_iter().flatten().find(|e| {
         !e.is::<gst::Bin>()
             && e.factory().is_some_and(|f| {
                 f.metadata(gst::ELEMENT_METADATA_KLASS)

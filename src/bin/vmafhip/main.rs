@@ -8,6 +8,7 @@ mod feed;
 mod input;
 mod pair;
 mod pairs;
+mod probe;
 
 use decode::DecoderChoice;
 use gstvmafhip::vmaf::EngineConfig;
@@ -30,6 +31,8 @@ scored against the distorted frame shown at that time.
   -p, --pixel_format F   raw .yuv chroma: 420 (default), 422, 444, 400
   -b, --bitdepth N       raw .yuv bit depth: 8 (default), 10, 12
       --fps N[/D]        raw .yuv frame rate for timestamps (default 25)
+      --read-threads N   threads reading each raw/.y4m file (default: a
+                         quarter of the cores over the pairs at once, 1-4)
   -m, --model STR        libvmaf model string: version=NAME or path=FILE,
                          with :FEATURE.OPTION=VALUE overrides, :disable_clip,
                          :enable_transform (default version=vmaf_v0.6.1)
@@ -127,6 +130,11 @@ pub struct Args {
     /// Whether the metrics read chroma (set from the model and features
     /// once parsed): raw inputs read only what they need.
     needs_chroma: bool,
+    /// Reader threads per raw or Y4M file (`--read-threads`; else by the
+    /// cores and `pairs_at_once`).
+    read_threads: Option<usize>,
+    /// Pairs scored at the same time (1, or --pairs' jobs).
+    pairs_at_once: usize,
 }
 
 fn parse(argv: impl Iterator<Item = String>) -> Result<Args, Fail> {
@@ -153,6 +161,8 @@ fn parse(argv: impl Iterator<Item = String>) -> Result<Args, Fail> {
         shard: None,
         jobs: None,
         needs_chroma: true,
+        read_threads: None,
+        pairs_at_once: 1,
     };
     let mut it = argv.peekable();
     let mut positional = Vec::new();
@@ -225,6 +235,13 @@ fn parse(argv: impl Iterator<Item = String>) -> Result<Args, Fail> {
                 let v = val(&arg)?;
                 a.decoder = DecoderChoice::parse(&v)
                     .ok_or_else(|| usage(format!("--decoder {v}: use auto, gpu or cpu")))?;
+            }
+            "--read-threads" => {
+                let n: usize = num(&arg, val(&arg)?)?;
+                if n == 0 {
+                    return Err(usage("--read-threads must be at least 1"));
+                }
+                a.read_threads = Some(n);
             }
             "--pairs" => a.pairs = Some(val(&arg)?),
             "--output-dir" => a.output_dir = Some(val(&arg)?),

@@ -2,11 +2,20 @@
 //! pipeline built around a `vmafhip` element, its bus watched to the end.
 
 use crate::decode::{self, Decoding};
-use crate::input::{Input, Kind, Role};
+use crate::input::{self, Input, Kind, Role};
 use crate::{Args, Exit, Fail, OutFormat, feed};
 use gst::prelude::*;
 use gstvmafhip::{VmafFrameMessage, VmafPooledMessage};
 use std::time::{Duration, Instant};
+
+/// The command's debug category (`GST_DEBUG=vmafhip-command:5`).
+static CAT: std::sync::LazyLock<gst::DebugCategory> = std::sync::LazyLock::new(|| {
+    gst::DebugCategory::new(
+        "vmafhip-command",
+        gst::DebugColorFlags::empty(),
+        Some("the vmafhip command"),
+    )
+});
 
 /// One pair to score, and where its results go.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,8 +71,9 @@ pub fn score_pair(
     for note in pairing_notes(a, &reference, &distorted)? {
         say(note);
     }
-    let pipeline = build_pipeline(&reference, &distorted)?;
+    let pipeline = build_pipeline(&reference, &distorted, a.needs_chroma)?;
     let v = pipeline.by_name("v").expect("named in the description");
+    share_gpu_context(&pipeline, &v);
     configure_element(&v, a, pair, &reference, &distorted, voice.progress)?;
     let temp_out = results_target(a, pair, &v);
     let mut progress = Progress::new(voice.progress, reference.frames);
@@ -73,6 +83,8 @@ pub fn score_pair(
         &mut progress,
         voice,
         a.needs_chroma,
+        a.read_threads
+            .unwrap_or_else(|| feed::default_readers(a.pairs_at_once)),
     );
     if progress.enabled {
         progress.draw();
@@ -135,16 +147,47 @@ fn pairing_notes(a: &Args, reference: &Input, distorted: &Input) -> Result<Vec<S
 
 /// Both inputs' branches into a `vmafhip` named `v`, scored in the
 /// reference's size, chroma layout and depth.
-fn build_pipeline(reference: &Input, distorted: &Input) -> Result<gst::Pipeline, Fail> {
+fn build_pipeline(
+    reference: &Input,
+    distorted: &Input,
+    chroma: bool,
+) -> Result<gst::Pipeline, Fail> {
     let desc = format!(
         "{} {} vmafhip name=v ! fakesink name=out sync=false",
-        reference.branch(&reference.video),
-        distorted.branch(&reference.video),
+        reference.branch(&reference.video, chroma),
+        distorted.branch(&reference.video, chroma),
     );
+    gst::info!(CAT, "pipeline: {desc}");
     gst::parse::launch(&desc)
         .map_err(|e| Fail(Exit::Failed, format!("building the pipeline: {e}")))?
         .downcast::<gst::Pipeline>()
         .map_err(|_| Fail(Exit::Failed, "not a pipeline".into()))
+}
+
+/// Hands the element's GPU context to whoever asks on the bus. A decoder
+/// that `decodebin` plugs (NVDEC) looks for a CUDA context before its pad is
+/// linked, so its query cannot reach the element; it then posts
+/// `need-context`, and this answers it, synchronously, with what the element
+/// gives its own upstream: frames are then allocated in the engine's context
+/// and read in place instead of being downloaded.
+fn share_gpu_context(pipeline: &gst::Pipeline, v: &gst::Element) {
+    let Some(sink) = v.static_pad("ref_sink") else {
+        return;
+    };
+    let bus = pipeline.bus().expect("a pipeline has a bus");
+    bus.set_sync_handler(move |_, msg| {
+        if let gst::MessageView::NeedContext(nc) = msg.view() {
+            let kind = nc.context_type();
+            let mut q = gst::query::Context::new(kind);
+            if (kind.starts_with("gst.cuda") || kind.starts_with("gst.hip")) && sink.query(&mut q) {
+                let asker = msg.src().and_then(|s| s.downcast_ref::<gst::Element>());
+                if let (Some(ctx), Some(el)) = (q.context_owned(), asker) {
+                    el.set_context(&ctx);
+                }
+            }
+        }
+        gst::BusSyncReply::Pass
+    });
 }
 
 /// The element's properties from the command's options.
@@ -238,11 +281,12 @@ fn play(
     progress: &mut Progress,
     voice: Voice,
     needs_chroma: bool,
+    readers: usize,
 ) -> Result<Option<VmafPooledMessage>, Fail> {
     let prepared = inputs
         .into_iter()
         .filter(|i| i.kind != Kind::Media)
-        .map(|i| feed::prepare(pipeline, i, needs_chroma))
+        .map(|i| feed::prepare(pipeline, i, needs_chroma, readers))
         .collect::<Result<Vec<_>, _>>()?;
     let bus = pipeline.bus().expect("a pipeline has a bus");
     // A failed start (e.g. backend=hip with no GPU) posts its error on the
@@ -257,6 +301,9 @@ fn play(
         }
     }
     let mut outcome = watch_bus(&bus, started, inputs, progress, voice);
+    for i in inputs {
+        i.note_decoder_used(pipeline);
+    }
     let _ = pipeline.set_state(gst::State::Null);
     for f in feeders {
         if let (Err(e), true) = (f.join(), outcome.is_ok()) {
@@ -442,12 +489,30 @@ impl Input {
         }
     }
 
-    /// `raw`, `y4m`, or the decoder's factory name.
+    /// `raw`, `y4m`, or the decoder's factory name: the one the scoring
+    /// pipeline used once it ran, else the probe's.
     pub fn decoder_name(&self) -> String {
         match self.kind {
             Kind::Raw => "raw".into(),
             Kind::Y4m => "y4m".into(),
-            Kind::Media => self.decoder.clone().unwrap_or_else(|| "decodebin".into()),
+            Kind::Media => self
+                .used_decoder
+                .lock()
+                .unwrap()
+                .clone()
+                .or_else(|| self.decoder.clone())
+                .unwrap_or_else(|| "decodebin".into()),
+        }
+    }
+
+    /// Looks up the decoder this input's `decodebin` plugged in the running
+    /// pipeline (before it stops: decodebin drops its children then).
+    fn note_decoder_used(&self, pipeline: &gst::Pipeline) {
+        let bin = pipeline
+            .by_name(&format!("{}-decode", self.role.name()))
+            .and_then(|b| b.downcast::<gst::Bin>().ok());
+        if let Some((Some(d), _)) = bin.map(|b| input::decoder_and_codec(&b)) {
+            *self.used_decoder.lock().unwrap() = Some(d);
         }
     }
 }

@@ -225,9 +225,11 @@ pub fn run(a: &Args, list: &str, warm_up: GpuWarmUp) -> Result<(), Fail> {
         }
         a.backend = "cpu".into();
     }
+    let jobs = jobs(&a, on_gpu, planned.len());
+    a.pairs_at_once = jobs;
     let a = &a;
     let start = std::time::Instant::now();
-    let results = score_all(a, &planned, &decoding, jobs(a, on_gpu, planned.len()));
+    let results = score_all(a, &planned, &decoding, jobs);
     let secs = start.elapsed().as_secs_f64();
     let rows: Vec<Row> = planned
         .iter()

@@ -1,0 +1,142 @@
+//! The cheap probe of a media file: demuxed and parsed (`parsebin`), not
+//! decoded, so that no decoder and no GPU context is set up twice (once to
+//! probe, once to score). The parsers of H.264, HEVC, AV1 and VP9 say the
+//! size, rate, chroma layout and depth; for other streams the command falls
+//! back to decoding the first frame.
+
+use crate::input::Video;
+use gst::prelude::*;
+use gstvmafhip::vmaf::PixelFormat;
+
+/// What parsing a media file told.
+pub struct Parsed {
+    pub video: Video,
+    pub frames: Option<u64>,
+    /// The stream's caps name (`video/x-h264`, …).
+    pub codec: String,
+    /// The decoder `decodebin` will pick for it, by rank.
+    pub decoder: String,
+}
+
+/// Parses `path` up to its video stream's caps; `None` when parsing does not
+/// say everything the command needs (then the caller decodes a frame).
+pub fn parsed(path: &str) -> Option<Parsed> {
+    let pipeline = gst::Pipeline::new();
+    let src = gst::ElementFactory::make("filesrc")
+        .property("location", path)
+        .build()
+        .ok()?;
+    let parse = gst::ElementFactory::make("parsebin").build().ok()?;
+    pipeline.add_many([&src, &parse]).ok()?;
+    src.link(&parse).ok()?;
+    // Every stream goes to a fakesink, so that the demuxer prerolls.
+    let weak = pipeline.downgrade();
+    parse.connect_pad_added(move |_, pad| {
+        let (Some(bin), Ok(sink)) = (
+            weak.upgrade(),
+            gst::ElementFactory::make("fakesink").build(),
+        ) else {
+            return;
+        };
+        if bin.add(&sink).is_ok() {
+            let _ = sink.sync_state_with_parent();
+            let _ = pad.link(&sink.static_pad("sink").expect("fakesink has a sink"));
+        }
+    });
+    let prerolled = preroll(&pipeline);
+    let caps = prerolled
+        .then(|| {
+            parse
+                .src_pads()
+                .into_iter()
+                .filter_map(|p| p.current_caps())
+                .find(|c| {
+                    c.structure(0)
+                        .is_some_and(|s| s.name().starts_with("video/"))
+                })
+        })
+        .flatten();
+    let duration = pipeline.query_duration::<gst::ClockTime>();
+    let _ = pipeline.set_state(gst::State::Null);
+    let caps = caps?;
+    let video = video_of(caps.structure(0)?)?;
+    let frames = duration.filter(|_| video.fps.0 > 0).map(|d| {
+        (d.nseconds() as f64 * 1e-9 * video.fps.0 as f64 / video.fps.1 as f64).round() as u64
+    });
+    Some(Parsed {
+        video,
+        frames,
+        codec: caps.structure(0)?.name().to_string(),
+        decoder: best_decoder(&caps)?,
+    })
+}
+
+/// PAUSED within 10 s, without an error.
+fn preroll(pipeline: &gst::Pipeline) -> bool {
+    if pipeline.set_state(gst::State::Paused).is_err() {
+        return false;
+    }
+    let bus = pipeline.bus().expect("a pipeline has a bus");
+    let msg = bus.timed_pop_filtered(
+        gst::ClockTime::from_seconds(10),
+        &[
+            gst::MessageType::AsyncDone,
+            gst::MessageType::Error,
+            gst::MessageType::Eos,
+        ],
+    );
+    matches!(
+        msg.as_ref().map(|m| m.view()),
+        Some(gst::MessageView::AsyncDone(_))
+    )
+}
+
+/// The video a parser's caps describe, if they say the chroma layout and
+/// depth as well as the size.
+fn video_of(s: &gst::StructureRef) -> Option<Video> {
+    let format = match s.get::<&str>("chroma-format").ok()? {
+        "4:2:0" => PixelFormat::Yuv420,
+        "4:2:2" => PixelFormat::Yuv422,
+        "4:4:4" => PixelFormat::Yuv444,
+        "4:0:0" => PixelFormat::Gray,
+        _ => return None,
+    };
+    let bpc = match s.get::<u32>("bit-depth-luma").ok()? {
+        8 => 8,
+        10 => 10,
+        12 => 12,
+        _ => return None,
+    };
+    let fraction = |name: &str, or: (i32, i32)| {
+        s.get::<gst::Fraction>(name)
+            .map_or(or, |f| (f.numer(), f.denom()))
+    };
+    let (fps_n, fps_d) = fraction("framerate", (0, 1));
+    let par = fraction("pixel-aspect-ratio", (1, 1));
+    Some(Video {
+        width: s.get::<i32>("width").ok()?.try_into().ok()?,
+        height: s.get::<i32>("height").ok()?.try_into().ok()?,
+        format,
+        bpc,
+        fps: (fps_n.max(0) as u32, fps_d.max(1) as u32),
+        par: (par.0.max(1), par.1.max(1)),
+    })
+}
+
+/// The decoder `decodebin` plugs for `caps`: the highest-ranked video
+/// decoder that takes them (rank, then name, as decodebin sorts).
+fn best_decoder(caps: &gst::Caps) -> Option<String> {
+    let mut found: Vec<gst::ElementFactory> = gst::ElementFactory::factories_with_type(
+        gst::ElementFactoryType::DECODER | gst::ElementFactoryType::MEDIA_VIDEO,
+        gst::Rank::MARGINAL,
+    )
+    .into_iter()
+    .filter(|f| f.can_sink_any_caps(caps))
+    .collect();
+    found.sort_by(|a, b| {
+        b.rank()
+            .cmp(&a.rank())
+            .then_with(|| a.name().cmp(&b.name()))
+    });
+    found.first().map(|f| f.name().to_string())
+}
