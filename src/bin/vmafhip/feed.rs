@@ -357,6 +357,9 @@ impl Shared {
 
     fn pool(&self, k: u64) -> gst::BufferPool {
         let mut asked = self.element_pool.lock().unwrap();
+        if !asked.1 && !read_into_element_pool() {
+            asked.1 = true;
+        }
         if !asked.1
             && k > 0
             && let Some(sink) = self.sink.as_ref().filter(|p| p.current_caps().is_some())
@@ -366,6 +369,12 @@ impl Shared {
         }
         asked.0.clone().unwrap_or_else(|| self.own_pool.clone())
     }
+}
+
+/// `VMAFHIP_READ_INTO_POOL=0` reads into our own pool instead of the
+/// element's (which then copies on arrival), for comparisons.
+fn read_into_element_pool() -> bool {
+    std::env::var("VMAFHIP_READ_INTO_POOL").map_or(true, |v| v != "0")
 }
 
 /// Frames after which a reader stops asking the element for its pool.
