@@ -132,7 +132,6 @@ fn remux_late(
     late_ns: u64,
     out: &Path,
 ) {
-    gst::init().unwrap();
     let format = if run.bpc > 8 { "i420-10le" } else { "i420" };
     let resize = scale.map_or(String::new(), |(w, h)| {
         format!("! videoscale ! video/x-raw,width={w},height={h} ")
@@ -145,26 +144,12 @@ fn remux_late(
         run.height,
         s(out)
     );
-    let p = gst::parse::launch(&desc)
-        .unwrap()
-        .downcast::<gst::Pipeline>()
-        .unwrap();
-    // The muxer stamps frames with their running time: an offset there
-    // presents the first frame late.
-    let late = p.by_name("late").unwrap().static_pad("src").unwrap();
-    late.set_offset(late_ns as i64);
-    p.set_state(gst::State::Playing).unwrap();
-    let bus = p.bus().unwrap();
-    let msg = bus
-        .timed_pop_filtered(
-            gst::ClockTime::from_seconds(60),
-            &[gst::MessageType::Eos, gst::MessageType::Error],
-        )
-        .expect("remux finished");
-    p.set_state(gst::State::Null).unwrap();
-    if let gst::MessageView::Error(e) = msg.view() {
-        panic!("remux {desc}: {}", e.error());
-    }
+    run_gst_with(&desc, |p| {
+        // The muxer stamps frames with their running time: an offset there
+        // presents the first frame late.
+        let late = p.by_name("late").unwrap().static_pad("src").unwrap();
+        late.set_offset(late_ns as i64);
+    });
 }
 
 #[test]
@@ -611,11 +596,17 @@ fn cli_decoder_choice_without_a_gpu() {
 
 /// Runs a gst-launch description to EOS (panics on error).
 fn run_gst(desc: &str) {
+    run_gst_with(desc, |_| {});
+}
+
+/// As [`run_gst`], with `prepare` called on the pipeline before it plays.
+fn run_gst_with(desc: &str, prepare: impl FnOnce(&gst::Pipeline)) {
     gst::init().unwrap();
     let p = gst::parse::launch(desc)
         .unwrap()
         .downcast::<gst::Pipeline>()
         .unwrap();
+    prepare(&p);
     p.set_state(gst::State::Playing).unwrap();
     let msg = p
         .bus()

@@ -137,132 +137,53 @@ pub struct Args {
     pairs_at_once: usize,
 }
 
+impl Args {
+    fn defaults() -> Args {
+        Args {
+            reference: None,
+            distorted: None,
+            raw: input::RawArgs::default(),
+            model: "version=vmaf_v0.6.1".into(),
+            features: Vec::new(),
+            subsample: 1,
+            threads: 0,
+            backend: "auto".into(),
+            device_ids: vec![0],
+            decoder: DecoderChoice::Auto,
+            scale: true,
+            format: None,
+            output: None,
+            report: None,
+            progress: false,
+            quiet: false,
+            pairs: None,
+            output_dir: None,
+            summary: None,
+            shard: None,
+            jobs: None,
+            needs_chroma: true,
+            read_threads: None,
+            pairs_at_once: 1,
+        }
+    }
+}
+
 fn parse(argv: impl Iterator<Item = String>) -> Result<Args, Fail> {
-    let mut a = Args {
-        reference: None,
-        distorted: None,
-        raw: input::RawArgs::default(),
-        model: "version=vmaf_v0.6.1".into(),
-        features: Vec::new(),
-        subsample: 1,
-        threads: 0,
-        backend: "auto".into(),
-        device_ids: vec![0],
-        decoder: DecoderChoice::Auto,
-        scale: true,
-        format: None,
-        output: None,
-        report: None,
-        progress: false,
-        quiet: false,
-        pairs: None,
-        output_dir: None,
-        summary: None,
-        shard: None,
-        jobs: None,
-        needs_chroma: true,
-        read_threads: None,
-        pairs_at_once: 1,
-    };
+    let mut a = Args::defaults();
     let mut it = argv.peekable();
     let mut positional = Vec::new();
     while let Some(arg) = it.next() {
-        let mut val = |name: &str| {
+        let mut val = || {
             it.next()
-                .ok_or_else(|| usage(format!("{name} needs a value")))
+                .ok_or_else(|| usage(format!("{arg} needs a value")))
         };
-        fn num<T: std::str::FromStr>(flag: &str, v: String) -> Result<T, Fail> {
-            v.parse()
-                .map_err(|_| usage(format!("{flag}: \"{v}\" is not a valid number")))
+        if input_option(&mut a, &arg, &mut val)?
+            || engine_option(&mut a, &arg, &mut val)?
+            || output_option(&mut a, &arg, &mut val)?
+        {
+            continue;
         }
         match arg.as_str() {
-            "-r" | "--reference" => a.reference = Some(val(&arg)?),
-            "-d" | "--distorted" => a.distorted = Some(val(&arg)?),
-            "-w" | "--width" => a.raw.width = Some(num(&arg, val(&arg)?)?),
-            "-h" | "--height" => a.raw.height = Some(num(&arg, val(&arg)?)?),
-            "-p" | "--pixel_format" => {
-                let v = val(&arg)?;
-                a.raw.format = gstvmafhip::vmaf::PixelFormat::parse(&v)
-                    .ok_or_else(|| usage(format!("{arg}: \"{v}\": use 420, 422, 444 or 400")))?;
-            }
-            "-b" | "--bitdepth" => a.raw.bpc = num(&arg, val(&arg)?)?,
-            "--fps" => {
-                let v = val(&arg)?;
-                let (n, d) = v.split_once('/').unwrap_or((&v, "1"));
-                let fps = (num::<u32>(&arg, n.into())?, num::<u32>(&arg, d.into())?);
-                if fps.0 == 0 || fps.1 == 0 {
-                    return Err(usage(format!("--fps: \"{v}\" must be positive")));
-                }
-                a.raw.fps = fps;
-            }
-            "-m" | "--model" => a.model = val(&arg)?,
-            "--feature" => {
-                let f = val(&arg)?;
-                if !matches!(
-                    f.as_str(),
-                    "psnr" | "float_ssim" | "float_ms_ssim" | "cambi" | "speed_chroma"
-                ) {
-                    return Err(usage(format!(
-                        "--feature {f}: supported are psnr, float_ssim, float_ms_ssim, cambi, speed_chroma"
-                    )));
-                }
-                a.features.push(f);
-            }
-            "--subsample" => {
-                a.subsample = num(&arg, val(&arg)?)?;
-                if a.subsample == 0 {
-                    return Err(usage("--subsample must be at least 1"));
-                }
-            }
-            "--threads" => a.threads = num(&arg, val(&arg)?)?,
-            "--backend" => {
-                a.backend = val(&arg)?;
-                if !matches!(a.backend.as_str(), "auto" | "cpu" | "hip") {
-                    return Err(usage(format!(
-                        "--backend {}: use auto, cpu or hip",
-                        a.backend
-                    )));
-                }
-            }
-            "--device-id" => {
-                let v = val(&arg)?;
-                a.device_ids = v
-                    .split(',')
-                    .map(|d| num(&arg, d.trim().to_string()))
-                    .collect::<Result<_, _>>()?;
-            }
-            "--decoder" => {
-                let v = val(&arg)?;
-                a.decoder = DecoderChoice::parse(&v)
-                    .ok_or_else(|| usage(format!("--decoder {v}: use auto, gpu or cpu")))?;
-            }
-            "--read-threads" => {
-                let n: usize = num(&arg, val(&arg)?)?;
-                if n == 0 {
-                    return Err(usage("--read-threads must be at least 1"));
-                }
-                a.read_threads = Some(n);
-            }
-            "--pairs" => a.pairs = Some(val(&arg)?),
-            "--output-dir" => a.output_dir = Some(val(&arg)?),
-            "--summary" => a.summary = Some(val(&arg)?),
-            "--shard" => a.shard = Some(pairs::parse_shard(&val(&arg)?).map_err(usage)?),
-            "--jobs" => {
-                let n: usize = num(&arg, val(&arg)?)?;
-                if n == 0 {
-                    return Err(usage("--jobs must be at least 1"));
-                }
-                a.jobs = Some(n);
-            }
-            "--scale" => a.scale = true,
-            "--no-scale" => a.scale = false,
-            "--json" => a.format = Some(OutFormat::Json),
-            "--xml" => a.format = Some(OutFormat::Xml),
-            "--csv" => a.format = Some(OutFormat::Csv),
-            "-o" | "--output" => a.output = Some(val(&arg)?),
-            "--report" => a.report = Some(val(&arg)?),
-            "--progress" => a.progress = true,
-            "-q" | "--quiet" => a.quiet = true,
             "--help" => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -299,6 +220,135 @@ fn parse(argv: impl Iterator<Item = String>) -> Result<Args, Fail> {
         );
     }
     Ok(a)
+}
+
+/// A number option's value.
+fn num<T: std::str::FromStr>(flag: &str, v: String) -> Result<T, Fail> {
+    v.parse()
+        .map_err(|_| usage(format!("{flag}: \"{v}\" is not a valid number")))
+}
+
+/// The inputs' options (files, raw geometry, readers); false if `arg` is none.
+fn input_option(
+    a: &mut Args,
+    arg: &str,
+    val: &mut dyn FnMut() -> Result<String, Fail>,
+) -> Result<bool, Fail> {
+    match arg {
+        "-r" | "--reference" => a.reference = Some(val()?),
+        "-d" | "--distorted" => a.distorted = Some(val()?),
+        "-w" | "--width" => a.raw.width = Some(num(arg, val()?)?),
+        "-h" | "--height" => a.raw.height = Some(num(arg, val()?)?),
+        "-p" | "--pixel_format" => {
+            let v = val()?;
+            a.raw.format = gstvmafhip::vmaf::PixelFormat::parse(&v)
+                .ok_or_else(|| usage(format!("{arg}: \"{v}\": use 420, 422, 444 or 400")))?;
+        }
+        "-b" | "--bitdepth" => a.raw.bpc = num(arg, val()?)?,
+        "--fps" => {
+            let v = val()?;
+            let (n, d) = v.split_once('/').unwrap_or((&v, "1"));
+            let fps = (num::<u32>(arg, n.into())?, num::<u32>(arg, d.into())?);
+            if fps.0 == 0 || fps.1 == 0 {
+                return Err(usage(format!("--fps: \"{v}\" must be positive")));
+            }
+            a.raw.fps = fps;
+        }
+        "--read-threads" => {
+            let n: usize = num(arg, val()?)?;
+            if n == 0 {
+                return Err(usage("--read-threads must be at least 1"));
+            }
+            a.read_threads = Some(n);
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// What is computed, and where; false if `arg` is none.
+fn engine_option(
+    a: &mut Args,
+    arg: &str,
+    val: &mut dyn FnMut() -> Result<String, Fail>,
+) -> Result<bool, Fail> {
+    match arg {
+        "-m" | "--model" => a.model = val()?,
+        "--feature" => {
+            let f = val()?;
+            if !matches!(
+                f.as_str(),
+                "psnr" | "float_ssim" | "float_ms_ssim" | "cambi" | "speed_chroma"
+            ) {
+                return Err(usage(format!(
+                    "--feature {f}: supported are psnr, float_ssim, float_ms_ssim, cambi, speed_chroma"
+                )));
+            }
+            a.features.push(f);
+        }
+        "--subsample" => {
+            a.subsample = num(arg, val()?)?;
+            if a.subsample == 0 {
+                return Err(usage("--subsample must be at least 1"));
+            }
+        }
+        "--threads" => a.threads = num(arg, val()?)?,
+        "--backend" => {
+            a.backend = val()?;
+            if !matches!(a.backend.as_str(), "auto" | "cpu" | "hip") {
+                return Err(usage(format!(
+                    "--backend {}: use auto, cpu or hip",
+                    a.backend
+                )));
+            }
+        }
+        "--device-id" => {
+            let v = val()?;
+            a.device_ids = v
+                .split(',')
+                .map(|d| num(arg, d.trim().to_string()))
+                .collect::<Result<_, _>>()?;
+        }
+        "--decoder" => {
+            let v = val()?;
+            a.decoder = DecoderChoice::parse(&v)
+                .ok_or_else(|| usage(format!("--decoder {v}: use auto, gpu or cpu")))?;
+        }
+        "--scale" => a.scale = true,
+        "--no-scale" => a.scale = false,
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// Results, reports, messages and many pairs; false if `arg` is none.
+fn output_option(
+    a: &mut Args,
+    arg: &str,
+    val: &mut dyn FnMut() -> Result<String, Fail>,
+) -> Result<bool, Fail> {
+    match arg {
+        "--pairs" => a.pairs = Some(val()?),
+        "--output-dir" => a.output_dir = Some(val()?),
+        "--summary" => a.summary = Some(val()?),
+        "--shard" => a.shard = Some(pairs::parse_shard(&val()?).map_err(usage)?),
+        "--jobs" => {
+            let n: usize = num(arg, val()?)?;
+            if n == 0 {
+                return Err(usage("--jobs must be at least 1"));
+            }
+            a.jobs = Some(n);
+        }
+        "--json" => a.format = Some(OutFormat::Json),
+        "--xml" => a.format = Some(OutFormat::Xml),
+        "--csv" => a.format = Some(OutFormat::Csv),
+        "-o" | "--output" => a.output = Some(val()?),
+        "--report" => a.report = Some(val()?),
+        "--progress" => a.progress = true,
+        "-q" | "--quiet" => a.quiet = true,
+        _ => return Ok(false),
+    }
+    Ok(true)
 }
 
 /// One pair, or a list of them: the options that go with each.
