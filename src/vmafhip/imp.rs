@@ -820,6 +820,177 @@ fn with_picture<R>(
 }
 
 impl VmafHip {
+    /// No reference frame: the end of the stream once the reference has
+    /// ended (the output follows it), else a gap, passed on as a zeroed
+    /// frame of the right size marked GAP.
+    fn no_reference_frame(
+        &self,
+        outbuf: &mut gst::BufferRef,
+    ) -> Result<gst::FlowSuccess, gst::FlowError> {
+        if self.ref_pad.is_eos() {
+            if !self.dist_pad.is_eos() {
+                gst::element_imp_warning!(
+                    self,
+                    gst::StreamError::Failed,
+                    ("ref_sink ended before dist_sink: the remaining distorted frames are not scored"),
+                    ["ref_sink EOS"]
+                );
+            }
+            return Err(gst::FlowError::Eos);
+        }
+        let size = self
+            .obj()
+            .src_pad()
+            .current_caps()
+            .and_then(|c| gst_video::VideoInfo::from_caps(&c).ok())
+            .map_or(0, |info| info.size());
+        outbuf.append_memory(gst::Memory::from_mut_slice(vec![0u8; size]));
+        outbuf.set_flags(gst::BufferFlags::GAP);
+        Ok(gst::FlowSuccess::Ok)
+    }
+
+    /// `src` passes the reference through without copying pixels, as it
+    /// came (not the buffer the sink pad rebuilt around a pinned copy).
+    fn pass_reference_on(
+        &self,
+        reference: &gst::Buffer,
+        outbuf: &mut gst::BufferRef,
+    ) -> Result<(), gst::FlowError> {
+        let reference =
+            super::pinned_copy::original(reference).unwrap_or_else(|| reference.clone());
+        if reference.n_memory() == 1 && !in_gpu_memory(&reference) {
+            // The output's memory holds the whole reference buffer, so a
+            // pooled (pinned) reference goes back to its pool, intact,
+            // only when downstream is done with it. Sharing its memory
+            // instead would make the pool discard it as not writable.
+            let mapped = reference
+                .clone()
+                .into_mapped_buffer_readable()
+                .map_err(|_| gst::FlowError::Error)?;
+            outbuf.append_memory(gst::Memory::from_slice(mapped));
+            reference
+                .copy_into(outbuf, gst::BufferCopyFlags::META, ..)
+                .map_err(|_| gst::FlowError::Error)
+        } else {
+            reference
+                .copy_into(
+                    outbuf,
+                    gst::BufferCopyFlags::MEMORY | gst::BufferCopyFlags::META,
+                    ..,
+                )
+                .map_err(|_| gst::FlowError::Error)
+        }
+    }
+
+    /// No distorted frame (dist_sink ended or has a gap): warns once; the
+    /// reference frames pass through unscored.
+    fn warn_once_no_distorted(&self, outbuf: &gst::BufferRef) -> Result<(), gst::FlowError> {
+        let warn = {
+            let mut guard = self.state.lock().unwrap();
+            let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
+            !std::mem::replace(&mut st.dist_ended_warned, true)
+        };
+        if warn {
+            gst::element_imp_warning!(
+                self,
+                gst::StreamError::Failed,
+                (
+                    "dist_sink has no frame for {}: reference frames pass through unscored until it has",
+                    outbuf.pts().display()
+                ),
+                ["dist_sink ended or has a gap"]
+            );
+        }
+        Ok(())
+    }
+
+    /// Whether this reference frame was scored already (the aggregator
+    /// repeats it when the distorted stream runs faster), by its own
+    /// running time; the first time, also learns the inputs' names for the
+    /// report (asked outside the state lock: the query travels upstream).
+    fn is_repeated_reference(
+        &self,
+        reference: Option<&gst::Buffer>,
+    ) -> Result<bool, gst::FlowError> {
+        let ref_time = reference.and_then(|b| {
+            self.ref_pad
+                .segment()
+                .downcast::<gst::ClockTime>()
+                .ok()
+                .and_then(|s| s.to_running_time(b.pts()))
+        });
+        let ask_inputs = {
+            let mut guard = self.state.lock().unwrap();
+            let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
+            if ref_time.is_some() && ref_time == st.last_ref {
+                return Ok(true);
+            }
+            st.last_ref = ref_time;
+            st.report.is_some() && st.inputs.is_none()
+        };
+        if ask_inputs {
+            let inputs = [input_name(&self.ref_pad), input_name(&self.dist_pad)];
+            if let Some(st) = self.state.lock().unwrap().as_mut() {
+                st.inputs = Some(inputs);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Gives the pair to the engine with this output frame's timing (kept
+    /// for the frame messages and the report); returns the messages of the
+    /// frames that became final, or the engine's error (inside), or
+    /// `NotNegotiated` when the element has no state (outside).
+    fn score(
+        &self,
+        ref_frame: &gst_video::VideoFrameRef<&gst::BufferRef>,
+        dist_frame: &gst_video::VideoFrameRef<&gst::BufferRef>,
+        keep: Option<KeepAlive>,
+        outbuf: &gst::BufferRef,
+    ) -> Result<Result<Vec<VmafFrameMessage>, String>, gst::FlowError> {
+        let segment = self
+            .obj()
+            .src_pad()
+            .segment()
+            .downcast::<gst::ClockTime>()
+            .ok();
+        let pts = outbuf.pts();
+        let timing = |index| Pending {
+            index,
+            pts,
+            running_time: segment.as_ref().and_then(|s| s.to_running_time(pts)),
+            stream_time: segment.as_ref().and_then(|s| s.to_stream_time(pts)),
+            duration: outbuf.duration(),
+        };
+        let mut guard = self.state.lock().unwrap();
+        let state = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
+        let index = state.next_index;
+        state.next_index += 1;
+        // Timings are consumed by frame messages and the report.
+        if state.settings.frame_message || state.report.is_some() {
+            state.pending.push_back(timing(index));
+        }
+        if state.report.is_some() && state.report_started.is_none() {
+            state.report_started = Some(std::time::Instant::now());
+        }
+        let t = timing(index);
+        state.total_duration = if index == 0 {
+            t.duration
+        } else {
+            state.total_duration.zip(t.duration).map(|(a, b)| a + b)
+        };
+        state.last_timing = Some(t);
+        let engine = &mut state.engine;
+        let pushed = with_picture(ref_frame, |r| {
+            with_picture(dist_frame, |d| {
+                engine.push_kept(r, d, keep).map_err(|e| e.to_string())
+            })
+        })
+        .flatten()
+        .flatten();
+        Ok(pushed.and_then(|ready| Self::finalize(state, ready).map_err(|e| e.to_string())))
+    }
+
     fn post(&self, s: gst::Structure) {
         let _ = self
             .obj()
@@ -1621,167 +1792,46 @@ impl VideoAggregatorImpl for VmafHip {
         Ok(Some(gst::Buffer::new()))
     }
 
+    /// One output frame: the reference passed on, and the pair scored.
+    /// Steps: an ended or missing reference; pass it on; a missing
+    /// distorted frame; a repeated reference; score; post the messages.
     fn aggregate_frames(
         &self,
         token: &gst_video::subclass::AggregateFramesToken,
         outbuf: &mut gst::BufferRef,
     ) -> Result<gst::FlowSuccess, gst::FlowError> {
         let Some(ref_frame) = self.ref_pad.prepared_frame(token) else {
-            if self.ref_pad.is_eos() {
-                // The output follows the reference: it ends when the reference ends.
-                if !self.dist_pad.is_eos() {
-                    gst::element_imp_warning!(
-                        self,
-                        gst::StreamError::Failed,
-                        ("ref_sink ended before dist_sink: the remaining distorted frames are not scored"),
-                        ["ref_sink EOS"]
-                    );
-                }
-                return Err(gst::FlowError::Eos);
-            }
-            // A gap in the reference: a zeroed frame of the right size, marked GAP.
-            let size = self
-                .obj()
-                .src_pad()
-                .current_caps()
-                .and_then(|c| gst_video::VideoInfo::from_caps(&c).ok())
-                .map_or(0, |info| info.size());
-            outbuf.append_memory(gst::Memory::from_mut_slice(vec![0u8; size]));
-            outbuf.set_flags(gst::BufferFlags::GAP);
-            return Ok(gst::FlowSuccess::Ok);
+            return self.no_reference_frame(outbuf);
         };
         let reference = self.ref_pad.current_buffer(token);
-        // src passes the reference through without copying pixels, as it
-        // came (not the buffer the sink pad rebuilt around a pinned copy).
-        let passed = reference
-            .as_ref()
-            .map(|r| super::pinned_copy::original(r).unwrap_or_else(|| r.clone()));
-        if let Some(reference) = &passed {
-            if reference.n_memory() == 1 && !in_gpu_memory(reference) {
-                // The output's memory holds the whole reference buffer, so a
-                // pooled (pinned) reference goes back to its pool, intact,
-                // only when downstream is done with it. Sharing its memory
-                // instead would make the pool discard it as not writable.
-                let mapped = reference
-                    .clone()
-                    .into_mapped_buffer_readable()
-                    .map_err(|_| gst::FlowError::Error)?;
-                outbuf.append_memory(gst::Memory::from_slice(mapped));
-                reference
-                    .copy_into(outbuf, gst::BufferCopyFlags::META, ..)
-                    .map_err(|_| gst::FlowError::Error)?;
-            } else {
-                reference
-                    .copy_into(
-                        outbuf,
-                        gst::BufferCopyFlags::MEMORY | gst::BufferCopyFlags::META,
-                        ..,
-                    )
-                    .map_err(|_| gst::FlowError::Error)?;
-            }
+        if let Some(r) = &reference {
+            self.pass_reference_on(r, outbuf)?;
         }
         let Some(dist_frame) = self.dist_pad.prepared_frame(token) else {
-            let warn = {
-                let mut guard = self.state.lock().unwrap();
-                let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
-                !std::mem::replace(&mut st.dist_ended_warned, true)
-            };
-            if warn {
-                gst::element_imp_warning!(
-                    self,
-                    gst::StreamError::Failed,
-                    (
-                        "dist_sink has no frame for {}: reference frames pass through unscored until it has",
-                        outbuf.pts().display()
-                    ),
-                    ["dist_sink ended or has a gap"]
-                );
-            }
+            self.warn_once_no_distorted(outbuf)?;
             return Ok(gst::FlowSuccess::Ok);
         };
-        // The reference frame's own running time, to recognise a repeat.
-        let ref_time = reference.as_ref().and_then(|b| {
-            self.ref_pad
-                .segment()
-                .downcast::<gst::ClockTime>()
-                .ok()
-                .and_then(|s| s.to_running_time(b.pts()))
-        });
-        let ask_inputs = {
-            let mut guard = self.state.lock().unwrap();
-            let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
-            if ref_time.is_some() && ref_time == st.last_ref {
-                return Ok(gst::FlowSuccess::Ok);
-            }
-            st.last_ref = ref_time;
-            st.report.is_some() && st.inputs.is_none()
-        };
-        if ask_inputs {
-            // Asked outside the state lock: the query travels upstream.
-            let inputs = [input_name(&self.ref_pad), input_name(&self.dist_pad)];
-            if let Some(st) = self.state.lock().unwrap().as_mut() {
-                st.inputs = Some(inputs);
-            }
+        if self.is_repeated_reference(reference.as_ref())? {
+            return Ok(gst::FlowSuccess::Ok);
         }
         self.check_frames(ref_frame.info(), dist_frame.info())?;
-        let segment = self
-            .obj()
-            .src_pad()
-            .segment()
-            .downcast::<gst::ClockTime>()
-            .ok();
-        let pts = outbuf.pts();
-        let timing = |index| Pending {
-            index,
-            pts,
-            running_time: segment.as_ref().and_then(|s| s.to_running_time(pts)),
-            stream_time: segment.as_ref().and_then(|s| s.to_stream_time(pts)),
-            duration: outbuf.duration(),
+        // The input buffers stay referenced until a GPU backend has
+        // uploaded from them (in place, when they are pinned memory).
+        let keep: Option<KeepAlive> = match (reference, self.dist_pad.current_buffer(token)) {
+            (Some(r), Some(d)) => Some(Box::new((r, d))),
+            _ => None,
         };
-        let outcome = {
-            let mut guard = self.state.lock().unwrap();
-            let state = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
-            let index = state.next_index;
-            state.next_index += 1;
-            // Timings are consumed by frame messages and the report.
-            if state.settings.frame_message || state.report.is_some() {
-                state.pending.push_back(timing(index));
-            }
-            if state.report.is_some() && state.report_started.is_none() {
-                state.report_started = Some(std::time::Instant::now());
-            }
-            let t = timing(index);
-            state.total_duration = if index == 0 {
-                t.duration
-            } else {
-                state.total_duration.zip(t.duration).map(|(a, b)| a + b)
-            };
-            state.last_timing = Some(t);
-            let engine = &mut state.engine;
-            // The input buffers stay referenced until a GPU backend has
-            // uploaded from them (in place, when they are pinned memory).
-            let keep: Option<KeepAlive> = match (reference, self.dist_pad.current_buffer(token)) {
-                (Some(r), Some(d)) => Some(Box::new((r, d))),
-                _ => None,
-            };
-            let pushed = with_picture(&ref_frame, |r| {
-                with_picture(&dist_frame, |d| {
-                    engine.push_kept(r, d, keep).map_err(|e| e.to_string())
-                })
-            })
-            .flatten()
-            .flatten();
-            pushed.and_then(|ready| Self::finalize(state, ready).map_err(|e| e.to_string()))
-        };
-        let msgs = outcome.map_err(|err| {
-            gst::element_imp_error!(
-                self,
-                gst::StreamError::Failed,
-                ("VMAF failed: {err}"),
-                ["while scoring a frame"]
-            );
-            gst::FlowError::Error
-        })?;
+        let msgs = self
+            .score(&ref_frame, &dist_frame, keep, outbuf)?
+            .map_err(|err| {
+                gst::element_imp_error!(
+                    self,
+                    gst::StreamError::Failed,
+                    ("VMAF failed: {err}"),
+                    ["while scoring a frame"]
+                );
+                gst::FlowError::Error
+            })?;
         for m in &msgs {
             self.post(gst::Structure::from(m));
         }
