@@ -315,149 +315,192 @@ fn num_array(
         .collect()
 }
 
+type ModelDict = serde_json::Map<String, Value>;
+
+/// libvmaf reads libsvm nu-SVR models and their bootstrap collections only.
+fn check_model_type(source: &str, md: &ModelDict) -> Result<(), VmafError> {
+    let model_type = md
+        .get("model_type")
+        .and_then(Value::as_str)
+        .ok_or_else(|| err(source, "model_dict.model_type missing"))?;
+    if !matches!(
+        model_type,
+        "LIBSVMNUSVR" | "BOOTSTRAP_LIBSVMNUSVR" | "RESIDUEBOOTSTRAP_LIBSVMNUSVR"
+    ) {
+        return Err(err(
+            source,
+            format!("model_dict.model_type \"{model_type}\" is not a libsvm nu-SVR model"),
+        ));
+    }
+    Ok(())
+}
+
+/// `feature_names`: a non-empty list of strings.
+fn feature_names(source: &str, md: &ModelDict) -> Result<Vec<String>, VmafError> {
+    let names = md
+        .get("feature_names")
+        .and_then(Value::as_array)
+        .ok_or_else(|| err(source, "model_dict.feature_names missing or not a list"))?;
+    let names: Vec<String> = names
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            v.as_str().map(str::to_string).ok_or_else(|| {
+                err(
+                    source,
+                    format!("model_dict.feature_names[{i}] is not a string"),
+                )
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    if names.is_empty() {
+        return Err(err(source, "model_dict.feature_names is empty"));
+    }
+    Ok(names)
+}
+
+/// `norm_type` and, for `linear_rescale`, `slopes` and `intercepts` (the
+/// score's first, then one per feature); identity for `none`.
+fn normalisation(
+    source: &str,
+    md: &ModelDict,
+    n: usize,
+) -> Result<(bool, Vec<f64>, Vec<f64>), VmafError> {
+    let norm = md
+        .get("norm_type")
+        .and_then(Value::as_str)
+        .unwrap_or("none");
+    match norm {
+        "linear_rescale" => {
+            let s = num_array(source, md, "slopes")?;
+            let i = num_array(source, md, "intercepts")?;
+            if s.len() != n + 1 || i.len() != n + 1 {
+                return Err(err(
+                    source,
+                    format!(
+                        "model_dict.slopes/intercepts have {}/{} entries, {n} features need {}",
+                        s.len(),
+                        i.len(),
+                        n + 1
+                    ),
+                ));
+            }
+            Ok((true, s, i))
+        }
+        "none" => Ok((false, vec![1.0; n + 1], vec![0.0; n + 1])),
+        other => Err(err(
+            source,
+            format!("model_dict.norm_type \"{other}\" is unknown"),
+        )),
+    }
+}
+
+/// `feature_opts_dicts`: per feature, its options (numbers, booleans or
+/// strings); none where the list is absent.
+fn feature_options(
+    source: &str,
+    md: &ModelDict,
+    n: usize,
+) -> Result<Vec<Vec<(String, OptValue)>>, VmafError> {
+    let Some(opts) = md.get("feature_opts_dicts").and_then(Value::as_array) else {
+        return Ok(vec![Vec::new(); n]);
+    };
+    if opts.len() != n {
+        return Err(err(
+            source,
+            format!(
+                "model_dict.feature_opts_dicts has {} entries for {n} features",
+                opts.len()
+            ),
+        ));
+    }
+    let one = |i: usize, d: Option<&ModelDict>| -> Result<Vec<(String, OptValue)>, VmafError> {
+        let mut options = Vec::new();
+        for (k, v) in d.into_iter().flatten() {
+            let val = match v {
+                Value::Bool(b) => OptValue::Bool(*b),
+                Value::Number(n) => OptValue::Number(n.as_f64().unwrap_or(0.0)),
+                Value::String(t) => OptValue::Str(t.clone()),
+                _ => {
+                    return Err(err(
+                        source,
+                        format!(
+                            "model_dict.feature_opts_dicts[{i}].{k} is neither a number, a boolean nor a string"
+                        ),
+                    ));
+                }
+            };
+            options.push((k.clone(), val));
+        }
+        Ok(options)
+    };
+    opts.iter()
+        .enumerate()
+        .map(|(i, o)| one(i, o.as_object()))
+        .collect()
+}
+
+/// `score_clip`: `[min, max]`, or none.
+fn score_clip(source: &str, md: &ModelDict) -> Result<Option<(f64, f64)>, VmafError> {
+    match md.get("score_clip") {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => {
+            let a = v
+                .as_array()
+                .filter(|a| a.len() == 2)
+                .ok_or_else(|| err(source, "model_dict.score_clip is not [min, max]"))?;
+            let lo = a[0]
+                .as_f64()
+                .ok_or_else(|| err(source, "model_dict.score_clip[0] is not a number"))?;
+            let hi = a[1]
+                .as_f64()
+                .ok_or_else(|| err(source, "model_dict.score_clip[1] is not a number"))?;
+            Ok(Some((lo, hi)))
+        }
+    }
+}
+
+/// An optional number (absent or null: none).
+fn optional_number(source: &str, md: &ModelDict, key: &str) -> Result<Option<f64>, VmafError> {
+    match md.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_f64()
+            .map(Some)
+            .ok_or_else(|| err(source, format!("model_dict.{key} is not a number"))),
+    }
+}
+
 impl Model {
+    /// A libvmaf JSON model (`model_dict`): its type checked, then each
+    /// part read by its own function below, every error naming the key.
     fn from_json(source: &str, json: &Value) -> Result<Self, VmafError> {
         let md = json
             .get("model_dict")
             .and_then(Value::as_object)
             .ok_or_else(|| err(source, "\"model_dict\" missing or not an object"))?;
-        let model_type = md
-            .get("model_type")
-            .and_then(Value::as_str)
-            .ok_or_else(|| err(source, "model_dict.model_type missing"))?;
-        if !matches!(
-            model_type,
-            "LIBSVMNUSVR" | "BOOTSTRAP_LIBSVMNUSVR" | "RESIDUEBOOTSTRAP_LIBSVMNUSVR"
-        ) {
-            return Err(err(
-                source,
-                format!("model_dict.model_type \"{model_type}\" is not a libsvm nu-SVR model"),
-            ));
-        }
-        let names = md
-            .get("feature_names")
-            .and_then(Value::as_array)
-            .ok_or_else(|| err(source, "model_dict.feature_names missing or not a list"))?;
-        let names: Vec<String> = names
-            .iter()
+        check_model_type(source, md)?;
+        let names = feature_names(source, md)?;
+        let (linear_rescale, slopes, intercepts) = normalisation(source, md, names.len())?;
+        let options = feature_options(source, md, names.len())?;
+        let features = names
+            .into_iter()
+            .zip(options)
             .enumerate()
-            .map(|(i, v)| {
-                v.as_str().map(str::to_string).ok_or_else(|| {
-                    err(
-                        source,
-                        format!("model_dict.feature_names[{i}] is not a string"),
-                    )
-                })
-            })
-            .collect::<Result<_, _>>()?;
-        if names.is_empty() {
-            return Err(err(source, "model_dict.feature_names is empty"));
-        }
-        let norm = md
-            .get("norm_type")
-            .and_then(Value::as_str)
-            .unwrap_or("none");
-        let linear_rescale = match norm {
-            "linear_rescale" => true,
-            "none" => false,
-            other => {
-                return Err(err(
-                    source,
-                    format!("model_dict.norm_type \"{other}\" is unknown"),
-                ));
-            }
-        };
-        let (slopes, intercepts) = if linear_rescale {
-            let s = num_array(source, md, "slopes")?;
-            let i = num_array(source, md, "intercepts")?;
-            if s.len() != names.len() + 1 || i.len() != names.len() + 1 {
-                return Err(err(
-                    source,
-                    format!(
-                        "model_dict.slopes/intercepts have {}/{} entries, {} features need {}",
-                        s.len(),
-                        i.len(),
-                        names.len(),
-                        names.len() + 1
-                    ),
-                ));
-            }
-            (s, i)
-        } else {
-            (vec![1.0; names.len() + 1], vec![0.0; names.len() + 1])
-        };
-        let opts = md.get("feature_opts_dicts").and_then(Value::as_array);
-        if let Some(o) = opts
-            && o.len() != names.len()
-        {
-            return Err(err(
-                source,
-                format!(
-                    "model_dict.feature_opts_dicts has {} entries for {} features",
-                    o.len(),
-                    names.len()
-                ),
-            ));
-        }
-        let mut features = Vec::new();
-        for (i, name) in names.iter().enumerate() {
-            let mut options = Vec::new();
-            if let Some(d) = opts.and_then(|o| o[i].as_object()) {
-                for (k, v) in d {
-                    let val = match v {
-                        Value::Bool(b) => OptValue::Bool(*b),
-                        Value::Number(n) => OptValue::Number(n.as_f64().unwrap_or(0.0)),
-                        Value::String(t) => OptValue::Str(t.clone()),
-                        _ => {
-                            return Err(err(
-                                source,
-                                format!(
-                                    "model_dict.feature_opts_dicts[{i}].{k} is neither a number, a boolean nor a string"
-                                ),
-                            ));
-                        }
-                    };
-                    options.push((k.clone(), val));
-                }
-            }
-            features.push(ModelFeature {
-                name: name.clone(),
+            .map(|(i, (name, options))| ModelFeature {
+                name,
                 options,
                 slope: slopes[i + 1],
                 intercept: intercepts[i + 1],
-            });
-        }
-        let clip = match md.get("score_clip") {
-            None | Some(Value::Null) => None,
-            Some(v) => {
-                let a = v
-                    .as_array()
-                    .filter(|a| a.len() == 2)
-                    .ok_or_else(|| err(source, "model_dict.score_clip is not [min, max]"))?;
-                let lo = a[0]
-                    .as_f64()
-                    .ok_or_else(|| err(source, "model_dict.score_clip[0] is not a number"))?;
-                let hi = a[1]
-                    .as_f64()
-                    .ok_or_else(|| err(source, "model_dict.score_clip[1] is not a number"))?;
-                Some((lo, hi))
-            }
-        };
+            })
+            .collect::<Vec<_>>();
+        let clip = score_clip(source, md)?;
         let transform = parse_transform(source, md.get("score_transform"))?;
         let svm_text = md
             .get("model")
             .and_then(Value::as_str)
             .ok_or_else(|| err(source, "model_dict.model (the libsvm text) missing"))?;
-        let svm = parse_svm(source, svm_text, names.len())?;
-        let chroma_correction = match md.get("chroma_correction_parameter") {
-            None | Some(Value::Null) => None,
-            Some(v) => Some(v.as_f64().ok_or_else(|| {
-                err(
-                    source,
-                    "model_dict.chroma_correction_parameter is not a number",
-                )
-            })?),
-        };
+        let svm = parse_svm(source, svm_text, features.len())?;
         Ok(Model {
             name: "vmaf".into(),
             features,
@@ -467,7 +510,7 @@ impl Model {
             clip,
             transform,
             svm,
-            chroma_correction,
+            chroma_correction: optional_number(source, md, "chroma_correction_parameter")?,
         })
     }
 
