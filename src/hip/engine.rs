@@ -414,6 +414,13 @@ struct Inputs {
     _keep: Option<KeepAlive>,
 }
 
+/// Host memory a frame's uploads read until they are done.
+#[derive(Default)]
+struct Held {
+    registered: Vec<HostRegistration>,
+    pinned: Vec<Arc<PinnedBuffer>>,
+}
+
 struct InFlight {
     index: u64,
     scored: bool,
@@ -834,45 +841,83 @@ impl HipBackend {
         Ok(true)
     }
 
+    /// One frame onto the GPU: take its ring slot, upload its planes,
+    /// launch every extractor the plan asks for, read the sums back, and
+    /// record what is in flight.
     fn submit_frame(&mut self, input: FrameInput<'_>) -> Result<(), VmafError> {
         self.release_uploaded_inputs()?;
+        let s = self.take_slot(input.index)?;
+        // Counted before `launch_features` clones the kernels' Arc.
+        let live = live_backends(&self.kernels);
+        self.mark(s, 0)?;
+        let held = self.upload(s, &input, live)?;
+        let slot = &self.slots[s];
+        slot.stream.record(&slot.uploaded).map_err(be)?;
+        self.mark(s, 1)?;
+        let motion_computed = self.launch_features(s, input.scored)?;
+        self.read_back(s)?;
+        let (ssim, ms_ssim) = self.ssim_on_cpu(s, &input)?;
+        self.slots[s].flight = Some(InFlight {
+            index: input.index,
+            scored: input.scored,
+            motion_computed,
+            profiled: self.profiling,
+            // Nothing to hold (staged or device-copied input without a
+            // keep-alive): no event to poll for it later.
+            inputs: (!held.pinned.is_empty() || input.keep.is_some()).then_some(Inputs {
+                _registered: held.registered,
+                _pinned: held.pinned,
+                _keep: input.keep,
+            }),
+            ssim,
+            ms_ssim,
+        });
+        self.order.push_back((input.index, s));
+        self.prev_prev_slot = self.prev_slot;
+        self.prev_slot = Some(s);
+        self.next_slot = (s + 1) % self.ring;
+        Ok(())
+    }
+
+    /// The ring slot of frame `index`, once the frames that still need it
+    /// are retired. Frame j takes slot j mod N once frames ≤ j − N + lag are
+    /// retired (frame j − N + lag reads slot j mod N's reference for motion;
+    /// lag is 2 with the five-frame window).
+    fn take_slot(&mut self, index: u64) -> Result<usize, VmafError> {
         let ring = self.ring as u64;
-        // Frame j takes slot j mod N once frames ≤ j − N + lag are retired
-        // (frame j − N + lag reads slot j mod N's reference for motion; lag
-        // is 2 with the five-frame window).
         let lag = self
             .plan
             .motion
             .map_or(1, |m| if m.five_frame_window { 2 } else { 1 });
         while let Some(&(oldest, _)) = self.order.front() {
-            if oldest + ring > input.index + lag && self.order.len() < self.ring - lag as usize {
+            if oldest + ring > index + lag && self.order.len() < self.ring - lag as usize {
                 break;
             }
             self.retire_one(true)?;
         }
-        let s = self.next_slot;
-        let prev = match self.plan.motion {
-            Some(m) if m.five_frame_window => self.prev_prev_slot,
-            _ => self.prev_slot,
-        };
-        // Counted before `k` below adds a reference of its own.
-        let live = live_backends(&self.kernels);
-        let k = self.kernels.clone();
+        Ok(self.next_slot)
+    }
+
+    /// Records profiling mark `k` on slot `s`'s stream (when profiling).
+    fn mark(&self, s: usize, k: usize) -> Result<(), VmafError> {
+        if self.profiling {
+            let slot = &self.slots[s];
+            slot.stream.record(&slot.marks[k]).map_err(be)?;
+        }
+        Ok(())
+    }
+
+    /// Uploads every plane, reference and distorted, into slot `s`: GPU
+    /// memory copied on the device, pinned memory read in place, large
+    /// kept host memory page-locked where it lies, the rest staged.
+    /// Returns the host memory the uploads read until they are done.
+    fn upload(&mut self, s: usize, input: &FrameInput<'_>, live: usize) -> Result<Held, VmafError> {
         let l = self.layout.as_ref().expect("set up before submitting");
         let slot = &self.slots[s];
         let st = &slot.stream;
-        let prof = self.profiling;
-        let mark = |k: usize| -> Result<(), VmafError> {
-            if prof {
-                st.record(&slot.marks[k]).map_err(be)?;
-            }
-            Ok(())
-        };
-        mark(0)?;
-        let mut sources = Vec::new();
-        // Upload every plane, reference and distorted, in place when it is pinned.
-        let mut staged = 0usize;
-        let mut staging_writes: Vec<(usize, usize, usize)> = Vec::new(); // (plane, side, offset)
+        let mut held = Held::default();
+        let mut staged = Vec::new(); // (plane, side, offset in the staging buffer)
+        let mut staged_bytes = 0usize;
         let mut counts = self.counts;
         // Kept host memory of a whole plane or more is page-locked where it
         // lies and read by DMA in place, rather than staged (NVIDIA) — only
@@ -880,7 +925,6 @@ impl HipBackend {
         // in the driver, so one stream gains (one `filesrc` pipeline 1,064 →
         // 1,439 fps) and sixteen at once lose (3,591 → 1,120 fps; raw log
         // docs/device-runs/2026-11-23-gpu-input-pipelines-h100.txt, run 5).
-        let mut registered: Vec<HostRegistration> = Vec::new();
         let register = self.register_host && input.keep.is_some() && live == 1;
         for (p, &(pw, ph)) in l.planes.iter().enumerate() {
             for (side, pic) in [input.reference, input.distorted].into_iter().enumerate() {
@@ -907,7 +951,7 @@ impl HipBackend {
                 if let Some((buf, off)) = owner.filter(|_| input.keep.is_some()) {
                     st.upload_2d(dst, 0, row, &buf, off, pitch, row, ph)
                         .map_err(be)?;
-                    sources.push(buf);
+                    held.pinned.push(buf);
                     counts.pinned += 1;
                 } else if !in_pinned_memory
                     && register
@@ -917,135 +961,103 @@ impl HipBackend {
                 {
                     st.upload_2d_registered(dst, 0, row, extent, &reg, pitch, row, ph)
                         .map_err(be)?;
-                    registered.push(reg);
+                    held.registered.push(reg);
                     counts.registered += 1;
                 } else {
-                    staging_writes.push((p, side, staged));
-                    staged += row * ph;
+                    staged.push((p, side, staged_bytes));
+                    staged_bytes += row * ph;
                     counts.staged += 1;
                 }
             }
         }
         self.counts = counts;
-        if !staging_writes.is_empty() {
-            let slot = &mut self.slots[s];
-            let mut dst_all: &mut [u8] = slot.staging.as_mut();
-            // Carve the staging buffer into one packed destination per plane.
-            let mut jobs: Vec<(&mut [u8], &[u8], usize, usize)> = Vec::new(); // (dst, src, pitch, row)
-            let mut at = 0usize;
-            for &(p, side, off) in &staging_writes {
-                let pic = if side == 0 {
-                    input.reference
-                } else {
-                    input.distorted
-                };
-                let (bytes, pitch) = plane_bytes(pic, p);
-                let (pw, ph) = l.planes[p];
-                let row = pw * l.bps;
-                let (_, rest) = std::mem::take(&mut dst_all).split_at_mut(off - at);
-                let (dst, rest) = rest.split_at_mut(row * ph);
-                dst_all = rest;
-                at = off + row * ph;
-                jobs.push((dst, bytes, pitch, row));
-            }
-            stage_copy(jobs, staged, live);
-            let slot = &self.slots[s];
-            for &(p, side, off) in &staging_writes {
-                let (pw, ph) = l.planes[p];
-                let row = pw * l.bps;
-                slot.stream
-                    .upload_2d(
-                        &slot.pix[2 * p + side],
-                        0,
-                        row,
-                        slot.staging.shared(),
-                        off,
-                        row,
-                        row,
-                        ph,
-                    )
-                    .map_err(be)?;
-            }
+        if !staged.is_empty() {
+            self.upload_staged(s, input, &staged, staged_bytes, live)?;
         }
+        Ok(held)
+    }
+
+    /// Copies the staged planes into slot `s`'s pinned staging buffer (one
+    /// packed destination each, on as many threads as the backends sharing
+    /// the cores allow) and uploads them from there.
+    fn upload_staged(
+        &mut self,
+        s: usize,
+        input: &FrameInput<'_>,
+        staged: &[(usize, usize, usize)],
+        staged_bytes: usize,
+        live: usize,
+    ) -> Result<(), VmafError> {
+        let l = self.layout.as_ref().expect("set up before submitting");
+        let slot = &mut self.slots[s];
+        let mut dst_all: &mut [u8] = slot.staging.as_mut();
+        let mut jobs: Vec<(&mut [u8], &[u8], usize, usize)> = Vec::new(); // (dst, src, pitch, row)
+        let mut at = 0usize;
+        for &(p, side, off) in staged {
+            let pic = if side == 0 {
+                input.reference
+            } else {
+                input.distorted
+            };
+            let (bytes, pitch) = plane_bytes(pic, p);
+            let (pw, ph) = l.planes[p];
+            let row = pw * l.bps;
+            let (_, rest) = std::mem::take(&mut dst_all).split_at_mut(off - at);
+            let (dst, rest) = rest.split_at_mut(row * ph);
+            dst_all = rest;
+            at = off + row * ph;
+            jobs.push((dst, bytes, pitch, row));
+        }
+        stage_copy(jobs, staged_bytes, live);
         let slot = &self.slots[s];
-        let st = &slot.stream;
-        let mark = |k: usize| -> Result<(), VmafError> {
-            if prof {
-                st.record(&slot.marks[k]).map_err(be)?;
-            }
-            Ok(())
-        };
-        st.record(&slot.uploaded).map_err(be)?;
-        mark(1)?;
-        st.memset(&slot.accum, 0, R_LEN * 8, 0).map_err(be)?;
-        let mut motion_computed = false;
-        if let Some(mp) = &self.plan.motion
-            && let Some(ps) = prev
-            && !mp.force_zero
-        {
-            let p = &self.slots[ps];
-            st.wait(&p.uploaded).map_err(be)?;
-            let kern = if l.bps == 1 { &k.motion8 } else { &k.motion16 };
-            let shift = if l.bpc == 8 { 8 } else { i32::from(l.bpc) };
-            // Rows per block: one block sum for several rows.
-            let rows = 8;
-            st.launch(
-                kern,
-                (blocks(l.w), l.h.div_ceil(rows) as u32, 1),
-                (256, 1, 1),
-                0,
-                &[
-                    Arg::Buf(&p.pix[0], 0),
-                    Arg::Buf(&slot.pix[0], 0),
-                    Arg::I32(l.w as i32),
-                    Arg::I32(l.h as i32),
-                    Arg::I32(shift),
-                    Arg::I32(rows as i32),
-                    Arg::Buf(&slot.accum, R_MOTION * 8),
-                ],
-            )
-            .map_err(be)?;
-            motion_computed = true;
-        }
-        mark(2)?;
-        if input.scored
-            && let Some(egl) = self.plan.vif_egl
-        {
-            launch_vif(&k, l, slot, egl).map_err(be)?;
-        }
-        mark(3)?;
-        if input.scored
-            && let Some(p) = &self.plan.adm
-        {
-            launch_adm(&k, l, slot, p).map_err(be)?;
-        }
-        mark(4)?;
-        if input.scored && self.plan.psnr {
-            for (p, &(pw, ph)) in l.planes.iter().enumerate() {
-                let kern = if l.bps == 1 { &k.sse8 } else { &k.sse16 };
-                st.launch(
-                    kern,
-                    (blocks(pw), ph as u32, 1),
-                    (256, 1, 1),
+        for &(p, side, off) in staged {
+            let (pw, ph) = l.planes[p];
+            let row = pw * l.bps;
+            slot.stream
+                .upload_2d(
+                    &slot.pix[2 * p + side],
                     0,
-                    &[
-                        Arg::Buf(&slot.pix[2 * p], 0),
-                        Arg::Buf(&slot.pix[2 * p + 1], 0),
-                        Arg::I32(pw as i32),
-                        Arg::I32(ph as i32),
-                        Arg::Buf(&slot.accum, (R_PSNR + p) * 8),
-                    ],
+                    row,
+                    slot.staging.shared(),
+                    off,
+                    row,
+                    row,
+                    ph,
                 )
                 .map_err(be)?;
-            }
         }
-        mark(5)?;
-        if input.scored
-            && let (Some(cl), Some(cs)) = (&l.cambi, &slot.cambi)
-        {
+        Ok(())
+    }
+
+    /// Every extractor's launches for slot `s`, in stream order, each
+    /// followed by its profiling mark: motion (also for frames `subsample`
+    /// skips), then VIF, ADM, PSNR, CAMBI and speed_chroma for scored
+    /// frames. Returns whether motion was computed.
+    fn launch_features(&self, s: usize, scored: bool) -> Result<bool, VmafError> {
+        let k = self.kernels.clone();
+        let l = self.layout.as_ref().expect("set up before submitting");
+        let slot = &self.slots[s];
+        slot.stream
+            .memset(&slot.accum, 0, R_LEN * 8, 0)
+            .map_err(be)?;
+        let motion_computed = self.launch_motion(&k, l, s)?;
+        self.mark(s, 2)?;
+        if scored && let Some(egl) = self.plan.vif_egl {
+            launch_vif(&k, l, slot, egl).map_err(be)?;
+        }
+        self.mark(s, 3)?;
+        if scored && let Some(p) = &self.plan.adm {
+            launch_adm(&k, l, slot, p).map_err(be)?;
+        }
+        self.mark(s, 4)?;
+        if scored && self.plan.psnr {
+            launch_psnr(&k, l, slot).map_err(be)?;
+        }
+        self.mark(s, 5)?;
+        if scored && let (Some(cl), Some(cs)) = (&l.cambi, &slot.cambi) {
             cl.launch(
                 &k.v1,
-                st,
+                &slot.stream,
                 cs,
                 (&slot.pix[0], &slot.pix[1]),
                 l.bps,
@@ -1056,73 +1068,114 @@ impl HipBackend {
             )
             .map_err(be)?;
         }
-        mark(6)?;
-        if input.scored
-            && let (Some(sl), Some(ss)) = (&l.speed, &slot.speed)
-        {
+        self.mark(s, 6)?;
+        if scored && let (Some(sl), Some(ss)) = (&l.speed, &slot.speed) {
             sl.launch(
                 &k.v1,
-                st,
+                &slot.stream,
                 ss,
                 [&slot.pix[2], &slot.pix[3], &slot.pix[4], &slot.pix[5]],
                 l.bps,
             )
             .map_err(be)?;
-            st.download(
-                slot.result.shared(),
-                R_LEN * 8,
-                &ss.stats,
-                0,
-                sl.result_bytes(),
-            )
-            .map_err(be)?;
-        }
-        mark(7)?;
-        st.download(slot.result.shared(), 0, &slot.accum, 0, R_LEN * 8)
-            .map_err(be)?;
-        mark(8)?;
-        st.record(&slot.done).map_err(be)?;
-        // SSIM and MS-SSIM stay on the CPU (float extractors; see docs/architecture.md).
-        let (mut ssim_v, mut ms_ssim_v) = (None, None);
-        if input.scored && (self.plan.ssim || self.plan.ms_ssim) {
-            let (rf, df) = if input.reference.on_device() || input.distorted.on_device() {
-                // GPU input: read the uploaded luma back (waits for this frame).
-                Self::luma_to_host(&self.dev, &mut self.ssim_host, l, &self.slots[s])?
-            } else {
-                let f = crate::vmaf::Frame::from_picture(input.reference, false);
-                let g = crate::vmaf::Frame::from_picture(input.distorted, false);
-                (
-                    ssim::to_float(&f.luma().data, f.bpc),
-                    ssim::to_float(&g.luma().data, g.bpc),
+            slot.stream
+                .download(
+                    slot.result.shared(),
+                    R_LEN * 8,
+                    &ss.stats,
+                    0,
+                    sl.result_bytes(),
                 )
-            };
-            if self.plan.ssim {
-                ssim_v = ssim::float_ssim(&rf, &df, l.w, l.h);
-            }
-            if self.plan.ms_ssim {
-                ms_ssim_v = ssim::float_ms_ssim(&rf, &df, l.w, l.h);
-            }
+                .map_err(be)?;
         }
-        self.slots[s].flight = Some(InFlight {
-            index: input.index,
-            scored: input.scored,
-            motion_computed,
-            profiled: self.profiling,
-            // Nothing to hold (staged or device-copied input without a
-            // keep-alive): no event to poll for it later.
-            inputs: (!sources.is_empty() || input.keep.is_some()).then_some(Inputs {
-                _registered: registered,
-                _pinned: sources,
-                _keep: input.keep,
-            }),
-            ssim: ssim_v,
-            ms_ssim: ms_ssim_v,
-        });
-        self.order.push_back((input.index, s));
-        self.prev_prev_slot = self.prev_slot;
-        self.prev_slot = Some(s);
-        self.next_slot = (s + 1) % self.ring;
-        Ok(())
+        self.mark(s, 7)?;
+        Ok(motion_computed)
+    }
+
+    /// Motion's SAD of slot `s`'s reference against the previous one (two
+    /// back with the five-frame window), once that one is uploaded; false
+    /// when there is none (the first frame) or motion is forced to zero.
+    fn launch_motion(&self, k: &Kernels, l: &Layout, s: usize) -> Result<bool, VmafError> {
+        let prev = match self.plan.motion {
+            Some(m) if m.five_frame_window => self.prev_prev_slot,
+            _ => self.prev_slot,
+        };
+        let (Some(mp), Some(ps)) = (&self.plan.motion, prev) else {
+            return Ok(false);
+        };
+        if mp.force_zero {
+            return Ok(false);
+        }
+        let (slot, p) = (&self.slots[s], &self.slots[ps]);
+        let st = &slot.stream;
+        st.wait(&p.uploaded).map_err(be)?;
+        let kern = if l.bps == 1 { &k.motion8 } else { &k.motion16 };
+        let shift = if l.bpc == 8 { 8 } else { i32::from(l.bpc) };
+        // Rows per block: one block sum for several rows.
+        let rows = 8;
+        st.launch(
+            kern,
+            (blocks(l.w), l.h.div_ceil(rows) as u32, 1),
+            (256, 1, 1),
+            0,
+            &[
+                Arg::Buf(&p.pix[0], 0),
+                Arg::Buf(&slot.pix[0], 0),
+                Arg::I32(l.w as i32),
+                Arg::I32(l.h as i32),
+                Arg::I32(shift),
+                Arg::I32(rows as i32),
+                Arg::Buf(&slot.accum, R_MOTION * 8),
+            ],
+        )
+        .map_err(be)?;
+        Ok(true)
+    }
+
+    /// The sums read back into slot `s`'s pinned result, and its done event.
+    fn read_back(&self, s: usize) -> Result<(), VmafError> {
+        let slot = &self.slots[s];
+        slot.stream
+            .download(slot.result.shared(), 0, &slot.accum, 0, R_LEN * 8)
+            .map_err(be)?;
+        self.mark(s, 8)?;
+        slot.stream.record(&slot.done).map_err(be)
+    }
+
+    /// SSIM and MS-SSIM stay on the CPU (float extractors; see
+    /// docs/architecture.md): from the host pictures, or, for GPU input,
+    /// from the uploaded luma read back (which waits for this frame).
+    fn ssim_on_cpu(
+        &mut self,
+        s: usize,
+        input: &FrameInput<'_>,
+    ) -> Result<(Option<f64>, Option<f64>), VmafError> {
+        if !input.scored || !(self.plan.ssim || self.plan.ms_ssim) {
+            return Ok((None, None));
+        }
+        let l = self.layout.as_ref().expect("set up before submitting");
+        let (rf, df) = if input.reference.on_device() || input.distorted.on_device() {
+            Self::luma_to_host(&self.dev, &mut self.ssim_host, l, &self.slots[s])?
+        } else {
+            let f = crate::vmaf::Frame::from_picture(input.reference, false);
+            let g = crate::vmaf::Frame::from_picture(input.distorted, false);
+            (
+                ssim::to_float(&f.luma().data, f.bpc),
+                ssim::to_float(&g.luma().data, g.bpc),
+            )
+        };
+        Ok((
+            if self.plan.ssim {
+                ssim::float_ssim(&rf, &df, l.w, l.h)
+            } else {
+                None
+            },
+            if self.plan.ms_ssim {
+                ssim::float_ms_ssim(&rf, &df, l.w, l.h)
+            } else {
+                None
+            },
+        ))
     }
 
     /// Lets go of the input memory of frames whose uploads are done, so that
@@ -1204,6 +1257,27 @@ const REGISTER_MIN_BYTES: usize = 1 << 20;
 /// Backends live on the device whose kernels these are: the per-process
 /// table holds one reference to them, each backend (and each backend being
 /// opened) another.
+/// PSNR's sums of squared errors, one launch per plane uploaded.
+fn launch_psnr(k: &Kernels, l: &Layout, slot: &Slot) -> Result<(), HipError> {
+    for (p, &(pw, ph)) in l.planes.iter().enumerate() {
+        let kern = if l.bps == 1 { &k.sse8 } else { &k.sse16 };
+        slot.stream.launch(
+            kern,
+            (blocks(pw), ph as u32, 1),
+            (256, 1, 1),
+            0,
+            &[
+                Arg::Buf(&slot.pix[2 * p], 0),
+                Arg::Buf(&slot.pix[2 * p + 1], 0),
+                Arg::I32(pw as i32),
+                Arg::I32(ph as i32),
+                Arg::Buf(&slot.accum, (R_PSNR + p) * 8),
+            ],
+        )?;
+    }
+    Ok(())
+}
+
 fn live_backends(kernels: &Arc<Kernels>) -> usize {
     Arc::strong_count(kernels).saturating_sub(1)
 }
