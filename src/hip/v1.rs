@@ -255,168 +255,233 @@ impl CambiLayout {
         base: usize,
         bad: usize,
     ) -> Result<(), HipError> {
-        let s = &self.setup;
         for (pi, pic) in self.pics.iter().enumerate() {
             let src = if pi == 0 { luma.1 } else { luma.0 };
-            let (w, h) = (self.src_w, self.src_h);
             if bpc != 8 && bpc < 16 {
-                let kern = if bps == 1 { &k.check8 } else { &k.check16 };
-                st.launch(
-                    kern,
-                    (blocks(w * h), 1, 1),
-                    (256, 1, 1),
-                    0,
-                    &[
-                        Arg::Buf(src, 0),
-                        Arg::I32((w * h) as i32),
-                        Arg::I32(i32::from(bpc)),
-                        Arg::Buf(accum, bad * 8),
-                    ],
-                )?;
+                self.launch_range_check(k, st, src, bps, bpc, accum, bad)?;
             }
-            let prep = if bps == 1 { &k.prep8 } else { &k.prep16 };
+            self.launch_prepare_and_mask(k, st, slot, pic, src, bps, bpc)?;
+            self.launch_scales(k, st, slot, pic, pi)?;
+            Self::launch_top_k(k, st, slot, pic, pi, accum, (base + pi * CAMBI_SLOTS) * 8)?;
+        }
+        Ok(())
+    }
+
+    /// Flags, in `accum`'s u64 slot `bad`, a sample of `src` above the bit
+    /// depth (the backend turns the flag into an error naming the frame).
+    #[allow(clippy::too_many_arguments)]
+    fn launch_range_check(
+        &self,
+        k: &V1Kernels,
+        st: &Stream,
+        src: &DeviceBuffer,
+        bps: usize,
+        bpc: u8,
+        accum: &DeviceBuffer,
+        bad: usize,
+    ) -> Result<(), HipError> {
+        let (w, h) = (self.src_w, self.src_h);
+        let kern = if bps == 1 { &k.check8 } else { &k.check16 };
+        st.launch(
+            kern,
+            (blocks(w * h), 1, 1),
+            (256, 1, 1),
+            0,
+            &[
+                Arg::Buf(src, 0),
+                Arg::I32((w * h) as i32),
+                Arg::I32(i32::from(bpc)),
+                Arg::Buf(accum, bad * 8),
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// The picture CAMBI reads (`pic`'s size, depth handling as libvmaf's
+    /// preprocessing) into `slot.img[0]`, and its mask at the first scale.
+    #[allow(clippy::too_many_arguments)]
+    fn launch_prepare_and_mask(
+        &self,
+        k: &V1Kernels,
+        st: &Stream,
+        slot: &CambiSlot,
+        pic: &CambiPic,
+        src: &DeviceBuffer,
+        bps: usize,
+        bpc: u8,
+    ) -> Result<(), HipError> {
+        let s = &self.setup;
+        let w = self.src_w;
+        let prep = if bps == 1 { &k.prep8 } else { &k.prep16 };
+        st.launch(
+            prep,
+            (blocks(pic.w), pic.h as u32, 1),
+            (256, 1, 1),
+            0,
+            &[
+                Arg::Buf(src, 0),
+                Arg::I32(w as i32),
+                Arg::Buf(&pic.rows, 0),
+                Arg::Buf(&pic.cols, 0),
+                Arg::I32(pic.w as i32),
+                Arg::I32(pic.h as i32),
+                Arg::I32(i32::from(bpc)),
+                Arg::I32(i32::from(s.enc_bitdepth < 10)),
+                Arg::Buf(&slot.img[0], 0),
+            ],
+        )?;
+        let (mw, mh) = pic.scales[0];
+        st.launch(
+            &k.mask,
+            (blocks(mw), mh as u32, 1),
+            (256, 1, 1),
+            0,
+            &[
+                Arg::Buf(&slot.img[0], 0),
+                Arg::I32(pic.w as i32),
+                Arg::I32(pic.h as i32),
+                Arg::I32(if s.speedup { 2 } else { 1 }),
+                Arg::I32(mw as i32),
+                Arg::I32(mh as i32),
+                Arg::U32(pic.mask_threshold),
+                Arg::Buf(&slot.mask, 0),
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Each of the five scales: decimated into the other image, then its
+    /// c-values into `slot.cvals[pi]` at the scale's offset.
+    fn launch_scales(
+        &self,
+        k: &V1Kernels,
+        st: &Stream,
+        slot: &CambiSlot,
+        pic: &CambiPic,
+        pi: usize,
+    ) -> Result<(), HipError> {
+        let s = &self.setup;
+        let (mw, _) = pic.scales[0];
+        let mut src_w = pic.w;
+        for (sc, &(sw, sh)) in pic.scales.iter().enumerate() {
+            let (from, to) = (&slot.img[sc % 2], &slot.img[(sc + 1) % 2]);
+            let dec = sc > 0 || s.speedup;
             st.launch(
-                prep,
-                (blocks(pic.w), pic.h as u32, 1),
+                &k.scale,
+                (blocks(sw), sh as u32, 1),
                 (256, 1, 1),
                 0,
                 &[
-                    Arg::Buf(src, 0),
-                    Arg::I32(w as i32),
-                    Arg::Buf(&pic.rows, 0),
-                    Arg::Buf(&pic.cols, 0),
-                    Arg::I32(pic.w as i32),
-                    Arg::I32(pic.h as i32),
-                    Arg::I32(i32::from(bpc)),
-                    Arg::I32(i32::from(s.enc_bitdepth < 10)),
-                    Arg::Buf(&slot.img[0], 0),
+                    Arg::Buf(from, 0),
+                    Arg::I32(src_w as i32),
+                    Arg::I32(i32::from(dec)),
+                    Arg::I32(sw as i32),
+                    Arg::I32(sh as i32),
+                    Arg::Buf(to, 0),
                 ],
             )?;
-            let (mw, mh) = pic.scales[0];
+            src_w = sw;
+            let coff = pic.offsets[sc] * 4;
+            let pad = pic.window >> 1;
+            let tile = (CAMBI_TW + 2 * pad) * (CAMBI_TH + 2 * pad) * 2;
             st.launch(
-                &k.mask,
-                (blocks(mw), mh as u32, 1),
+                &k.cvalues,
+                (
+                    sw.div_ceil(CAMBI_TW) as u32,
+                    sh.div_ceil(CAMBI_TH) as u32,
+                    1,
+                ),
                 (256, 1, 1),
-                0,
+                tile as u32,
                 &[
-                    Arg::Buf(&slot.img[0], 0),
-                    Arg::I32(pic.w as i32),
-                    Arg::I32(pic.h as i32),
-                    Arg::I32(if s.speedup { 2 } else { 1 }),
-                    Arg::I32(mw as i32),
-                    Arg::I32(mh as i32),
-                    Arg::U32(pic.mask_threshold),
+                    Arg::Buf(to, 0),
                     Arg::Buf(&slot.mask, 0),
+                    Arg::I32(mw as i32),
+                    Arg::I32(1 << sc),
+                    Arg::I32(sw as i32),
+                    Arg::I32(sh as i32),
+                    Arg::I32(pad as i32),
+                    Arg::Buf(&self.tvi, 0),
+                    Arg::I32(s.tvi_for_diff.len() as i32),
+                    Arg::I32(i32::from(s.vlt_luma)),
+                    Arg::I32(i32::from(s.band_base)),
+                    Arg::I32(i32::from(s.band_size)),
+                    Arg::Buf(&k.recip, 0),
+                    Arg::Buf(&slot.cvals[pi], coff),
                 ],
             )?;
-            let mut src_w = pic.w;
-            for (sc, &(sw, sh)) in pic.scales.iter().enumerate() {
-                let (from, to) = (&slot.img[sc % 2], &slot.img[(sc + 1) % 2]);
-                let dec = sc > 0 || s.speedup;
-                st.launch(
-                    &k.scale,
-                    (blocks(sw), sh as u32, 1),
-                    (256, 1, 1),
-                    0,
-                    &[
-                        Arg::Buf(from, 0),
-                        Arg::I32(src_w as i32),
-                        Arg::I32(i32::from(dec)),
-                        Arg::I32(sw as i32),
-                        Arg::I32(sh as i32),
-                        Arg::Buf(to, 0),
-                    ],
-                )?;
-                src_w = sw;
-                let coff = pic.offsets[sc] * 4;
-                let pad = pic.window >> 1;
-                let tile = (CAMBI_TW + 2 * pad) * (CAMBI_TH + 2 * pad) * 2;
-                st.launch(
-                    &k.cvalues,
-                    (
-                        sw.div_ceil(CAMBI_TW) as u32,
-                        sh.div_ceil(CAMBI_TH) as u32,
-                        1,
-                    ),
-                    (256, 1, 1),
-                    tile as u32,
-                    &[
-                        Arg::Buf(to, 0),
-                        Arg::Buf(&slot.mask, 0),
-                        Arg::I32(mw as i32),
-                        Arg::I32(1 << sc),
-                        Arg::I32(sw as i32),
-                        Arg::I32(sh as i32),
-                        Arg::I32(pad as i32),
-                        Arg::Buf(&self.tvi, 0),
-                        Arg::I32(s.tvi_for_diff.len() as i32),
-                        Arg::I32(i32::from(s.vlt_luma)),
-                        Arg::I32(i32::from(s.band_base)),
-                        Arg::I32(i32::from(s.band_size)),
-                        Arg::Buf(&k.recip, 0),
-                        Arg::Buf(&slot.cvals[pi], coff),
-                    ],
-                )?;
-            }
-            // Exact top-k sums of the five scales: three radix levels, then
-            // the sum above the threshold and the threshold's share.
-            let total = (base + pi * CAMBI_SLOTS) * 8;
-            let n = pic.total;
-            st.memset(&slot.radix, 0, RADIX_BYTES, 0)?;
-            for level in 1..=3 {
-                st.launch(
-                    &k.radix_hist,
-                    (blocks(n), 1, 1),
-                    (256, 1, 1),
-                    0,
-                    &[
-                        Arg::Buf(&slot.cvals[pi], 0),
-                        Arg::Buf(&pic.seg, 0),
-                        Arg::I32(level),
-                        Arg::Buf(&slot.radix, RADIX_STATE),
-                        Arg::Buf(&slot.radix, RADIX_HIST),
-                        Arg::Buf(accum, total),
-                    ],
-                )?;
-                st.launch(
-                    &k.radix_select,
-                    (NUM_SCALES as u32, 1, 1),
-                    (256, 1, 1),
-                    0,
-                    &[
-                        Arg::Buf(&pic.kfirst, 0),
-                        Arg::I32(level),
-                        Arg::Buf(&slot.radix, RADIX_STATE),
-                        Arg::Buf(&slot.radix, RADIX_HIST),
-                    ],
-                )?;
-            }
+        }
+        Ok(())
+    }
+
+    /// The exact top-k sums of picture `pi`'s c-values per scale, into
+    /// `accum` at byte offset `total`.
+    fn launch_top_k(
+        k: &V1Kernels,
+        st: &Stream,
+        slot: &CambiSlot,
+        pic: &CambiPic,
+        pi: usize,
+        accum: &DeviceBuffer,
+        total: usize,
+    ) -> Result<(), HipError> {
+        // Exact top-k sums of the five scales: three radix levels, then
+        // the sum above the threshold and the threshold's share.
+        let n = pic.total;
+        st.memset(&slot.radix, 0, RADIX_BYTES, 0)?;
+        for level in 1..=3 {
             st.launch(
-                &k.radix_sum,
+                &k.radix_hist,
                 (blocks(n), 1, 1),
                 (256, 1, 1),
                 0,
                 &[
                     Arg::Buf(&slot.cvals[pi], 0),
                     Arg::Buf(&pic.seg, 0),
+                    Arg::I32(level),
                     Arg::Buf(&slot.radix, RADIX_STATE),
+                    Arg::Buf(&slot.radix, RADIX_HIST),
                     Arg::Buf(accum, total),
-                    Arg::Buf(&slot.radix, RADIX_ABOVE),
                 ],
             )?;
             st.launch(
-                &k.radix_close,
-                (1, 1, 1),
+                &k.radix_select,
+                (NUM_SCALES as u32, 1, 1),
                 (256, 1, 1),
                 0,
                 &[
                     Arg::Buf(&pic.kfirst, 0),
+                    Arg::I32(level),
                     Arg::Buf(&slot.radix, RADIX_STATE),
-                    Arg::Buf(&slot.radix, RADIX_ABOVE),
-                    Arg::Buf(accum, total),
+                    Arg::Buf(&slot.radix, RADIX_HIST),
                 ],
             )?;
         }
+        st.launch(
+            &k.radix_sum,
+            (blocks(n), 1, 1),
+            (256, 1, 1),
+            0,
+            &[
+                Arg::Buf(&slot.cvals[pi], 0),
+                Arg::Buf(&pic.seg, 0),
+                Arg::Buf(&slot.radix, RADIX_STATE),
+                Arg::Buf(accum, total),
+                Arg::Buf(&slot.radix, RADIX_ABOVE),
+            ],
+        )?;
+        st.launch(
+            &k.radix_close,
+            (1, 1, 1),
+            (256, 1, 1),
+            0,
+            &[
+                Arg::Buf(&pic.kfirst, 0),
+                Arg::Buf(&slot.radix, RADIX_STATE),
+                Arg::Buf(&slot.radix, RADIX_ABOVE),
+                Arg::Buf(accum, total),
+            ],
+        )?;
         Ok(())
     }
 
