@@ -1437,149 +1437,190 @@ fn launch_vif(k: &Kernels, l: &Layout, slot: &Slot, egl: f64) -> Result<(), HipE
     Ok(())
 }
 
+/// ADM of one frame: at each of the four scales, the DWT of both pictures
+/// (from the luma at scale 0, from the previous scale's bands after), the
+/// decoupling with the CSF, the contrast-masking sums and the CSF-weighted
+/// denominator sums into `slot.accum`.
 fn launch_adm(k: &Kernels, l: &Layout, slot: &Slot, p: &AdmParams) -> Result<(), HipError> {
-    let st = &slot.stream;
-    let cos_sq = f64::from(adm::cos_1deg_sq());
     for scale in 0..4 {
-        let (w, h) = l.adm_in[scale];
-        let (bw, bh) = l.adm_band[scale];
-        let (ox, oy) = l.dwt_offsets[scale];
-        let grid = (blocks(bw), bh as u32, 2);
-        if scale == 0 {
-            let shift = if l.bpc == 8 { 8 } else { i32::from(l.bpc) };
-            let round = 1i32 << (shift - 1);
-            let kern = if l.bps == 1 { &k.dwt0_8 } else { &k.dwt0_16 };
-            st.launch(
-                kern,
-                grid,
-                (256, 1, 1),
-                0,
-                &[
-                    Arg::Buf(&slot.pix[0], 0),
-                    Arg::Buf(&slot.pix[1], 0),
-                    Arg::Buf(&slot.bands_ref[0], 0),
-                    Arg::Buf(&slot.bands_dis[0], 0),
-                    Arg::I32(w as i32),
-                    Arg::I32(h as i32),
-                    Arg::I32(bw as i32),
-                    Arg::I32(bh as i32),
-                    Arg::Buf(&l.dwt_tables, ox),
-                    Arg::Buf(&l.dwt_tables, oy),
-                    Arg::I32(shift),
-                    Arg::I32(round),
-                    Arg::I32(DWT_LO_SUM.wrapping_mul(round)),
-                ],
-            )?;
-        } else {
-            let (v_add, v_shift) = if scale == 1 { (0, 0) } else { (32768, 16) };
-            let (h_add, h_shift) = if scale == 2 { (32768, 16) } else { (16384, 15) };
-            st.launch(
-                &k.dwt123,
-                grid,
-                (256, 1, 1),
-                0,
-                &[
-                    Arg::Buf(&slot.bands_ref[scale - 1], 0),
-                    Arg::Buf(&slot.bands_dis[scale - 1], 0),
-                    Arg::Buf(&slot.bands_ref[scale], 0),
-                    Arg::Buf(&slot.bands_dis[scale], 0),
-                    Arg::I32(w as i32),
-                    Arg::I32(h as i32),
-                    Arg::I32(bw as i32),
-                    Arg::I32(bh as i32),
-                    Arg::Buf(&l.dwt_tables, ox),
-                    Arg::Buf(&l.dwt_tables, oy),
-                    Arg::I64(v_add),
-                    Arg::I32(v_shift),
-                    Arg::I64(h_add),
-                    Arg::I32(h_shift),
-                ],
-            )?;
-        }
+        launch_adm_dwt(k, l, slot, scale)?;
         let rf: [i64; 3] = if scale == 0 {
             rfactors_scale0_fixed(p).map(i64::from)
         } else {
             rfactors_s123_fixed(scale, p).map(i64::from)
         };
-        let e = Region::extended(bw, bh);
+        launch_adm_decouple(k, l, slot, scale, p, rf)?;
+        launch_adm_masking(k, l, slot, scale, rf)?;
+    }
+    Ok(())
+}
+
+/// The DWT of both pictures at `scale`.
+fn launch_adm_dwt(k: &Kernels, l: &Layout, slot: &Slot, scale: usize) -> Result<(), HipError> {
+    let st = &slot.stream;
+    let (w, h) = l.adm_in[scale];
+    let (bw, bh) = l.adm_band[scale];
+    let (ox, oy) = l.dwt_offsets[scale];
+    let grid = (blocks(bw), bh as u32, 2);
+    if scale == 0 {
+        let shift = if l.bpc == 8 { 8 } else { i32::from(l.bpc) };
+        let round = 1i32 << (shift - 1);
+        let kern = if l.bps == 1 { &k.dwt0_8 } else { &k.dwt0_16 };
         st.launch(
-            &k.decouple,
-            (
-                blocks((e.right - e.left).max(0) as usize),
-                (e.bottom - e.top).max(0) as u32,
-                1,
-            ),
+            kern,
+            grid,
             (256, 1, 1),
             0,
             &[
+                Arg::Buf(&slot.pix[0], 0),
+                Arg::Buf(&slot.pix[1], 0),
+                Arg::Buf(&slot.bands_ref[0], 0),
+                Arg::Buf(&slot.bands_dis[0], 0),
+                Arg::I32(w as i32),
+                Arg::I32(h as i32),
+                Arg::I32(bw as i32),
+                Arg::I32(bh as i32),
+                Arg::Buf(&l.dwt_tables, ox),
+                Arg::Buf(&l.dwt_tables, oy),
+                Arg::I32(shift),
+                Arg::I32(round),
+                Arg::I32(DWT_LO_SUM.wrapping_mul(round)),
+            ],
+        )?;
+    } else {
+        let (v_add, v_shift) = if scale == 1 { (0, 0) } else { (32768, 16) };
+        let (h_add, h_shift) = if scale == 2 { (32768, 16) } else { (16384, 15) };
+        st.launch(
+            &k.dwt123,
+            grid,
+            (256, 1, 1),
+            0,
+            &[
+                Arg::Buf(&slot.bands_ref[scale - 1], 0),
+                Arg::Buf(&slot.bands_dis[scale - 1], 0),
                 Arg::Buf(&slot.bands_ref[scale], 0),
                 Arg::Buf(&slot.bands_dis[scale], 0),
-                Arg::Buf(&k.div_table, 0),
-                Arg::Buf(&slot.work, 0),
+                Arg::I32(w as i32),
+                Arg::I32(h as i32),
                 Arg::I32(bw as i32),
                 Arg::I32(bh as i32),
-                Arg::I32(e.top),
-                Arg::I32(e.bottom),
-                Arg::I32(e.left),
-                Arg::I32(e.right),
-                Arg::I32(scale as i32),
-                Arg::F64(p.enhn_gain_limit),
-                Arg::F64(cos_sq),
-                Arg::I64(rf[0]),
-                Arg::I64(rf[1]),
-                Arg::I64(rf[2]),
-            ],
-        )?;
-        let c = Region::core(bw, bh);
-        let (top, bottom) = (c.top.max(0), c.bottom.min(bh as i32));
-        let (left, right) = (c.left.max(0), c.right.min(bw as i32));
-        let shifts = CmShifts::new(scale, bw, bh);
-        let base = (R_ADM + 9 * scale) * 8;
-        st.launch(
-            &k.cm,
-            (1, (bottom - top).max(0) as u32, 1),
-            (256, 1, 1),
-            0,
-            &[
-                Arg::Buf(&slot.work, 0),
-                Arg::I32(bw as i32),
-                Arg::I32(bh as i32),
-                Arg::I32(top),
-                Arg::I32(bottom),
-                Arg::I32(left),
-                Arg::I32(right),
-                Arg::I32(scale as i32),
-                Arg::I64(rf[0]),
-                Arg::I64(rf[1]),
-                Arg::I64(rf[2]),
-                Arg::I32(shifts.shift_cub[0] as i32),
-                Arg::I32(shifts.shift_cub[1] as i32),
-                Arg::I32(shifts.shift_cub[2] as i32),
-                Arg::I32(shifts.shift_inner as i32),
-                Arg::Buf(&slot.accum, base),
-            ],
-        )?;
-        let ds = den_shifts(scale, &c);
-        st.launch(
-            &k.csf_den,
-            (1, (c.bottom - c.top).max(0) as u32, 1),
-            (256, 1, 1),
-            0,
-            &[
-                Arg::Buf(&slot.bands_ref[scale], 0),
-                Arg::I32(bw as i32),
-                Arg::I32(bh as i32),
-                Arg::I32(c.top),
-                Arg::I32(c.left),
-                Arg::I32(c.right),
-                Arg::I32(scale as i32),
-                Arg::I32(ds.shift_acc as i32),
-                Arg::I32(ds.shift_sq as i32),
-                Arg::I32(ds.shift_cub as i32),
-                Arg::Buf(&slot.accum, base + 6 * 8),
+                Arg::Buf(&l.dwt_tables, ox),
+                Arg::Buf(&l.dwt_tables, oy),
+                Arg::I64(v_add),
+                Arg::I32(v_shift),
+                Arg::I64(h_add),
+                Arg::I32(h_shift),
             ],
         )?;
     }
+    Ok(())
+}
+
+/// Decoupling of the distorted bands from the reference's at `scale`, with
+/// the CSF's fixed-point factors `rf`, into `slot.work`.
+fn launch_adm_decouple(
+    k: &Kernels,
+    l: &Layout,
+    slot: &Slot,
+    scale: usize,
+    p: &AdmParams,
+    rf: [i64; 3],
+) -> Result<(), HipError> {
+    let st = &slot.stream;
+    let (bw, bh) = l.adm_band[scale];
+    let cos_sq = f64::from(adm::cos_1deg_sq());
+    let e = Region::extended(bw, bh);
+    st.launch(
+        &k.decouple,
+        (
+            blocks((e.right - e.left).max(0) as usize),
+            (e.bottom - e.top).max(0) as u32,
+            1,
+        ),
+        (256, 1, 1),
+        0,
+        &[
+            Arg::Buf(&slot.bands_ref[scale], 0),
+            Arg::Buf(&slot.bands_dis[scale], 0),
+            Arg::Buf(&k.div_table, 0),
+            Arg::Buf(&slot.work, 0),
+            Arg::I32(bw as i32),
+            Arg::I32(bh as i32),
+            Arg::I32(e.top),
+            Arg::I32(e.bottom),
+            Arg::I32(e.left),
+            Arg::I32(e.right),
+            Arg::I32(scale as i32),
+            Arg::F64(p.enhn_gain_limit),
+            Arg::F64(cos_sq),
+            Arg::I64(rf[0]),
+            Arg::I64(rf[1]),
+            Arg::I64(rf[2]),
+        ],
+    )?;
+    Ok(())
+}
+
+/// The contrast-masking sums and the CSF-weighted denominator sums of
+/// `scale`, into its nine words of `slot.accum`.
+fn launch_adm_masking(
+    k: &Kernels,
+    l: &Layout,
+    slot: &Slot,
+    scale: usize,
+    rf: [i64; 3],
+) -> Result<(), HipError> {
+    let st = &slot.stream;
+    let (bw, bh) = l.adm_band[scale];
+    let c = Region::core(bw, bh);
+    let (top, bottom) = (c.top.max(0), c.bottom.min(bh as i32));
+    let (left, right) = (c.left.max(0), c.right.min(bw as i32));
+    let shifts = CmShifts::new(scale, bw, bh);
+    let base = (R_ADM + 9 * scale) * 8;
+    st.launch(
+        &k.cm,
+        (1, (bottom - top).max(0) as u32, 1),
+        (256, 1, 1),
+        0,
+        &[
+            Arg::Buf(&slot.work, 0),
+            Arg::I32(bw as i32),
+            Arg::I32(bh as i32),
+            Arg::I32(top),
+            Arg::I32(bottom),
+            Arg::I32(left),
+            Arg::I32(right),
+            Arg::I32(scale as i32),
+            Arg::I64(rf[0]),
+            Arg::I64(rf[1]),
+            Arg::I64(rf[2]),
+            Arg::I32(shifts.shift_cub[0] as i32),
+            Arg::I32(shifts.shift_cub[1] as i32),
+            Arg::I32(shifts.shift_cub[2] as i32),
+            Arg::I32(shifts.shift_inner as i32),
+            Arg::Buf(&slot.accum, base),
+        ],
+    )?;
+    let ds = den_shifts(scale, &c);
+    st.launch(
+        &k.csf_den,
+        (1, (c.bottom - c.top).max(0) as u32, 1),
+        (256, 1, 1),
+        0,
+        &[
+            Arg::Buf(&slot.bands_ref[scale], 0),
+            Arg::I32(bw as i32),
+            Arg::I32(bh as i32),
+            Arg::I32(c.top),
+            Arg::I32(c.left),
+            Arg::I32(c.right),
+            Arg::I32(scale as i32),
+            Arg::I32(ds.shift_acc as i32),
+            Arg::I32(ds.shift_sq as i32),
+            Arg::I32(ds.shift_cub as i32),
+            Arg::Buf(&slot.accum, base + 6 * 8),
+        ],
+    )?;
     Ok(())
 }
 
