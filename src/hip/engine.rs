@@ -130,135 +130,13 @@ struct Kernels {
     compile_note: String,
 }
 
+/// Every kernel of the v0 extractors (and, through `v1::load`, the v1
+/// ones), checked against the argument lists below, with the look-up
+/// tables they read.
 fn load_kernels(dev: &Arc<Device>) -> Result<Kernels, HipError> {
-    let rt = dev.runtime().clone();
-    let mut modules: HashMap<&str, Arc<Module>> = HashMap::new();
-    let mut compiled = Vec::new();
     let t0 = std::time::Instant::now();
-    for (file, src) in KERNEL_SOURCES {
-        let (code, cached) = compile_source(&rt, &dev.info.arch, file, src)?;
-        if !cached {
-            compiled.push(file);
-        }
-        modules.insert(file, Module::load(dev, &code)?);
-    }
+    let (modules, compiled) = compile_modules(dev)?;
     let m = |f: &str| modules[f].clone();
-    let ptr2_i4_ptr = [K::Ptr, K::Ptr, K::I32, K::I32, K::I32, K::I32, K::Ptr];
-    let sse = [K::Ptr, K::Ptr, K::I32, K::I32, K::Ptr];
-    let vif = [
-        K::Ptr,
-        K::Ptr,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::F64,
-        K::Ptr,
-        K::Ptr,
-    ];
-    let dec8 = [
-        K::Ptr,
-        K::Ptr,
-        K::Ptr,
-        K::Ptr,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::I32,
-    ];
-    let dec16 = [
-        K::Ptr,
-        K::Ptr,
-        K::Ptr,
-        K::Ptr,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::I32,
-    ];
-    let dwt0 = [
-        K::Ptr,
-        K::Ptr,
-        K::Ptr,
-        K::Ptr,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::Ptr,
-        K::Ptr,
-        K::I32,
-        K::I32,
-        K::I32,
-    ];
-    let dwt123 = [
-        K::Ptr,
-        K::Ptr,
-        K::Ptr,
-        K::Ptr,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::Ptr,
-        K::Ptr,
-        K::I64,
-        K::I32,
-        K::I64,
-        K::I32,
-    ];
-    let decouple = [
-        K::Ptr,
-        K::Ptr,
-        K::Ptr,
-        K::Ptr,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::F64,
-        K::F64,
-        K::I64,
-        K::I64,
-        K::I64,
-    ];
-    let cm = [
-        K::Ptr,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::I64,
-        K::I64,
-        K::I64,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::Ptr,
-    ];
-    let den = [
-        K::Ptr,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::I32,
-        K::Ptr,
-    ];
     let stream = Stream::new(dev)?;
     let table = log2_table();
     let log_table = DeviceBuffer::new(dev, table.len() * 2, "VIF log2 table")?;
@@ -267,10 +145,16 @@ fn load_kernels(dev: &Arc<Device>) -> Result<Kernels, HipError> {
     let div_table = DeviceBuffer::new(dev, div.len(), "ADM reciprocal table")?;
     stream.upload_blocking(&div_table, 0, &div)?;
     let v1 = v1::load(&m, dev, &stream)?;
+    // Argument lists: p pointer, i int32, l int64, d double.
+    let (motion, sse, vif) = (sig("pp iiii p"), sig("pp ii p"), sig("pp iiiiii d pp"));
+    let (dec8, dec16) = (sig("pppp iiii"), sig("pppp iiiii"));
+    let (dwt0, dwt123) = (sig("pppp iiii pp iii"), sig("pppp iiii pp li li"));
+    let decouple = sig("pppp iiiiiii dd lll");
+    let (cm, den) = (sig("p iiiiiii lll iiii p"), sig("p iiiiiiiii p"));
     Ok(Kernels {
         v1,
-        motion8: m("motion_sad.hip").kernel("motion_sad_8", &ptr2_i4_ptr)?,
-        motion16: m("motion_sad.hip").kernel("motion_sad_16", &ptr2_i4_ptr)?,
+        motion8: m("motion_sad.hip").kernel("motion_sad_8", &motion)?,
+        motion16: m("motion_sad.hip").kernel("motion_sad_16", &motion)?,
         sse8: m("psnr_sse.hip").kernel("psnr_sse_8", &sse)?,
         sse16: m("psnr_sse.hip").kernel("psnr_sse_16", &sse)?,
         vif_stat8: m("vif_statistic.hip").kernel("vif_statistic_8", &vif)?,
@@ -295,6 +179,40 @@ fn load_kernels(dev: &Arc<Device>) -> Result<Kernels, HipError> {
             )
         },
     })
+}
+
+/// Every kernel file compiled for the device (or taken from the cache) and
+/// loaded; also the files that had to be compiled.
+type Modules = HashMap<&'static str, Arc<Module>>;
+fn compile_modules(dev: &Arc<Device>) -> Result<(Modules, Vec<&'static str>), HipError> {
+    let rt = dev.runtime().clone();
+    let mut modules = HashMap::new();
+    let mut compiled = Vec::new();
+    for (file, src) in KERNEL_SOURCES {
+        let (code, cached) = compile_source(&rt, &dev.info.arch, file, src)?;
+        if !cached {
+            compiled.push(file);
+        }
+        modules.insert(file, Module::load(dev, &code)?);
+    }
+    Ok((modules, compiled))
+}
+
+/// A kernel's argument list written as letters (spaces only group them):
+/// `p` pointer, `i` int32, `u` uint32, `l` int64, `d` double.
+fn sig(letters: &str) -> Vec<K> {
+    letters
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .map(|c| match c {
+            'p' => K::Ptr,
+            'i' => K::I32,
+            'u' => K::U32,
+            'l' => K::I64,
+            'd' => K::F64,
+            other => panic!("kernel signature letter {other:?}"),
+        })
+        .collect()
 }
 
 /// Opened devices and their kernels, per (vendor, ordinal), for the process.
