@@ -292,7 +292,14 @@ pub fn cm_finish(scale: usize, acc: [i64; 3], w: usize, h: usize, noise_weight: 
 }
 
 /// The integer part of the masking: per band, the per-row rounded sums over
-/// C. The CPU twin of `adm_csf` + `adm_cm` in `kernels/adm.hip`.
+/// C. The CPU twin of the CSF in `adm_decouple_csf` (`kernels/adm_decouple.hip`)
+/// and of `adm_cm` (`kernels/adm_cm.hip`).
+///
+/// It stays one function: its two passes (the CSF-weighted sum planes over
+/// E, then, per row of C, the box's column sums, the thresholds and the
+/// masked cube sums into one accumulator) share the scratch planes and the
+/// scale's constants, and each loop body is dispatched whole to the SIMD
+/// copies; split, every helper would take most of those values again.
 ///
 /// libvmaf's threshold at a pixel is Σθ (the 8 neighbours of band θ's
 /// |y|/30 + the centre term of band θ's y), y being band θ of `other`
@@ -489,7 +496,9 @@ mod tests {
     use crate::vmaf::features::test_samples as band;
 
     /// libvmaf's masking loop written directly: each pixel's threshold from
-    /// its 8 neighbours in each band, with the mirror at the edges.
+    /// its 8 neighbours in each band, with the mirror at the edges. Kept
+    /// whole and literal on purpose: it is the reference `cm_sums` is held
+    /// to, so it should read like libvmaf's loop, not like our code.
     fn cm_sums_direct(
         scale: usize,
         src: &[&[i32]; 3],
