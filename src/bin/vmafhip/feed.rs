@@ -194,7 +194,8 @@ fn configure(pool: &gst::BufferPool, caps: &gst::Caps, size: u32, min: u32, max:
 /// taken after frame `k - 1` and pushed after it, whichever thread reads it.
 #[derive(Default)]
 struct Turns {
-    state: Mutex<(u64, u64)>,
+    /// The next frame of each stage: `[take a buffer, push]`.
+    next: Mutex<[u64; 2]>,
     changed: Condvar,
 }
 
@@ -205,34 +206,23 @@ impl Turns {
     /// only the thread whose turn it is runs it.
     fn take<T>(&self, which: usize, k: u64, stop: &AtomicBool, f: impl FnOnce() -> T) -> Option<T> {
         {
-            let mut s = self.state.lock().unwrap();
-            while turn(&s, which) != k {
+            let mut next = self.next.lock().unwrap();
+            while next[which] != k {
                 if stop.load(Ordering::Relaxed) {
                     return None;
                 }
-                s = self
+                next = self
                     .changed
-                    .wait_timeout(s, std::time::Duration::from_millis(50))
+                    .wait_timeout(next, std::time::Duration::from_millis(50))
                     .unwrap()
                     .0;
             }
         }
         let out = f();
-        {
-            let mut s = self.state.lock().unwrap();
-            if which == 0 {
-                s.0 += 1;
-            } else {
-                s.1 += 1;
-            }
-        }
+        self.next.lock().unwrap()[which] += 1;
         self.changed.notify_all();
         Some(out)
     }
-}
-
-fn turn(s: &(u64, u64), which: usize) -> u64 {
-    if which == 0 { s.0 } else { s.1 }
 }
 
 /// Reader threads per file when not given (`--read-threads`): the

@@ -101,8 +101,6 @@ pub struct Input {
     /// pipeline's makes the same choice), and the stream it decodes.
     pub decoder: Option<String>,
     pub codec: Option<String>,
-    /// The decoder the scoring pipeline used (media files, once it ran).
-    pub used_decoder: std::sync::Mutex<Option<String>>,
 }
 
 impl Input {
@@ -170,7 +168,6 @@ impl Input {
             frames: Some(size / frame),
             decoder: None,
             codec: None,
-            used_decoder: Default::default(),
         })
     }
 
@@ -195,7 +192,6 @@ impl Input {
             frames: Some(size.saturating_sub(h.header_len as u64) / per_frame),
             decoder: None,
             codec: None,
-            used_decoder: Default::default(),
         })
     }
 
@@ -212,7 +208,6 @@ impl Input {
                 frames: p.frames,
                 decoder: Some(p.decoder),
                 codec: Some(p.codec),
-                used_decoder: Default::default(),
             }),
             None => Self::decoded(role, path),
         }
@@ -309,9 +304,7 @@ impl Input {
         };
         let fps = info.fps();
         let fps = (fps.numer().max(0) as u32, fps.denom().max(1) as u32);
-        let frames = duration
-            .filter(|_| fps.0 > 0)
-            .map(|d| (d.nseconds() as f64 * 1e-9 * fps.0 as f64 / fps.1 as f64).round() as u64);
+        let frames = frames_in(duration, fps);
         let par = info.par();
         Ok(Input {
             role,
@@ -328,7 +321,6 @@ impl Input {
             frames,
             decoder,
             codec,
-            used_decoder: Default::default(),
         })
     }
 
@@ -409,6 +401,14 @@ enum CudaPath {
     Convert,
     /// The decoder's NV12 as it is (luma read in place).
     Nv12,
+}
+
+/// Frames of a media file, estimated from its duration and frame rate
+/// (none when either is unknown).
+pub fn frames_in(duration: Option<gst::ClockTime>, fps: (u32, u32)) -> Option<u64> {
+    duration
+        .filter(|_| fps.0 > 0)
+        .map(|d| (d.nseconds() as f64 * 1e-9 * fps.0 as f64 / fps.1 as f64).round() as u64)
 }
 
 /// Bytes of one tightly packed frame (chroma at ceil size).

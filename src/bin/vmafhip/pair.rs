@@ -90,7 +90,7 @@ pub fn score_pair(
         progress.draw();
         eprintln!();
     }
-    let pooled = pooled.inspect_err(|_| {
+    let (pooled, decoders) = pooled.inspect_err(|_| {
         if let Some(t) = &temp_out {
             let _ = std::fs::remove_file(t);
         }
@@ -110,7 +110,7 @@ pub fn score_pair(
     Ok(Scored {
         pooled,
         secs: start.elapsed().as_secs_f64(),
-        decoders: [reference.decoder_name(), distorted.decoder_name()],
+        decoders,
         sizes: [
             (reference.video.width, reference.video.height),
             (distorted.video.width, distorted.video.height),
@@ -274,7 +274,7 @@ fn results_target(a: &Args, pair: &Pair, v: &gst::Element) -> Option<std::path::
 
 /// Plays the pipeline to its end: starts the readers of raw and Y4M inputs,
 /// follows the bus, and returns the pooled message (none when no frame was
-/// scored) or the first error.
+/// scored) with the decoders the inputs used, or the first error.
 fn play(
     pipeline: &gst::Pipeline,
     inputs: [&Input; 2],
@@ -282,7 +282,7 @@ fn play(
     voice: Voice,
     needs_chroma: bool,
     readers: usize,
-) -> Result<Option<VmafPooledMessage>, Fail> {
+) -> Result<(Option<VmafPooledMessage>, [String; 2]), Fail> {
     let prepared = inputs
         .into_iter()
         .filter(|i| i.kind != Kind::Media)
@@ -300,10 +300,10 @@ fn play(
             feeders.push(feed::start(p)?);
         }
     }
-    let mut outcome = watch_bus(&bus, started, inputs, progress, voice);
-    for i in inputs {
-        i.note_decoder_used(pipeline);
-    }
+    let outcome = watch_bus(&bus, started, inputs, progress, voice);
+    // Read before the pipeline stops: decodebin drops its children then.
+    let decoders = inputs.map(|i| i.decoder_used(pipeline));
+    let mut outcome = outcome.map(|p| (p, decoders));
     let _ = pipeline.set_state(gst::State::Null);
     for f in feeders {
         if let (Err(e), true) = (f.join(), outcome.is_ok()) {
@@ -489,30 +489,22 @@ impl Input {
         }
     }
 
-    /// `raw`, `y4m`, or the decoder's factory name: the one the scoring
-    /// pipeline used once it ran, else the probe's.
+    /// `raw`, `y4m`, or the decoder's factory name as the probe found it.
     pub fn decoder_name(&self) -> String {
         match self.kind {
             Kind::Raw => "raw".into(),
             Kind::Y4m => "y4m".into(),
-            Kind::Media => self
-                .used_decoder
-                .lock()
-                .unwrap()
-                .clone()
-                .or_else(|| self.decoder.clone())
-                .unwrap_or_else(|| "decodebin".into()),
+            Kind::Media => self.decoder.clone().unwrap_or_else(|| "decodebin".into()),
         }
     }
 
-    /// Looks up the decoder this input's `decodebin` plugged in the running
-    /// pipeline (before it stops: decodebin drops its children then).
-    fn note_decoder_used(&self, pipeline: &gst::Pipeline) {
-        let bin = pipeline
+    /// The decoder this input's `decodebin` plugged in the running
+    /// pipeline, else [`Input::decoder_name`].
+    fn decoder_used(&self, pipeline: &gst::Pipeline) -> String {
+        pipeline
             .by_name(&format!("{}-decode", self.role.name()))
-            .and_then(|b| b.downcast::<gst::Bin>().ok());
-        if let Some((Some(d), _)) = bin.map(|b| input::decoder_and_codec(&b)) {
-            *self.used_decoder.lock().unwrap() = Some(d);
-        }
+            .and_then(|b| b.downcast::<gst::Bin>().ok())
+            .and_then(|b| input::decoder_and_codec(&b).0)
+            .unwrap_or_else(|| self.decoder_name())
     }
 }

@@ -60,12 +60,9 @@ pub fn parsed(path: &str) -> Option<Parsed> {
     let _ = pipeline.set_state(gst::State::Null);
     let caps = caps?;
     let video = video_of(caps.structure(0)?)?;
-    let frames = duration.filter(|_| video.fps.0 > 0).map(|d| {
-        (d.nseconds() as f64 * 1e-9 * video.fps.0 as f64 / video.fps.1 as f64).round() as u64
-    });
     Some(Parsed {
+        frames: crate::input::frames_in(duration, video.fps),
         video,
-        frames,
         codec: caps.structure(0)?.name().to_string(),
         decoder: best_decoder(&caps)?,
     })
