@@ -390,14 +390,19 @@ fn metrics_read_chroma(a: &Args) -> Result<bool, Fail> {
     let models = ModelSet::load(&model).map_err(|e| usage(format!("--model: {e}")))?;
     let mut config = EngineConfig::new(models);
     config.psnr = a.features.iter().any(|f| f == "psnr");
-    config.features = a
-        .features
-        .iter()
-        .filter(|f| matches!(f.as_str(), "cambi" | "speed_chroma"))
-        .cloned()
-        .collect();
+    config.features = extra_extractors(&a.features);
     let plan = config.plan().map_err(|e| usage(format!("--model: {e}")))?;
     Ok(plan.reads_chroma())
+}
+
+/// The `--feature`s that are extractors of their own (the element's
+/// `features` property); PSNR, SSIM and MS-SSIM have properties instead.
+pub fn extra_extractors(features: &[String]) -> Vec<String> {
+    features
+        .iter()
+        .filter(|f| !matches!(f.as_str(), "psnr" | "float_ssim" | "float_ms_ssim"))
+        .cloned()
+        .collect()
 }
 
 /// libvmaf's `--model` string as the element's properties: `model-filename`

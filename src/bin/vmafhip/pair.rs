@@ -203,15 +203,16 @@ fn configure_element(
     v.set_property("model-filename", &model);
     v.set_property("disable-clip", disable_clip);
     v.set_property("enable-transform", enable_transform);
-    let mut extra = Vec::new();
-    for f in &a.features {
-        match f.as_str() {
-            "psnr" => v.set_property("psnr", true),
-            "float_ssim" => v.set_property("ssim", true),
-            "float_ms_ssim" => v.set_property("ms-ssim", true),
-            other => extra.push(other.to_string()),
+    for (feature, property) in [
+        ("psnr", "psnr"),
+        ("float_ssim", "ssim"),
+        ("float_ms_ssim", "ms-ssim"),
+    ] {
+        if a.features.iter().any(|f| f == feature) {
+            v.set_property(property, true);
         }
     }
+    let extra = crate::extra_extractors(&a.features);
     if !extra.is_empty() {
         v.set_property("features", extra.join(","));
     }
