@@ -11,13 +11,13 @@
 # default .device); ffmpeg and libvmaf's CLI from ../shared/peer's
 # build_on_device.sh in /tmp/t (rows skipped without them).
 #   RUNS=3 F=3000 F4K=600 bash benches/e2e_bench.sh
-# WHICH: any of raw pairs h264 (default all).
+# WHICH: any of raw pairs h264 h265 (default all).
 set -u
 RUNS=${RUNS:-3}
 F=${F:-3000}
 F4K=${F4K:-600}
 FC=${FC:-600}
-WHICH=${WHICH:-"raw pairs h264"}
+WHICH=${WHICH:-"raw pairs h264 h265"}
 . benches/device_gst_env.sh
 B=$D/bin
 FF=/tmp/t/ff/bin/ffmpeg
@@ -120,55 +120,68 @@ pairs_rows() {
     "$B/vmafhip" --pairs "$list" -w 1920 -h 1080 --backend hip -q
 }
 
-h264_clips() {
-  local s=$1 w=$2 h=$3 n=$4 hi=$5 lo=$6
+# clips CODEC SIZE W H FRAMES HI LO: the pair's MP4s (ref at HI kbit/s,
+# dis at LO), encoded here once: x264enc for h264, x265enc for h265.
+codec_clips() {
+  local c=$1 s=$2 w=$3 h=$4 n=$5 hi=$6 lo=$7 enc
   for q in "ref $hi" "dis $lo"; do
     set -- $q
-    [ -f "$C/${s}_$1.mp4" ] || $GL -q videotestsrc num-buffers="$n" pattern=smpte horizontal-speed=3 \
+    case $c in
+      h264) enc="x264enc bitrate=$2 speed-preset=veryfast key-int-max=60 ! video/x-h264,profile=high ! h264parse" ;;
+      h265) enc="x265enc bitrate=$2 speed-preset=veryfast key-int-max=60 ! video/x-h265,profile=main ! h265parse" ;;
+    esac
+    [ -f "$C/${c}_${s}_$1.mp4" ] || $GL -q videotestsrc num-buffers="$n" pattern=smpte horizontal-speed=3 \
       ! video/x-raw,width="$w",height="$h",format=I420,framerate=30/1 \
-      ! x264enc bitrate="$2" speed-preset=veryfast key-int-max=60 ! video/x-h264,profile=high \
-      ! h264parse ! mp4mux ! filesink location="$C/${s}_$1.mp4" > /dev/null
+      ! $enc ! mp4mux ! filesink location="$C/${c}_${s}_$1.mp4" > /dev/null
   done
 }
 
-h264_rows() {
-  h264_clips 1080 1920 1080 "$FC" 5000 1500
-  h264_clips 2160 3840 2160 300 12000 4000
+# codec_rows CODEC: the compressed rows for one codec (h264, h265), 1080p
+# and 2160p.
+codec_rows() {
+  local c=$1 name=H.264 gdec=nvh264dec parse=h264parse
+  [ "$c" = h265 ] && name=HEVC gdec=nvh265dec parse=h265parse
+  codec_clips "$c" 1080 1920 1080 "$FC" 5000 1500
+  codec_clips "$c" 2160 3840 2160 300 12000 4000
   local s n w h
   for s in 1080 2160; do
     if [ $s = 1080 ]; then n=$FC w=1920 h=1080; else n=300 w=3840 h=2160; fi
-    local r=$C/${s}_ref.mp4 d=$C/${s}_dis.mp4 model=vmaf_v0.6.1
+    local r=$C/${c}_${s}_ref.mp4 d=$C/${c}_${s}_dis.mp4 model=vmaf_v0.6.1 tag="${s}p $name"
     [ $s = 2160 ] && model=vmaf_4k_v0.6.1
     if [ -x "$FF" ]; then
       local HW="-hwaccel cuda -hwaccel_output_format cuda"
-      row "ffmpeg NVDEC, decode only (both files), ${s}p H.264" "$n" none \
+      row "ffmpeg NVDEC, decode only (both files), $tag" "$n" none \
         "$FF" -hide_banner -loglevel error $HW -i "$d" $HW -i "$r" -map 0:v -map 1:v -f null -
-      row "ffmpeg NVDEC + scale_cuda + libvmaf_cuda, ${s}p H.264 $model" "$n" ffjson:$C/ff.json \
+      row "ffmpeg NVDEC + scale_cuda + libvmaf_cuda, $tag $model" "$n" ffjson:$C/ff.json \
         "$FF" -hide_banner -loglevel error $HW -i "$d" $HW -i "$r" -filter_complex \
         "[0:v]scale_cuda=format=yuv420p[dis];[1:v]scale_cuda=format=yuv420p[ref];[dis][ref]libvmaf_cuda=model=version=$model:log_fmt=json:log_path=$C/ff.json" -f null -
-      # The same frames decoded to raw (ffmpeg's software H.264 decoder).
+      # The same frames decoded to raw (ffmpeg's software decoder).
       for f in ref dis; do
-        [ -f "$C/${s}_$f.dec.yuv" ] || "$FF" -hide_banner -loglevel error -i "$C/${s}_$f.mp4" -f rawvideo -pix_fmt yuv420p "$C/${s}_$f.dec.yuv"
+        [ -f "$C/${c}_${s}_$f.dec.yuv" ] || "$FF" -hide_banner -loglevel error -i "$C/${c}_${s}_$f.mp4" -f rawvideo -pix_fmt yuv420p "$C/${c}_${s}_$f.dec.yuv"
       done
     fi
-    row "GStreamer nvh264dec, decode only (both files), ${s}p H.264" "$n" none \
-      $GL -q filesrc location="$r" ! qtdemux ! h264parse ! nvh264dec ! fakesink \
-      filesrc location="$d" ! qtdemux ! h264parse ! nvh264dec ! fakesink
-    row "vmafhip command --decoder gpu, ${s}p H.264 $model" "$n" vmafhip \
+    row "GStreamer $gdec, decode only (both files), $tag" "$n" none \
+      $GL -q filesrc location="$r" ! qtdemux ! $parse ! $gdec ! fakesink \
+      filesrc location="$d" ! qtdemux ! $parse ! $gdec ! fakesink
+    row "vmafhip command --decoder gpu (NVDEC driven directly), $tag $model" "$n" vmafhip \
       "$B/vmafhip" "$r" "$d" --decoder gpu --backend hip --model version=$model --json -o "$C/gpu_dec.json"
     GST_DEBUG=vmafhip:4 GST_DEBUG_NO_COLOR=1 "$B/vmafhip" "$r" "$d" --decoder gpu --backend hip --model version=$model 2>&1 \
       | grep -o "input planes so far: .*\|decoded with.*" | tail -2
-    row "gst-launch nvh264dec ! vmafhip (CUDA memory), ${s}p H.264 $model" "$n" none \
-      $GL -q filesrc location="$r" ! qtdemux ! h264parse ! nvh264dec ! v.ref_sink \
-      filesrc location="$d" ! qtdemux ! h264parse ! nvh264dec ! v.dist_sink vmafhip name=v backend=hip model-filename=$model ! fakesink
-    if [ -f "$C/${s}_ref.dec.yuv" ]; then
+    row "vmafhip command --decoder gpu, GStreamer's $gdec (VMAFHIP_NVDEC=0), $tag $model" "$n" vmafhip \
+      env VMAFHIP_NVDEC=0 "$B/vmafhip" "$r" "$d" --decoder gpu --backend hip --model version=$model --json -o "$C/gst_dec.json"
+    row "gst-launch $gdec ! vmafhip (CUDA memory), $tag $model" "$n" none \
+      $GL -q filesrc location="$r" ! qtdemux ! $parse ! $gdec ! v.ref_sink \
+      filesrc location="$d" ! qtdemux ! $parse ! $gdec ! v.dist_sink vmafhip name=v backend=hip model-filename=$model ! fakesink
+    if [ -f "$C/${c}_${s}_ref.dec.yuv" ]; then
       row "vmafhip command on the same frames decoded to raw, ${s}p $model" "$n" vmafhip \
-        "$B/vmafhip" -r "$C/${s}_ref.dec.yuv" -d "$C/${s}_dis.dec.yuv" -w $w -h $h --backend hip --model version=$model --json -o "$C/raw_dec.json"
-      echo "exactness, NVDEC through the command vs. the same frames decoded by ffmpeg's software decoder:"
+        "$B/vmafhip" -r "$C/${c}_${s}_ref.dec.yuv" -d "$C/${c}_${s}_dis.dec.yuv" -w $w -h $h --backend hip --model version=$model --json -o "$C/raw_dec.json"
+      echo "exactness, NVDEC (direct) through the command vs. the same frames decoded by ffmpeg's software decoder:"
       python3 benches/compare_json.py "$C/gpu_dec.json" "$C/raw_dec.json"
+      echo "exactness, GStreamer's $gdec through the command vs. the same:"
+      python3 benches/compare_json.py "$C/gst_dec.json" "$C/raw_dec.json"
       if [ -x "$LV" ] && [ $s = 1080 ]; then
         row "libvmaf CPU (C path), 16 threads, the same frames decoded to raw, ${s}p $model" "$n" lvjson:$C/lv264.json \
-          "$LV" -r "$C/${s}_ref.dec.yuv" -d "$C/${s}_dis.dec.yuv" -w $w -h $h -p 420 -b 8 --threads 16 \
+          "$LV" -r "$C/${c}_${s}_ref.dec.yuv" -d "$C/${c}_${s}_dis.dec.yuv" -w $w -h $h -p 420 -b 8 --threads 16 \
           --gpumask 4294967295 --model version=$model --json -o "$C/lv264.json"
         echo "libvmaf_cuda against libvmaf's C path, frame by frame:"
         [ -f "$C/ff.json" ] && python3 benches/compare_json.py "$C/ff.json" "$C/lv264.json" | tail -1
@@ -186,7 +199,7 @@ for w in $WHICH; do
   case $w in
     raw) raw_rows ;;
     pairs) pairs_rows ;;
-    h264) h264_rows ;;
+    h264 | h265) codec_rows "$w" ;;
   esac
 done
 echo

@@ -119,6 +119,154 @@ pub const CU_ATTR_MULTIPROCESSOR_COUNT: c_int = 16;
 pub const CU_ATTR_CC_MAJOR: c_int = 75;
 pub const CU_ATTR_CC_MINOR: c_int = 76;
 
+// ---------------------------------------------------------------- NVDEC
+
+// `libnvcuvid.so.1`, NVIDIA's video decoder (the driver ships it beside
+// libcuda). Layouts from the Video Codec SDK's `nvcuvid.h` and `cuviddec.h`
+// (as in nv-codec-headers 12.x/13.x); `tcu_ulong` is `unsigned long`, 64
+// bits on Linux. Sizes are held by this file's tests.
+table!(CuvidFns {
+    create_video_parser: "cuvidCreateVideoParser" => fn(*mut Handle, *mut CuvidParserParams) -> c_int,
+    parse_video_data: "cuvidParseVideoData" => fn(Handle, *mut CuvidSourceDataPacket) -> c_int,
+    destroy_video_parser: "cuvidDestroyVideoParser" => fn(Handle) -> c_int,
+    create_decoder: "cuvidCreateDecoder" => fn(*mut Handle, *mut CuvidDecodeCreateInfo) -> c_int,
+    destroy_decoder: "cuvidDestroyDecoder" => fn(Handle) -> c_int,
+    decode_picture: "cuvidDecodePicture" => fn(Handle, *mut c_void) -> c_int,
+    map_video_frame: "cuvidMapVideoFrame64" => fn(Handle, c_int, *mut u64, *mut c_uint, *mut CuvidProcParams) -> c_int,
+    unmap_video_frame: "cuvidUnmapVideoFrame64" => fn(Handle, u64) -> c_int,
+});
+
+/// `cudaVideoCodec`.
+pub const CUVID_CODEC_H264: c_int = 4;
+pub const CUVID_CODEC_HEVC: c_int = 8;
+/// `cudaVideoChromaFormat_420`.
+pub const CUVID_CHROMA_420: c_int = 1;
+/// `cudaVideoSurfaceFormat_NV12`.
+pub const CUVID_SURFACE_NV12: c_int = 0;
+/// `cudaVideoDeinterlaceMode_Weave`.
+pub const CUVID_DEINTERLACE_WEAVE: c_int = 0;
+/// `cudaVideoCreate_PreferCUVID`: the dedicated decode engines.
+pub const CUVID_CREATE_PREFER_CUVID: std::ffi::c_ulong = 4;
+/// `CUvideopacketflags`.
+pub const CUVID_PKT_ENDOFSTREAM: std::ffi::c_ulong = 0x01;
+pub const CUVID_PKT_ENDOFPICTURE: std::ffi::c_ulong = 0x08;
+
+pub type CuvidSequenceCallback = unsafe extern "C" fn(*mut c_void, *mut CuvidVideoFormat) -> c_int;
+pub type CuvidDecodeCallback = unsafe extern "C" fn(*mut c_void, *mut c_void) -> c_int;
+pub type CuvidDisplayCallback =
+    unsafe extern "C" fn(*mut c_void, *mut CuvidParserDispInfo) -> c_int;
+
+/// `CUVIDEOFORMAT` (what the parser says of a sequence).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CuvidVideoFormat {
+    pub codec: c_int,
+    pub frame_rate: [c_uint; 2],
+    pub progressive_sequence: u8,
+    pub bit_depth_luma_minus8: u8,
+    pub bit_depth_chroma_minus8: u8,
+    pub min_num_decode_surfaces: u8,
+    pub coded_width: c_uint,
+    pub coded_height: c_uint,
+    /// left, top, right, bottom.
+    pub display_area: [c_int; 4],
+    pub chroma_format: c_int,
+    pub bitrate: c_uint,
+    pub display_aspect_ratio: [c_int; 2],
+    /// video_format:3, full_range:1, reserved:4; primaries; transfer; matrix.
+    pub video_signal_description: [u8; 4],
+    pub seqhdr_data_length: c_uint,
+}
+
+/// `CUVIDSOURCEDATAPACKET`.
+#[repr(C)]
+pub struct CuvidSourceDataPacket {
+    pub flags: std::ffi::c_ulong,
+    pub payload_size: std::ffi::c_ulong,
+    pub payload: *const u8,
+    pub timestamp: i64,
+}
+
+/// `CUVIDPARSERDISPINFO`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CuvidParserDispInfo {
+    pub picture_index: c_int,
+    pub progressive_frame: c_int,
+    pub top_field_first: c_int,
+    pub repeat_first_field: c_int,
+    pub timestamp: i64,
+}
+
+/// `CUVIDPARSERPARAMS`.
+#[repr(C)]
+pub struct CuvidParserParams {
+    pub codec_type: c_int,
+    pub max_num_decode_surfaces: c_uint,
+    pub clock_rate: c_uint,
+    pub error_threshold: c_uint,
+    pub max_display_delay: c_uint,
+    /// bAnnexb:1, bMemoryOptimize:1, reserved:30.
+    pub flags: c_uint,
+    pub reserved1: [c_uint; 4],
+    pub user_data: *mut c_void,
+    pub sequence_callback: Option<CuvidSequenceCallback>,
+    pub decode_picture: Option<CuvidDecodeCallback>,
+    pub display_picture: Option<CuvidDisplayCallback>,
+    pub get_operating_point: *mut c_void,
+    pub get_sei_msg: *mut c_void,
+    pub reserved2: [*mut c_void; 5],
+    pub ext_video_info: *mut c_void,
+}
+
+/// `CUVIDDECODECREATEINFO`.
+#[repr(C)]
+pub struct CuvidDecodeCreateInfo {
+    pub width: std::ffi::c_ulong,
+    pub height: std::ffi::c_ulong,
+    pub num_decode_surfaces: std::ffi::c_ulong,
+    pub codec_type: c_int,
+    pub chroma_format: c_int,
+    pub creation_flags: std::ffi::c_ulong,
+    pub bit_depth_minus8: std::ffi::c_ulong,
+    pub intra_decode_only: std::ffi::c_ulong,
+    pub max_width: std::ffi::c_ulong,
+    pub max_height: std::ffi::c_ulong,
+    pub reserved1: std::ffi::c_ulong,
+    /// left, top, right, bottom.
+    pub display_area: [i16; 4],
+    pub output_format: c_int,
+    pub deinterlace_mode: c_int,
+    pub target_width: std::ffi::c_ulong,
+    pub target_height: std::ffi::c_ulong,
+    pub num_output_surfaces: std::ffi::c_ulong,
+    pub vid_lock: Handle,
+    pub target_rect: [i16; 4],
+    pub enable_histogram: std::ffi::c_ulong,
+    pub reserved2: [std::ffi::c_ulong; 4],
+}
+
+/// `CUVIDPROCPARAMS`.
+#[repr(C)]
+pub struct CuvidProcParams {
+    pub progressive_frame: c_int,
+    pub second_field: c_int,
+    pub top_field_first: c_int,
+    pub unpaired_field: c_int,
+    pub reserved_flags: c_uint,
+    pub reserved_zero: c_uint,
+    pub raw_input_dptr: u64,
+    pub raw_input_pitch: c_uint,
+    pub raw_input_format: c_uint,
+    pub raw_output_dptr: u64,
+    pub raw_output_pitch: c_uint,
+    pub reserved1: c_uint,
+    pub output_stream: Handle,
+    pub reserved: [c_uint; 46],
+    pub histogram_dptr: *mut u64,
+    pub reserved2: [*mut c_void; 1],
+}
+
 // ---------------------------------------------------------------- AMD
 
 table!(HipFns {
@@ -293,6 +441,31 @@ mod tests {
                 (k, v.trim().parse().expect("a number"))
             })
             .collect()
+    }
+
+    /// NVDEC's structs against `sizeof`/`offsetof` measured with gcc on
+    /// x86-64 Linux over nv-codec-headers 13.0's `dynlink_nvcuvid.h` and
+    /// `dynlink_cuviddec.h` (the SDK's layouts, unchanged since SDK 12.1).
+    #[test]
+    fn nvdec_layouts_match_the_sdk_headers() {
+        use std::mem::{offset_of, size_of};
+        assert_eq!(size_of::<CuvidVideoFormat>(), 64);
+        assert_eq!(offset_of!(CuvidVideoFormat, display_area), 24);
+        assert_eq!(offset_of!(CuvidVideoFormat, chroma_format), 40);
+        assert_eq!(offset_of!(CuvidVideoFormat, video_signal_description), 56);
+        assert_eq!(size_of::<CuvidParserDispInfo>(), 24);
+        assert_eq!(size_of::<CuvidSourceDataPacket>(), 32);
+        assert_eq!(size_of::<CuvidParserParams>(), 136);
+        assert_eq!(offset_of!(CuvidParserParams, user_data), 40);
+        assert_eq!(offset_of!(CuvidParserParams, ext_video_info), 128);
+        assert_eq!(size_of::<CuvidDecodeCreateInfo>(), 176);
+        assert_eq!(offset_of!(CuvidDecodeCreateInfo, display_area), 80);
+        assert_eq!(offset_of!(CuvidDecodeCreateInfo, output_format), 88);
+        assert_eq!(offset_of!(CuvidDecodeCreateInfo, vid_lock), 120);
+        assert_eq!(offset_of!(CuvidDecodeCreateInfo, target_rect), 128);
+        assert_eq!(size_of::<CuvidProcParams>(), 264);
+        assert_eq!(offset_of!(CuvidProcParams, output_stream), 56);
+        assert_eq!(offset_of!(CuvidProcParams, histogram_dptr), 248);
     }
 
     #[test]

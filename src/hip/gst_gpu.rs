@@ -102,6 +102,8 @@ pub struct GstGpu {
     /// Waits for the producer's stream: `gst_hip_memory_sync`, and
     /// `gst_cuda_memory_sync` where the library has it (1.24+).
     sync: Option<MemoryFn>,
+    /// CUDA: `gst_cuda_buffer_pool_new`, for frames we write ourselves.
+    new_pool: Option<ObjectFn>,
     _lib: Library,
 }
 
@@ -170,12 +172,19 @@ impl GstGpu {
                     unsafe { symbol(&lib, "gst_cuda_handle_context_query") }?;
                 let get_handle: ObjectFn = unsafe { symbol(&lib, "gst_cuda_context_get_handle") }?;
                 let sync: Option<MemoryFn> = unsafe { symbol(&lib, "gst_cuda_memory_sync") }.ok();
+                let new_pool: ObjectFn = unsafe { symbol(&lib, "gst_cuda_buffer_pool_new") }?;
+                let memory_init: unsafe extern "C" fn() =
+                    unsafe { symbol(&lib, "gst_cuda_memory_init_once") }?;
                 // SAFETY: no arguments; loads libcuda into its own table.
                 if unsafe { load() } == 0 {
                     return Err(format!(
                         "{name}: gst_cuda_load_library failed (no libcuda for it)"
                     ));
                 }
+                // SAFETY: no arguments; registers the CUDA allocator, which
+                // nvcodec's plugin does too but which our own pools need
+                // when no nvcodec element was made (idempotent).
+                unsafe { memory_init() };
                 // SAFETY: `context` is our retained primary context and
                 // `ordinal` its CUdevice; the wrapper does not own it.
                 let object = unsafe { wrap(context, ordinal) };
@@ -192,6 +201,7 @@ impl GstGpu {
                     device_id: None,
                     device_vendor: None,
                     sync,
+                    new_pool: Some(new_pool),
                     _lib: lib,
                 })
             }
@@ -224,6 +234,7 @@ impl GstGpu {
                     device_id: Some(device_id),
                     device_vendor: Some(device_vendor),
                     sync: Some(sync),
+                    new_pool: None,
                     _lib: lib,
                 })
             }
@@ -284,6 +295,71 @@ impl GstGpu {
                     vendor(owner) == GST_HIP_VENDOR_AMD && id(owner) == self.ordinal as c_uint
                 }
             }
+        }
+    }
+
+    /// An active pool of `caps` frames (`memory:CUDAMemory`) in our CUDA
+    /// context, for frames written on the device and handed downstream
+    /// (CUDA only).
+    pub fn buffer_pool(
+        &self,
+        caps: &gst::Caps,
+        min_buffers: u32,
+    ) -> Result<gst::BufferPool, String> {
+        let new = self
+            .new_pool
+            .ok_or("frames in GPU memory of our own are made on NVIDIA only")?;
+        let info = gst_video::VideoInfo::from_caps(caps).map_err(|e| e.to_string())?;
+        // SAFETY: `object` is our live GstCudaContext; the function returns
+        // a new (floating) GstCudaBufferPool, or null.
+        let raw = unsafe { new(self.object) };
+        if raw.is_null() {
+            return Err("gst_cuda_buffer_pool_new failed".into());
+        }
+        // SAFETY: a new GstBufferPool; from_glib_none sinks the floating
+        // reference into the one we keep.
+        let pool: gst::BufferPool =
+            unsafe { glib::translate::from_glib_none(raw as *mut gst::ffi::GstBufferPool) };
+        let mut config = pool.config();
+        config.set_params(Some(caps), info.size() as u32, min_buffers, 0);
+        config.add_option(gst_video::BUFFER_POOL_OPTION_VIDEO_META);
+        if pool.set_config(config).is_err() {
+            // The pool refuses a config it had to change (its pitch-aligned
+            // frame size) and returns the changed one: take that.
+            pool.set_config(pool.config())
+                .map_err(|e| format!("CUDA buffer pool: {e}"))?;
+        }
+        pool.set_active(true)
+            .map_err(|e| format!("CUDA buffer pool: {e}"))?;
+        Ok(pool)
+    }
+
+    /// Maps a buffer of [`GstGpu::buffer_pool`] for writing on the device:
+    /// its plane pointers are device addresses ([`device_plane`]).
+    pub fn map_frame_writable(
+        &self,
+        buffer: gst::Buffer,
+        info: &gst_video::VideoInfo,
+    ) -> Result<gst_video::VideoFrame<gst_video::video_frame::Writable>, gst::Buffer> {
+        let mut frame = std::mem::MaybeUninit::<gst_video::ffi::GstVideoFrame>::zeroed();
+        // SAFETY: valid info, buffer and out-pointer; on success the frame
+        // holds a reference of its own and the mappings, released
+        // (gst_video_frame_unmap) when the VideoFrame drops; ours drops on
+        // return (as gstreamer-video's `from_buffer_writable` does).
+        unsafe {
+            let ok = gst_video::ffi::gst_video_frame_map(
+                frame.as_mut_ptr(),
+                glib::translate::ToGlibPtr::<*const gst_video::ffi::GstVideoInfo>::to_glib_none(
+                    info,
+                )
+                .0 as *mut _,
+                glib::translate::ToGlibPtr::<*mut gst::ffi::GstBuffer>::to_glib_none(&buffer).0,
+                gst::ffi::GST_MAP_WRITE | GST_MAP_DEVICE,
+            );
+            if ok == 0 {
+                return Err(buffer);
+            }
+            Ok(gst_video::VideoFrame::from_glib_full(frame.assume_init()))
         }
     }
 

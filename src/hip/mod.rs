@@ -15,6 +15,7 @@ mod ffi;
 #[cfg(feature = "plugin")]
 pub mod gst_gpu;
 mod module;
+pub mod nvdec;
 mod v1;
 
 pub use device::{

@@ -8,8 +8,10 @@
 //! `nvvp9dec`, …), whose frames stay in CUDA memory that the element reads in
 //! place, or AMD's VA-API decoders (`va`: `vah264dec`, …). For `cpu` they are
 //! ranked out. The probe of each file then names the decoder the scoring
-//! pipeline will use.
+//! pipeline will use. On NVIDIA, H.264 and HEVC skip GStreamer's decoders:
+//! the command drives NVDEC itself ([`crate::nvdec`]) where it can.
 
+use crate::nvdec::Direct;
 use crate::{Exit, Fail};
 use gst::prelude::*;
 use gstvmafhip::hip::{self, Vendor};
@@ -64,9 +66,10 @@ const VAAPI: &[&str] = &[
     "vajpegdec",
 ];
 
-/// Is this element factory one of the GPU decoders above?
+/// Is this element factory one of the GPU decoders above (or the
+/// command's own NVDEC path)?
 pub fn is_gpu_decoder(factory: &str) -> bool {
-    NVDEC.contains(&factory) || VAAPI.contains(&factory)
+    factory == crate::nvdec::NAME || NVDEC.contains(&factory) || VAAPI.contains(&factory)
 }
 
 /// The decoders of `vendor`'s GPUs.
@@ -117,6 +120,20 @@ pub struct Decoding {
     pub gpu: Option<Vendor>,
     /// Why media inputs decode on the CPU although `auto` was asked.
     pub cpu_because: Option<String>,
+    /// NVDEC driven by the command, where it can be (NVIDIA).
+    pub direct: Option<Direct>,
+}
+
+impl Decoding {
+    /// The command's own NVDEC path on GPU `device_id`, if it has one.
+    pub fn direct_for(&self, device_id: i32) -> Option<Direct> {
+        let d = self.direct.as_ref()?;
+        if d.device().info.ordinal == device_id.max(0) as usize {
+            return Some(d.clone());
+        }
+        let dev = hip::shared_device(Vendor::Nvidia, device_id.max(0) as usize).ok()?;
+        Direct::on(&dev).ok()
+    }
 }
 
 /// Ranks the decoders for `choice`, given the GPU the engine opened (or why
@@ -141,6 +158,7 @@ pub fn rank_decoders(
             choice,
             gpu: None,
             cpu_because: why,
+            direct: None,
         }
     };
     if choice == DecoderChoice::Cpu {
@@ -170,7 +188,11 @@ pub fn rank_decoders(
         .copied()
         .filter(|n| registry.lookup_feature(n).is_some())
         .collect();
-    if present.is_empty() {
+    let direct = match gpu {
+        Some(Ok(dev)) => Direct::on(dev).ok(),
+        _ => None,
+    };
+    if present.is_empty() && direct.is_none() {
         let why = format!(
             "no {} decoder is installed ({})",
             if vendor == Vendor::Nvidia {
@@ -199,6 +221,7 @@ pub fn rank_decoders(
         choice,
         gpu: Some(vendor),
         cpu_because: None,
+        direct,
     })
 }
 

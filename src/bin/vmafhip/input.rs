@@ -101,6 +101,8 @@ pub struct Input {
     /// pipeline's makes the same choice), and the stream it decodes.
     pub decoder: Option<String>,
     pub codec: Option<String>,
+    /// Decoded by the command's own NVDEC path ([`crate::nvdec`]).
+    pub nvdec: bool,
 }
 
 impl Input {
@@ -168,6 +170,7 @@ impl Input {
             frames: Some(size / frame),
             decoder: None,
             codec: None,
+            nvdec: false,
         })
     }
 
@@ -192,6 +195,7 @@ impl Input {
             frames: Some(size.saturating_sub(h.header_len as u64) / per_frame),
             decoder: None,
             codec: None,
+            nvdec: false,
         })
     }
 
@@ -208,6 +212,7 @@ impl Input {
                 frames: p.frames,
                 decoder: Some(p.decoder),
                 codec: Some(p.codec),
+                nvdec: false,
             }),
             None => Self::decoded(role, path),
         }
@@ -321,6 +326,7 @@ impl Input {
             frames,
             decoder,
             codec,
+            nvdec: false,
         })
     }
 
@@ -358,6 +364,13 @@ impl Input {
     pub fn branch(&self, target: &Video, chroma: bool) -> String {
         let r = self.role.name();
         let (format, w, h) = (target.scoring_format(), target.width, target.height);
+        if self.nvdec {
+            return format!(
+                "appsrc name={r}-src ! capsfilter name={r}-caps caps=\"{}\" \
+                 ! queue name={r}-queue max-size-buffers=8 max-size-bytes=0 max-size-time=0 ! v.{r}_sink",
+                crate::nvdec::caps(self)
+            );
+        }
         let source = match self.kind {
             Kind::Media => format!(
                 "filesrc name={r}-file location={} ! decodebin name={r}-decode",

@@ -6,6 +6,7 @@
 mod decode;
 mod feed;
 mod input;
+mod nvdec;
 mod pair;
 mod pairs;
 mod probe;

@@ -3,7 +3,7 @@
 
 use crate::decode::{self, Decoding};
 use crate::input::{self, Input, Kind, Role};
-use crate::{Args, Exit, Fail, OutFormat, feed};
+use crate::{Args, Exit, Fail, OutFormat, feed, nvdec};
 use gst::prelude::*;
 use gstvmafhip::{VmafFrameMessage, VmafPooledMessage};
 use std::time::{Duration, Instant};
@@ -61,8 +61,15 @@ pub fn score_pair(
             eprintln!("{s}");
         }
     };
-    let reference = Input::open(Role::Reference, &pair.reference, &a.raw)?;
-    let distorted = Input::open(Role::Distorted, &pair.distorted, &a.raw)?;
+    let mut reference = Input::open(Role::Reference, &pair.reference, &a.raw)?;
+    let mut distorted = Input::open(Role::Distorted, &pair.distorted, &a.raw)?;
+    let direct = decoding.direct_for(pair.device_id);
+    if let Some(d) = &direct {
+        let target = reference.video.clone();
+        for i in [&mut reference, &mut distorted] {
+            i.nvdec = d.takes(i, &target, a.needs_chroma);
+        }
+    }
     for i in [&reference, &distorted] {
         if let Some(note) = i.decoder_note(decoding)? {
             say(note);
@@ -80,6 +87,7 @@ pub fn score_pair(
     let pooled = play(
         &pipeline,
         [&reference, &distorted],
+        direct.as_ref(),
         &mut progress,
         voice,
         a.needs_chroma,
@@ -279,6 +287,7 @@ fn results_target(a: &Args, pair: &Pair, v: &gst::Element) -> Option<std::path::
 fn play(
     pipeline: &gst::Pipeline,
     inputs: [&Input; 2],
+    direct: Option<&crate::nvdec::Direct>,
     progress: &mut Progress,
     voice: Voice,
     needs_chroma: bool,
@@ -289,6 +298,14 @@ fn play(
         .filter(|i| i.kind != Kind::Media)
         .map(|i| feed::prepare(pipeline, i, needs_chroma, readers))
         .collect::<Result<Vec<_>, _>>()?;
+    let decoding = match direct {
+        Some(d) => inputs
+            .into_iter()
+            .filter(|i| i.nvdec)
+            .map(|i| nvdec::prepare(pipeline, i, d))
+            .collect::<Result<Vec<_>, _>>()?,
+        None => Vec::new(),
+    };
     let bus = pipeline.bus().expect("a pipeline has a bus");
     // A failed start (e.g. backend=hip with no GPU) posts its error on the
     // bus: the loop below reads and classifies it.
@@ -296,9 +313,13 @@ fn play(
     // Readers start once the pipeline runs: an appsrc that never started
     // would block them for good.
     let mut feeders = Vec::new();
+    let mut nvdecs = Vec::new();
     if started {
         for p in prepared {
             feeders.push(feed::start(p)?);
+        }
+        for p in decoding {
+            nvdecs.push(nvdec::start(p)?);
         }
     }
     let outcome = watch_bus(&bus, started, inputs, progress, voice);
@@ -306,8 +327,12 @@ fn play(
     let decoders = inputs.map(|i| i.decoder_used(pipeline));
     let mut outcome = outcome.map(|p| (p, decoders));
     let _ = pipeline.set_state(gst::State::Null);
-    for f in feeders {
-        if let (Err(e), true) = (f.join(), outcome.is_ok()) {
+    let joined = feeders
+        .into_iter()
+        .map(|f| f.join())
+        .chain(nvdecs.into_iter().map(|d| d.join()));
+    for r in joined {
+        if let (Err(e), true) = (r, outcome.is_ok()) {
             outcome = Err(e);
         }
     }
@@ -495,6 +520,7 @@ impl Input {
         match self.kind {
             Kind::Raw => "raw".into(),
             Kind::Y4m => "y4m".into(),
+            Kind::Media if self.nvdec => nvdec::NAME.into(),
             Kind::Media => self.decoder.clone().unwrap_or_else(|| "decodebin".into()),
         }
     }

@@ -1,0 +1,454 @@
+//! NVIDIA's hardware video decoder (NVDEC), driven directly through
+//! `libnvcuvid.so.1`, loaded at run time like `libcuda` (nothing linked:
+//! without the library, [`available`] says why and callers decode another
+//! way).
+//!
+//! The command uses it for H.264 and HEVC on NVIDIA GPUs: the decoder runs
+//! in the engine's own CUDA context, so a decoded picture is copied from
+//! NVDEC's output surface into the frame the element reads on the device,
+//! and no plane goes through the host. NVIDIA's parser (part of the
+//! library) splits the Annex B stream into pictures, in decode order, and
+//! hands them back in display order; this module queues them, and the
+//! caller copies each out with [`NvDecoder::copy_out`].
+
+use super::device::{Device, Stream};
+use super::ffi::{self, CuvidFns, Handle};
+use super::{Api, Runtime};
+use libloading::Library;
+use std::collections::VecDeque;
+use std::ffi::{c_int, c_uint, c_void};
+use std::sync::{Arc, OnceLock};
+
+/// Pictures the parser holds back before showing one: lets NVDEC decode
+/// ahead of the copies (NVIDIA recommends 2–4).
+const DISPLAY_DELAY: u32 = 4;
+
+/// The streams this path decodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Codec {
+    H264,
+    Hevc,
+}
+
+impl Codec {
+    /// The codec of a parser's caps name (`video/x-h264`, `video/x-h265`).
+    pub fn from_caps_name(name: &str) -> Option<Codec> {
+        match name {
+            "video/x-h264" => Some(Codec::H264),
+            "video/x-h265" => Some(Codec::Hevc),
+            _ => None,
+        }
+    }
+
+    fn cuvid(self) -> c_int {
+        match self {
+            Codec::H264 => ffi::CUVID_CODEC_H264,
+            Codec::Hevc => ffi::CUVID_CODEC_HEVC,
+        }
+    }
+}
+
+/// The library's function table, loaded once per process.
+fn cuvid() -> Result<&'static CuvidFns, String> {
+    static LIB: OnceLock<Result<(Library, CuvidFns), String>> = OnceLock::new();
+    LIB.get_or_init(|| {
+        let (lib, name) = ffi::open_first(&["libnvcuvid.so.1", "libnvcuvid.so"])?;
+        // SAFETY: the table's signatures are those of nvcuvid.h/cuviddec.h.
+        let fns = unsafe { CuvidFns::load(&lib, &name) }?;
+        Ok((lib, fns))
+    })
+    .as_ref()
+    .map(|(_, fns)| fns)
+    .map_err(Clone::clone)
+}
+
+/// Whether NVDEC can be driven on `dev`: an NVIDIA device and the library.
+pub fn available(dev: &Device) -> Result<(), String> {
+    if !matches!(dev.runtime().api, Api::Nvidia { .. }) {
+        return Err("NVDEC needs an NVIDIA GPU".into());
+    }
+    cuvid().map(|_| ())
+}
+
+/// What the stream's sequence header says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sequence {
+    pub width: usize,
+    pub height: usize,
+    pub bit_depth: u8,
+}
+
+/// A picture decoded (or being decoded), in display order.
+#[derive(Clone, Copy, Debug)]
+pub struct Picture(ffi::CuvidParserDispInfo);
+
+/// What the parser's callbacks share with the decoder (boxed: the parser
+/// holds its address).
+struct State {
+    fns: &'static CuvidFns,
+    /// Names CUDA's error codes (NVDEC returns CUresult).
+    rt: Arc<Runtime>,
+    codec: Codec,
+    decoder: Handle,
+    sequence: Option<Sequence>,
+    /// The output surface's height (the chroma plane starts that many rows
+    /// below luma).
+    surface_height: usize,
+    /// Crop offsets of the displayed area within the decoded surface.
+    crop: (usize, usize),
+    ready: VecDeque<Picture>,
+    /// The first failure inside a callback, reported by the next call.
+    error: Option<String>,
+}
+
+/// One stream's NVDEC session in the engine's CUDA context.
+pub struct NvDecoder {
+    dev: Arc<Device>,
+    state: Box<State>,
+    parser: Handle,
+    stream: Stream,
+}
+
+// SAFETY: the handles are used from one thread at a time (`&mut self`);
+// NVDEC sessions and parsers are not tied to the thread that made them
+// once the context is current there (`make_current` on every call).
+unsafe impl Send for NvDecoder {}
+
+impl NvDecoder {
+    /// A parser for `codec`; the decoder itself is created when the first
+    /// sequence header is parsed.
+    pub fn new(dev: &Arc<Device>, codec: Codec) -> Result<NvDecoder, String> {
+        available(dev)?;
+        let fns = cuvid()?;
+        dev.make_current().map_err(|e| e.to_string())?;
+        let stream = Stream::new(dev).map_err(|e| e.to_string())?;
+        let mut state = Box::new(State {
+            fns,
+            rt: dev.runtime().clone(),
+            codec,
+            decoder: std::ptr::null_mut(),
+            sequence: None,
+            surface_height: 0,
+            crop: (0, 0),
+            ready: VecDeque::new(),
+            error: None,
+        });
+        let mut params = ffi::CuvidParserParams {
+            codec_type: codec.cuvid(),
+            // The sequence callback's return value raises it.
+            max_num_decode_surfaces: 1,
+            clock_rate: 0,
+            error_threshold: 0,
+            max_display_delay: DISPLAY_DELAY,
+            flags: 0,
+            reserved1: [0; 4],
+            user_data: (&mut *state as *mut State).cast(),
+            sequence_callback: Some(on_sequence),
+            decode_picture: Some(on_decode),
+            display_picture: Some(on_display),
+            get_operating_point: std::ptr::null_mut(),
+            get_sei_msg: std::ptr::null_mut(),
+            reserved2: [std::ptr::null_mut(); 5],
+            ext_video_info: std::ptr::null_mut(),
+        };
+        let mut parser: Handle = std::ptr::null_mut();
+        // SAFETY: valid out-pointer and parameters; `state` is boxed and
+        // outlives the parser (destroyed first in `drop`).
+        state.check(
+            unsafe { (fns.create_video_parser)(&mut parser, &mut params) },
+            "cuvidCreateVideoParser",
+        )?;
+        Ok(NvDecoder {
+            dev: dev.clone(),
+            state,
+            parser,
+            stream,
+        })
+    }
+
+    /// Parses one access unit (a whole picture, Annex B): decodes it, and
+    /// queues the pictures now due for display ([`NvDecoder::pop`]).
+    pub fn push(&mut self, au: &[u8]) -> Result<(), String> {
+        self.parse(au, ffi::CUVID_PKT_ENDOFPICTURE)
+    }
+
+    /// The end of the stream: every picture still held back is queued.
+    pub fn finish(&mut self) -> Result<(), String> {
+        self.parse(&[], ffi::CUVID_PKT_ENDOFSTREAM)
+    }
+
+    fn parse(&mut self, data: &[u8], flags: std::ffi::c_ulong) -> Result<(), String> {
+        self.dev.make_current().map_err(|e| e.to_string())?;
+        let mut packet = ffi::CuvidSourceDataPacket {
+            flags,
+            payload_size: data.len() as std::ffi::c_ulong,
+            payload: if data.is_empty() {
+                std::ptr::null()
+            } else {
+                data.as_ptr()
+            },
+            timestamp: 0,
+        };
+        // SAFETY: the packet points into `data` for the call; the callbacks
+        // it triggers run on this thread, inside it, with `state`.
+        let r = unsafe { (self.state.fns.parse_video_data)(self.parser, &mut packet) };
+        if let Some(e) = self.state.error.take() {
+            return Err(e);
+        }
+        self.state.check(r, "cuvidParseVideoData")
+    }
+
+    /// The next picture in display order, if one is due.
+    pub fn pop(&mut self) -> Option<Picture> {
+        self.state.ready.pop_front()
+    }
+
+    /// The stream's size and depth, once its sequence header was parsed.
+    pub fn sequence(&self) -> Option<Sequence> {
+        self.state.sequence
+    }
+
+    /// Copies `pic` (NV12) into `dst`'s two planes on the device: each
+    /// `(address, pitch, bytes mapped)`, luma then interleaved chroma.
+    /// Returns once the copies are done and the surface is released.
+    pub fn copy_out(&mut self, pic: Picture, dst: [(u64, usize, usize); 2]) -> Result<(), String> {
+        let seq = self
+            .state
+            .sequence
+            .ok_or("NVDEC: a picture before any sequence")?;
+        let rows = [seq.height, seq.height.div_ceil(2)];
+        for (p, &(addr, pitch, bytes)) in dst.iter().enumerate() {
+            if addr == 0 || pitch < seq.width || bytes < pitch * (rows[p] - 1) + seq.width {
+                return Err(format!(
+                    "NVDEC: output plane {p} too small for {}x{}",
+                    seq.width, seq.height
+                ));
+            }
+        }
+        self.dev.make_current().map_err(|e| e.to_string())?;
+        let d = pic.0;
+        let mut proc = ffi::CuvidProcParams {
+            progressive_frame: d.progressive_frame,
+            second_field: d.repeat_first_field + 1,
+            top_field_first: d.top_field_first,
+            unpaired_field: (d.repeat_first_field < 0) as c_int,
+            reserved_flags: 0,
+            reserved_zero: 0,
+            raw_input_dptr: 0,
+            raw_input_pitch: 0,
+            raw_input_format: 0,
+            raw_output_dptr: 0,
+            raw_output_pitch: 0,
+            reserved1: 0,
+            output_stream: self.stream.raw(),
+            reserved: [0; 46],
+            histogram_dptr: std::ptr::null_mut(),
+            reserved2: [std::ptr::null_mut(); 1],
+        };
+        let (mut src, mut pitch): (u64, c_uint) = (0, 0);
+        let fns = self.state.fns;
+        // SAFETY: a live decoder, a picture index the parser gave, valid
+        // out-pointers and parameters.
+        self.state.check(
+            unsafe {
+                (fns.map_video_frame)(
+                    self.state.decoder,
+                    d.picture_index,
+                    &mut src,
+                    &mut pitch,
+                    &mut proc,
+                )
+            },
+            "cuvidMapVideoFrame64",
+        )?;
+        let copied = self.copy_planes(src, pitch as usize, &seq, dst);
+        // SAFETY: `src` is the mapping made above, released once.
+        let unmapped = unsafe { (fns.unmap_video_frame)(self.state.decoder, src) };
+        copied?;
+        self.state.check(unmapped, "cuvidUnmapVideoFrame64")
+    }
+
+    /// The two plane copies out of a mapped surface, waited for.
+    fn copy_planes(
+        &self,
+        src: u64,
+        pitch: usize,
+        seq: &Sequence,
+        dst: [(u64, usize, usize); 2],
+    ) -> Result<(), String> {
+        let Api::Nvidia { cu, .. } = &self.dev.runtime().api else {
+            return Err("NVDEC needs an NVIDIA GPU".into());
+        };
+        let (left, top) = self.state.crop;
+        let luma = src + (top * pitch + left) as u64;
+        let chroma = src + ((self.state.surface_height + top / 2) * pitch + left) as u64;
+        for ((from, rows), (to, to_pitch, _)) in
+            [(luma, seq.height), (chroma, seq.height.div_ceil(2))]
+                .into_iter()
+                .zip(dst)
+        {
+            let p = ffi::CudaMemcpy2D {
+                src_x_in_bytes: 0,
+                src_y: 0,
+                src_memory_type: ffi::CU_MEMORYTYPE_DEVICE,
+                src_host: std::ptr::null(),
+                src_device: from,
+                src_array: std::ptr::null_mut(),
+                src_pitch: pitch,
+                dst_x_in_bytes: 0,
+                dst_y: 0,
+                dst_memory_type: ffi::CU_MEMORYTYPE_DEVICE,
+                dst_host: std::ptr::null_mut(),
+                dst_device: to,
+                dst_array: std::ptr::null_mut(),
+                dst_pitch: to_pitch,
+                width_in_bytes: seq.width,
+                height: rows,
+            };
+            // SAFETY: the source is the mapped surface (pitch × its rows,
+            // as NVDEC laid it out); the destination's size was checked in
+            // `copy_out`; `p` lives across the call.
+            let r = unsafe { (cu.memcpy_2d_async)(&p, self.stream.raw()) };
+            self.dev
+                .runtime()
+                .check(r, "cuMemcpy2DAsync")
+                .map_err(|e| e.to_string())?;
+        }
+        self.stream.synchronize().map_err(|e| e.to_string())
+    }
+}
+
+impl Drop for NvDecoder {
+    fn drop(&mut self) {
+        let _ = self.dev.make_current();
+        // SAFETY: handles made by this decoder, each destroyed once, the
+        // parser (which calls into `state`) first.
+        unsafe {
+            (self.state.fns.destroy_video_parser)(self.parser);
+            if !self.state.decoder.is_null() {
+                (self.state.fns.destroy_decoder)(self.state.decoder);
+            }
+        }
+    }
+}
+
+impl State {
+    fn check(&self, code: c_int, call: &'static str) -> Result<(), String> {
+        self.rt.check(code, call).map_err(|e| e.to_string())
+    }
+}
+
+/// The sequence callback: creates the decoder for the stream's first
+/// sequence; returns how many decode surfaces the parser may cycle through
+/// (0 stops parsing).
+unsafe extern "C" fn on_sequence(user: *mut c_void, format: *mut ffi::CuvidVideoFormat) -> c_int {
+    // SAFETY: `user` is the boxed `State` this parser was made with, used
+    // only on the parsing thread; `format` is valid for the call.
+    let (state, f) = unsafe { (&mut *(user as *mut State), &*format) };
+    match state.start(f) {
+        Ok(surfaces) => surfaces as c_int,
+        Err(e) => {
+            state.error.get_or_insert(e);
+            0
+        }
+    }
+}
+
+/// The decode callback: one picture's parameters, in decode order.
+unsafe extern "C" fn on_decode(user: *mut c_void, pic: *mut c_void) -> c_int {
+    // SAFETY: as in `on_sequence`; `pic` is the parser's CUVIDPICPARAMS.
+    let state = unsafe { &mut *(user as *mut State) };
+    if state.decoder.is_null() {
+        state
+            .error
+            .get_or_insert("NVDEC: a picture before any sequence".into());
+        return 0;
+    }
+    // SAFETY: a live decoder and the parser's picture parameters.
+    let r = unsafe { (state.fns.decode_picture)(state.decoder, pic) };
+    match state.check(r, "cuvidDecodePicture") {
+        Ok(()) => 1,
+        Err(e) => {
+            state.error.get_or_insert(e);
+            0
+        }
+    }
+}
+
+/// The display callback: a picture due for display (null at the end).
+unsafe extern "C" fn on_display(user: *mut c_void, info: *mut ffi::CuvidParserDispInfo) -> c_int {
+    // SAFETY: as in `on_sequence`; `info` is valid for the call or null.
+    let state = unsafe { &mut *(user as *mut State) };
+    if !info.is_null() {
+        // SAFETY: non-null, valid for the call; copied out.
+        state.ready.push_back(Picture(unsafe { *info }));
+    }
+    1
+}
+
+impl State {
+    /// Creates the decoder for `f`, or checks that a later sequence header
+    /// keeps the size and format. Returns the decode surfaces.
+    fn start(&mut self, f: &ffi::CuvidVideoFormat) -> Result<u32, String> {
+        let [left, top, right, bottom] = f.display_area;
+        let seq = Sequence {
+            width: (right - left).max(0) as usize,
+            height: (bottom - top).max(0) as usize,
+            bit_depth: f.bit_depth_luma_minus8 + 8,
+        };
+        if f.chroma_format != ffi::CUVID_CHROMA_420 || seq.bit_depth != 8 {
+            return Err(format!(
+                "NVDEC: this path decodes 8-bit 4:2:0 only (the stream is {}-bit, chroma format {})",
+                seq.bit_depth, f.chroma_format
+            ));
+        }
+        let surfaces = (f.min_num_decode_surfaces as u32 + DISPLAY_DELAY + 2).clamp(8, 32);
+        if let Some(old) = self.sequence {
+            if old != seq {
+                return Err(format!(
+                    "NVDEC: the stream changes from {}x{} to {}x{} mid-stream",
+                    old.width, old.height, seq.width, seq.height
+                ));
+            }
+            return Ok(surfaces);
+        }
+        let mut info = ffi::CuvidDecodeCreateInfo {
+            width: f.coded_width as _,
+            height: f.coded_height as _,
+            num_decode_surfaces: surfaces as _,
+            codec_type: self.codec.cuvid(),
+            chroma_format: f.chroma_format,
+            creation_flags: ffi::CUVID_CREATE_PREFER_CUVID,
+            bit_depth_minus8: f.bit_depth_luma_minus8 as _,
+            intra_decode_only: 0,
+            max_width: f.coded_width as _,
+            max_height: f.coded_height as _,
+            reserved1: 0,
+            // Zero: the whole coded picture (cropped in the copy).
+            display_area: [0; 4],
+            output_format: ffi::CUVID_SURFACE_NV12,
+            deinterlace_mode: ffi::CUVID_DEINTERLACE_WEAVE,
+            // The output surface is the coded size: no scaling; the
+            // displayed area is cropped in the copy.
+            target_width: f.coded_width as _,
+            target_height: f.coded_height as _,
+            num_output_surfaces: 2,
+            vid_lock: std::ptr::null_mut(),
+            target_rect: [0; 4],
+            enable_histogram: 0,
+            reserved2: [0; 4],
+        };
+        let mut decoder: Handle = std::ptr::null_mut();
+        // SAFETY: valid out-pointer and parameters; the engine's context is
+        // current on this thread (the caller of cuvidParseVideoData).
+        self.check(
+            unsafe { (self.fns.create_decoder)(&mut decoder, &mut info) },
+            "cuvidCreateDecoder",
+        )?;
+        self.decoder = decoder;
+        self.sequence = Some(seq);
+        self.surface_height = f.coded_height as usize;
+        self.crop = (left.max(0) as usize, top.max(0) as usize);
+        Ok(surfaces)
+    }
+}
