@@ -30,16 +30,6 @@ row() {
   echo "| $label | $(printf '%s\n' "${fps[@]}" | median) | ${fps[*]} |"
 }
 
-# both CMD_A... -- CMD_B...: the two commands at once, as one row's command.
-both() {
-  local a=()
-  while [ "$1" != -- ]; do a+=("$1"); shift; done
-  shift
-  "${a[@]}" & "$@"; local rc=$?
-  wait $! || return 1
-  return $rc
-}
-
 if [ $S = 1080 ]; then W=1920 H=1080 N=$FC HI=5000 LO=1500; else W=3840 H=2160 N=300 HI=12000 LO=4000; fi
 for q in "ref $HI" "dis $LO"; do
   set -- $q
@@ -68,8 +58,8 @@ row "nvh264dec, both files, one pipeline, CUDA memory caps" "$N" \
   $GL -q $(dec "$R" nvh264dec ! "$CM" ! fakesink) $(dec "$D" nvh264dec ! "$CM" ! fakesink)
 row "nvh264dec, ref only, CUDA memory" "$N" $GL -q $(dec "$R" nvh264dec ! "$CM" ! fakesink)
 row "nvh264dec, dis only, CUDA memory" "$N" $GL -q $(dec "$D" nvh264dec ! "$CM" ! fakesink)
-row "nvh264dec, two processes at once, CUDA memory" "$N" \
-  both $GL -q $(dec "$R" nvh264dec ! "$CM" ! fakesink) -- $GL -q $(dec "$D" nvh264dec ! "$CM" ! fakesink)
+row "nvh264dec, two processes at once, CUDA memory" "$N" bash -c \
+  "$GL -q $(dec "$R" nvh264dec ! "'$CM'" ! fakesink) & $GL -q $(dec "$D" nvh264dec ! "'$CM'" ! fakesink); wait"
 for d in 0 1 8 16; do
   row "nvh264dec max-display-delay=$d, ref only, CUDA memory" "$N" \
     $GL -q $(dec "$R" nvh264dec max-display-delay=$d ! "$CM" ! fakesink)
