@@ -69,7 +69,7 @@ fn cambi_host_pooling_equals_device_sum() {
     let Some(mut forced) = hip_scorer(&c) else {
         return;
     };
-    forced.backend_mut().set_cambi_host_pooling(true);
+    forced.backend_mut().set_host_pooling(true);
     let seq = Seq {
         w: 640,
         h: 360,

@@ -11,18 +11,19 @@
 
 mod device;
 pub mod engine;
+mod features;
 mod ffi;
 #[cfg(feature = "plugin")]
 pub mod gst_gpu;
 mod module;
 pub mod nvdec;
-mod v1;
 
 pub use device::{
     Device, DeviceBuffer, DeviceInfo, Event, HostRegistration, PinnedBuffer, PinnedHostMem, Stream,
     pinned_owner,
 };
-pub use engine::{HipBackend, HipOptions, KERNEL_SOURCES, MAX_WIDTH, STAGES, shared_device};
+pub use engine::{HipBackend, HipOptions, MAX_WIDTH, shared_device};
+pub use features::KERNEL_SOURCES;
 pub use module::{Arg, ArgKind, Kernel, Module, PRELUDE, cache_dir, compile, compile_source};
 
 use ffi::{CudaFns, HipFns, RtcFns};

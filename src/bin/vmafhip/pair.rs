@@ -505,7 +505,7 @@ fn hms(secs: f64) -> String {
 impl Input {
     fn decoder_note(&self, decoding: &Decoding) -> Result<Option<String>, Fail> {
         match (&self.decoder, self.kind) {
-            (Some(d), Kind::Media) => decode::check_decoder(
+            (Some(d), Kind::Media) if !self.nvdec => decode::check_decoder(
                 decoding,
                 &self.path,
                 self.codec.as_deref().unwrap_or("?"),

@@ -1,29 +1,25 @@
-//! The VMAF v1 extractors on the GPU: CAMBI and speed_chroma
-//! (`kernels/cambi.hip`, `kernels/speed.hip`). Their v1 ADM (Barten/blended
-//! CSF weights) and motion options (five-frame window, moving average) run
-//! in the v0 kernels with other constants and slots (engine.rs).
-//!
-//! As for the v0 features, the device computes everything per pixel and
-//! per block, and the host finishes with the CPU engine's own functions:
-//! CAMBI's per-scale top-k mean from an exact integer sum (or, when that sum
-//! is too large for libvmaf's double sum to be order-free, from the c-values
-//! themselves), speed_chroma's entropies (`log2`) and score from the
-//! eigenvalues and block variances.
+//! CAMBI on the GPU (`kernels/cambi.hip`): per picture scored (the
+//! distorted one, and the reference with `full_ref`), a range check, the
+//! preprocessing and mask, the five scales' c-values, and each scale's
+//! top-k sum, exact in integers; the CPU twin (`vmaf::features::cambi`)
+//! finishes the score. Where a scale's exact sum is too large for libvmaf's
+//! double sum to be order-free, that scale is pooled on the host from its
+//! c-values, read back.
 
 #![forbid(unsafe_code)]
 
-use super::module::ArgKind as K;
-use super::{Arg, Device, DeviceBuffer, HipError, Kernel, Module, PinnedHostMem, Stream};
+use super::{Frame, Geometry, GpuExtractor, Modules, Retired, blocks, sig, upload_table};
+use crate::hip::module::ArgKind as K;
+use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, PinnedHostMem, Stream};
+use crate::vmaf::VmafError;
+use crate::vmaf::features::RawFeatures;
 use crate::vmaf::features::cambi::{
     self, CambiParams, CambiScores, CambiSetup, NUM_SCALES, combine_scales, mask_index,
     scale_sizes, topk_count,
 };
-use crate::vmaf::features::speed::{
-    self, AxisTaps, Dims, RawStats, ScaleMethod, SpeedParams, axis_taps, frame_scores,
-};
 use std::sync::Arc;
 
-pub(super) struct V1Kernels {
+pub(in crate::hip) struct Kernels {
     check8: Kernel,
     check16: Kernel,
     prep8: Kernel,
@@ -35,83 +31,48 @@ pub(super) struct V1Kernels {
     radix_select: Kernel,
     radix_sum: Kernel,
     radix_close: Kernel,
-    small8: Kernel,
-    small16: Kernel,
-    localmean: Kernel,
-    stats: Kernel,
     /// CAMBI's reciprocal table (f32), device copy.
     recip: DeviceBuffer,
 }
 
-pub(super) fn load(
-    m: &dyn Fn(&str) -> Arc<Module>,
-    dev: &Arc<Device>,
-    stream: &Stream,
-) -> Result<V1Kernels, HipError> {
-    use K::{I32, Ptr, U32};
-    let c = m("cambi.hip");
-    let s = m("speed.hip");
-    let check = [Ptr, I32, I32, Ptr];
-    let prep = [Ptr, I32, Ptr, Ptr, I32, I32, I32, I32, Ptr];
-    let small = [
-        Ptr, Ptr, Ptr, Ptr, I32, U32, I32, I32, Ptr, Ptr, Ptr, Ptr, I32, I32, Ptr, I32, I32, I32,
-        Ptr,
-    ];
-    let recip_table = cambi::reciprocal_lut();
-    let bytes: Vec<u8> = recip_table.iter().flat_map(|v| v.to_le_bytes()).collect();
-    let recip = DeviceBuffer::new(dev, bytes.len(), "CAMBI reciprocal table")?;
-    stream.upload_blocking(&recip, 0, &bytes)?;
-    Ok(V1Kernels {
-        check8: c.kernel("cambi_check_8", &check)?,
-        check16: c.kernel("cambi_check_16", &check)?,
-        prep8: c.kernel("cambi_prep_8", &prep)?,
-        prep16: c.kernel("cambi_prep_16", &prep)?,
-        mask: c.kernel("cambi_mask", &[Ptr, I32, I32, I32, I32, I32, U32, Ptr])?,
-        scale: c.kernel("cambi_scale", &[Ptr, I32, I32, I32, I32, Ptr])?,
-        cvalues: c.kernel(
-            "cambi_cvalues",
-            &[
-                Ptr, Ptr, I32, I32, I32, I32, I32, Ptr, I32, I32, I32, I32, Ptr, Ptr,
-            ],
-        )?,
-        radix_hist: c.kernel("cambi_radix_hist", &[Ptr, Ptr, I32, Ptr, Ptr, Ptr])?,
-        radix_select: c.kernel("cambi_radix_select", &[Ptr, I32, Ptr, Ptr])?,
-        radix_sum: c.kernel("cambi_radix_sum", &[Ptr, Ptr, Ptr, Ptr, Ptr])?,
-        radix_close: c.kernel("cambi_radix_close", &[Ptr, Ptr, Ptr, Ptr])?,
-        small8: s.kernel("speed_small_8", &small)?,
-        small16: s.kernel("speed_small_16", &small)?,
-        localmean: s.kernel("speed_localmean", &[Ptr, I32, I32, Ptr, I32, Ptr])?,
-        stats: s.kernel("speed_stats", &[Ptr, I32, I32, I32, I32, Ptr, Ptr])?,
-        recip,
-    })
+impl Kernels {
+    pub(super) fn load(m: &Modules, dev: &Arc<Device>, st: &Stream) -> Result<Self, HipError> {
+        use K::{I32, Ptr, U32};
+        let c = &m["cambi.hip"];
+        let check = [Ptr, I32, I32, Ptr];
+        let prep = [Ptr, I32, Ptr, Ptr, I32, I32, I32, I32, Ptr];
+        let recip = upload_table(
+            dev,
+            st,
+            &cambi::reciprocal_lut(),
+            |v: f32| v.to_le_bytes().to_vec(),
+            "CAMBI reciprocal table",
+        )?;
+        let cvalues = sig("pp iiiii p iiii pp");
+        Ok(Kernels {
+            check8: c.kernel("cambi_check_8", &check)?,
+            check16: c.kernel("cambi_check_16", &check)?,
+            prep8: c.kernel("cambi_prep_8", &prep)?,
+            prep16: c.kernel("cambi_prep_16", &prep)?,
+            mask: c.kernel("cambi_mask", &[Ptr, I32, I32, I32, I32, I32, U32, Ptr])?,
+            scale: c.kernel("cambi_scale", &[Ptr, I32, I32, I32, I32, Ptr])?,
+            cvalues: c.kernel("cambi_cvalues", &cvalues)?,
+            radix_hist: c.kernel("cambi_radix_hist", &[Ptr, Ptr, I32, Ptr, Ptr, Ptr])?,
+            radix_select: c.kernel("cambi_radix_select", &[Ptr, I32, Ptr, Ptr])?,
+            radix_sum: c.kernel("cambi_radix_sum", &[Ptr, Ptr, Ptr, Ptr, Ptr])?,
+            radix_close: c.kernel("cambi_radix_close", &[Ptr, Ptr, Ptr, Ptr])?,
+            recip,
+        })
+    }
 }
 
 /// Output tile of `cambi_cvalues` (one block of 256 threads).
 const CAMBI_TW: usize = 32;
 const CAMBI_TH: usize = 8;
 
-fn blocks(n: usize) -> u32 {
-    n.div_ceil(256).max(1) as u32
-}
-
-fn upload<T: Copy>(
-    dev: &Arc<Device>,
-    st: &Stream,
-    v: &[T],
-    to_bytes: fn(T) -> [u8; 4],
-    what: &str,
-) -> Result<DeviceBuffer, HipError> {
-    let bytes: Vec<u8> = v.iter().flat_map(|&x| to_bytes(x)).collect();
-    let b = DeviceBuffer::new(dev, bytes.len().max(4), what)?;
-    if !bytes.is_empty() {
-        st.upload_blocking(&b, 0, &bytes)?;
-    }
-    Ok(b)
-}
-
 /// u64 slots of one CAMBI picture's results: per scale (exact top-k sum in
 /// 2^-24 units, inexact flag), then the out-of-range-sample flag.
-pub(super) const CAMBI_SLOTS: usize = 2 * NUM_SCALES;
+const CAMBI_SLOTS: usize = 2 * NUM_SCALES;
 
 /// One picture CAMBI scores (the distorted one, or the reference with `full_ref`).
 struct CambiPic {
@@ -133,7 +94,7 @@ struct CambiPic {
 }
 
 /// Stream-wide CAMBI state on the device.
-pub(super) struct CambiLayout {
+struct CambiLayout {
     pub setup: CambiSetup,
     pics: Vec<CambiPic>,
     tvi: DeviceBuffer,
@@ -142,7 +103,7 @@ pub(super) struct CambiLayout {
 }
 
 impl CambiLayout {
-    pub(super) fn new(
+    fn new(
         dev: &Arc<Device>,
         st: &Stream,
         p: &CambiParams,
@@ -175,24 +136,36 @@ impl CambiLayout {
                 .map(|&(sw, sh)| topk_count(sw * sh, setup.topk) as u32)
                 .collect();
             pics.push(CambiPic {
-                seg: upload(dev, st, &seg, i32::to_le_bytes, "CAMBI scale offsets")?,
-                kfirst: upload(dev, st, &kfirst, u32::to_le_bytes, "CAMBI top-k counts")?,
+                seg: upload_table(
+                    dev,
+                    st,
+                    &seg,
+                    |v: i32| v.to_le_bytes().to_vec(),
+                    "CAMBI scale offsets",
+                )?,
+                kfirst: upload_table(
+                    dev,
+                    st,
+                    &kfirst,
+                    |v: u32| v.to_le_bytes().to_vec(),
+                    "CAMBI top-k counts",
+                )?,
                 w: pw,
                 h: ph,
                 window,
                 scales,
-                rows: upload(
+                rows: upload_table(
                     dev,
                     st,
                     &to_i32(cambi::sample_positions(h, ph)),
-                    i32::to_le_bytes,
+                    |v: i32| v.to_le_bytes().to_vec(),
                     "CAMBI rows",
                 )?,
-                cols: upload(
+                cols: upload_table(
                     dev,
                     st,
                     &to_i32(cambi::sample_positions(w, pw)),
-                    i32::to_le_bytes,
+                    |v: i32| v.to_le_bytes().to_vec(),
                     "CAMBI columns",
                 )?,
                 offsets,
@@ -216,7 +189,7 @@ impl CambiLayout {
         })
     }
 
-    pub(super) fn slot(&self, dev: &Arc<Device>) -> Result<CambiSlot, HipError> {
+    fn slot(&self, dev: &Arc<Device>) -> Result<CambiSlot, HipError> {
         let big = self.pics.iter().map(|p| p.w * p.h).max().unwrap_or(1);
         let (m0w, m0h) = self
             .pics
@@ -243,9 +216,9 @@ impl CambiLayout {
     /// results land in `accum` from u64 slot `base`; `bad` is the u64 slot
     /// flagged when a sample exceeds the bit depth.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn launch(
+    fn launch(
         &self,
-        k: &V1Kernels,
+        k: &Kernels,
         st: &Stream,
         slot: &CambiSlot,
         luma: (&DeviceBuffer, &DeviceBuffer),
@@ -272,7 +245,7 @@ impl CambiLayout {
     #[allow(clippy::too_many_arguments)]
     fn launch_range_check(
         &self,
-        k: &V1Kernels,
+        k: &Kernels,
         st: &Stream,
         src: &DeviceBuffer,
         bps: usize,
@@ -302,7 +275,7 @@ impl CambiLayout {
     #[allow(clippy::too_many_arguments)]
     fn launch_prepare_and_mask(
         &self,
-        k: &V1Kernels,
+        k: &Kernels,
         st: &Stream,
         slot: &CambiSlot,
         pic: &CambiPic,
@@ -354,7 +327,7 @@ impl CambiLayout {
     /// c-values into `slot.cvals[pi]` at the scale's offset.
     fn launch_scales(
         &self,
-        k: &V1Kernels,
+        k: &Kernels,
         st: &Stream,
         slot: &CambiSlot,
         pic: &CambiPic,
@@ -417,7 +390,7 @@ impl CambiLayout {
     /// The exact top-k sums of picture `pi`'s c-values per scale, into
     /// `accum` at byte offset `total`.
     fn launch_top_k(
-        k: &V1Kernels,
+        k: &Kernels,
         st: &Stream,
         slot: &CambiSlot,
         pic: &CambiPic,
@@ -488,7 +461,7 @@ impl CambiLayout {
     /// CAMBI from the read-back sums; a scale whose exact sum is too large
     /// (or not representable) is pooled from its c-values, read back with
     /// `fetch(picture, float offset, count)`.
-    pub(super) fn finish(
+    fn finish(
         &self,
         sums: &[u64],
         base: usize,
@@ -530,7 +503,7 @@ impl CambiLayout {
 }
 
 /// Per-slot device memory of CAMBI.
-pub(super) struct CambiSlot {
+struct CambiSlot {
     img: [DeviceBuffer; 2],
     mask: DeviceBuffer,
     cvals: Vec<DeviceBuffer>,
@@ -547,7 +520,7 @@ const RADIX_BYTES: usize = RADIX_STATE + 5 * 4 * 4;
 impl CambiSlot {
     /// Blocking read of `n` c-values of picture `pic` from float `offset`
     /// (only after the frame's work completed).
-    pub(super) fn read(
+    fn read(
         &self,
         st: &Stream,
         host: &PinnedHostMem,
@@ -565,238 +538,111 @@ impl CambiSlot {
 
     /// Floats of the largest picture, for [`CambiSlot::read`]'s host buffer.
     /// Device bytes this slot holds.
-    pub(super) fn device_bytes(&self) -> usize {
+    fn device_bytes(&self) -> usize {
         let img: usize = self.img.iter().map(DeviceBuffer::bytes).sum();
         let cvals: usize = self.cvals.iter().map(DeviceBuffer::bytes).sum();
         img + self.mask.bytes() + cvals + self.radix.bytes()
     }
 
-    pub(super) fn max_floats(&self) -> usize {
+    fn max_floats(&self) -> usize {
         self.cvals.iter().map(|b| b.bytes() / 4).max().unwrap_or(0)
     }
 }
 
-/// Stream-wide speed_chroma state on the device.
-pub(super) struct SpeedLayout {
-    pub p: SpeedParams,
-    pub dims: Dims,
-    method: i32,
-    taps: usize,
-    rows_idx: DeviceBuffer,
-    rows_w: DeviceBuffer,
-    cols_idx: DeviceBuffer,
-    cols_w: DeviceBuffer,
-    antialias: DeviceBuffer,
-    aa_len: usize,
-    local: DeviceBuffer,
-    local_len: usize,
-    scaler: f32,
+/// CAMBI for one geometry: its layout, scratch per slot, and the host
+/// memory c-values are read back into when a scale is pooled on the host.
+pub(super) struct Cambi {
+    layout: CambiLayout,
+    scratch: Vec<CambiSlot>,
+    fallback: Option<PinnedHostMem>,
+    host_pooling: bool,
 }
 
-/// Floats of one image's statistics in the read-back: 25 eigenvalues, the
-/// singular flag (as bits), then the block variances.
-fn stats_floats(d: &Dims) -> usize {
-    25 + 1 + d.blocks()
-}
-
-impl SpeedLayout {
+impl Cambi {
     pub(super) fn new(
         dev: &Arc<Device>,
         st: &Stream,
-        p: &SpeedParams,
-        cw: usize,
-        ch: usize,
-        bpc: u8,
-    ) -> Result<Self, HipError> {
-        let dims = p.dims(cw, ch).map_err(HipError::Usage)?;
-        let (method, rows, cols) = if p.prescaled() {
-            let code = match p.method {
-                ScaleMethod::Nearest => 1,
-                ScaleMethod::Bilinear => 2,
-                ScaleMethod::Bicubic => 3,
-                ScaleMethod::Lanczos4 => 4,
-            };
-            (
-                code,
-                axis_taps(p.method, ch, dims.sh),
-                axis_taps(p.method, cw, dims.sw),
-            )
-        } else {
-            (0, AxisTaps::default(), AxisTaps::default())
-        };
-        let ks = p.kernelscale as f32;
-        let aa = speed::antialias_filter(ks);
-        let local = speed::gaussian_filter(speed::NUM_SCALES as i32, ks);
-        Ok(Self {
-            p: *p,
-            dims,
-            method,
-            taps: rows.taps.max(1),
-            rows_idx: upload(
-                dev,
-                st,
-                &rows.index,
-                i32::to_le_bytes,
-                "speed prescale rows",
-            )?,
-            rows_w: upload(
-                dev,
-                st,
-                &rows.weight,
-                f32::to_le_bytes,
-                "speed prescale rows",
-            )?,
-            cols_idx: upload(
-                dev,
-                st,
-                &cols.index,
-                i32::to_le_bytes,
-                "speed prescale columns",
-            )?,
-            cols_w: upload(
-                dev,
-                st,
-                &cols.weight,
-                f32::to_le_bytes,
-                "speed prescale columns",
-            )?,
-            antialias: upload(dev, st, &aa, f32::to_le_bytes, "speed filter")?,
-            aa_len: aa.len(),
-            local: upload(dev, st, &local, f32::to_le_bytes, "speed filter")?,
-            local_len: local.len(),
-            scaler: speed::float_scaler(bpc).unwrap_or(0.0),
+        geo: &Geometry,
+        p: &CambiParams,
+    ) -> Result<Self, VmafError> {
+        let layout = CambiLayout::new(dev, st, p, geo.w, geo.h, geo.bpc)
+            .map_err(|e| VmafError::TooSmall(format!("{e}")))?;
+        Ok(Cambi {
+            layout,
+            scratch: Vec::new(),
+            fallback: None,
+            host_pooling: false,
         })
     }
 
-    /// Bytes of the four images' statistics in the read-back.
-    pub(super) fn result_bytes(&self) -> usize {
-        4 * stats_floats(&self.dims) * 4
+    /// The sum flagging a sample above the bit depth.
+    fn bad_word(&self) -> usize {
+        2 * CAMBI_SLOTS
+    }
+}
+
+impl GpuExtractor for Cambi {
+    fn stage(&self) -> &'static str {
+        "cambi"
     }
 
-    pub(super) fn slot(&self, dev: &Arc<Device>) -> Result<SpeedSlot, HipError> {
-        let d = &self.dims;
-        let n = d.ow * d.oh;
-        Ok(SpeedSlot {
-            small: DeviceBuffer::new(dev, 4 * n * 4, "speed decimated planes")?,
-            centred: DeviceBuffer::new(dev, 4 * n * 4, "speed decimated planes")?,
-            stats: DeviceBuffer::new(dev, self.result_bytes(), "speed statistics")?,
-            scratch: DeviceBuffer::new(dev, 4 * 2 * 25 * d.blocks() * 4, "speed solve scratch")?,
-        })
+    fn memory(&self) -> &'static str {
+        "CAMBI"
     }
 
-    /// Queues the four images (U, V of reference and distorted); `chroma`
-    /// holds the device planes as (U ref, U dist, V ref, V dist).
-    pub(super) fn launch(
-        &self,
-        k: &V1Kernels,
-        st: &Stream,
-        slot: &SpeedSlot,
-        chroma: [&DeviceBuffer; 4],
-        bps: usize,
-    ) -> Result<(), HipError> {
-        let d = &self.dims;
-        let kern = if bps == 1 { &k.small8 } else { &k.small16 };
-        st.launch(
-            kern,
-            (blocks(d.ow), d.oh as u32, 4),
-            (256, 1, 1),
-            0,
-            &[
-                Arg::Buf(chroma[0], 0),
-                Arg::Buf(chroma[1], 0),
-                Arg::Buf(chroma[2], 0),
-                Arg::Buf(chroma[3], 0),
-                Arg::I32(d.w as i32),
-                Arg::U32(self.scaler.to_bits()),
-                Arg::I32(self.method),
-                Arg::I32(self.taps as i32),
-                Arg::Buf(&self.rows_idx, 0),
-                Arg::Buf(&self.rows_w, 0),
-                Arg::Buf(&self.cols_idx, 0),
-                Arg::Buf(&self.cols_w, 0),
-                Arg::I32(d.sw as i32),
-                Arg::I32(d.sh as i32),
-                Arg::Buf(&self.antialias, 0),
-                Arg::I32(self.aa_len as i32),
-                Arg::I32(d.ow as i32),
-                Arg::I32(d.oh as i32),
-                Arg::Buf(&slot.small, 0),
-            ],
-        )?;
-        st.launch(
-            &k.localmean,
-            (blocks(d.ow), d.oh as u32, 4),
-            (256, 1, 1),
-            0,
-            &[
-                Arg::Buf(&slot.small, 0),
-                Arg::I32(d.ow as i32),
-                Arg::I32(d.oh as i32),
-                Arg::Buf(&self.local, 0),
-                Arg::I32(self.local_len as i32),
-                Arg::Buf(&slot.centred, 0),
-            ],
-        )?;
-        st.launch(
-            &k.stats,
-            (4, 1, 1),
-            (256, 1, 1),
-            0,
-            &[
-                Arg::Buf(&slot.centred, 0),
-                Arg::I32(d.ow as i32),
-                Arg::I32(d.oh as i32),
-                Arg::I32(d.tw as i32),
-                Arg::I32(d.th as i32),
-                Arg::Buf(&slot.stats, 0),
-                Arg::Buf(&slot.scratch, 0),
-            ],
-        )?;
+    /// Distorted then reference: per scale (top-k sum, inexact), then the
+    /// out-of-range flag.
+    fn sum_words(&self) -> usize {
+        2 * CAMBI_SLOTS + 1
+    }
+
+    fn add_slot(&mut self, dev: &Arc<Device>) -> Result<(), HipError> {
+        self.scratch.push(self.layout.slot(dev)?);
         Ok(())
     }
 
-    /// speed_chroma u, v, uv from the read-back statistics.
-    pub(super) fn finish(&self, bytes: &[u8]) -> [f64; 3] {
-        let f = |i: usize| {
-            f32::from_le_bytes([
-                bytes[4 * i],
-                bytes[4 * i + 1],
-                bytes[4 * i + 2],
-                bytes[4 * i + 3],
-            ])
-        };
-        let sf = stats_floats(&self.dims);
-        let raw = |img: usize| {
-            let at = img * sf;
-            let mut eig = [0f32; 25];
-            for (e, slot) in eig.iter_mut().enumerate() {
-                *slot = f(at + e);
-            }
-            RawStats {
-                eig,
-                singular: f(at + 25).to_bits() != 0,
-                variances: (0..self.dims.blocks()).map(|b| f(at + 26 + b)).collect(),
-            }
-        };
-        let raw = [raw(0), raw(1), raw(2), raw(3)];
-        frame_scores(&raw, &self.dims, &self.p)
+    fn slot_bytes(&self) -> usize {
+        self.scratch.first().map_or(0, CambiSlot::device_bytes)
     }
-}
 
-/// Per-slot device memory of speed_chroma.
-pub(super) struct SpeedSlot {
-    small: DeviceBuffer,
-    centred: DeviceBuffer,
-    pub stats: DeviceBuffer,
-    scratch: DeviceBuffer,
-}
+    fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError> {
+        self.layout.launch(
+            &f.kernels.cambi,
+            f.stream,
+            &self.scratch[f.slot],
+            (&f.pix[0], &f.pix[1]),
+            f.geo.bps,
+            f.geo.bpc,
+            f.sums,
+            f.sums_at,
+            f.sums_at + self.bad_word(),
+        )?;
+        Ok(true)
+    }
 
-impl SpeedSlot {
-    /// Device bytes this slot holds.
-    pub(super) fn device_bytes(&self) -> usize {
-        [&self.small, &self.centred, &self.stats, &self.scratch]
-            .iter()
-            .map(|b| b.bytes())
-            .sum()
+    fn finish(&mut self, r: &Retired<'_>, out: &mut RawFeatures) -> Result<(), HipError> {
+        let bpc = r.geo.bpc;
+        if r.sums[self.bad_word()] != 0 {
+            out.error = Some(format!(
+                "CAMBI: a luma value exceeds the {bpc}-bit maximum {}",
+                (1u32 << bpc) - 1
+            ));
+            return Ok(());
+        }
+        let cs = &self.scratch[r.slot];
+        if self.fallback.is_none() {
+            self.fallback = Some(PinnedHostMem::new(r.stream.device(), cs.max_floats() * 4)?);
+        }
+        let host = self.fallback.as_ref().expect("just made");
+        let mut fetch = |pic: usize, off: usize, n: usize| cs.read(r.stream, host, pic, off, n);
+        out.cambi = Some(
+            self.layout
+                .finish(r.sums, 0, self.host_pooling, &mut fetch)?,
+        );
+        Ok(())
+    }
+
+    fn set_host_pooling(&mut self, on: bool) {
+        self.host_pooling = on;
     }
 }

@@ -1,0 +1,344 @@
+//! ADM on the GPU (`kernels/adm_dwt.hip`, `adm_decouple.hip`, `adm_cm.hip`,
+//! `adm_csf_den.hip`): at each of the four scales, the DWT of both pictures
+//! (from the luma at scale 0, from the previous scale's bands after), the
+//! decoupling with the CSF, the contrast-masking sums and the CSF-weighted
+//! denominator sums, nine u64 per scale; the CPU twin
+//! (`vmaf::features::adm`) finishes them into the scores.
+
+#![forbid(unsafe_code)]
+
+use super::{Frame, Geometry, GpuExtractor, Modules, Retired, blocks, sig, upload_table};
+use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, Stream};
+use crate::vmaf::features::RawFeatures;
+use crate::vmaf::features::adm::{
+    self, AdmParams, AdmScores, CmShifts, cm_finish, csf_den_finish, den_shifts,
+};
+use crate::vmaf::features::adm_tables::{
+    DWT_LO_SUM, Region, div_lookup, dwt_indices, rfactors_s123_fixed, rfactors_scale0_fixed,
+};
+use std::sync::Arc;
+
+pub(in crate::hip) struct Kernels {
+    dwt0_8: Kernel,
+    dwt0_16: Kernel,
+    dwt123: Kernel,
+    decouple: Kernel,
+    cm: Kernel,
+    csf_den: Kernel,
+    /// ADM's reciprocal table (i32), device copy.
+    div_table: DeviceBuffer,
+}
+
+impl Kernels {
+    pub(super) fn load(m: &Modules, dev: &Arc<Device>, st: &Stream) -> Result<Self, HipError> {
+        let div_table = upload_table(
+            dev,
+            st,
+            &div_lookup(),
+            |v: i32| v.to_le_bytes().to_vec(),
+            "ADM reciprocal table",
+        )?;
+        let (dwt0, dwt123) = (sig("pppp iiii pp iii"), sig("pppp iiii pp li li"));
+        let decouple = sig("pppp iiiiiii dd lll");
+        let (cm, den) = (sig("p iiiiiii lll iiii p"), sig("p iiiiiiiii p"));
+        Ok(Kernels {
+            dwt0_8: m["adm_dwt.hip"].kernel("adm_dwt0_8", &dwt0)?,
+            dwt0_16: m["adm_dwt.hip"].kernel("adm_dwt0_16", &dwt0)?,
+            dwt123: m["adm_dwt.hip"].kernel("adm_dwt123", &dwt123)?,
+            decouple: m["adm_decouple.hip"].kernel("adm_decouple_csf", &decouple)?,
+            cm: m["adm_cm.hip"].kernel("adm_cm", &cm)?,
+            csf_den: m["adm_csf_den.hip"].kernel("adm_csf_den", &den)?,
+            div_table,
+        })
+    }
+}
+
+/// One slot's bands and decoupling planes.
+struct Scratch {
+    bands_ref: Vec<DeviceBuffer>,
+    bands_dis: Vec<DeviceBuffer>,
+    work: DeviceBuffer,
+}
+
+pub(super) struct Adm {
+    p: AdmParams,
+    /// Input size and band size per scale.
+    input: [(usize, usize); 4],
+    band: [(usize, usize); 4],
+    /// DWT index tables of every scale (ix then iy), and their offsets.
+    dwt_tables: DeviceBuffer,
+    dwt_offsets: [(usize, usize); 4],
+    scratch: Vec<Scratch>,
+}
+
+impl Adm {
+    /// ADM for `geo`, its DWT index tables uploaded.
+    pub(super) fn new(
+        dev: &Arc<Device>,
+        st: &Stream,
+        geo: &Geometry,
+        p: AdmParams,
+    ) -> Result<Self, HipError> {
+        let mut input = [(geo.w, geo.h); 4];
+        let mut band = [(geo.w.div_ceil(2), geo.h.div_ceil(2)); 4];
+        for s in 1..4 {
+            input[s] = band[s - 1];
+            band[s] = (input[s].0.div_ceil(2), input[s].1.div_ceil(2));
+        }
+        // ix (band width × 4) then iy (band height × 4), per scale.
+        let mut table: Vec<u8> = Vec::new();
+        let mut dwt_offsets = [(0, 0); 4];
+        for s in 0..4 {
+            dwt_offsets[s].0 = table.len();
+            table.extend(
+                dwt_indices(input[s].0)
+                    .iter()
+                    .flatten()
+                    .flat_map(|v| v.to_le_bytes()),
+            );
+            dwt_offsets[s].1 = table.len();
+            table.extend(
+                dwt_indices(input[s].1)
+                    .iter()
+                    .flatten()
+                    .flat_map(|v| v.to_le_bytes()),
+            );
+        }
+        let dwt_tables = DeviceBuffer::new(dev, table.len(), "DWT index tables")?;
+        st.upload_blocking(&dwt_tables, 0, &table)?;
+        Ok(Adm {
+            p,
+            input,
+            band,
+            dwt_tables,
+            dwt_offsets,
+            scratch: Vec::new(),
+        })
+    }
+
+    /// The DWT of both pictures at `scale`.
+    fn launch_dwt(&self, f: &Frame<'_>, scale: usize) -> Result<(), HipError> {
+        let (g, k, sc) = (f.geo, &f.kernels.adm, &self.scratch[f.slot]);
+        let (w, h) = self.input[scale];
+        let (bw, bh) = self.band[scale];
+        let (ox, oy) = self.dwt_offsets[scale];
+        let grid = (blocks(bw), bh as u32, 2);
+        let size = [
+            Arg::I32(w as i32),
+            Arg::I32(h as i32),
+            Arg::I32(bw as i32),
+            Arg::I32(bh as i32),
+            Arg::Buf(&self.dwt_tables, ox),
+            Arg::Buf(&self.dwt_tables, oy),
+        ];
+        if scale == 0 {
+            let shift = if g.bpc == 8 { 8 } else { i32::from(g.bpc) };
+            let round = 1i32 << (shift - 1);
+            let kern = if g.bps == 1 { &k.dwt0_8 } else { &k.dwt0_16 };
+            let mut args = vec![
+                Arg::Buf(&f.pix[0], 0),
+                Arg::Buf(&f.pix[1], 0),
+                Arg::Buf(&sc.bands_ref[0], 0),
+                Arg::Buf(&sc.bands_dis[0], 0),
+            ];
+            args.extend(size);
+            args.extend([
+                Arg::I32(shift),
+                Arg::I32(round),
+                Arg::I32(DWT_LO_SUM.wrapping_mul(round)),
+            ]);
+            return f.stream.launch(kern, grid, (256, 1, 1), 0, &args);
+        }
+        let (v_add, v_shift) = if scale == 1 { (0, 0) } else { (32768, 16) };
+        let (h_add, h_shift) = if scale == 2 { (32768, 16) } else { (16384, 15) };
+        let mut args = vec![
+            Arg::Buf(&sc.bands_ref[scale - 1], 0),
+            Arg::Buf(&sc.bands_dis[scale - 1], 0),
+            Arg::Buf(&sc.bands_ref[scale], 0),
+            Arg::Buf(&sc.bands_dis[scale], 0),
+        ];
+        args.extend(size);
+        args.extend([
+            Arg::I64(v_add),
+            Arg::I32(v_shift),
+            Arg::I64(h_add),
+            Arg::I32(h_shift),
+        ]);
+        f.stream.launch(&k.dwt123, grid, (256, 1, 1), 0, &args)
+    }
+
+    /// Decoupling of the distorted bands from the reference's at `scale`,
+    /// with the CSF's fixed-point factors `rf`, into the slot's planes.
+    fn launch_decouple(&self, f: &Frame<'_>, scale: usize, rf: [i64; 3]) -> Result<(), HipError> {
+        let (k, sc) = (&f.kernels.adm, &self.scratch[f.slot]);
+        let (bw, bh) = self.band[scale];
+        let cos_sq = f64::from(adm::cos_1deg_sq());
+        let e = Region::extended(bw, bh);
+        f.stream.launch(
+            &k.decouple,
+            (
+                blocks((e.right - e.left).max(0) as usize),
+                (e.bottom - e.top).max(0) as u32,
+                1,
+            ),
+            (256, 1, 1),
+            0,
+            &[
+                Arg::Buf(&sc.bands_ref[scale], 0),
+                Arg::Buf(&sc.bands_dis[scale], 0),
+                Arg::Buf(&k.div_table, 0),
+                Arg::Buf(&sc.work, 0),
+                Arg::I32(bw as i32),
+                Arg::I32(bh as i32),
+                Arg::I32(e.top),
+                Arg::I32(e.bottom),
+                Arg::I32(e.left),
+                Arg::I32(e.right),
+                Arg::I32(scale as i32),
+                Arg::F64(self.p.enhn_gain_limit),
+                Arg::F64(cos_sq),
+                Arg::I64(rf[0]),
+                Arg::I64(rf[1]),
+                Arg::I64(rf[2]),
+            ],
+        )
+    }
+
+    /// The contrast-masking sums and the CSF-weighted denominator sums of
+    /// `scale`, into its nine sums.
+    fn launch_masking(&self, f: &Frame<'_>, scale: usize, rf: [i64; 3]) -> Result<(), HipError> {
+        let (k, sc) = (&f.kernels.adm, &self.scratch[f.slot]);
+        let (bw, bh) = self.band[scale];
+        let c = Region::core(bw, bh);
+        let (top, bottom) = (c.top.max(0), c.bottom.min(bh as i32));
+        let (left, right) = (c.left.max(0), c.right.min(bw as i32));
+        let shifts = CmShifts::new(scale, bw, bh);
+        let base = (f.sums_at + 9 * scale) * 8;
+        f.stream.launch(
+            &k.cm,
+            (1, (bottom - top).max(0) as u32, 1),
+            (256, 1, 1),
+            0,
+            &[
+                Arg::Buf(&sc.work, 0),
+                Arg::I32(bw as i32),
+                Arg::I32(bh as i32),
+                Arg::I32(top),
+                Arg::I32(bottom),
+                Arg::I32(left),
+                Arg::I32(right),
+                Arg::I32(scale as i32),
+                Arg::I64(rf[0]),
+                Arg::I64(rf[1]),
+                Arg::I64(rf[2]),
+                Arg::I32(shifts.shift_cub[0] as i32),
+                Arg::I32(shifts.shift_cub[1] as i32),
+                Arg::I32(shifts.shift_cub[2] as i32),
+                Arg::I32(shifts.shift_inner as i32),
+                Arg::Buf(f.sums, base),
+            ],
+        )?;
+        let ds = den_shifts(scale, &c);
+        f.stream.launch(
+            &k.csf_den,
+            (1, (c.bottom - c.top).max(0) as u32, 1),
+            (256, 1, 1),
+            0,
+            &[
+                Arg::Buf(&sc.bands_ref[scale], 0),
+                Arg::I32(bw as i32),
+                Arg::I32(bh as i32),
+                Arg::I32(c.top),
+                Arg::I32(c.left),
+                Arg::I32(c.right),
+                Arg::I32(scale as i32),
+                Arg::I32(ds.shift_acc as i32),
+                Arg::I32(ds.shift_sq as i32),
+                Arg::I32(ds.shift_cub as i32),
+                Arg::Buf(f.sums, base + 6 * 8),
+            ],
+        )
+    }
+}
+
+impl GpuExtractor for Adm {
+    fn stage(&self) -> &'static str {
+        "adm"
+    }
+
+    fn memory(&self) -> &'static str {
+        "ADM bands (4 scales, both pictures) and decouple/CSF planes"
+    }
+
+    /// Four scales × (num θ0..2, aim θ0..2, den θ0..2).
+    fn sum_words(&self) -> usize {
+        36
+    }
+
+    fn add_slot(&mut self, dev: &Arc<Device>) -> Result<(), HipError> {
+        let buf = |what: &str, n: usize| DeviceBuffer::new(dev, n, what);
+        let (mut bands_ref, mut bands_dis) = (Vec::new(), Vec::new());
+        for &(bw, bh) in &self.band {
+            bands_ref.push(buf("ADM reference bands", 4 * bw * bh * 4)?);
+            bands_dis.push(buf("ADM distorted bands", 4 * bw * bh * 4)?);
+        }
+        let n0 = self.band[0].0 * self.band[0].1;
+        self.scratch.push(Scratch {
+            bands_ref,
+            bands_dis,
+            work: buf("ADM decouple/CSF planes", 18 * n0 * 4)?,
+        });
+        Ok(())
+    }
+
+    fn slot_bytes(&self) -> usize {
+        self.scratch.first().map_or(0, |s| {
+            let bands: usize = s
+                .bands_ref
+                .iter()
+                .chain(&s.bands_dis)
+                .map(DeviceBuffer::bytes)
+                .sum();
+            bands + s.work.bytes()
+        })
+    }
+
+    fn table_bytes(&self) -> usize {
+        self.dwt_tables.bytes()
+    }
+
+    fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError> {
+        for scale in 0..4 {
+            self.launch_dwt(f, scale)?;
+            let rf: [i64; 3] = if scale == 0 {
+                rfactors_scale0_fixed(&self.p).map(i64::from)
+            } else {
+                rfactors_s123_fixed(scale, &self.p).map(i64::from)
+            };
+            self.launch_decouple(f, scale, rf)?;
+            self.launch_masking(f, scale, rf)?;
+        }
+        Ok(true)
+    }
+
+    fn finish(&mut self, r: &Retired<'_>, out: &mut RawFeatures) -> Result<(), HipError> {
+        let p = &self.p;
+        let (mut num, mut den, mut aim) = ([0f32; 4], [0f32; 4], [0f32; 4]);
+        for s in 0..4 {
+            let (bw, bh) = self.band[s];
+            let b = 9 * s;
+            let i3 = |o: usize| {
+                [
+                    r.sums[b + o] as i64,
+                    r.sums[b + o + 1] as i64,
+                    r.sums[b + o + 2] as i64,
+                ]
+            };
+            num[s] = cm_finish(s, i3(0), bw, bh, p.noise_weight);
+            aim[s] = cm_finish(s, i3(3), bw, bh, 0.0);
+            den[s] = csf_den_finish(s, [r.sums[b + 6], r.sums[b + 7], r.sums[b + 8]], bw, bh, p);
+        }
+        out.adm = Some(AdmScores::finish(num, den, aim, r.geo.w, r.geo.h, p));
+        Ok(())
+    }
+}

@@ -1,0 +1,308 @@
+//! VMAF's extractors on the GPU, one module per family, named like its CPU
+//! twin in `src/vmaf/features`: `motion`, `vif`, `adm`, `psnr`, `cambi`,
+//! `speed` (speed_chroma), and `ssim` (float SSIM and MS-SSIM, which stay
+//! on the CPU beside the GPU work).
+//!
+//! Each family owns
+//! - its kernels: which `kernels/*.hip` files, which entry points, checked
+//!   against their argument lists when the device is opened;
+//! - its device memory: tables for the stream's geometry and scratch per
+//!   ring slot;
+//! - its launches for one frame, on the frame's stream;
+//! - the finish of its read-back sums into the same [`RawFeatures`] fields
+//!   as its CPU twin, with the CPU twin's own functions.
+//!
+//! The engine (`engine.rs`) owns the ring of slots, the uploads, the events
+//! and the one read-back per frame, and calls every family through
+//! [`GpuExtractor`] without naming any. Adding a family: its module here,
+//! its kernel file in `kernels/` and [`KERNEL_SOURCES`], its kernels in
+//! [`Kernels`], and its line in [`extractors_for`] (docs/architecture.md,
+//! "Adding an extractor").
+
+#![forbid(unsafe_code)]
+
+pub(super) mod adm;
+pub(super) mod cambi;
+pub(super) mod motion;
+pub(super) mod psnr;
+pub(super) mod speed;
+pub(super) mod ssim;
+pub(super) mod vif;
+
+use super::module::ArgKind as K;
+use super::{Device, DeviceBuffer, Event, HipError, Module, PinnedHostMem, Stream, compile_source};
+use crate::vmaf::features::{Plan, RawFeatures};
+use crate::vmaf::{FrameInput, PixelFormat, VmafError};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The kernel sources, embedded at build time; compiled at first use.
+pub const KERNEL_SOURCES: [(&str, &str); 10] = [
+    (
+        "motion_sad.hip",
+        include_str!("../../../kernels/motion_sad.hip"),
+    ),
+    (
+        "psnr_sse.hip",
+        include_str!("../../../kernels/psnr_sse.hip"),
+    ),
+    (
+        "vif_statistic.hip",
+        include_str!("../../../kernels/vif_statistic.hip"),
+    ),
+    (
+        "vif_decimate.hip",
+        include_str!("../../../kernels/vif_decimate.hip"),
+    ),
+    ("adm_dwt.hip", include_str!("../../../kernels/adm_dwt.hip")),
+    (
+        "adm_decouple.hip",
+        include_str!("../../../kernels/adm_decouple.hip"),
+    ),
+    ("adm_cm.hip", include_str!("../../../kernels/adm_cm.hip")),
+    (
+        "adm_csf_den.hip",
+        include_str!("../../../kernels/adm_csf_den.hip"),
+    ),
+    ("cambi.hip", include_str!("../../../kernels/cambi.hip")),
+    ("speed.hip", include_str!("../../../kernels/speed.hip")),
+];
+
+/// Every family's kernels (and the tables they read), loaded once per
+/// device and process and shared by every backend on that device.
+pub(super) struct Kernels {
+    motion: motion::Kernels,
+    psnr: psnr::Kernels,
+    vif: vif::Kernels,
+    adm: adm::Kernels,
+    cambi: cambi::Kernels,
+    speed: speed::Kernels,
+    /// How the kernels were obtained (compiled now, or from the disk cache).
+    pub compile_note: String,
+}
+
+/// The compiled kernel files, by name.
+pub(super) type Modules = HashMap<&'static str, Arc<Module>>;
+
+/// Compiles (or takes from the cache) and loads every kernel file, then
+/// each family's entry points.
+pub(super) fn load_kernels(dev: &Arc<Device>) -> Result<Kernels, HipError> {
+    let t0 = std::time::Instant::now();
+    let (modules, compiled) = compile_modules(dev)?;
+    let stream = Stream::new(dev)?;
+    Ok(Kernels {
+        motion: motion::Kernels::load(&modules)?,
+        psnr: psnr::Kernels::load(&modules)?,
+        vif: vif::Kernels::load(&modules, dev, &stream)?,
+        adm: adm::Kernels::load(&modules, dev, &stream)?,
+        cambi: cambi::Kernels::load(&modules, dev, &stream)?,
+        speed: speed::Kernels::load(&modules)?,
+        compile_note: if compiled.is_empty() {
+            "kernels from cache".into()
+        } else {
+            format!(
+                "compiled {} kernel file(s) in {:.1} s",
+                compiled.len(),
+                t0.elapsed().as_secs_f64()
+            )
+        },
+    })
+}
+
+/// Every kernel file compiled for the device (or taken from the cache) and
+/// loaded; also the files that had to be compiled.
+fn compile_modules(dev: &Arc<Device>) -> Result<(Modules, Vec<&'static str>), HipError> {
+    let rt = dev.runtime().clone();
+    let mut modules = HashMap::new();
+    let mut compiled = Vec::new();
+    for (file, src) in KERNEL_SOURCES {
+        let (code, cached) = compile_source(&rt, &dev.info.arch, file, src)?;
+        if !cached {
+            compiled.push(file);
+        }
+        modules.insert(file, Module::load(dev, &code)?);
+    }
+    Ok((modules, compiled))
+}
+
+/// A kernel's argument list written as letters (spaces only group them):
+/// `p` pointer, `i` int32, `u` uint32, `l` int64, `d` double.
+fn sig(letters: &str) -> Vec<K> {
+    letters
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .map(|c| match c {
+            'p' => K::Ptr,
+            'i' => K::I32,
+            'u' => K::U32,
+            'l' => K::I64,
+            'd' => K::F64,
+            other => panic!("kernel signature letter {other:?}"),
+        })
+        .collect()
+}
+
+/// Blocks of 256 threads covering `n` items (at least one).
+fn blocks(n: usize) -> u32 {
+    n.div_ceil(256).max(1) as u32
+}
+
+/// A table of plain values in a new device buffer (at least 4 bytes).
+fn upload_table<T: Copy>(
+    dev: &Arc<Device>,
+    st: &Stream,
+    v: &[T],
+    to_bytes: impl Fn(T) -> Vec<u8>,
+    what: &str,
+) -> Result<DeviceBuffer, HipError> {
+    let bytes: Vec<u8> = v.iter().flat_map(|&x| to_bytes(x)).collect();
+    let b = DeviceBuffer::new(dev, bytes.len().max(4), what)?;
+    if !bytes.is_empty() {
+        st.upload_blocking(&b, 0, &bytes)?;
+    }
+    Ok(b)
+}
+
+/// The pictures of a stream, as every family's layout derives from them.
+pub(super) struct Geometry {
+    pub w: usize,
+    pub h: usize,
+    pub bpc: u8,
+    pub format: PixelFormat,
+    /// Bytes per uploaded sample (1 or 2).
+    pub bps: usize,
+    /// Planes uploaded: luma, plus both chroma planes when a family reads
+    /// chroma ([`reads_chroma`]).
+    pub planes: Vec<(usize, usize)>,
+}
+
+/// Widest frame the GPU path takes: motion's per-row sums stay exact in 64
+/// bits only while a row's uint32 sum cannot wrap (|v| ≤ 65535 per sample).
+pub const MAX_WIDTH: usize = 65536;
+
+/// Whether `plan` has a family whose frames take longer on the device
+/// (CAMBI's and speed_chroma's read-backs wait): the engine then keeps a
+/// frame more in flight when it shares the device.
+pub(super) fn slow_frames(plan: &Plan) -> bool {
+    plan.cambi.is_some() || plan.speed_chroma.is_some()
+}
+
+/// Whether any family in `plan` reads the chroma planes.
+pub(super) fn reads_chroma(plan: &Plan) -> bool {
+    plan.psnr || plan.speed_chroma.is_some()
+}
+
+/// One frame on its ring slot, as a family's launches see it.
+pub(super) struct Frame<'a> {
+    pub kernels: &'a Kernels,
+    pub geo: &'a Geometry,
+    /// The ring slot (families keep their scratch per slot).
+    pub slot: usize,
+    pub stream: &'a Stream,
+    /// Uploaded planes: reference then distorted for each of `geo.planes`.
+    pub pix: &'a [DeviceBuffer],
+    /// The reference luma of the frames 1 and 2 back, with the event that
+    /// marks its upload (none at the start and after a flush).
+    pub earlier: [Option<(&'a DeviceBuffer, &'a Event)>; 2],
+    /// The frame's device sums, zeroed, and this family's first u64 in them.
+    pub sums: &'a DeviceBuffer,
+    pub sums_at: usize,
+    /// The frame's pinned read-back, and where this family's extra bytes
+    /// ([`GpuExtractor::extra_bytes`]) go in it.
+    pub result: &'a PinnedHostMem,
+    pub extra_at: usize,
+    /// The frame as the engine was given it (host pictures for the
+    /// families that compute on the CPU).
+    pub input: &'a FrameInput<'a>,
+}
+
+/// One retired frame (its work done), as a family's finish sees it.
+pub(super) struct Retired<'a> {
+    pub geo: &'a Geometry,
+    pub slot: usize,
+    pub stream: &'a Stream,
+    /// What [`GpuExtractor::launch`] returned for this frame.
+    pub computed: bool,
+    /// This family's u64 sums, and its extra bytes, read back.
+    pub sums: &'a [u64],
+    pub extra: &'a [u8],
+}
+
+/// One extractor family for one stream geometry: what the engine calls,
+/// the same for every family.
+pub(super) trait GpuExtractor: Send {
+    /// Its profiling stage name.
+    fn stage(&self) -> &'static str;
+    /// What its device memory holds, for the memory report.
+    fn memory(&self) -> &'static str {
+        self.stage()
+    }
+    /// u64 sums it accumulates in the frame's device sums.
+    fn sum_words(&self) -> usize {
+        0
+    }
+    /// Bytes it reads back besides its sums.
+    fn extra_bytes(&self) -> usize {
+        0
+    }
+    /// Makes its scratch for one more ring slot.
+    fn add_slot(&mut self, _dev: &Arc<Device>) -> Result<(), HipError> {
+        Ok(())
+    }
+    /// Device bytes of one slot's scratch.
+    fn slot_bytes(&self) -> usize {
+        0
+    }
+    /// Device bytes of its tables for the geometry (not per slot).
+    fn table_bytes(&self) -> usize {
+        0
+    }
+    /// Whether it also runs on the frames `subsample` leaves unscored.
+    fn every_frame(&self) -> bool {
+        false
+    }
+    /// How many frames back it reads the reference (0: none).
+    fn frames_back(&self) -> usize {
+        0
+    }
+    /// Queues its work for one frame; false when it computed nothing.
+    fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError>;
+    /// Its features of a retired frame.
+    fn finish(&mut self, r: &Retired<'_>, out: &mut RawFeatures) -> Result<(), HipError>;
+    /// Pool on the host what it can pool on the device (tests; CAMBI).
+    fn set_host_pooling(&mut self, _on: bool) {}
+}
+
+/// The families `plan` asks for, for this geometry, in launch order (their
+/// tables made and uploaded).
+pub(super) fn extractors_for(
+    plan: &Plan,
+    dev: &Arc<Device>,
+    geo: &Geometry,
+) -> Result<Vec<Box<dyn GpuExtractor>>, VmafError> {
+    let hip = |e: HipError| VmafError::Backend(format!("HIP: {e}"));
+    let st = Stream::new(dev).map_err(hip)?;
+    let mut out: Vec<Box<dyn GpuExtractor>> = Vec::new();
+    if let Some(p) = &plan.motion {
+        out.push(Box::new(motion::Motion::new(*p)));
+    }
+    if let Some(egl) = plan.vif_egl {
+        out.push(Box::new(vif::Vif::new(egl, geo)));
+    }
+    if let Some(p) = &plan.adm {
+        out.push(Box::new(adm::Adm::new(dev, &st, geo, *p).map_err(hip)?));
+    }
+    if plan.psnr {
+        out.push(Box::new(psnr::Psnr));
+    }
+    if let Some(p) = &plan.cambi {
+        out.push(Box::new(cambi::Cambi::new(dev, &st, geo, p)?));
+    }
+    if let Some(p) = &plan.speed_chroma {
+        out.push(Box::new(speed::Speed::new(dev, &st, geo, p)?));
+    }
+    if plan.ssim || plan.ms_ssim {
+        out.push(Box::new(ssim::Ssim::new(plan.ssim, plan.ms_ssim)));
+    }
+    Ok(out)
+}

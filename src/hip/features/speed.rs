@@ -1,0 +1,351 @@
+//! speed_chroma on the GPU (`kernels/speed.hip`): the chroma planes of
+//! both pictures decimated (and prescaled), centred on their local means,
+//! then each image's eigenvalues and block variances, read back; the CPU
+//! twin (`vmaf::features::speed`) finishes the entropies and the score.
+
+#![forbid(unsafe_code)]
+
+use super::{Frame, Geometry, GpuExtractor, Modules, Retired, blocks, sig, upload_table};
+use crate::hip::module::ArgKind as K;
+use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, Stream};
+use crate::vmaf::VmafError;
+use crate::vmaf::features::RawFeatures;
+use crate::vmaf::features::speed::{
+    self, AxisTaps, Dims, RawStats, ScaleMethod, SpeedParams, axis_taps, frame_scores,
+};
+use std::sync::Arc;
+
+pub(in crate::hip) struct Kernels {
+    small8: Kernel,
+    small16: Kernel,
+    localmean: Kernel,
+    stats: Kernel,
+}
+
+impl Kernels {
+    pub(super) fn load(m: &Modules) -> Result<Self, HipError> {
+        use K::{I32, Ptr};
+        let s = &m["speed.hip"];
+        let small = sig("pppp iuii pppp ii p iii p");
+        Ok(Kernels {
+            small8: s.kernel("speed_small_8", &small)?,
+            small16: s.kernel("speed_small_16", &small)?,
+            localmean: s.kernel("speed_localmean", &[Ptr, I32, I32, Ptr, I32, Ptr])?,
+            stats: s.kernel("speed_stats", &[Ptr, I32, I32, I32, I32, Ptr, Ptr])?,
+        })
+    }
+}
+
+/// Stream-wide speed_chroma state on the device.
+struct SpeedLayout {
+    pub p: SpeedParams,
+    pub dims: Dims,
+    method: i32,
+    taps: usize,
+    rows_idx: DeviceBuffer,
+    rows_w: DeviceBuffer,
+    cols_idx: DeviceBuffer,
+    cols_w: DeviceBuffer,
+    antialias: DeviceBuffer,
+    aa_len: usize,
+    local: DeviceBuffer,
+    local_len: usize,
+    scaler: f32,
+}
+
+/// Floats of one image's statistics in the read-back: 25 eigenvalues, the
+/// singular flag (as bits), then the block variances.
+fn stats_floats(d: &Dims) -> usize {
+    25 + 1 + d.blocks()
+}
+
+impl SpeedLayout {
+    fn new(
+        dev: &Arc<Device>,
+        st: &Stream,
+        p: &SpeedParams,
+        cw: usize,
+        ch: usize,
+        bpc: u8,
+    ) -> Result<Self, HipError> {
+        let dims = p.dims(cw, ch).map_err(HipError::Usage)?;
+        let (method, rows, cols) = if p.prescaled() {
+            let code = match p.method {
+                ScaleMethod::Nearest => 1,
+                ScaleMethod::Bilinear => 2,
+                ScaleMethod::Bicubic => 3,
+                ScaleMethod::Lanczos4 => 4,
+            };
+            (
+                code,
+                axis_taps(p.method, ch, dims.sh),
+                axis_taps(p.method, cw, dims.sw),
+            )
+        } else {
+            (0, AxisTaps::default(), AxisTaps::default())
+        };
+        let ks = p.kernelscale as f32;
+        let aa = speed::antialias_filter(ks);
+        let local = speed::gaussian_filter(speed::NUM_SCALES as i32, ks);
+        Ok(Self {
+            p: *p,
+            dims,
+            method,
+            taps: rows.taps.max(1),
+            rows_idx: upload_table(
+                dev,
+                st,
+                &rows.index,
+                |v: i32| v.to_le_bytes().to_vec(),
+                "speed prescale rows",
+            )?,
+            rows_w: upload_table(
+                dev,
+                st,
+                &rows.weight,
+                |v: f32| v.to_le_bytes().to_vec(),
+                "speed prescale rows",
+            )?,
+            cols_idx: upload_table(
+                dev,
+                st,
+                &cols.index,
+                |v: i32| v.to_le_bytes().to_vec(),
+                "speed prescale columns",
+            )?,
+            cols_w: upload_table(
+                dev,
+                st,
+                &cols.weight,
+                |v: f32| v.to_le_bytes().to_vec(),
+                "speed prescale columns",
+            )?,
+            antialias: upload_table(
+                dev,
+                st,
+                &aa,
+                |v: f32| v.to_le_bytes().to_vec(),
+                "speed filter",
+            )?,
+            aa_len: aa.len(),
+            local: upload_table(
+                dev,
+                st,
+                &local,
+                |v: f32| v.to_le_bytes().to_vec(),
+                "speed filter",
+            )?,
+            local_len: local.len(),
+            scaler: speed::float_scaler(bpc).unwrap_or(0.0),
+        })
+    }
+
+    /// Bytes of the four images' statistics in the read-back.
+    fn result_bytes(&self) -> usize {
+        4 * stats_floats(&self.dims) * 4
+    }
+
+    fn slot(&self, dev: &Arc<Device>) -> Result<SpeedSlot, HipError> {
+        let d = &self.dims;
+        let n = d.ow * d.oh;
+        Ok(SpeedSlot {
+            small: DeviceBuffer::new(dev, 4 * n * 4, "speed decimated planes")?,
+            centred: DeviceBuffer::new(dev, 4 * n * 4, "speed decimated planes")?,
+            stats: DeviceBuffer::new(dev, self.result_bytes(), "speed statistics")?,
+            scratch: DeviceBuffer::new(dev, 4 * 2 * 25 * d.blocks() * 4, "speed solve scratch")?,
+        })
+    }
+
+    /// Queues the four images (U, V of reference and distorted); `chroma`
+    /// holds the device planes as (U ref, U dist, V ref, V dist).
+    fn launch(
+        &self,
+        k: &Kernels,
+        st: &Stream,
+        slot: &SpeedSlot,
+        chroma: [&DeviceBuffer; 4],
+        bps: usize,
+    ) -> Result<(), HipError> {
+        let d = &self.dims;
+        let kern = if bps == 1 { &k.small8 } else { &k.small16 };
+        st.launch(
+            kern,
+            (blocks(d.ow), d.oh as u32, 4),
+            (256, 1, 1),
+            0,
+            &[
+                Arg::Buf(chroma[0], 0),
+                Arg::Buf(chroma[1], 0),
+                Arg::Buf(chroma[2], 0),
+                Arg::Buf(chroma[3], 0),
+                Arg::I32(d.w as i32),
+                Arg::U32(self.scaler.to_bits()),
+                Arg::I32(self.method),
+                Arg::I32(self.taps as i32),
+                Arg::Buf(&self.rows_idx, 0),
+                Arg::Buf(&self.rows_w, 0),
+                Arg::Buf(&self.cols_idx, 0),
+                Arg::Buf(&self.cols_w, 0),
+                Arg::I32(d.sw as i32),
+                Arg::I32(d.sh as i32),
+                Arg::Buf(&self.antialias, 0),
+                Arg::I32(self.aa_len as i32),
+                Arg::I32(d.ow as i32),
+                Arg::I32(d.oh as i32),
+                Arg::Buf(&slot.small, 0),
+            ],
+        )?;
+        st.launch(
+            &k.localmean,
+            (blocks(d.ow), d.oh as u32, 4),
+            (256, 1, 1),
+            0,
+            &[
+                Arg::Buf(&slot.small, 0),
+                Arg::I32(d.ow as i32),
+                Arg::I32(d.oh as i32),
+                Arg::Buf(&self.local, 0),
+                Arg::I32(self.local_len as i32),
+                Arg::Buf(&slot.centred, 0),
+            ],
+        )?;
+        st.launch(
+            &k.stats,
+            (4, 1, 1),
+            (256, 1, 1),
+            0,
+            &[
+                Arg::Buf(&slot.centred, 0),
+                Arg::I32(d.ow as i32),
+                Arg::I32(d.oh as i32),
+                Arg::I32(d.tw as i32),
+                Arg::I32(d.th as i32),
+                Arg::Buf(&slot.stats, 0),
+                Arg::Buf(&slot.scratch, 0),
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// speed_chroma u, v, uv from the read-back statistics.
+    fn finish(&self, bytes: &[u8]) -> [f64; 3] {
+        let f = |i: usize| {
+            f32::from_le_bytes([
+                bytes[4 * i],
+                bytes[4 * i + 1],
+                bytes[4 * i + 2],
+                bytes[4 * i + 3],
+            ])
+        };
+        let sf = stats_floats(&self.dims);
+        let raw = |img: usize| {
+            let at = img * sf;
+            let mut eig = [0f32; 25];
+            for (e, slot) in eig.iter_mut().enumerate() {
+                *slot = f(at + e);
+            }
+            RawStats {
+                eig,
+                singular: f(at + 25).to_bits() != 0,
+                variances: (0..self.dims.blocks()).map(|b| f(at + 26 + b)).collect(),
+            }
+        };
+        let raw = [raw(0), raw(1), raw(2), raw(3)];
+        frame_scores(&raw, &self.dims, &self.p)
+    }
+}
+
+/// Per-slot device memory of speed_chroma.
+struct SpeedSlot {
+    small: DeviceBuffer,
+    centred: DeviceBuffer,
+    stats: DeviceBuffer,
+    scratch: DeviceBuffer,
+}
+
+impl SpeedSlot {
+    /// Device bytes this slot holds.
+    fn device_bytes(&self) -> usize {
+        [&self.small, &self.centred, &self.stats, &self.scratch]
+            .iter()
+            .map(|b| b.bytes())
+            .sum()
+    }
+}
+
+/// speed_chroma for one geometry: its layout and scratch per slot.
+pub(super) struct Speed {
+    layout: SpeedLayout,
+    scratch: Vec<SpeedSlot>,
+}
+
+impl Speed {
+    pub(super) fn new(
+        dev: &Arc<Device>,
+        st: &Stream,
+        geo: &Geometry,
+        p: &SpeedParams,
+    ) -> Result<Self, VmafError> {
+        let Some((cw, ch)) = geo.format.chroma_size(geo.w, geo.h) else {
+            return Err(VmafError::Unsupported(
+                "speed_chroma needs chroma planes (input is GRAY)".into(),
+            ));
+        };
+        let layout = SpeedLayout::new(dev, st, p, cw, ch, geo.bpc)
+            .map_err(|e| VmafError::TooSmall(format!("{e}")))?;
+        Ok(Speed {
+            layout,
+            scratch: Vec::new(),
+        })
+    }
+}
+
+impl GpuExtractor for Speed {
+    fn stage(&self) -> &'static str {
+        "speed"
+    }
+
+    fn memory(&self) -> &'static str {
+        "speed_chroma"
+    }
+
+    /// The four images' statistics.
+    fn extra_bytes(&self) -> usize {
+        self.layout.result_bytes()
+    }
+
+    fn add_slot(&mut self, dev: &Arc<Device>) -> Result<(), HipError> {
+        self.scratch.push(self.layout.slot(dev)?);
+        Ok(())
+    }
+
+    fn slot_bytes(&self) -> usize {
+        self.scratch.first().map_or(0, SpeedSlot::device_bytes)
+    }
+
+    /// The four images (U, V of reference and distorted), their statistics
+    /// read back into the frame's result.
+    fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError> {
+        let ss = &self.scratch[f.slot];
+        self.layout.launch(
+            &f.kernels.speed,
+            f.stream,
+            ss,
+            [&f.pix[2], &f.pix[3], &f.pix[4], &f.pix[5]],
+            f.geo.bps,
+        )?;
+        f.stream.download(
+            f.result.shared(),
+            f.extra_at,
+            &ss.stats,
+            0,
+            self.layout.result_bytes(),
+        )?;
+        Ok(true)
+    }
+
+    fn finish(&mut self, r: &Retired<'_>, out: &mut RawFeatures) -> Result<(), HipError> {
+        out.speed_chroma = Some(self.layout.finish(r.extra));
+        Ok(())
+    }
+}
