@@ -699,11 +699,11 @@ fn sink_pads_offer_pinned_buffers_on_a_gpu() {
 
 /// The results file is written as frames become final: while the stream
 /// runs it already holds every frame whose message went out (a crash loses
-/// none), and it is complete at EOS, in each of the three layouts.
+/// none), and it is complete at EOS, in each of the four layouts.
 #[test]
 fn results_file_streams_frames_and_completes_at_eos() {
     init();
-    for fmt in ["json", "xml", "csv"] {
+    for fmt in ["json", "xml", "csv", "jsonl"] {
         let path = std::env::temp_dir().join(format!("vmafhip-stream.{fmt}"));
         let desc = format!(
             "{} ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! videobalance brightness=0.05 ! v.dist_sink \
@@ -730,6 +730,7 @@ fn results_file_streams_frames_and_completes_at_eos() {
                             let marker = match fmt {
                                 "json" => "\"frameNum\": 10,".to_string(),
                                 "xml" => "<frame frameNum=\"10\" ".to_string(),
+                                "jsonl" => "\n{\"frameNum\": 10,".to_string(),
                                 _ => "\n10,".to_string(),
                             };
                             assert!(
@@ -761,6 +762,20 @@ fn results_file_streams_frames_and_completes_at_eos() {
             "xml" => {
                 assert_eq!(text.matches("<frame frameNum=").count(), 40);
                 assert!(text.trim_end().ends_with("</VMAF>"));
+            }
+            "jsonl" => {
+                let lines: Vec<serde_json::Value> = text
+                    .lines()
+                    .map(|l| serde_json::from_str(l).unwrap())
+                    .collect();
+                assert_eq!(lines.len(), 42, "header, 40 frames, pooled");
+                assert_eq!(lines[0]["width"], 96);
+                assert!(
+                    lines[1..41]
+                        .iter()
+                        .all(|f| f["metrics"]["vmaf"].is_number())
+                );
+                assert!(lines[41]["pooled_metrics"]["vmaf"]["mean"].is_number());
             }
             _ => assert_eq!(text.lines().count(), 41, "{text}"),
         }

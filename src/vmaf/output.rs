@@ -1,5 +1,6 @@
 //! libvmaf's result files (`output.c`): JSON, XML and CSV, with libvmaf's
-//! number formatting, so existing parsers keep working.
+//! number formatting, so existing parsers keep working; and JSON Lines,
+//! vmafhip's own, which stays machine-readable however it is cut short.
 
 use super::scorer::{FrameScores, PooledScores};
 use std::fmt::Write;
@@ -42,6 +43,11 @@ pub enum Format {
     Json,
     Xml,
     Csv,
+    /// JSON Lines: one object per line, a header (`version`, `fps`,
+    /// `width`, `height`), then one per frame as libvmaf's JSON writes a
+    /// frame (`frameNum`, `metrics`), then `pooled_metrics` and
+    /// `aggregate_metrics` at the end. Every line written is whole JSON.
+    Jsonl,
 }
 
 impl Format {
@@ -50,6 +56,7 @@ impl Format {
             "json" => Some(Self::Json),
             "xml" => Some(Self::Xml),
             "csv" => Some(Self::Csv),
+            "jsonl" => Some(Self::Jsonl),
             _ => None,
         }
     }
@@ -92,6 +99,9 @@ impl Results<'_> {
     }
     pub fn csv(&self) -> String {
         self.write(Format::Csv)
+    }
+    pub fn jsonl(&self) -> String {
+        self.write(Format::Jsonl)
     }
 }
 
@@ -144,6 +154,13 @@ impl<W: std::io::Write> ResultsWriter<W> {
             }
             // The header needs the metric names: written with the first frame.
             Format::Csv => {}
+            Format::Jsonl => {
+                let _ = writeln!(
+                    s,
+                    "{{\"version\": \"{version}\", \"fps\": {}, \"width\": {width}, \"height\": {height}}}",
+                    fps.map_or("null".into(), |f| format!("{f:.2}"))
+                );
+            }
         }
         out.write_all(s.as_bytes())?;
         Ok(Self {
@@ -170,6 +187,14 @@ impl<W: std::io::Write> ResultsWriter<W> {
                     s.push_str(if k + 1 < items.len() { ",\n" } else { "\n" });
                 }
                 s.push_str("      }\n    }");
+            }
+            Format::Jsonl => {
+                let _ = write!(s, "{{\"frameNum\": {}, \"metrics\": {{", fr.index);
+                for (k, (n, v)) in fr.iter().enumerate() {
+                    let sep = if k == 0 { "" } else { ", " };
+                    let _ = write!(s, "{sep}\"{n}\": {}", json_num(v));
+                }
+                s.push_str("}}\n");
             }
             Format::Xml => {
                 let _ = write!(s, "    <frame frameNum=\"{}\" ", fr.index);
@@ -245,6 +270,21 @@ impl<W: std::io::Write> ResultsWriter<W> {
                     s.push_str("Frame,\n");
                 }
             }
+            Format::Jsonl => {
+                s.push_str("{\"pooled_metrics\": {");
+                for (i, (n, p)) in pooled.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { ", " };
+                    let _ = write!(
+                        s,
+                        "{sep}\"{n}\": {{\"min\": {}, \"max\": {}, \"mean\": {}, \"harmonic_mean\": {}}}",
+                        json_num(p.min),
+                        json_num(p.max),
+                        json_num(p.mean()),
+                        json_num(p.harmonic_mean())
+                    );
+                }
+                s.push_str("}, \"aggregate_metrics\": {}}\n");
+            }
         }
         self.out.write_all(s.as_bytes())?;
         self.out.flush()?;
@@ -281,7 +321,7 @@ mod tests {
             stats,
             frames: 5,
         };
-        for fmt in [Format::Json, Format::Xml, Format::Csv] {
+        for fmt in [Format::Json, Format::Xml, Format::Csv, Format::Jsonl] {
             let full = Results {
                 frames: &frames,
                 pooled: &pooled,

@@ -135,6 +135,7 @@ fn results_format(s: &Settings) -> Format {
     match s.results_format {
         ResultsFormat::Xml => Format::Xml,
         ResultsFormat::Csv => Format::Csv,
+        ResultsFormat::Jsonl => Format::Jsonl,
         // A filename without a format means JSON.
         ResultsFormat::Json | ResultsFormat::None => Format::Json,
     }

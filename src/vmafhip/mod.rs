@@ -85,6 +85,13 @@ pub enum ResultsFormat {
     Json = 2,
     #[enum_value(name = "Comma-separated values", nick = "csv")]
     Csv = 3,
+    /// vmafhip's own, past libvmaf's values (its 4 is `sub`): one JSON
+    /// object per line, every line whole after a crash.
+    #[enum_value(
+        name = "JSON Lines (a header, a line per frame, the pooled line)",
+        nick = "jsonl"
+    )]
+    Jsonl = 5,
 }
 
 /// `backend`: where the features are computed.

@@ -49,6 +49,9 @@ scored against the distorted frame shown at that time.
                          scale DIST to REF's size when they differ (default on)
       --json | --xml | --csv
                          results in libvmaf's layout, to -o FILE or stdout
+      --jsonl            results as JSON Lines (a header line, a line per
+                         frame, the pooled line): whole up to the last frame
+                         written, even if the run is killed
   -o, --output FILE      results file
       --report FILE      self-contained HTML report (curve, metrics, worst frames)
       --progress         show progress even when stderr is not a terminal
@@ -59,7 +62,7 @@ Many pairs in one run (a catalogue, an encoding ladder):
                          line ref,dist,output is skipped); every other option
                          applies to each pair. Results go to OUTPUT, else to
                          DIST's name with the format's extension in
-                         --output-dir (JSON unless --xml or --csv)
+                         --output-dir (JSON unless --xml, --csv or --jsonl)
       --output-dir DIR   where results without an OUTPUT go (default .)
       --summary FILE     the summary table as CSV too
       --shard I/N        score only the pairs I, I+N, I+2N, … (from 0), for
@@ -103,6 +106,7 @@ enum OutFormat {
     Json,
     Xml,
     Csv,
+    Jsonl,
 }
 
 #[derive(Clone)]
@@ -216,6 +220,7 @@ fn parse(argv: impl Iterator<Item = String>) -> Result<Args, Fail> {
             match a.output.as_deref().and_then(|o| o.rsplit('.').next()) {
                 Some("json") => OutFormat::Json,
                 Some("csv") => OutFormat::Csv,
+                Some("jsonl") => OutFormat::Jsonl,
                 _ => OutFormat::Xml,
             },
         );
@@ -343,6 +348,7 @@ fn output_option(
         "--json" => a.format = Some(OutFormat::Json),
         "--xml" => a.format = Some(OutFormat::Xml),
         "--csv" => a.format = Some(OutFormat::Csv),
+        "--jsonl" => a.format = Some(OutFormat::Jsonl),
         "-o" | "--output" => a.output = Some(val()?),
         "--report" => a.report = Some(val()?),
         "--progress" => a.progress = true,

@@ -276,6 +276,7 @@ fn results_target(a: &Args, pair: &Pair, v: &gst::Element) -> Option<std::path::
             OutFormat::Json => "json",
             OutFormat::Xml => "xml",
             OutFormat::Csv => "csv",
+            OutFormat::Jsonl => "jsonl",
         },
     );
     temp

@@ -149,6 +149,7 @@ fn output_of(e: &Entry, format: OutFormat, dir: &Path) -> String {
         OutFormat::Json => "json",
         OutFormat::Xml => "xml",
         OutFormat::Csv => "csv",
+        OutFormat::Jsonl => "jsonl",
     };
     dir.join(format!("{stem}.{ext}")).display().to_string()
 }
