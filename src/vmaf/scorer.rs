@@ -264,6 +264,9 @@ impl<B: FeatureBackend> Scorer<B> {
                 FeatureRef::CambiSource => raw.cambi.and_then(|c| c.source),
                 FeatureRef::CambiFullRef => raw.cambi.and_then(|c| c.full_reference),
                 FeatureRef::SpeedChroma(i) => raw.speed_chroma.map(|s| s[i]),
+                FeatureRef::FloatPsnr => raw.float_psnr,
+                FeatureRef::FloatAnsnr(i) => raw.float_ansnr.map(|s| s[i]),
+                FeatureRef::FloatMoment(i) => raw.float_moment.map(|s| s[i]),
             }
         };
         for src in &self.sources {

@@ -605,10 +605,14 @@ fn open_engine(s: &Settings) -> Result<Opened, gst::ErrorMessage> {
     config.threads = s.threads as usize;
     config.subsample = s.subsample.max(1);
     for f in &s.features {
-        if !matches!(f.as_str(), "cambi" | "speed_chroma") {
+        let own = crate::vmaf::features::EXTRA_FEATURES;
+        if !own.contains(&f.as_str()) {
             return Err(gst::error_msg!(
                 gst::LibraryError::Settings,
-                ("features: \"{f}\" is not an extra extractor (cambi, speed_chroma; PSNR and SSIM have their own properties)"),
+                (
+                    "features: \"{f}\" is not an extra extractor ({}; PSNR and SSIM have their own properties)",
+                    own.join(", ")
+                ),
                 ["checking the settings at start"]
             ));
         }
@@ -1299,7 +1303,7 @@ impl ObjectImpl for VmafHip {
                 glib::ParamSpecEnum::builder_with_default("results-format", DEFAULT_RESULTS_FORMAT).nick("Results format").blurb("Layout of the results file").mutable_ready().build(),
                 glib::ParamSpecString::builder("report-filename").nick("Report file").blurb("Write a self-contained HTML report here at end of stream (and at each flushing seek): the VMAF curve, each metric per frame, the worst frames").mutable_ready().build(),
                 glib::ParamSpecString::builder("report-title").nick("Report title").blurb("Heading of the HTML report (default: the inputs' names, as upstream reports them)").mutable_ready().build(),
-                glib::ParamSpecString::builder("features").nick("Extra features").blurb("Comma-separated extractors computed beside the model's and reported by their libvmaf names: cambi, speed_chroma").mutable_ready().build(),
+                glib::ParamSpecString::builder("features").nick("Extra features").blurb("Comma-separated extractors computed beside the model's and reported by their libvmaf names: cambi, speed_chroma, float_psnr, float_ansnr, float_moment").mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("log-level", DEFAULT_LOG_LEVEL).nick("Log level").blurb("Threshold of the vmafhip debug category").mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("backend", DEFAULT_BACKEND).nick("Backend").blurb("Where features are computed: auto (GPU if usable, else CPU with a warning), cpu, hip").mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("vendor", DEFAULT_VENDOR).nick("Vendor").blurb("GPU stack for the HIP backend: auto (AMD, then NVIDIA; VMAFHIP_VENDOR overrides), amd, nvidia").mutable_ready().build(),

@@ -282,12 +282,13 @@ fn engine_option(
         "-m" | "--model" => a.model = val()?,
         "--feature" => {
             let f = val()?;
-            if !matches!(
-                f.as_str(),
-                "psnr" | "float_ssim" | "float_ms_ssim" | "cambi" | "speed_chroma"
-            ) {
+            let own = gstvmafhip::vmaf::features::EXTRA_FEATURES;
+            if !matches!(f.as_str(), "psnr" | "float_ssim" | "float_ms_ssim")
+                && !own.contains(&f.as_str())
+            {
                 return Err(usage(format!(
-                    "--feature {f}: supported are psnr, float_ssim, float_ms_ssim, cambi, speed_chroma"
+                    "--feature {f}: supported are psnr, float_ssim, float_ms_ssim, {}",
+                    own.join(", ")
                 )));
             }
             a.features.push(f);

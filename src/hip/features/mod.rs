@@ -1,7 +1,8 @@
 //! VMAF's extractors on the GPU, one module per family, named like its CPU
 //! twin in `src/vmaf/features`: `motion`, `vif`, `adm`, `psnr`, `cambi`,
-//! `speed` (speed_chroma), and `ssim` (float SSIM and MS-SSIM, which stay
-//! on the CPU beside the GPU work).
+//! `speed` (speed_chroma); and `host`, the extractors that run on the CPU
+//! beside the GPU work (float SSIM and MS-SSIM, and the float extractors
+//! that have no kernel yet).
 //!
 //! Each family owns
 //! - its kernels: which `kernels/*.hip` files, which entry points, checked
@@ -23,10 +24,10 @@
 
 pub(super) mod adm;
 pub(super) mod cambi;
+pub(super) mod host;
 pub(super) mod motion;
 pub(super) mod psnr;
 pub(super) mod speed;
-pub(super) mod ssim;
 pub(super) mod vif;
 
 use super::module::ArgKind as K;
@@ -301,8 +302,8 @@ pub(super) fn extractors_for(
     if let Some(p) = &plan.speed_chroma {
         out.push(Box::new(speed::Speed::new(dev, &st, geo, p)?));
     }
-    if plan.ssim || plan.ms_ssim {
-        out.push(Box::new(ssim::Ssim::new(plan.ssim, plan.ms_ssim)));
+    if let Some(h) = host::Host::for_plan(plan) {
+        out.push(Box::new(h));
     }
     Ok(out)
 }

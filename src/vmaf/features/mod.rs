@@ -6,6 +6,9 @@ mod adm_dwt;
 mod adm_mask;
 pub mod adm_tables;
 pub mod cambi;
+pub mod float_ansnr;
+pub mod float_moment;
+pub mod float_psnr;
 pub mod motion;
 pub mod options;
 pub mod psnr;
@@ -80,6 +83,12 @@ pub enum FeatureRef {
     CambiFullRef,
     /// speed_chroma of U (0), V (1) and their combination (2).
     SpeedChroma(usize),
+    /// `float_psnr`.
+    FloatPsnr,
+    /// `float_ansnr` (0) and `float_anpsnr` (1).
+    FloatAnsnr(usize),
+    /// `float_moment_ref1st`, `dis1st`, `ref2nd`, `dis2nd`.
+    FloatMoment(usize),
 }
 
 impl FeatureRef {
@@ -113,6 +122,13 @@ impl FeatureRef {
             "Speed_chroma_feature_speed_chroma_uv_score" | "speed_chroma_uv" => {
                 Self::SpeedChroma(2)
             }
+            "float_psnr" => Self::FloatPsnr,
+            "float_ansnr" => Self::FloatAnsnr(0),
+            "float_anpsnr" => Self::FloatAnsnr(1),
+            "float_moment_ref1st" => Self::FloatMoment(0),
+            "float_moment_dis1st" => Self::FloatMoment(1),
+            "float_moment_ref2nd" => Self::FloatMoment(2),
+            "float_moment_dis2nd" => Self::FloatMoment(3),
             _ => return None,
         })
     }
@@ -124,6 +140,9 @@ impl FeatureRef {
             Self::MotionSad | Self::Motion2 | Self::Motion3 => Extractor::Motion,
             Self::Cambi | Self::CambiSource | Self::CambiFullRef => Extractor::Cambi,
             Self::SpeedChroma(_) => Extractor::SpeedChroma,
+            Self::FloatPsnr => Extractor::FloatPsnr,
+            Self::FloatAnsnr(_) => Extractor::FloatAnsnr,
+            Self::FloatMoment(_) => Extractor::FloatMoment,
         }
     }
 }
@@ -144,11 +163,20 @@ enum Extractor {
     Motion,
     Cambi,
     SpeedChroma,
+    FloatPsnr,
+    FloatAnsnr,
+    FloatMoment,
 }
 
 /// Extractors that `--feature NAME` (libvmaf's CLI) adds on their own,
 /// with their default options.
-pub const EXTRA_FEATURES: &[&str] = &["cambi", "speed_chroma"];
+pub const EXTRA_FEATURES: &[&str] = &[
+    "cambi",
+    "speed_chroma",
+    "float_psnr",
+    "float_ansnr",
+    "float_moment",
+];
 
 /// What to compute per frame, and how to name it.
 #[derive(Clone, Debug, PartialEq)]
@@ -161,6 +189,10 @@ pub struct Plan {
     pub psnr: bool,
     pub ssim: bool,
     pub ms_ssim: bool,
+    /// libvmaf's float extractors without options.
+    pub float_psnr: bool,
+    pub float_ansnr: bool,
+    pub float_moment: bool,
     /// Name suffix from non-default options (`_egl_1`), per extractor.
     pub adm_suffix: String,
     pub vif_suffix: String,
@@ -243,6 +275,9 @@ impl Plan {
             psnr,
             ssim,
             ms_ssim,
+            float_psnr: false,
+            float_ansnr: false,
+            float_moment: false,
             adm_suffix: String::new(),
             vif_suffix: String::new(),
             motion_suffix: String::new(),
@@ -279,6 +314,9 @@ impl Plan {
             let ex = match name.as_str() {
                 "cambi" => Extractor::Cambi,
                 "speed_chroma" => Extractor::SpeedChroma,
+                "float_psnr" => Extractor::FloatPsnr,
+                "float_ansnr" => Extractor::FloatAnsnr,
+                "float_moment" => Extractor::FloatMoment,
                 other => {
                     return Err(VmafError::Unsupported(format!(
                         "feature \"{other}\" (extra features: {})",
@@ -286,11 +324,7 @@ impl Plan {
                     )));
                 }
             };
-            let present = match ex {
-                Extractor::Cambi => plan.cambi.is_some(),
-                _ => plan.speed_chroma.is_some(),
-            };
-            if !present {
+            if !plan.order.contains(&ex) {
                 plan.add(ex, &[], name)?;
             }
         }
@@ -371,6 +405,19 @@ impl Plan {
                 check_same(&mut self.speed_chroma, p, name)?;
                 self.speed_suffix = o.suffix;
             }
+            Extractor::FloatPsnr | Extractor::FloatAnsnr | Extractor::FloatMoment => {
+                // None of the three has an option that changes a number.
+                resolve(
+                    &[OptSpec::boolean("debug", "debug").not_param()],
+                    options,
+                    name,
+                )?;
+                match ex {
+                    Extractor::FloatPsnr => self.float_psnr = true,
+                    Extractor::FloatAnsnr => self.float_ansnr = true,
+                    _ => self.float_moment = true,
+                }
+            }
         }
         if !self.order.contains(&ex) {
             self.order.push(ex);
@@ -421,6 +468,16 @@ impl Plan {
                     let s = &self.speed_suffix;
                     for (i, c) in ["u", "v", "uv"].iter().enumerate() {
                         m.push((format!("speed_chroma_{c}{s}"), Feature(F::SpeedChroma(i))));
+                    }
+                }
+                Extractor::FloatPsnr => m.push(("float_psnr".into(), Feature(F::FloatPsnr))),
+                Extractor::FloatAnsnr => {
+                    m.push(("float_ansnr".into(), Feature(F::FloatAnsnr(0))));
+                    m.push(("float_anpsnr".into(), Feature(F::FloatAnsnr(1))));
+                }
+                Extractor::FloatMoment => {
+                    for (i, n) in ["ref1st", "dis1st", "ref2nd", "dis2nd"].iter().enumerate() {
+                        m.push((format!("float_moment_{n}"), Feature(F::FloatMoment(i))));
                     }
                 }
             }
@@ -488,6 +545,11 @@ pub struct RawFeatures {
     pub cambi: Option<CambiScores>,
     /// speed_chroma u, v, uv (already capped at `speed_max_val`).
     pub speed_chroma: Option<[f64; 3]>,
+    pub float_psnr: Option<f64>,
+    /// float_ansnr, float_anpsnr.
+    pub float_ansnr: Option<[f64; 2]>,
+    /// float_moment ref1st, dis1st, ref2nd, dis2nd.
+    pub float_moment: Option<[f64; 4]>,
     /// Why this frame has no scores; the engine turns it into an error.
     pub error: Option<String>,
 }
@@ -587,6 +649,15 @@ impl CpuExtractor {
             }
             out.psnr = Some(v);
         }
+        float_extras(
+            &self.plan,
+            &r.luma().data,
+            &d.luma().data,
+            w,
+            h,
+            bpc,
+            &mut out,
+        );
         if self.plan.ssim || self.plan.ms_ssim {
             let rf = ssim::to_float(&r.luma().data, bpc);
             let df = ssim::to_float(&d.luma().data, bpc);
@@ -598,6 +669,28 @@ impl CpuExtractor {
             }
         }
         out
+    }
+}
+
+/// The float extractors without options that `plan` asks for (`float_psnr`,
+/// `float_ansnr`, `float_moment`), from two luma planes (`w`×`h`, packed).
+pub fn float_extras(
+    plan: &Plan,
+    reference: &[u16],
+    distorted: &[u16],
+    w: usize,
+    h: usize,
+    bpc: u8,
+    out: &mut RawFeatures,
+) {
+    if plan.float_psnr {
+        out.float_psnr = Some(float_psnr::float_psnr(reference, distorted, w, h, bpc));
+    }
+    if plan.float_ansnr {
+        out.float_ansnr = Some(float_ansnr::float_ansnr(reference, distorted, w, h, bpc));
+    }
+    if plan.float_moment {
+        out.float_moment = Some(float_moment::float_moment(reference, distorted, w, h, bpc));
     }
 }
 
