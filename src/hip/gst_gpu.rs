@@ -341,25 +341,12 @@ impl GstGpu {
         buffer: gst::Buffer,
         info: &gst_video::VideoInfo,
     ) -> Result<gst_video::VideoFrame<gst_video::video_frame::Writable>, gst::Buffer> {
-        let mut frame = std::mem::MaybeUninit::<gst_video::ffi::GstVideoFrame>::zeroed();
-        // SAFETY: valid info, buffer and out-pointer; on success the frame
-        // holds a reference of its own and the mappings, released
-        // (gst_video_frame_unmap) when the VideoFrame drops; ours drops on
-        // return (as gstreamer-video's `from_buffer_writable` does).
-        unsafe {
-            let ok = gst_video::ffi::gst_video_frame_map(
-                frame.as_mut_ptr(),
-                glib::translate::ToGlibPtr::<*const gst_video::ffi::GstVideoInfo>::to_glib_none(
-                    info,
-                )
-                .0 as *mut _,
-                glib::translate::ToGlibPtr::<*mut gst::ffi::GstBuffer>::to_glib_none(&buffer).0,
-                gst::ffi::GST_MAP_WRITE | GST_MAP_DEVICE,
-            );
-            if ok == 0 {
-                return Err(buffer);
-            }
-            Ok(gst_video::VideoFrame::from_glib_full(frame.assume_init()))
+        match map_for_device(&buffer, info, gst::ffi::GST_MAP_WRITE) {
+            // SAFETY: a frame mapped with its own reference of the buffer
+            // (ours drops on return, as gstreamer-video's
+            // `from_buffer_writable` does); `VideoFrame` unmaps it on drop.
+            Some(frame) => Ok(unsafe { gst_video::VideoFrame::from_glib_full(frame) }),
+            None => Err(buffer),
         }
     }
 
@@ -377,26 +364,35 @@ impl GstGpu {
                 unsafe { sync(mem.as_ptr() as *mut c_void) };
             }
         }
-        let mut frame = std::mem::MaybeUninit::<gst_video::ffi::GstVideoFrame>::zeroed();
-        // SAFETY: valid info, buffer and out-pointer; the library's map
-        // function returns the device address for the device flag. On
-        // success the frame owns a buffer reference and the mappings,
-        // which `VideoFrame` releases (gst_video_frame_unmap) on drop.
-        unsafe {
-            let ok = gst_video::ffi::gst_video_frame_map(
-                frame.as_mut_ptr(),
-                glib::translate::ToGlibPtr::<*const gst_video::ffi::GstVideoInfo>::to_glib_none(
-                    info,
-                )
-                .0 as *mut _,
-                glib::translate::ToGlibPtr::<*mut gst::ffi::GstBuffer>::to_glib_none(buffer).0,
-                gst::ffi::GST_MAP_READ | GST_MAP_DEVICE,
-            );
-            if ok == 0 {
-                return None;
-            }
-            Some(gst_video::VideoFrame::from_glib_full(frame.assume_init()))
-        }
+        let frame = map_for_device(buffer, info, gst::ffi::GST_MAP_READ)?;
+        // SAFETY: a frame mapped with its own reference of the buffer;
+        // `VideoFrame` unmaps it on drop.
+        Some(unsafe { gst_video::VideoFrame::from_glib_full(frame) })
+    }
+}
+
+/// `gst_video_frame_map` of `buffer` as `info` with `access` and the GPU
+/// libraries' device flag: plane pointers are device addresses. On success
+/// the frame holds a reference of the buffer of its own and the mappings,
+/// for `gst_video_frame_unmap` (`VideoFrame`'s drop) to release.
+fn map_for_device(
+    buffer: &gst::Buffer,
+    info: &gst_video::VideoInfo,
+    access: c_uint,
+) -> Option<gst_video::ffi::GstVideoFrame> {
+    let mut frame = std::mem::MaybeUninit::<gst_video::ffi::GstVideoFrame>::zeroed();
+    // SAFETY: valid info, buffer and out-pointer, all live for the call;
+    // the library's map function returns the device address for the
+    // device flag; the frame is initialised when the call succeeds.
+    unsafe {
+        let ok = gst_video::ffi::gst_video_frame_map(
+            frame.as_mut_ptr(),
+            glib::translate::ToGlibPtr::<*const gst_video::ffi::GstVideoInfo>::to_glib_none(info).0
+                as *mut _,
+            glib::translate::ToGlibPtr::<*mut gst::ffi::GstBuffer>::to_glib_none(buffer).0,
+            access | GST_MAP_DEVICE,
+        );
+        (ok != 0).then(|| frame.assume_init())
     }
 }
 

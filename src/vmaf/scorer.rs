@@ -267,6 +267,7 @@ impl<B: FeatureBackend> Scorer<B> {
                 FeatureRef::FloatPsnr => raw.float_psnr,
                 FeatureRef::FloatAnsnr(i) => raw.float_ansnr.map(|s| s[i]),
                 FeatureRef::FloatMoment(i) => raw.float_moment.map(|s| s[i]),
+                FeatureRef::Ciede => raw.ciede,
             }
         };
         for src in &self.sources {

@@ -93,6 +93,8 @@ pub struct GoldenRun {
     pub subsample: u32,
     pub threads: usize,
     pub json: String,
+    /// libvmaf's command line for the run.
+    pub command: String,
 }
 
 /// Every run of `manifest.json`.
@@ -103,6 +105,17 @@ pub fn golden_runs() -> Vec<GoldenRun> {
 /// Every run of `manifest-v1.json`.
 pub fn golden_runs_v1() -> Vec<GoldenRun> {
     runs_of(manifest_v1())
+}
+
+/// Every run of `manifest-features.json`.
+pub fn golden_runs_features() -> Vec<GoldenRun> {
+    static M: OnceLock<Value> = OnceLock::new();
+    runs_of(M.get_or_init(|| {
+        serde_json::from_str(
+            &std::fs::read_to_string(testdata_dir().join("manifest-features.json")).unwrap(),
+        )
+        .unwrap()
+    }))
 }
 
 /// The golden run `run` of `pair`, from either manifest (`manifest.json`
@@ -138,6 +151,7 @@ fn runs_of(manifest: &Value) -> Vec<GoldenRun> {
                 subsample: arg("--subsample").map_or(1, |s| s.parse().unwrap()),
                 threads: arg("--threads").map_or(1, |s| s.parse().unwrap()),
                 json: r["json"].as_str().unwrap().into(),
+                command: r["command"].as_str().unwrap().into(),
             });
         }
     }

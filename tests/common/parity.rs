@@ -300,8 +300,8 @@ pub fn push_seq_kept(engine: &mut dyn Engine, seq: &Seq, n: u32) -> Vec<FrameSco
     out
 }
 
-/// `model`, with PSNR and, with it, the float extractors without options
-/// (`float_psnr`, `float_ansnr`, `float_moment`: on the GPU engine they
+/// `model`, with PSNR and, with it, the extractors without options
+/// (`float_psnr`, `float_ansnr`, `float_moment`, `ciede`: on the GPU engine they
 /// run on the CPU beside it, from the host pictures or the uploaded luma).
 pub fn config(psnr: bool, model: &str) -> EngineConfig {
     let mut c = EngineConfig::new(ModelSet::load(model).unwrap());

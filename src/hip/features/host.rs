@@ -1,58 +1,82 @@
 //! The extractors that run on the CPU beside the GPU work, by their CPU
 //! twins: float SSIM and MS-SSIM (`vmaf::features::ssim`; docs/architecture.md
-//! says why they stay there), and `float_psnr`, `float_ansnr` and
-//! `float_moment` (`vmaf::features::float_*`), which have no kernel yet. They
-//! read the host pictures, or, for pictures in GPU memory, the uploaded luma
-//! read back.
+//! says why they stay there), and `float_psnr`, `float_ansnr`,
+//! `float_moment` and `ciede` (`vmaf::features::float_*`, `ciede`), which
+//! have no kernel yet. They read the host pictures, or, for pictures in GPU
+//! memory, the uploaded planes read back.
 
 #![forbid(unsafe_code)]
 
 use super::{Frame, Geometry, GpuExtractor, Retired};
 use crate::hip::{HipError, PinnedHostMem};
-use crate::vmaf::features::{Plan, RawFeatures, float_extras, ssim};
+use crate::vmaf::features::{Plan, RawFeatures, ciede, float_extras, ssim};
+use crate::vmaf::picture::{Frame as HostFrame, OwnedPlane};
 
 pub(super) struct Host {
     plan: Plan,
     /// Per slot: the frame's values, until it retires.
     results: Vec<RawFeatures>,
-    /// Host copies of the uploaded luma, for pictures in GPU memory.
-    luma: Option<PinnedHostMem>,
+    /// Host copies of the uploaded planes, for pictures in GPU memory.
+    planes: Option<PinnedHostMem>,
 }
 
 impl Host {
     /// The host family of `plan`, if it asks for any of its extractors.
     pub(super) fn for_plan(plan: &Plan) -> Option<Self> {
-        let wanted =
-            plan.ssim || plan.ms_ssim || plan.float_psnr || plan.float_ansnr || plan.float_moment;
+        let wanted = plan.ssim
+            || plan.ms_ssim
+            || plan.float_psnr
+            || plan.float_ansnr
+            || plan.float_moment
+            || plan.ciede;
         wanted.then(|| Host {
             plan: plan.clone(),
             results: Vec::new(),
-            luma: None,
+            planes: None,
         })
     }
 
-    /// The uploaded reference and distorted luma of the frame, read back
-    /// (pictures in GPU memory have no host copy). Waits for the frame's
-    /// work so far.
-    fn luma_from_device(&mut self, f: &Frame<'_>) -> Result<[Vec<u16>; 2], HipError> {
+    /// The uploaded planes (luma, and chroma where uploaded) of the
+    /// reference and the distorted picture, read back (pictures in GPU
+    /// memory have no host copy). Waits for the frame's work so far.
+    fn frames_from_device(&mut self, f: &Frame<'_>) -> Result<[HostFrame; 2], HipError> {
         let g = f.geo;
-        let (w, h) = g.planes[0];
-        let bytes = w * h * g.bps;
+        let sizes: Vec<usize> = g.planes.iter().map(|&(w, h)| w * h * g.bps).collect();
+        let total: usize = 2 * sizes.iter().sum::<usize>();
         if self
-            .luma
+            .planes
             .as_ref()
-            .is_none_or(|m| m.shared().len() < 2 * bytes)
+            .is_none_or(|m| m.shared().len() < total)
         {
-            self.luma = Some(PinnedHostMem::new(f.stream.device(), 2 * bytes)?);
+            self.planes = Some(PinnedHostMem::new(f.stream.device(), total)?);
         }
-        let host = self.luma.as_ref().expect("just made");
-        for side in 0..2 {
-            f.stream
-                .download(host.shared(), side * bytes, &f.pix[side], 0, bytes)?;
+        let host = self.planes.as_ref().expect("just made");
+        let mut at = 0;
+        let mut spans = Vec::new();
+        for (p, &bytes) in sizes.iter().enumerate() {
+            for side in 0..2 {
+                f.stream
+                    .download(host.shared(), at, &f.pix[2 * p + side], 0, bytes)?;
+                spans.push((p, side, at, bytes));
+                at += bytes;
+            }
         }
         f.stream.synchronize()?;
         let data = host.as_ref();
-        Ok([widen(&data[..bytes], g), widen(&data[bytes..2 * bytes], g)])
+        let mut frames = [0, 1].map(|_| HostFrame {
+            format: g.format,
+            bpc: g.bpc,
+            planes: Vec::new(),
+        });
+        for (p, side, at, bytes) in spans {
+            let (w, h) = g.planes[p];
+            frames[side].planes.push(OwnedPlane {
+                data: widen(&data[at..at + bytes], g),
+                width: w,
+                height: h,
+            });
+        }
+        Ok(frames)
     }
 }
 
@@ -79,23 +103,32 @@ impl GpuExtractor for Host {
 
     fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError> {
         let input = f.input;
-        let [r, d] = if input.reference.on_device() || input.distorted.on_device() {
-            self.luma_from_device(f)?
+        let [rf, df] = if input.reference.on_device() || input.distorted.on_device() {
+            self.frames_from_device(f)?
         } else {
-            let r = crate::vmaf::Frame::from_picture(input.reference, false);
-            let d = crate::vmaf::Frame::from_picture(input.distorted, false);
-            [r.luma().data.to_vec(), d.luma().data.to_vec()]
+            let chroma = self.plan.ciede;
+            [
+                HostFrame::from_picture(input.reference, chroma),
+                HostFrame::from_picture(input.distorted, chroma),
+            ]
         };
+        let (r, d) = (&rf.luma().data, &df.luma().data);
         let (w, h, bpc) = (f.geo.w, f.geo.h, f.geo.bpc);
         let mut out = RawFeatures::default();
-        float_extras(&self.plan, &r, &d, w, h, bpc, &mut out);
+        float_extras(&self.plan, r, d, w, h, bpc, &mut out);
+        if self.plan.ciede {
+            match ciede::ciede(&rf, &df) {
+                Ok(v) => out.ciede = Some(v),
+                Err(e) => out.error = Some(e.0),
+            }
+        }
         if self.plan.ssim || self.plan.ms_ssim {
-            let (rf, df) = (ssim::to_float(&r, bpc), ssim::to_float(&d, bpc));
+            let (rs, ds) = (ssim::to_float(r, bpc), ssim::to_float(d, bpc));
             if self.plan.ssim {
-                out.ssim = ssim::float_ssim(&rf, &df, w, h);
+                out.ssim = ssim::float_ssim(&rs, &ds, w, h);
             }
             if self.plan.ms_ssim {
-                out.ms_ssim = ssim::float_ms_ssim(&rf, &df, w, h);
+                out.ms_ssim = ssim::float_ms_ssim(&rs, &ds, w, h);
             }
         }
         self.results[f.slot] = out;
@@ -109,6 +142,10 @@ impl GpuExtractor for Host {
         out.float_psnr = v.float_psnr;
         out.float_ansnr = v.float_ansnr;
         out.float_moment = v.float_moment;
+        out.ciede = v.ciede;
+        if v.error.is_some() {
+            out.error = v.error;
+        }
         Ok(())
     }
 }

@@ -190,7 +190,7 @@ pub(super) fn slow_frames(plan: &Plan) -> bool {
 
 /// Whether any family in `plan` reads the chroma planes.
 pub(super) fn reads_chroma(plan: &Plan) -> bool {
-    plan.psnr || plan.speed_chroma.is_some()
+    plan.reads_chroma()
 }
 
 /// One frame on its ring slot, as a family's launches see it.

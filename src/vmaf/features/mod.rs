@@ -6,6 +6,7 @@ mod adm_dwt;
 mod adm_mask;
 pub mod adm_tables;
 pub mod cambi;
+pub mod ciede;
 pub mod float_ansnr;
 pub mod float_moment;
 pub mod float_psnr;
@@ -89,6 +90,8 @@ pub enum FeatureRef {
     FloatAnsnr(usize),
     /// `float_moment_ref1st`, `dis1st`, `ref2nd`, `dis2nd`.
     FloatMoment(usize),
+    /// `ciede2000`.
+    Ciede,
 }
 
 impl FeatureRef {
@@ -129,6 +132,7 @@ impl FeatureRef {
             "float_moment_dis1st" => Self::FloatMoment(1),
             "float_moment_ref2nd" => Self::FloatMoment(2),
             "float_moment_dis2nd" => Self::FloatMoment(3),
+            "ciede2000" => Self::Ciede,
             _ => return None,
         })
     }
@@ -143,6 +147,7 @@ impl FeatureRef {
             Self::FloatPsnr => Extractor::FloatPsnr,
             Self::FloatAnsnr(_) => Extractor::FloatAnsnr,
             Self::FloatMoment(_) => Extractor::FloatMoment,
+            Self::Ciede => Extractor::Ciede,
         }
     }
 }
@@ -166,6 +171,7 @@ enum Extractor {
     FloatPsnr,
     FloatAnsnr,
     FloatMoment,
+    Ciede,
 }
 
 /// Extractors that `--feature NAME` (libvmaf's CLI) adds on their own,
@@ -176,6 +182,7 @@ pub const EXTRA_FEATURES: &[&str] = &[
     "float_psnr",
     "float_ansnr",
     "float_moment",
+    "ciede",
 ];
 
 /// What to compute per frame, and how to name it.
@@ -193,6 +200,7 @@ pub struct Plan {
     pub float_psnr: bool,
     pub float_ansnr: bool,
     pub float_moment: bool,
+    pub ciede: bool,
     /// Name suffix from non-default options (`_egl_1`), per extractor.
     pub adm_suffix: String,
     pub vif_suffix: String,
@@ -243,9 +251,9 @@ pub const MOTION_OPTS: &[OptSpec] = &[
 
 impl Plan {
     /// Whether an extractor of this plan reads the chroma planes
-    /// (speed_chroma, and PSNR's Cb and Cr); the others read luma only.
+    /// (speed_chroma, ciede, and PSNR's Cb and Cr); the others read luma only.
     pub fn reads_chroma(&self) -> bool {
-        self.speed_chroma.is_some() || self.psnr
+        self.speed_chroma.is_some() || self.psnr || self.ciede
     }
 
     pub fn new(
@@ -278,6 +286,7 @@ impl Plan {
             float_psnr: false,
             float_ansnr: false,
             float_moment: false,
+            ciede: false,
             adm_suffix: String::new(),
             vif_suffix: String::new(),
             motion_suffix: String::new(),
@@ -317,6 +326,7 @@ impl Plan {
                 "float_psnr" => Extractor::FloatPsnr,
                 "float_ansnr" => Extractor::FloatAnsnr,
                 "float_moment" => Extractor::FloatMoment,
+                "ciede" => Extractor::Ciede,
                 other => {
                     return Err(VmafError::Unsupported(format!(
                         "feature \"{other}\" (extra features: {})",
@@ -405,8 +415,11 @@ impl Plan {
                 check_same(&mut self.speed_chroma, p, name)?;
                 self.speed_suffix = o.suffix;
             }
-            Extractor::FloatPsnr | Extractor::FloatAnsnr | Extractor::FloatMoment => {
-                // None of the three has an option that changes a number.
+            Extractor::FloatPsnr
+            | Extractor::FloatAnsnr
+            | Extractor::FloatMoment
+            | Extractor::Ciede => {
+                // None of these has an option that changes a number.
                 resolve(
                     &[OptSpec::boolean("debug", "debug").not_param()],
                     options,
@@ -415,6 +428,7 @@ impl Plan {
                 match ex {
                     Extractor::FloatPsnr => self.float_psnr = true,
                     Extractor::FloatAnsnr => self.float_ansnr = true,
+                    Extractor::Ciede => self.ciede = true,
                     _ => self.float_moment = true,
                 }
             }
@@ -475,6 +489,7 @@ impl Plan {
                     m.push(("float_ansnr".into(), Feature(F::FloatAnsnr(0))));
                     m.push(("float_anpsnr".into(), Feature(F::FloatAnsnr(1))));
                 }
+                Extractor::Ciede => m.push(("ciede2000".into(), Feature(F::Ciede))),
                 Extractor::FloatMoment => {
                     for (i, n) in ["ref1st", "dis1st", "ref2nd", "dis2nd"].iter().enumerate() {
                         m.push((format!("float_moment_{n}"), Feature(F::FloatMoment(i))));
@@ -550,6 +565,8 @@ pub struct RawFeatures {
     pub float_ansnr: Option<[f64; 2]>,
     /// float_moment ref1st, dis1st, ref2nd, dis2nd.
     pub float_moment: Option<[f64; 4]>,
+    /// `ciede2000` (+∞ for identical pictures).
+    pub ciede: Option<f64>,
     /// Why this frame has no scores; the engine turns it into an error.
     pub error: Option<String>,
 }
@@ -658,6 +675,12 @@ impl CpuExtractor {
             bpc,
             &mut out,
         );
+        if self.plan.ciede {
+            match ciede::ciede(r, d) {
+                Ok(v) => out.ciede = Some(v),
+                Err(FrameError(e)) => out.error = Some(e),
+            }
+        }
         if self.plan.ssim || self.plan.ms_ssim {
             let rf = ssim::to_float(&r.luma().data, bpc);
             let df = ssim::to_float(&d.luma().data, bpc);

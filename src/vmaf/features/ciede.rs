@@ -1,0 +1,210 @@
+//! libvmaf's `ciede` (`ciede.c`, itself a port of av-metrics' CIEDE2000):
+//! each pixel's YUV (BT.709, limited range) to CIELAB, the CIEDE2000
+//! difference of reference and distorted with kL = 0.65, kC = 1, kH = 4,
+//! averaged, reported as `ciede2000` = 45 − 20·log10(mean ΔE00) (infinite,
+//! written `null`, for identical pictures).
+//!
+//! libvmaf mixes float and double on purpose or not; every step here
+//! rounds where its C does (a `float` variable or return value), so that
+//! the numbers are its own. Chroma is upsampled by repetition, as libvmaf
+//! does for 4:2:0; for 4:2:2 libvmaf reads past each chroma row (its
+//! horizontal index is not halved), and this engine repeats each chroma
+//! sample horizontally instead.
+
+use super::FrameError;
+use crate::vmaf::PixelFormat;
+use crate::vmaf::picture::Frame;
+use std::f64::consts::PI;
+
+#[derive(Clone, Copy)]
+struct Lab {
+    l: f32,
+    a: f32,
+    b: f32,
+}
+
+fn rgb_to_xyz_map(c: f64) -> f64 {
+    if c > 10.0 / 255.0 {
+        ((c + 0.055) * (1.0 / 1.055)).powf(2.4)
+    } else {
+        c * (1.0 / 12.92)
+    }
+}
+
+/// Returns `float` in libvmaf.
+fn xyz_to_lab_map(c: f64) -> f32 {
+    let kappa = 24389.0 / 27.0;
+    let epsilon = 216.0 / 24389.0;
+    if c > epsilon {
+        c.powf(1.0 / 3.0) as f32
+    } else {
+        ((kappa * c + 16.0) * (1.0 / 116.0)) as f32
+    }
+}
+
+fn lab(y: f64, u: f64, v: f64, bpc: u8) -> Lab {
+    let scale = f64::from(1u32 << (bpc - 8));
+    let y = (y - 16.0 * scale) * (1.0 / (219.0 * scale));
+    let u = (u - 128.0 * scale) * (1.0 / (224.0 * scale));
+    let v = (v - 128.0 * scale) * (1.0 / (224.0 * scale));
+    let r = rgb_to_xyz_map(y + 1.28033 * v);
+    let g = rgb_to_xyz_map(y - 0.21482 * u - 0.38059 * v);
+    let b = rgb_to_xyz_map(y + 2.12798 * u);
+    let x = r * 0.4124564390896921 + g * 0.357576077643909 + b * 0.18043748326639894;
+    let yy = r * 0.21267285140562248 + g * 0.715152155287818 + b * 0.07217499330655958;
+    let z = r * 0.019333895582329317 + g * 0.119192025881303 + b * 0.9503040785363677;
+    let x = f64::from(xyz_to_lab_map(x * (1.0 / 0.95047)));
+    let yy = f64::from(xyz_to_lab_map(yy));
+    let z = f64::from(xyz_to_lab_map(z * (1.0 / 1.08883)));
+    Lab {
+        l: ((116.0 * yy) - 16.0) as f32,
+        a: (500.0 * (x - yy)) as f32,
+        b: (200.0 * (yy - z)) as f32,
+    }
+}
+
+fn h_prime(x: f32, y: f32) -> f32 {
+    if x == 0.0 && y == 0.0 {
+        return 0.0;
+    }
+    let mut hue = f64::from(x).atan2(f64::from(y)) as f32;
+    if hue < 0.0 {
+        hue = (f64::from(hue) + 2.0 * PI) as f32;
+    }
+    hue
+}
+
+fn delta_h_prime(c1: f32, c2: f32, h1: f32, h2: f32) -> f32 {
+    if c1 == 0.0 || c2 == 0.0 {
+        return 0.0;
+    }
+    if f64::from((h1 - h2).abs()) <= PI {
+        return h2 - h1;
+    }
+    if h2 <= h1 {
+        (f64::from(h2 - h1) + 2.0 * PI) as f32
+    } else {
+        (f64::from(h2 - h1) - 2.0 * PI) as f32
+    }
+}
+
+fn upcase_h_bar_prime(h1: f32, h2: f32) -> f32 {
+    if f64::from(h1 - h2).abs() > PI {
+        ((f64::from(h1 + h2) + 2.0 * PI) / 2.0) as f32
+    } else {
+        (f64::from(h1 + h2) / 2.0) as f32
+    }
+}
+
+fn upcase_t(h: f32) -> f32 {
+    let h = f64::from(h);
+    (1.0 - 0.17 * (h - PI / 6.0).cos()
+        + 0.24 * (2.0 * h).cos()
+        + 0.32 * (3.0 * h + PI / 30.0).cos()
+        - 0.20 * (4.0 * h - 7.0 * PI / 20.0).cos()) as f32
+}
+
+fn r_sub_t(c_bar_prime: f32, h_bar_prime: f32) -> f32 {
+    let to_degrees = (f64::from(h_bar_prime) * (180.0 / PI)) as f32;
+    let degrees = ((f64::from(to_degrees) - 275.0) * (1.0 / 25.0)) as f32;
+    let c7 = c_bar_prime.powf(7.0);
+    let ratio = c7 / (c7 + 25f32.powf(7.0));
+    let angle = (60.0 * (-f64::from(degrees.powf(2.0))).exp()) as f32;
+    let to_radians = (f64::from(angle) * (PI / 180.0)) as f32;
+    (-2.0 * f64::from(ratio).sqrt() * f64::from(to_radians).sin()) as f32
+}
+
+/// CIEDE2000 with kL = 0.65, kC = 1, kH = 4, in libvmaf's float/double mix.
+fn ciede2000(c1: Lab, c2: Lab) -> f32 {
+    let (kl, kc, kh) = (0.65f32, 1.0f32, 4.0f32);
+    let sq = |v: f32| f64::from(v).powf(2.0);
+    let delta_l_prime = c2.l - c1.l;
+    let l_bar = (c1.l + c2.l) / 2.0;
+    let ch1 = (sq(c1.a) + sq(c1.b)).sqrt() as f32;
+    let ch2 = (sq(c2.a) + sq(c2.b)).sqrt() as f32;
+    let c_bar = (ch1 + ch2) / 2.0;
+    let g =
+        1.0 - (f64::from(c_bar).powf(7.0) / (f64::from(c_bar).powf(7.0) + 25f64.powf(7.0))).sqrt();
+    let a_prime_1 = (f64::from(c1.a) + f64::from(c1.a / 2.0) * g) as f32;
+    let a_prime_2 = (f64::from(c2.a) + f64::from(c2.a / 2.0) * g) as f32;
+    let c_prime_1 = (sq(a_prime_1) + sq(c1.b)).sqrt() as f32;
+    let c_prime_2 = (sq(a_prime_2) + sq(c2.b)).sqrt() as f32;
+    let c_bar_prime = (c_prime_1 + c_prime_2) / 2.0;
+    let delta_c_prime = c_prime_2 - c_prime_1;
+    let s_sub_l = (1.0 + (0.015 * sq(l_bar - 50.0)) / (20.0 + sq(l_bar - 50.0)).sqrt()) as f32;
+    let s_sub_c = (1.0 + 0.045 * f64::from(c_bar_prime)) as f32;
+    let h_prime_1 = h_prime(c1.b, a_prime_1);
+    let h_prime_2 = h_prime(c2.b, a_prime_2);
+    let dh = delta_h_prime(ch1, ch2, h_prime_1, h_prime_2);
+    let delta_upcase_h_prime =
+        (2.0 * f64::from(c_prime_1 * c_prime_2).sqrt() * (f64::from(dh) / 2.0).sin()) as f32;
+    let h_bar_prime = upcase_h_bar_prime(h_prime_1, h_prime_2);
+    let t = upcase_t(h_bar_prime);
+    let s_sub_upcase_h = (1.0 + 0.015 * f64::from(c_bar_prime) * f64::from(t)) as f32;
+    let rt = r_sub_t(c_bar_prime, h_bar_prime);
+    let lightness = delta_l_prime / (kl * s_sub_l);
+    let chroma = delta_c_prime / (kc * s_sub_c);
+    let hue = delta_upcase_h_prime / (kh * s_sub_upcase_h);
+    (sq(lightness) + sq(chroma) + sq(hue) + f64::from(rt * chroma * hue)).sqrt() as f32
+}
+
+/// The chroma sample (plane `p` of `f`) shown at luma position (`i`, `j`).
+fn chroma_at(f: &Frame, p: usize, i: usize, j: usize) -> u16 {
+    let pl = &f.planes[p];
+    let (ci, cj) = match f.format {
+        PixelFormat::Yuv420 => (i / 2, j / 2),
+        PixelFormat::Yuv422 => (i, j / 2),
+        _ => (i, j),
+    };
+    pl.data[ci * pl.width + cj]
+}
+
+/// `ciede2000` of two frames with chroma planes.
+pub fn ciede(r: &Frame, d: &Frame) -> Result<f64, FrameError> {
+    if r.format == PixelFormat::Gray || r.planes.len() < 3 || d.planes.len() < 3 {
+        return Err(FrameError(
+            "ciede needs the chroma planes (the input is GRAY)".into(),
+        ));
+    }
+    let (w, h, bpc) = (r.luma().width, r.luma().height, r.bpc);
+    let (ry, dy) = (&r.luma().data, &d.luma().data);
+    let mut sum = 0f64;
+    for i in 0..h {
+        for j in 0..w {
+            let px = |f: &Frame, y: u16| {
+                lab(
+                    f64::from(f32::from(y)),
+                    f64::from(f32::from(chroma_at(f, 1, i, j))),
+                    f64::from(f32::from(chroma_at(f, 2, i, j))),
+                    bpc,
+                )
+            };
+            sum += f64::from(ciede2000(px(r, ry[i * w + j]), px(d, dy[i * w + j])));
+        }
+    }
+    Ok(45.0 - 20.0 * (sum / (w * h) as f64).log10())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn white_and_black_are_far_apart_and_equal_colours_are_zero() {
+        let white = lab(235.0, 128.0, 128.0, 8);
+        let black = lab(16.0, 128.0, 128.0, 8);
+        assert!(
+            (white.l - 100.0).abs() < 0.01 && black.l.abs() < 0.01,
+            "{} {}",
+            white.l,
+            black.l
+        );
+        assert_eq!(ciede2000(white, white), 0.0);
+        // ΔE00 of white and black with kL = 0.65: 100 / 0.65 / S_L.
+        let de = ciede2000(white, black);
+        assert!(de > 100.0 && de < 160.0, "{de}");
+        // 10-bit values on the 10-bit scale give the 8-bit colour.
+        let w10 = lab(940.0, 512.0, 512.0, 10);
+        assert!((w10.l - white.l).abs() < 1e-4);
+    }
+}
