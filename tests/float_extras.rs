@@ -1,7 +1,7 @@
 //! libvmaf's extractors without options (`float_psnr`, `float_ansnr` with
-//! `float_anpsnr`, `float_moment`, `ciede`) against libvmaf's JSON, on every run
-//! of `tests/data/golden/manifest-features.json` that asks for them (8- and
-//! 10-bit, identical pictures). Those runs score the float models, which
+//! `float_anpsnr`, `float_moment`, `ciede`, `psnr_hvs`) against libvmaf's
+//! JSON, on every run of `tests/data/golden/manifest-features.json` that
+//! asks for them (8- and 10-bit, 1080p, identical pictures). Those runs score the float models, which
 //! this engine does not have yet: the engine scores each pair with
 //! vmaf_v0.6.1 plus the same `--feature`s, and every value of these
 //! extractors' keys, in every frame, is compared.
@@ -11,7 +11,13 @@ mod common;
 use common::*;
 use gstvmafhip::vmaf::Scorer;
 
-const EXTRAS: [&str; 4] = ["float_psnr", "float_ansnr", "float_moment", "ciede"];
+const EXTRAS: [&str; 5] = [
+    "float_psnr",
+    "float_ansnr",
+    "float_moment",
+    "ciede",
+    "psnr_hvs",
+];
 
 /// The keys each extractor writes.
 fn keys(feature: &str) -> &'static [&'static str] {
@@ -19,6 +25,7 @@ fn keys(feature: &str) -> &'static [&'static str] {
         "float_psnr" => &["float_psnr"],
         "float_ansnr" => &["float_ansnr", "float_anpsnr"],
         "ciede" => &["ciede2000"],
+        "psnr_hvs" => &["psnr_hvs_y", "psnr_hvs_cb", "psnr_hvs_cr", "psnr_hvs"],
         _ => &[
             "float_moment_ref1st",
             "float_moment_dis1st",
@@ -71,8 +78,9 @@ fn float_extras_match_libvmaf_on_every_feature_golden_run() {
         }
         eprintln!("{} {}: {} compared", run.pair, run.run, asked.join(", "));
     }
-    // astronaut crf35 (the three float ones, 7 keys), astronaut blur,
-    // coffee crf35 and eveningglow 1080p (ciede), rocket 10-bit (all four,
-    // 8 keys), identical (float_psnr, ciede: null).
-    assert_eq!(compared, 12 * 7 + 12 + 12 + 3 + 6 * 8 + 6 * 2);
+    // astronaut crf35 (the three float ones, 7 keys); astronaut blur, coffee
+    // crf35 and eveningglow 1080p (ciede and psnr_hvs, 5 keys); rocket
+    // 10-bit (all five, 12 keys); identical (float_psnr, ciede and
+    // psnr_hvs, their infinities libvmaf's nulls: 6 keys).
+    assert_eq!(compared, 12 * 7 + (12 + 12 + 3) * 5 + 6 * 12 + 6 * 6);
 }

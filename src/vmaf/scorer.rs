@@ -268,6 +268,7 @@ impl<B: FeatureBackend> Scorer<B> {
                 FeatureRef::FloatAnsnr(i) => raw.float_ansnr.map(|s| s[i]),
                 FeatureRef::FloatMoment(i) => raw.float_moment.map(|s| s[i]),
                 FeatureRef::Ciede => raw.ciede,
+                FeatureRef::PsnrHvs(i) => raw.psnr_hvs.map(|s| s[i]),
             }
         };
         for src in &self.sources {

@@ -301,15 +301,22 @@ pub fn push_seq_kept(engine: &mut dyn Engine, seq: &Seq, n: u32) -> Vec<FrameSco
 }
 
 /// `model`, with PSNR and, with it, the extractors without options
-/// (`float_psnr`, `float_ansnr`, `float_moment`, `ciede`: on the GPU engine they
-/// run on the CPU beside it, from the host pictures or the uploaded luma).
+/// (`float_psnr`, `float_ansnr`, `float_moment`, `ciede`, `psnr_hvs`: on the
+/// GPU engine they run on the CPU beside it, from the host pictures or the
+/// uploaded planes read back).
 pub fn config(psnr: bool, model: &str) -> EngineConfig {
     let mut c = EngineConfig::new(ModelSet::load(model).unwrap());
     c.psnr = psnr;
     if psnr {
-        c.features = ["float_psnr", "float_ansnr", "float_moment"]
-            .map(String::from)
-            .to_vec();
+        c.features = [
+            "float_psnr",
+            "float_ansnr",
+            "float_moment",
+            "ciede",
+            "psnr_hvs",
+        ]
+        .map(String::from)
+        .to_vec();
     }
     c
 }
@@ -329,7 +336,12 @@ pub fn sizes_bit_exact(
             pad,
         };
         for model in models {
-            let c = config(psnr, model);
+            let mut c = config(psnr, model);
+            if format == PixelFormat::Gray || bpc > 12 {
+                // ciede and psnr_hvs read chroma and take at most 12 bits.
+                c.features
+                    .retain(|f| !matches!(f.as_str(), "ciede" | "psnr_hvs"));
+            }
             let Some(mut gpu) = hip_scorer(&c) else {
                 return;
             };

@@ -1,7 +1,8 @@
 //! The extractors that run on the CPU beside the GPU work, by their CPU
 //! twins: float SSIM and MS-SSIM (`vmaf::features::ssim`; docs/architecture.md
 //! says why they stay there), and `float_psnr`, `float_ansnr`,
-//! `float_moment` and `ciede` (`vmaf::features::float_*`, `ciede`), which
+//! `float_moment`, `ciede` and `psnr_hvs` (`vmaf::features::float_*`,
+//! `ciede`, `psnr_hvs`), which
 //! have no kernel yet. They read the host pictures, or, for pictures in GPU
 //! memory, the uploaded planes read back.
 
@@ -9,7 +10,7 @@
 
 use super::{Frame, Geometry, GpuExtractor, Retired};
 use crate::hip::{HipError, PinnedHostMem};
-use crate::vmaf::features::{Plan, RawFeatures, ciede, float_extras, ssim};
+use crate::vmaf::features::{Plan, RawFeatures, chroma_extras, float_extras, ssim};
 use crate::vmaf::picture::{Frame as HostFrame, OwnedPlane};
 
 pub(super) struct Host {
@@ -28,7 +29,8 @@ impl Host {
             || plan.float_psnr
             || plan.float_ansnr
             || plan.float_moment
-            || plan.ciede;
+            || plan.ciede
+            || plan.psnr_hvs;
         wanted.then(|| Host {
             plan: plan.clone(),
             results: Vec::new(),
@@ -106,7 +108,7 @@ impl GpuExtractor for Host {
         let [rf, df] = if input.reference.on_device() || input.distorted.on_device() {
             self.frames_from_device(f)?
         } else {
-            let chroma = self.plan.ciede;
+            let chroma = self.plan.ciede || self.plan.psnr_hvs;
             [
                 HostFrame::from_picture(input.reference, chroma),
                 HostFrame::from_picture(input.distorted, chroma),
@@ -116,12 +118,7 @@ impl GpuExtractor for Host {
         let (w, h, bpc) = (f.geo.w, f.geo.h, f.geo.bpc);
         let mut out = RawFeatures::default();
         float_extras(&self.plan, r, d, w, h, bpc, &mut out);
-        if self.plan.ciede {
-            match ciede::ciede(&rf, &df) {
-                Ok(v) => out.ciede = Some(v),
-                Err(e) => out.error = Some(e.0),
-            }
-        }
+        chroma_extras(&self.plan, &rf, &df, &mut out);
         if self.plan.ssim || self.plan.ms_ssim {
             let (rs, ds) = (ssim::to_float(r, bpc), ssim::to_float(d, bpc));
             if self.plan.ssim {
@@ -143,6 +140,7 @@ impl GpuExtractor for Host {
         out.float_ansnr = v.float_ansnr;
         out.float_moment = v.float_moment;
         out.ciede = v.ciede;
+        out.psnr_hvs = v.psnr_hvs;
         if v.error.is_some() {
             out.error = v.error;
         }

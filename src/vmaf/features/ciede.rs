@@ -149,6 +149,10 @@ fn ciede2000(c1: Lab, c2: Lab) -> f32 {
 }
 
 /// The chroma sample (plane `p` of `f`) shown at luma position (`i`, `j`).
+/// At an odd width or height the last luma column or row has no chroma
+/// sample of its own (libvmaf's chroma planes are the floor of half the
+/// size, and its `ciede` reads past them there, which crashed its CLI at
+/// 351x287): it takes the last one.
 fn chroma_at(f: &Frame, p: usize, i: usize, j: usize) -> u16 {
     let pl = &f.planes[p];
     let (ci, cj) = match f.format {
@@ -156,7 +160,7 @@ fn chroma_at(f: &Frame, p: usize, i: usize, j: usize) -> u16 {
         PixelFormat::Yuv422 => (i, j / 2),
         _ => (i, j),
     };
-    pl.data[ci * pl.width + cj]
+    pl.data[ci.min(pl.height - 1) * pl.width + cj.min(pl.width - 1)]
 }
 
 /// `ciede2000` of two frames with chroma planes.
@@ -206,5 +210,25 @@ mod tests {
         // 10-bit values on the 10-bit scale give the 8-bit colour.
         let w10 = lab(940.0, 512.0, 512.0, 10);
         assert!((w10.l - white.l).abs() < 1e-4);
+    }
+
+    /// An odd size (libvmaf's CLI crashed there): the last column and row
+    /// take the last chroma sample; a small change gives a finite score.
+    #[test]
+    fn odd_sizes_take_the_last_chroma_sample() {
+        use crate::vmaf::picture::OwnedPlane;
+        let plane = |w: usize, h: usize, v: u16| OwnedPlane {
+            data: vec![v; w * h],
+            width: w,
+            height: h,
+        };
+        let frame = |y: u16| Frame {
+            format: PixelFormat::Yuv420,
+            bpc: 8,
+            planes: vec![plane(5, 3, y), plane(2, 1, 100), plane(2, 1, 150)],
+        };
+        assert_eq!(ciede(&frame(80), &frame(80)).unwrap(), f64::INFINITY);
+        let v = ciede(&frame(80), &frame(90)).unwrap();
+        assert!(v.is_finite() && v > 0.0, "{v}");
     }
 }

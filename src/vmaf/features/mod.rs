@@ -13,6 +13,7 @@ pub mod float_psnr;
 pub mod motion;
 pub mod options;
 pub mod psnr;
+pub mod psnr_hvs;
 pub mod speed;
 pub mod ssim;
 pub mod vif;
@@ -92,6 +93,8 @@ pub enum FeatureRef {
     FloatMoment(usize),
     /// `ciede2000`.
     Ciede,
+    /// `psnr_hvs_y` (0), `_cb` (1), `_cr` (2), `psnr_hvs` (3).
+    PsnrHvs(usize),
 }
 
 impl FeatureRef {
@@ -133,6 +136,10 @@ impl FeatureRef {
             "float_moment_ref2nd" => Self::FloatMoment(2),
             "float_moment_dis2nd" => Self::FloatMoment(3),
             "ciede2000" => Self::Ciede,
+            "psnr_hvs_y" => Self::PsnrHvs(0),
+            "psnr_hvs_cb" => Self::PsnrHvs(1),
+            "psnr_hvs_cr" => Self::PsnrHvs(2),
+            "psnr_hvs" => Self::PsnrHvs(3),
             _ => return None,
         })
     }
@@ -148,6 +155,7 @@ impl FeatureRef {
             Self::FloatAnsnr(_) => Extractor::FloatAnsnr,
             Self::FloatMoment(_) => Extractor::FloatMoment,
             Self::Ciede => Extractor::Ciede,
+            Self::PsnrHvs(_) => Extractor::PsnrHvs,
         }
     }
 }
@@ -172,6 +180,7 @@ enum Extractor {
     FloatAnsnr,
     FloatMoment,
     Ciede,
+    PsnrHvs,
 }
 
 /// Extractors that `--feature NAME` (libvmaf's CLI) adds on their own,
@@ -183,6 +192,7 @@ pub const EXTRA_FEATURES: &[&str] = &[
     "float_ansnr",
     "float_moment",
     "ciede",
+    "psnr_hvs",
 ];
 
 /// What to compute per frame, and how to name it.
@@ -201,6 +211,7 @@ pub struct Plan {
     pub float_ansnr: bool,
     pub float_moment: bool,
     pub ciede: bool,
+    pub psnr_hvs: bool,
     /// Name suffix from non-default options (`_egl_1`), per extractor.
     pub adm_suffix: String,
     pub vif_suffix: String,
@@ -251,9 +262,10 @@ pub const MOTION_OPTS: &[OptSpec] = &[
 
 impl Plan {
     /// Whether an extractor of this plan reads the chroma planes
-    /// (speed_chroma, ciede, and PSNR's Cb and Cr); the others read luma only.
+    /// (speed_chroma, ciede, psnr_hvs, and PSNR's Cb and Cr); the others
+    /// read luma only.
     pub fn reads_chroma(&self) -> bool {
-        self.speed_chroma.is_some() || self.psnr || self.ciede
+        self.speed_chroma.is_some() || self.psnr || self.ciede || self.psnr_hvs
     }
 
     pub fn new(
@@ -287,6 +299,7 @@ impl Plan {
             float_ansnr: false,
             float_moment: false,
             ciede: false,
+            psnr_hvs: false,
             adm_suffix: String::new(),
             vif_suffix: String::new(),
             motion_suffix: String::new(),
@@ -327,6 +340,7 @@ impl Plan {
                 "float_ansnr" => Extractor::FloatAnsnr,
                 "float_moment" => Extractor::FloatMoment,
                 "ciede" => Extractor::Ciede,
+                "psnr_hvs" => Extractor::PsnrHvs,
                 other => {
                     return Err(VmafError::Unsupported(format!(
                         "feature \"{other}\" (extra features: {})",
@@ -418,7 +432,8 @@ impl Plan {
             Extractor::FloatPsnr
             | Extractor::FloatAnsnr
             | Extractor::FloatMoment
-            | Extractor::Ciede => {
+            | Extractor::Ciede
+            | Extractor::PsnrHvs => {
                 // None of these has an option that changes a number.
                 resolve(
                     &[OptSpec::boolean("debug", "debug").not_param()],
@@ -429,6 +444,7 @@ impl Plan {
                     Extractor::FloatPsnr => self.float_psnr = true,
                     Extractor::FloatAnsnr => self.float_ansnr = true,
                     Extractor::Ciede => self.ciede = true,
+                    Extractor::PsnrHvs => self.psnr_hvs = true,
                     _ => self.float_moment = true,
                 }
             }
@@ -490,6 +506,14 @@ impl Plan {
                     m.push(("float_anpsnr".into(), Feature(F::FloatAnsnr(1))));
                 }
                 Extractor::Ciede => m.push(("ciede2000".into(), Feature(F::Ciede))),
+                Extractor::PsnrHvs => {
+                    for (i, n) in ["psnr_hvs_y", "psnr_hvs_cb", "psnr_hvs_cr", "psnr_hvs"]
+                        .iter()
+                        .enumerate()
+                    {
+                        m.push(((*n).into(), Feature(F::PsnrHvs(i))));
+                    }
+                }
                 Extractor::FloatMoment => {
                     for (i, n) in ["ref1st", "dis1st", "ref2nd", "dis2nd"].iter().enumerate() {
                         m.push((format!("float_moment_{n}"), Feature(F::FloatMoment(i))));
@@ -567,6 +591,8 @@ pub struct RawFeatures {
     pub float_moment: Option<[f64; 4]>,
     /// `ciede2000` (+∞ for identical pictures).
     pub ciede: Option<f64>,
+    /// psnr_hvs y, cb, cr, combined (+∞ for identical pictures).
+    pub psnr_hvs: Option<[f64; 4]>,
     /// Why this frame has no scores; the engine turns it into an error.
     pub error: Option<String>,
 }
@@ -675,12 +701,7 @@ impl CpuExtractor {
             bpc,
             &mut out,
         );
-        if self.plan.ciede {
-            match ciede::ciede(r, d) {
-                Ok(v) => out.ciede = Some(v),
-                Err(FrameError(e)) => out.error = Some(e),
-            }
-        }
+        chroma_extras(&self.plan, r, d, &mut out);
         if self.plan.ssim || self.plan.ms_ssim {
             let rf = ssim::to_float(&r.luma().data, bpc);
             let df = ssim::to_float(&d.luma().data, bpc);
@@ -714,6 +735,28 @@ pub fn float_extras(
     }
     if plan.float_moment {
         out.float_moment = Some(float_moment::float_moment(reference, distorted, w, h, bpc));
+    }
+}
+
+/// The extractors without options that read chroma and `plan` asks for
+/// (`ciede`, `psnr_hvs`), from two frames with their chroma planes.
+pub fn chroma_extras(
+    plan: &Plan,
+    r: &super::picture::Frame,
+    d: &super::picture::Frame,
+    out: &mut RawFeatures,
+) {
+    if plan.ciede {
+        match ciede::ciede(r, d) {
+            Ok(v) => out.ciede = Some(v),
+            Err(FrameError(e)) => out.error = Some(e),
+        }
+    }
+    if plan.psnr_hvs {
+        match psnr_hvs::psnr_hvs(r, d) {
+            Ok(v) => out.psnr_hvs = Some(v),
+            Err(FrameError(e)) => out.error = Some(e),
+        }
     }
 }
 
