@@ -38,12 +38,23 @@ impl Host {
         })
     }
 
-    /// The uploaded planes (luma, and chroma where uploaded) of the
+    /// Whether one of its extractors reads chroma (ciede, psnr_hvs).
+    fn reads_chroma(&self) -> bool {
+        self.plan.ciede || self.plan.psnr_hvs
+    }
+
+    /// The uploaded planes (luma, and chroma when it reads chroma) of the
     /// reference and the distorted picture, read back (pictures in GPU
     /// memory have no host copy). Waits for the frame's work so far.
     fn frames_from_device(&mut self, f: &Frame<'_>) -> Result<[HostFrame; 2], HipError> {
         let g = f.geo;
-        let sizes: Vec<usize> = g.planes.iter().map(|&(w, h)| w * h * g.bps).collect();
+        // Chroma only for the extractors that read it.
+        let n = if self.reads_chroma() {
+            g.planes.len()
+        } else {
+            1
+        };
+        let sizes: Vec<usize> = g.planes[..n].iter().map(|&(w, h)| w * h * g.bps).collect();
         let total: usize = 2 * sizes.iter().sum::<usize>();
         if self
             .planes
@@ -108,7 +119,7 @@ impl GpuExtractor for Host {
         let [rf, df] = if input.reference.on_device() || input.distorted.on_device() {
             self.frames_from_device(f)?
         } else {
-            let chroma = self.plan.ciede || self.plan.psnr_hvs;
+            let chroma = self.reads_chroma();
             [
                 HostFrame::from_picture(input.reference, chroma),
                 HostFrame::from_picture(input.distorted, chroma),
