@@ -541,6 +541,23 @@ fn cli_pairs_errors_name_the_problem() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
         assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
     }
+    // --backend hip without a usable GPU: one error for the run (exit 4),
+    // not one per pair; with a GPU, the pairs are scored.
+    let o = vmafhip()
+        .args(["--pairs", s(&list), "--backend", "hip", "-q"])
+        .args(RAW_576)
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    match o.status.code() {
+        Some(0) => {}
+        Some(4) => assert!(
+            err.lines().count() == 1 && err.contains("--backend hip: no usable GPU"),
+            "one error line, no pair scored: {err}"
+        ),
+        other => panic!("--pairs --backend hip: exit {other:?}: {err}"),
+    }
 }
 
 /// Without a GPU: `--decoder gpu` is a clear error, `auto` decodes on the

@@ -216,6 +216,13 @@ pub fn run(a: &Args, list: &str, warm_up: GpuWarmUp) -> Result<(), Fail> {
             .map_err(|e| Fail::input(format!("--output-dir {dir}: {e}")))?;
     }
     let gpu = warm_up.wait();
+    if let (Some(Err(why)), "hip") = (&gpu, a.backend.as_str()) {
+        // Once for the run, not once per pair.
+        return Err(Fail(
+            Exit::NoGpu,
+            format!("--backend hip: no usable GPU ({why}); no pair was scored"),
+        ));
+    }
     let decoding = decode::rank_decoders(a.decoder, &a.backend, gpu.as_ref())?;
     let on_gpu = matches!(gpu, Some(Ok(_)));
     let mut a = a.clone();
