@@ -53,10 +53,10 @@ mod tests {
         assert_eq!(float_psnr(&a, &a, 8, 8, 8), 60.0);
         assert_eq!(float_psnr(&a, &a, 8, 8, 10), 72.0);
         assert_eq!(float_picture(&[400], 10, -128), vec![-28.0]);
-        // One sample off by 1 in 64: noise 1/64, PSNR 10·log10(255²·64).
+        // One sample off by 100 in 64: noise 100²/64, PSNR 10·log10(255²·64/100²).
         let mut b = a.clone();
-        b[5] = 101;
-        let want = 10.0 * (255.0f64 * 255.0 * 64.0).log10();
+        b[5] = 200;
+        let want = 10.0 * (255.0f64 * 255.0 * 64.0 / 10000.0).log10();
         assert!((float_psnr(&a, &b, 8, 8, 8) - want).abs() < 1e-12);
     }
 }
