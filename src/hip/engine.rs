@@ -361,7 +361,7 @@ impl HipBackend {
             )));
         }
         let mut planes = vec![(w, h)];
-        if features::reads_chroma(&self.plan)
+        if self.plan.reads_chroma()
             && let Some(c) = pic.format.chroma_size(w, h)
         {
             planes.push(c);

@@ -173,7 +173,7 @@ pub(super) struct Geometry {
     /// Bytes per uploaded sample (1 or 2).
     pub bps: usize,
     /// Planes uploaded: luma, plus both chroma planes when a family reads
-    /// chroma ([`reads_chroma`]).
+    /// chroma (`Plan::reads_chroma`).
     pub planes: Vec<(usize, usize)>,
 }
 
@@ -186,11 +186,6 @@ pub const MAX_WIDTH: usize = 65536;
 /// frame more in flight when it shares the device.
 pub(super) fn slow_frames(plan: &Plan) -> bool {
     plan.cambi.is_some() || plan.speed_chroma.is_some()
-}
-
-/// Whether any family in `plan` reads the chroma planes.
-pub(super) fn reads_chroma(plan: &Plan) -> bool {
-    plan.reads_chroma()
 }
 
 /// One frame on its ring slot, as a family's launches see it.
