@@ -1125,3 +1125,27 @@ mod kernel_tests {
         force(before);
     }
 }
+
+/// `rcp_s` of libvmaf's float ADM (`adm_tools.c`, `ADM_OPT_RECIP_DIVISION`,
+/// its divisions `n / d` taken as `n · rcp_s(d)`): the SSE approximate
+/// reciprocal (`rcpss`) refined by one Newton step. The approximation is the
+/// CPU's, so the last bit can differ between CPU makers, as libvmaf's does.
+/// Off x86-64, the true reciprocal.
+#[inline]
+pub fn recip_newton(x: f32) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "sse")]
+        fn rcp_sse(x: f32) -> f32 {
+            use std::arch::x86_64::{_mm_cvtss_f32, _mm_rcp_ss, _mm_set_ss};
+            _mm_cvtss_f32(_mm_rcp_ss(_mm_set_ss(x)))
+        }
+        // SAFETY: SSE is part of the x86-64 baseline every x86-64 CPU has.
+        let xi = unsafe { rcp_sse(x) };
+        xi + xi * (1.0 - x * xi)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        1.0 / x
+    }
+}

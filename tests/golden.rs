@@ -1,5 +1,7 @@
 //! The CPU engine against libvmaf f85a8536's own JSON output, for every
-//! pair and run in `tests/data/golden/manifest.json`.
+//! pair and run in `tests/data/golden/manifest.json`, `manifest-v1.json` and
+//! `manifest-features.json`: every key of every frame (libvmaf's `null`s
+//! included) and every pooled value.
 
 mod common;
 
@@ -12,11 +14,6 @@ fn check_runs(runs: Vec<GoldenRun>) -> usize {
     let mut checked = 0;
     let mut failures = Vec::new();
     for run in runs {
-        if run.model_name() == "vmaf_float_v0.6.1" {
-            // libvmaf's float extractors are not part of this engine.
-            eprintln!("{} {}: float model, not compared", run.pair, run.run);
-            continue;
-        }
         let (frames, pooled) = run.run_cpu();
         let bad = compare_with_golden(&frames, &pooled, &run.expected());
         eprintln!(
@@ -50,6 +47,19 @@ fn every_v1_golden_run_matches_libvmaf() {
         check_runs(golden_runs_v1()),
         15,
         "manifest-v1.json lists 15 runs"
+    );
+}
+
+/// The float models (`vmaf_float_v0.6.1`, its NEG, bootstrap and 4K
+/// variants) and `float_psnr`, `float_ansnr`, `float_moment`, `ciede`,
+/// `psnr_hvs` and `speed_temporal` of `manifest-features.json`: 8- and
+/// 10-bit, 1080p, identical pictures (infinite values as libvmaf's nulls).
+#[test]
+fn every_feature_golden_run_matches_libvmaf() {
+    assert_eq!(
+        check_runs(golden_runs_features()),
+        8,
+        "manifest-features.json lists 8 runs"
     );
 }
 

@@ -31,6 +31,8 @@ pub struct CpuBackend {
     prev_ref: Option<Arc<Frame>>,
     /// Reference two frames back (motion's five-frame window).
     prev_prev_ref: Option<Arc<Frame>>,
+    /// Distorted picture of the previous frame, for speed_temporal.
+    prev_dis: Option<Arc<Frame>>,
     spare: Spare,
 }
 
@@ -65,6 +67,7 @@ impl Spare {
             Some(job.distorted),
             job.prev_reference,
             job.prev_prev_reference,
+            job.prev_distorted,
         ];
         let mut spare = self.0.lock().unwrap();
         for f in frames.into_iter().flatten() {
@@ -97,6 +100,7 @@ impl CpuBackend {
             ready: Vec::new(),
             prev_ref: None,
             prev_prev_ref: None,
+            prev_dis: None,
             spare: Spare::default(),
         };
         b.start();
@@ -219,17 +223,24 @@ impl FeatureBackend for CpuBackend {
             .map_err(|_| VmafError::Backend("copying a distorted picture in failed".into()))?;
         let (reference, distorted) = (Arc::new(reference), Arc::new(distorted));
         drop(input.keep);
-        let (prev_reference, prev_prev_reference) = match &self.plan.motion {
-            Some(mp) => {
-                let prev = self.prev_ref.replace(reference.clone());
-                let prev_prev = if mp.five_frame_window {
-                    std::mem::replace(&mut self.prev_prev_ref, prev.clone())
-                } else {
-                    None
-                };
-                (prev, prev_prev)
-            }
-            None => (None, None),
+        let reads_prev = self.plan.motion.is_some()
+            || self.plan.float_motion.is_some()
+            || self.plan.speed_temporal.is_some();
+        let (prev_reference, prev_prev_reference) = if reads_prev {
+            let prev = self.prev_ref.replace(reference.clone());
+            let prev_prev = if self.plan.motion.is_some_and(|m| m.five_frame_window) {
+                std::mem::replace(&mut self.prev_prev_ref, prev.clone())
+            } else {
+                None
+            };
+            (prev, prev_prev)
+        } else {
+            (None, None)
+        };
+        let prev_distorted = if self.plan.speed_temporal.is_some() {
+            self.prev_dis.replace(distorted.clone())
+        } else {
+            None
         };
         let job = FrameJob {
             index: input.index,
@@ -237,6 +248,7 @@ impl FeatureBackend for CpuBackend {
             distorted,
             prev_reference,
             prev_prev_reference,
+            prev_distorted,
             scored: input.scored,
         };
         self.order.push_back(job.index);
@@ -263,12 +275,14 @@ impl FeatureBackend for CpuBackend {
     fn flush(&mut self) -> Result<Vec<RawFeatures>, VmafError> {
         self.prev_ref = None;
         self.prev_prev_ref = None;
+        self.prev_dis = None;
         self.collect(true)
     }
 
     fn reset(&mut self) -> Result<(), VmafError> {
         self.prev_ref = None;
         self.prev_prev_ref = None;
+        self.prev_dis = None;
         self.stop();
         self.start();
         Ok(())

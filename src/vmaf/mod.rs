@@ -93,6 +93,9 @@ pub struct FrameJob {
     pub prev_reference: Option<Arc<Frame>>,
     /// Reference of frame `index − 2` (motion's five-frame window only).
     pub prev_prev_reference: Option<Arc<Frame>>,
+    /// Distorted of frame `index − 1`, for speed_temporal (None for the
+    /// first frame, and when no extractor reads it).
+    pub prev_distorted: Option<Arc<Frame>>,
     /// False for frames `subsample` skips (only motion is computed).
     pub scored: bool,
 }

@@ -14,8 +14,8 @@ macro_rules! built_in {
     };
 }
 
-/// libvmaf's built-in models by version name (`model.c:built_in_models`),
-/// except the float ones (this engine has no float extractors).
+/// libvmaf's built-in models by version name (`model.c:built_in_models`);
+/// its float models are [`FLOAT_BUILT_IN`].
 pub const BUILT_IN: &[(&str, &str)] = built_in![
     "vmaf_v0.6.1",
     "vmaf_b_v0.6.3",
@@ -31,6 +31,27 @@ pub const BUILT_IN: &[(&str, &str)] = built_in![
     "vmaf_v1.0.16_hfr_1d5h_2160",
     "vmaf_v1.0.16_hfr_3d0h_2160",
 ];
+
+/// libvmaf's built-in float models and the model each is made from: the
+/// same normalisation, SVM and options, with the float extractors' feature
+/// names (`VMAF_feature_adm2_score` for `VMAF_integer_feature_adm2_score`).
+/// That is all that differs between Netflix's files of each pair;
+/// `tests/golden.rs` holds the derived `vmaf_float_v0.6.1` to Netflix's file.
+pub const FLOAT_BUILT_IN: &[(&str, &str)] = &[
+    ("vmaf_float_v0.6.1", "vmaf_v0.6.1"),
+    ("vmaf_float_v0.6.1neg", "vmaf_v0.6.1neg"),
+    ("vmaf_float_b_v0.6.3", "vmaf_b_v0.6.3"),
+    ("vmaf_float_4k_v0.6.1", "vmaf_4k_v0.6.1"),
+];
+
+/// Every built-in model's version name.
+pub fn built_in_names() -> Vec<&'static str> {
+    BUILT_IN
+        .iter()
+        .map(|(n, _)| *n)
+        .chain(FLOAT_BUILT_IN.iter().map(|(n, _)| *n))
+        .collect()
+}
 
 /// One option value: a number or boolean from `feature_opts_dicts`, or text
 /// (a string option, or an override `cambi.enc_width=1280` as given), which
@@ -153,7 +174,16 @@ impl ModelSpec {
 /// libvmaf's extractor name (`VmafFeatureExtractor.name`) of a raw model feature.
 pub fn extractor_of(feature: &str) -> Option<&'static str> {
     let f = feature.to_ascii_lowercase();
-    if f.contains("cambi") {
+    let float = f.starts_with("vmaf_feature_");
+    if f.contains("speed_temporal") {
+        Some("speed_temporal")
+    } else if float && (f.contains("adm") || f.contains("aim")) {
+        Some("float_adm")
+    } else if float && f.contains("vif") {
+        Some("float_vif")
+    } else if float && f.contains("motion") {
+        Some("float_motion")
+    } else if f.contains("cambi") {
         Some("cambi")
     } else if f.contains("speed_chroma") {
         Some("speed_chroma")
@@ -173,7 +203,7 @@ impl ModelSet {
     /// optionally followed by `:FEATURE.OPTION=VALUE` overrides
     /// (`vmaf_v1.0.16_3d0h:cambi.enc_width=1280`).
     pub fn load(spec: &str) -> Result<Self, VmafError> {
-        if BUILT_IN.iter().any(|(n, _)| *n == spec) || Path::new(spec).exists() {
+        if built_in_names().contains(&spec) || Path::new(spec).exists() {
             return Self::load_plain(spec);
         }
         let mut parts = spec.split(':');
@@ -238,9 +268,18 @@ impl ModelSet {
         if let Some((_, text)) = BUILT_IN.iter().find(|(n, _)| *n == name_or_path) {
             return Self::parse(name_or_path, text);
         }
+        if let Some((_, base)) = FLOAT_BUILT_IN.iter().find(|(n, _)| *n == name_or_path) {
+            let mut set = Self::load_plain(base)?;
+            for m in std::iter::once(&mut set.main).chain(set.bootstrap.iter_mut()) {
+                for f in &mut m.features {
+                    f.name = f.name.replace("VMAF_integer_feature_", "VMAF_feature_");
+                }
+            }
+            return Ok(set);
+        }
         let path = Path::new(name_or_path);
         if !path.exists() {
-            let names: Vec<_> = BUILT_IN.iter().map(|(n, _)| *n).collect();
+            let names = built_in_names();
             return Err(err(
                 name_or_path,
                 format!(

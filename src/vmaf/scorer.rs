@@ -132,6 +132,9 @@ pub struct Scorer<B: FeatureBackend> {
     motion: motion::Temporal,
     /// sad[min_index], once that frame arrived (motion3 of the first frames).
     motion_stamp: Option<f64>,
+    /// float_motion's temporal state and its score of frame 1.
+    float_motion: motion::Temporal,
+    float_motion_stamp: Option<f64>,
     pooled: Vec<Pooled>,
     frames_scored: u64,
 }
@@ -166,6 +169,8 @@ impl<B: FeatureBackend> Scorer<B> {
             pending: Default::default(),
             motion: Default::default(),
             motion_stamp: None,
+            float_motion: Default::default(),
+            float_motion_stamp: None,
             pooled: Vec::new(),
             frames_scored: 0,
         })
@@ -215,6 +220,9 @@ impl<B: FeatureBackend> Scorer<B> {
             })?;
             sp.dims(cw, ch).map_err(VmafError::TooSmall)?;
         }
+        if let Some((sp, _)) = &self.plan.speed_temporal {
+            sp.dims(g.width, g.height).map_err(VmafError::TooSmall)?;
+        }
         let (mut names, sources): (Vec<String>, Vec<MetricSource>) = self
             .plan
             .metrics(g.format != PixelFormat::Gray)
@@ -235,13 +243,24 @@ impl<B: FeatureBackend> Scorer<B> {
         Ok(())
     }
 
-    fn finalize(&mut self, raw: RawFeatures, next_sad: Option<f64>) -> Option<FrameScores> {
+    fn finalize(&mut self, raw: RawFeatures, next: [Option<f64>; 2]) -> Option<FrameScores> {
         let mut motion23 = None;
         if let (Some(mp), Some(sad)) = (&self.plan.motion, raw.motion_sad) {
             motion23 = Some(
                 self.motion
-                    .next(raw.index, sad, next_sad, self.motion_stamp, mp),
+                    .next(raw.index, sad, next[0], self.motion_stamp, mp),
             );
+        }
+        let mut float23 = None;
+        if let (Some(fp), Some(score)) = (&self.plan.float_motion, raw.float_motion) {
+            let (m2, m3) = self.float_motion.next(
+                raw.index,
+                score,
+                next[1],
+                self.float_motion_stamp,
+                &fp.temporal,
+            );
+            float23 = Some((fp.cap(m2), m3));
         }
         if !raw.scored {
             return None;
@@ -269,6 +288,18 @@ impl<B: FeatureBackend> Scorer<B> {
                 FeatureRef::FloatMoment(i) => raw.float_moment.map(|s| s[i]),
                 FeatureRef::Ciede => raw.ciede,
                 FeatureRef::PsnrHvs(i) => raw.psnr_hvs.map(|s| s[i]),
+                FeatureRef::FloatAdm2 => raw.float_adm.map(|a| a.adm2),
+                FeatureRef::FloatAim => raw.float_adm.and_then(|a| a.aim),
+                FeatureRef::FloatAdm3 => raw.float_adm.and_then(|a| a.adm3),
+                FeatureRef::FloatAdmScale(s) => raw.float_adm.map(|a| a.scale(s)),
+                FeatureRef::FloatVif(s) => raw.float_vif.map(|v| v[s]),
+                FeatureRef::FloatMotion => p
+                    .float_motion
+                    .zip(raw.float_motion)
+                    .map(|(fp, m)| fp.cap(m)),
+                FeatureRef::FloatMotion2 => float23.map(|m| m.0),
+                FeatureRef::FloatMotion3 => float23.map(|m| m.1),
+                FeatureRef::SpeedTemporal => raw.speed_temporal,
             }
         };
         for src in &self.sources {
@@ -310,21 +341,37 @@ impl<B: FeatureBackend> Scorer<B> {
     /// the stream (`end`) everything left is finished.
     fn absorb(&mut self, raws: Vec<RawFeatures>, end: bool) -> Vec<FrameScores> {
         let mut out = Vec::new();
-        let Some(mp) = self.plan.motion else {
+        // First frame with a score: integer motion's min_index, float_motion's 1.
+        let starts = [
+            self.plan.motion.map(|m| m.min_index()),
+            self.plan.float_motion.map(|_| 1),
+        ];
+        if starts.iter().all(Option::is_none) {
             for raw in raws {
-                out.extend(self.finalize(raw, None));
+                out.extend(self.finalize(raw, [None, None]));
             }
             return out;
-        };
+        }
         for raw in raws {
-            if raw.index == mp.min_index() {
+            if Some(raw.index) == starts[0] {
                 self.motion_stamp = raw.motion_sad;
+            }
+            if Some(raw.index) == starts[1] {
+                self.float_motion_stamp = raw.float_motion;
             }
             self.pending.push_back(raw);
         }
         while let Some(front) = self.pending.front() {
-            let next = self.pending.get(1).and_then(|r| r.motion_sad);
-            let stamp_known = front.index >= mp.min_index() || self.motion_stamp.is_some();
+            let next = self.pending.get(1);
+            let next = [
+                next.and_then(|r| r.motion_sad),
+                next.and_then(|r| r.float_motion),
+            ];
+            let stamps = [self.motion_stamp, self.float_motion_stamp];
+            let stamp_known = starts
+                .iter()
+                .zip(stamps)
+                .all(|(s, st)| s.is_none_or(|s| front.index >= s) || st.is_some());
             if !end && (self.pending.len() < 2 || !stamp_known) {
                 break;
             }
@@ -400,6 +447,8 @@ impl<B: FeatureBackend> Engine for Scorer<B> {
         let out = self.absorb(raws, true);
         self.motion = Default::default();
         self.motion_stamp = None;
+        self.float_motion = Default::default();
+        self.float_motion_stamp = None;
         Ok(out)
     }
 
@@ -417,6 +466,8 @@ impl<B: FeatureBackend> Engine for Scorer<B> {
         self.pending.clear();
         self.motion = Default::default();
         self.motion_stamp = None;
+        self.float_motion = Default::default();
+        self.float_motion_stamp = None;
         self.pooled.iter_mut().for_each(|p| *p = Pooled::default());
         self.frames_scored = 0;
         self.geometry = None;

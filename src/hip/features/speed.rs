@@ -86,7 +86,8 @@ impl SpeedLayout {
         };
         let ks = p.kernelscale as f32;
         let aa = speed::antialias_filter(ks);
-        let local = speed::gaussian_filter(speed::NUM_SCALES as i32, ks);
+        let local =
+            crate::vmaf::features::float_filter::gaussian_filter(speed::NUM_SCALES as i32, ks);
         Ok(Self {
             p: *p,
             dims,

@@ -276,6 +276,44 @@ pub fn rfactors(scale: usize, p: &super::adm::AdmParams) -> [f32; 3] {
     [f1, f1, f2]
 }
 
+/// `adm_csf_tools.h:adm_native_csf`: the CSF of the DLM paper at the
+/// nominal frequency of DWT level `lambda`, diagonal (`theta` 45) or not.
+pub fn native_csf(lambda: usize, nvd: f64, rdh: i32, theta: i32) -> f32 {
+    let r = (nvd * f64::from(rdh) * std::f64::consts::PI / 180.0) as f32;
+    let mut sf = (f64::from(r) / 2f64.powi(lambda as i32 + 1)) as f32;
+    if theta == 45 {
+        sf = (f64::from(sf) / 0.7) as f32;
+    }
+    ((0.31 + 0.69 * f64::from(sf)) * (-0.29 * f64::from(sf)).exp()) as f32
+}
+
+/// The float extractor's CSF factors (h and v, d) of one scale
+/// (`adm_tools.c`): its `adm_csf_mode` 1 is Barten's CSF, 2 the native CSF
+/// of the DLM paper, any other Watson's `1.0f / Q`.
+pub fn float_csf_factors(
+    scale: usize,
+    nvd: f64,
+    rdh: i32,
+    mode: i32,
+    csf_scale: f64,
+    diag_scale: f64,
+) -> (f32, f32) {
+    match mode {
+        CSF_BARTEN => (
+            barten::csf(scale, nvd, rdh, CSF_LUM, csf_scale),
+            barten::csf(scale, nvd, rdh, CSF_LUM, diag_scale),
+        ),
+        2 => (
+            native_csf(scale, nvd, rdh, 0),
+            native_csf(scale, nvd, rdh, 45),
+        ),
+        _ => (
+            1.0f32 / dwt_quant_step(scale, 1, nvd, rdh),
+            1.0f32 / dwt_quant_step(scale, 2, nvd, rdh),
+        ),
+    }
+}
+
 /// Scale-0 fixed-point CSF factors (Q21, Q21, Q23). At the default viewing
 /// conditions with Watson's CSF libvmaf uses hard-coded values, not the
 /// computed ones.

@@ -7,9 +7,13 @@ mod adm_mask;
 pub mod adm_tables;
 pub mod cambi;
 pub mod ciede;
+pub mod float_adm;
 pub mod float_ansnr;
+pub mod float_filter;
 pub mod float_moment;
+pub mod float_motion;
 pub mod float_psnr;
+pub mod float_vif;
 pub mod motion;
 pub mod options;
 pub mod psnr;
@@ -22,8 +26,11 @@ use super::VmafError;
 use super::model::ModelSet;
 use adm::{Adm, AdmParams, AdmScores};
 use cambi::{Cambi, CambiParams, CambiScores};
+use float_adm::{FloatAdm, FloatAdmParams};
+use float_motion::{FloatMotion, FloatMotionParams};
+use float_vif::{FloatVif, FloatVifParams};
 use motion::MotionParams;
-use speed::{SpeedChroma, SpeedParams};
+use speed::{SpeedChroma, SpeedParams, SpeedTemporal};
 use vif::{Vif, VifScales};
 
 /// Make scratch `v` at least `n` long. Never shrinks: a smaller scale uses
@@ -95,6 +102,19 @@ pub enum FeatureRef {
     Ciede,
     /// `psnr_hvs_y` (0), `_cb` (1), `_cr` (2), `psnr_hvs` (3).
     PsnrHvs(usize),
+    /// float_adm's `VMAF_feature_adm2_score` and the rest.
+    FloatAdm2,
+    FloatAim,
+    FloatAdm3,
+    FloatAdmScale(usize),
+    /// float_vif's `VMAF_feature_vif_scaleN_score`.
+    FloatVif(usize),
+    /// float_motion's `motion` (its debug output), `motion2`, `motion3`.
+    FloatMotion,
+    FloatMotion2,
+    FloatMotion3,
+    /// `Speed_temporal_feature_speed_temporal_score`.
+    SpeedTemporal,
 }
 
 impl FeatureRef {
@@ -105,6 +125,9 @@ impl FeatureRef {
             .and_then(|s| s.strip_suffix("_score"))
             .map(|s| format!("integer_{s}"));
         let n = n.as_deref().unwrap_or(name);
+        if let Some(f) = Self::float_from_name(name) {
+            return Some(f);
+        }
         Some(match n {
             "integer_adm2" => Self::Adm2,
             "integer_aim" => Self::Aim,
@@ -144,6 +167,36 @@ impl FeatureRef {
         })
     }
 
+    /// The float extractors' names (`VMAF_feature_adm2_score`) and their
+    /// aliases (`adm2`).
+    fn float_from_name(name: &str) -> Option<Self> {
+        let n = name
+            .strip_prefix("VMAF_feature_")
+            .and_then(|s| s.strip_suffix("_score"))
+            .unwrap_or(name);
+        Some(match n {
+            "adm2" => Self::FloatAdm2,
+            "aim" => Self::FloatAim,
+            "adm3" => Self::FloatAdm3,
+            "motion" => Self::FloatMotion,
+            "motion2" => Self::FloatMotion2,
+            "motion3" => Self::FloatMotion3,
+            "Speed_temporal_feature_speed_temporal_score" | "speed_temporal" => Self::SpeedTemporal,
+            _ => {
+                let scale = |p: &str| {
+                    n.strip_prefix(p)
+                        .and_then(|d| d.parse::<usize>().ok())
+                        .filter(|&d| d < 4)
+                };
+                if let Some(s) = scale("adm_scale") {
+                    Self::FloatAdmScale(s)
+                } else {
+                    Self::FloatVif(scale("vif_scale")?)
+                }
+            }
+        })
+    }
+
     fn extractor(self) -> Extractor {
         match self {
             Self::Adm2 | Self::Aim | Self::Adm3 | Self::AdmScale(_) => Extractor::Adm,
@@ -156,6 +209,12 @@ impl FeatureRef {
             Self::FloatMoment(_) => Extractor::FloatMoment,
             Self::Ciede => Extractor::Ciede,
             Self::PsnrHvs(_) => Extractor::PsnrHvs,
+            Self::FloatAdm2 | Self::FloatAim | Self::FloatAdm3 | Self::FloatAdmScale(_) => {
+                Extractor::FloatAdm
+            }
+            Self::FloatVif(_) => Extractor::FloatVif,
+            Self::FloatMotion | Self::FloatMotion2 | Self::FloatMotion3 => Extractor::FloatMotion,
+            Self::SpeedTemporal => Extractor::SpeedTemporal,
         }
     }
 }
@@ -181,6 +240,10 @@ enum Extractor {
     FloatMoment,
     Ciede,
     PsnrHvs,
+    FloatAdm,
+    FloatVif,
+    FloatMotion,
+    SpeedTemporal,
 }
 
 /// Extractors that `--feature NAME` (libvmaf's CLI) adds on their own,
@@ -193,6 +256,10 @@ pub const EXTRA_FEATURES: &[&str] = &[
     "float_moment",
     "ciede",
     "psnr_hvs",
+    "speed_temporal",
+    "float_adm",
+    "float_vif",
+    "float_motion",
 ];
 
 /// What to compute per frame, and how to name it.
@@ -212,12 +279,21 @@ pub struct Plan {
     pub float_moment: bool,
     pub ciede: bool,
     pub psnr_hvs: bool,
+    pub float_adm: Option<FloatAdmParams>,
+    pub float_vif: Option<FloatVifParams>,
+    pub float_motion: Option<FloatMotionParams>,
+    /// speed_temporal's parameters and `speed_use_ref_diff`.
+    pub speed_temporal: Option<(SpeedParams, bool)>,
     /// Name suffix from non-default options (`_egl_1`), per extractor.
     pub adm_suffix: String,
     pub vif_suffix: String,
     pub motion_suffix: String,
     pub cambi_suffix: String,
     pub speed_suffix: String,
+    pub float_adm_suffix: String,
+    pub float_vif_suffix: String,
+    pub float_motion_suffix: String,
+    pub speed_temporal_suffix: String,
     /// Extractor order as the model lists them (libvmaf registration order).
     order: Vec<Extractor>,
     /// Model inputs, in `feature_names` order.
@@ -265,6 +341,7 @@ impl Plan {
     /// (speed_chroma, ciede, psnr_hvs, and PSNR's Cb and Cr); the others
     /// read luma only.
     pub fn reads_chroma(&self) -> bool {
+        // (float_motion's motion_add_uv is refused, so it reads luma only.)
         self.speed_chroma.is_some() || self.psnr || self.ciede || self.psnr_hvs
     }
 
@@ -300,11 +377,19 @@ impl Plan {
             float_moment: false,
             ciede: false,
             psnr_hvs: false,
+            float_adm: None,
+            float_vif: None,
+            float_motion: None,
+            speed_temporal: None,
             adm_suffix: String::new(),
             vif_suffix: String::new(),
             motion_suffix: String::new(),
             cambi_suffix: String::new(),
             speed_suffix: String::new(),
+            float_adm_suffix: String::new(),
+            float_vif_suffix: String::new(),
+            float_motion_suffix: String::new(),
+            speed_temporal_suffix: String::new(),
             order: Vec::new(),
             inputs: Vec::new(),
         };
@@ -325,7 +410,7 @@ impl Plan {
         for f in &main.features {
             let r = FeatureRef::from_name(&f.name).ok_or_else(|| {
                 VmafError::Unsupported(format!(
-                    "model feature \"{}\" (supported: libvmaf's integer adm, vif and motion, cambi and speed_chroma)",
+                    "model feature \"{}\" (supported: libvmaf's integer and float adm, vif and motion, cambi, speed_chroma and speed_temporal)",
                     f.name
                 ))
             })?;
@@ -341,6 +426,10 @@ impl Plan {
                 "float_moment" => Extractor::FloatMoment,
                 "ciede" => Extractor::Ciede,
                 "psnr_hvs" => Extractor::PsnrHvs,
+                "speed_temporal" => Extractor::SpeedTemporal,
+                "float_adm" => Extractor::FloatAdm,
+                "float_vif" => Extractor::FloatVif,
+                "float_motion" => Extractor::FloatMotion,
                 other => {
                     return Err(VmafError::Unsupported(format!(
                         "feature \"{other}\" (extra features: {})",
@@ -429,6 +518,17 @@ impl Plan {
                 check_same(&mut self.speed_chroma, p, name)?;
                 self.speed_suffix = o.suffix;
             }
+            Extractor::FloatAdm | Extractor::FloatVif | Extractor::FloatMotion => {
+                self.add_float(ex, options, name)?;
+            }
+            Extractor::SpeedTemporal => {
+                let o = resolve(speed::TEMPORAL_OPTIONS, options, name)?;
+                let p = SpeedParams::from_table(&o, speed::TEMPORAL_OPTIONS)
+                    .map_err(|e| VmafError::Unsupported(format!("{name}: {e}")))?;
+                let urd = o.flag(speed::TEMPORAL_OPTIONS, "speed_use_ref_diff");
+                check_same(&mut self.speed_temporal, (p, urd), name)?;
+                self.speed_temporal_suffix = o.suffix;
+            }
             Extractor::FloatPsnr
             | Extractor::FloatAnsnr
             | Extractor::FloatMoment
@@ -451,6 +551,37 @@ impl Plan {
         }
         if !self.order.contains(&ex) {
             self.order.push(ex);
+        }
+        Ok(())
+    }
+
+    /// float_adm, float_vif and float_motion with their options.
+    fn add_float(
+        &mut self,
+        ex: Extractor,
+        options: &[(String, crate::vmaf::model::OptValue)],
+        name: &str,
+    ) -> Result<(), VmafError> {
+        let unsupported = |e: String| VmafError::Unsupported(format!("{name}: {e}"));
+        match ex {
+            Extractor::FloatAdm => {
+                let o = resolve(float_adm::OPTIONS, options, name)?;
+                let p = FloatAdmParams::from_options(&o);
+                check_same(&mut self.float_adm, p, name)?;
+                self.float_adm_suffix = o.suffix;
+            }
+            Extractor::FloatVif => {
+                let o = resolve(float_vif::OPTIONS, options, name)?;
+                let p = FloatVifParams::from_options(&o).map_err(unsupported)?;
+                check_same(&mut self.float_vif, p, name)?;
+                self.float_vif_suffix = o.suffix;
+            }
+            _ => {
+                let o = resolve(float_motion::OPTIONS, options, name)?;
+                let p = FloatMotionParams::from_options(&o).map_err(unsupported)?;
+                check_same(&mut self.float_motion, p, name)?;
+                self.float_motion_suffix = o.suffix;
+            }
         }
         Ok(())
     }
@@ -519,6 +650,28 @@ impl Plan {
                         m.push((format!("float_moment_{n}"), Feature(F::FloatMoment(i))));
                     }
                 }
+                Extractor::FloatAdm => {
+                    let s = &self.float_adm_suffix;
+                    m.push((format!("adm2{s}"), Feature(F::FloatAdm2)));
+                    m.push((format!("aim{s}"), Feature(F::FloatAim)));
+                    m.push((format!("adm3{s}"), Feature(F::FloatAdm3)));
+                    m.extend(
+                        (0..4).map(|i| (format!("adm_scale{i}{s}"), Feature(F::FloatAdmScale(i)))),
+                    );
+                }
+                Extractor::FloatVif => {
+                    let s = &self.float_vif_suffix;
+                    m.extend((0..4).map(|i| (format!("vif_scale{i}{s}"), Feature(F::FloatVif(i)))));
+                }
+                Extractor::FloatMotion => {
+                    let s = &self.float_motion_suffix;
+                    m.push((format!("motion2{s}"), Feature(F::FloatMotion2)));
+                    m.push((format!("motion{s}"), Feature(F::FloatMotion)));
+                }
+                Extractor::SpeedTemporal => m.push((
+                    format!("speed_temporal{}", self.speed_temporal_suffix),
+                    Feature(F::SpeedTemporal),
+                )),
             }
         }
         if self.psnr {
@@ -534,15 +687,26 @@ impl Plan {
         if self.ms_ssim {
             m.push(("float_ms_ssim".into(), MetricSource::MsSsim));
         }
-        if self.motion.is_some() {
-            m.push((
-                format!("integer_motion2{}", self.motion_suffix),
-                Feature(F::Motion2),
-            ));
-            m.push((
-                format!("integer_motion3{}", self.motion_suffix),
-                Feature(F::Motion3),
-            ));
+        // What the temporal extractors give frame 0 only once frame 1 is
+        // in, in extractor order.
+        for ex in &self.order {
+            match ex {
+                Extractor::Motion => {
+                    m.push((
+                        format!("integer_motion2{}", self.motion_suffix),
+                        Feature(F::Motion2),
+                    ));
+                    m.push((
+                        format!("integer_motion3{}", self.motion_suffix),
+                        Feature(F::Motion3),
+                    ));
+                }
+                Extractor::FloatMotion => m.push((
+                    format!("motion3{}", self.float_motion_suffix),
+                    Feature(F::FloatMotion3),
+                )),
+                _ => {}
+            }
         }
         m
     }
@@ -593,6 +757,13 @@ pub struct RawFeatures {
     pub ciede: Option<f64>,
     /// psnr_hvs y, cb, cr, combined (+∞ for identical pictures).
     pub psnr_hvs: Option<[f64; 4]>,
+    pub float_adm: Option<AdmScores>,
+    /// float_vif's vif_scale0..3.
+    pub float_vif: Option<[f64; 4]>,
+    /// float_motion's score (SAD of frames i − 1 and i) times the fps
+    /// weight, not capped; 0 for frame 0.
+    pub float_motion: Option<f64>,
+    pub speed_temporal: Option<f64>,
     /// Why this frame has no scores; the engine turns it into an error.
     pub error: Option<String>,
 }
@@ -604,6 +775,7 @@ pub struct CpuExtractor {
     adm: Adm,
     cambi: Option<Cambi>,
     speed: Option<SpeedChroma>,
+    floats: FloatScratch,
     y_row: Vec<i32>,
     acc: Vec<i64>,
 }
@@ -616,6 +788,7 @@ impl CpuExtractor {
             adm: Adm::new(),
             cambi: None,
             speed: None,
+            floats: FloatScratch::default(),
             y_row: Vec::new(),
             acc: Vec::new(),
         }
@@ -655,9 +828,12 @@ impl CpuExtractor {
             };
             out.motion_sad = Some(sad);
         }
+        let prev = [job.prev_reference.as_deref(), job.prev_distorted.as_deref()];
+        self.floats.temporal(&self.plan, prev, [r, d], &mut out);
         if !job.scored {
             return out;
         }
+        self.floats.spatial(&self.plan, r, d, &mut out);
         if let Some(p) = &self.plan.adm {
             out.adm = Some(
                 self.adm
@@ -713,6 +889,78 @@ impl CpuExtractor {
             }
         }
         out
+    }
+}
+
+/// Scratch of the float extractors with state (float_adm, float_vif,
+/// float_motion, speed_temporal).
+#[derive(Default)]
+pub struct FloatScratch {
+    adm: FloatAdm,
+    vif: FloatVif,
+    motion: FloatMotion,
+    speed: SpeedTemporal,
+}
+
+impl FloatScratch {
+    /// float_motion (every frame) and speed_temporal (scored frames), from
+    /// the reference and distorted pictures of the frame before (`None` for
+    /// frame 0, and where no extractor reads them) and of this one.
+    pub fn temporal(
+        &mut self,
+        plan: &Plan,
+        prev: [Option<&super::picture::Frame>; 2],
+        [r, d]: [&super::picture::Frame; 2],
+        out: &mut RawFeatures,
+    ) {
+        let geo = (r.width(), r.height(), r.bpc);
+        if let Some(p) = &plan.float_motion {
+            out.float_motion = Some(match prev[0] {
+                Some(pr) if !p.temporal.force_zero => {
+                    let f = float_motion::filter_for_size(p.filter_size);
+                    self.motion.score(&pr.luma().data, &r.luma().data, geo, f)
+                        * p.temporal.fps_weight
+                }
+                _ => 0.0,
+            });
+        }
+        if let (Some((sp, urd)), true) = (&plan.speed_temporal, out.scored) {
+            out.speed_temporal = Some(match (prev[0], prev[1]) {
+                (Some(pr), Some(pd)) => {
+                    match self.speed.compute(
+                        [pr.luma(), pd.luma()],
+                        [r.luma(), d.luma()],
+                        r.bpc,
+                        (sp, *urd),
+                    ) {
+                        Ok(v) => v,
+                        Err(FrameError(e)) => {
+                            out.error = Some(e);
+                            0.0
+                        }
+                    }
+                }
+                _ => 0.0,
+            });
+        }
+    }
+
+    /// float_adm and float_vif of one frame pair.
+    pub fn spatial(
+        &mut self,
+        plan: &Plan,
+        r: &super::picture::Frame,
+        d: &super::picture::Frame,
+        out: &mut RawFeatures,
+    ) {
+        let geo = (r.width(), r.height(), r.bpc);
+        let (rl, dl) = (&r.luma().data, &d.luma().data);
+        if let Some(p) = &plan.float_adm {
+            out.float_adm = Some(self.adm.compute(rl, dl, geo, p));
+        }
+        if let Some(p) = &plan.float_vif {
+            out.float_vif = Some(self.vif.compute(rl, dl, geo, p).scores(p));
+        }
     }
 }
 
@@ -783,6 +1031,18 @@ mod tests {
             FeatureRef::from_name("integer_adm2"),
             Some(FeatureRef::Adm2)
         );
-        assert_eq!(FeatureRef::from_name("VMAF_feature_adm2_score"), None);
+        assert_eq!(
+            FeatureRef::from_name("VMAF_feature_adm2_score"),
+            Some(FeatureRef::FloatAdm2)
+        );
+        assert_eq!(
+            FeatureRef::from_name("VMAF_feature_vif_scale3_score"),
+            Some(FeatureRef::FloatVif(3))
+        );
+        assert_eq!(
+            FeatureRef::from_name("adm_scale1"),
+            Some(FeatureRef::FloatAdmScale(1))
+        );
+        assert_eq!(FeatureRef::from_name("VMAF_feature_vif_scale4_score"), None);
     }
 }

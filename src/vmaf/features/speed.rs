@@ -15,6 +15,9 @@
 //! agrees within 1e-4.
 
 use super::FrameError;
+use super::float_filter::{
+    filter_size, filter1d, gaussian_filter, gaussian_kernel, mirror, valid_kernelscale,
+};
 use super::options::{OptSpec, Resolved};
 use crate::vmaf::picture::{Frame, OwnedPlane};
 
@@ -34,31 +37,6 @@ const BLOCK: usize = 5;
 const N: usize = BLOCK * BLOCK;
 const EIG_EPS: f64 = 1e-6;
 const EIG_MAX_ITERS: u32 = 500;
-
-/// `vif_tools.h:valid_kernelscales`.
-const VALID_KERNELSCALES: [f32; 21] = [
-    1.0,
-    1.0 / 2.0,
-    3.0 / 2.0,
-    2.0,
-    2.0 / 3.0,
-    24.0 / 10.0,
-    360.0 / 97.0,
-    4.0 / 3.0,
-    3.5 / 3.0,
-    3.75 / 3.0,
-    4.25 / 3.0,
-    5.0 / 3.0,
-    3.0,
-    1.0 / 2.25,
-    1.4746,
-    1.54,
-    1.6,
-    1.06667,
-    0.711111,
-    0.740740,
-    1.111111,
-];
 
 /// `speed_prescale_method`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,10 +58,28 @@ pub struct SpeedParams {
     pub weight_var_mode: i32,
 }
 
+/// `speed.c:options` of speed_temporal (no weighting mode; its
+/// `speed_max_val` is never applied).
+pub const TEMPORAL_OPTIONS: &[OptSpec] = &[
+    OptSpec::num("speed_kernelscale", "ks", 1.0, 0.1, 4.0),
+    OptSpec::num("speed_prescale", "ps", 1.0, 0.1, 4.0),
+    OptSpec::text("speed_prescale_method", Some("psm"), "nearest"),
+    OptSpec::num("speed_sigma_nn", "snn", 0.29, 0.1, 2.0),
+    OptSpec::num("speed_nn_floor", "nnf", 0.0, 0.0, 1.0),
+    OptSpec::num("speed_max_val", "mxv", 1000.0, 0.0, 1000.0),
+    OptSpec::boolean("speed_use_ref_diff", "urd"),
+];
+
 impl SpeedParams {
+    /// From speed_chroma's options.
     pub fn from_options(o: &Resolved) -> Result<Self, String> {
-        let n = |k| o.num(OPTIONS, k);
-        let method = match o.text(OPTIONS, "speed_prescale_method") {
+        Self::from_table(o, OPTIONS)
+    }
+
+    /// From the options of `table` (speed_chroma's or speed_temporal's).
+    pub fn from_table(o: &Resolved, table: &[OptSpec]) -> Result<Self, String> {
+        let n = |k| o.num(table, k);
+        let method = match o.text(table, "speed_prescale_method") {
             "nearest" => ScaleMethod::Nearest,
             "bilinear" => ScaleMethod::Bilinear,
             "bicubic" => ScaleMethod::Bicubic,
@@ -95,7 +91,7 @@ impl SpeedParams {
             }
         };
         let ks = n("speed_kernelscale") as f32;
-        if !VALID_KERNELSCALES.iter().any(|v| (ks - v).abs() < 1e-3) {
+        if !valid_kernelscale(f64::from(ks)) {
             return Err(format!(
                 "speed_kernelscale {} is not one of libvmaf's kernel scales",
                 super::options::fmt_g(n("speed_kernelscale"))
@@ -108,7 +104,11 @@ impl SpeedParams {
             sigma_nn: n("speed_sigma_nn"),
             nn_floor: n("speed_nn_floor"),
             max_val: n("speed_max_val"),
-            weight_var_mode: n("speed_weight_var_mode") as i32,
+            weight_var_mode: if table.iter().any(|t| t.name == "speed_weight_var_mode") {
+                n("speed_weight_var_mode") as i32
+            } else {
+                0
+            },
         })
     }
 
@@ -124,7 +124,7 @@ impl SpeedParams {
         let (tw, th) = ((ow / BLOCK) * BLOCK, (oh / BLOCK) * BLOCK);
         if tw == 0 || th == 0 {
             return Err(format!(
-                "speed_chroma: a {w}x{h} chroma plane is too small (needs at least {}x{} after prescale {})",
+                "SpEED: a {w}x{h} plane is too small (needs at least {}x{} after prescale {})",
                 16 * BLOCK,
                 16 * BLOCK,
                 super::options::fmt_g(self.prescale)
@@ -214,6 +214,11 @@ impl SpeedChroma {
     /// `filter_and_downscale` into `self.small` (ow x oh, row stride ow).
     fn small_image(&mut self, plane: &OwnedPlane, bpc: u8, p: &SpeedParams, dims: &Dims) {
         to_float(plane, bpc, &mut self.plane);
+        self.small_from_floats(p, dims);
+    }
+
+    /// `filter_and_downscale` of the float picture in `self.plane`.
+    fn small_from_floats(&mut self, p: &SpeedParams, dims: &Dims) {
         let src: &[f32] = if p.prescaled() {
             scale_frame(
                 p.method,
@@ -248,6 +253,53 @@ impl SpeedChroma {
     }
 }
 
+/// speed_temporal: SpEED of the frame differences of the luma planes
+/// (`speed.c`, `speed_temporal`): the reference's previous picture less its
+/// current one against the same of the distorted (or, with
+/// `speed_use_ref_diff`, the distorted's previous less the reference's
+/// current). Frame 0 scores 0.
+#[derive(Default)]
+pub struct SpeedTemporal {
+    inner: SpeedChroma,
+    current: Vec<f32>,
+}
+
+impl SpeedTemporal {
+    /// The score of a frame from the luma of frames i − 1 and i.
+    pub fn compute(
+        &mut self,
+        previous: [&OwnedPlane; 2],
+        current: [&OwnedPlane; 2],
+        bpc: u8,
+        (p, use_ref_diff): (&SpeedParams, bool),
+    ) -> Result<f64, FrameError> {
+        let dims = p
+            .dims(current[0].width, current[0].height)
+            .map_err(FrameError)?;
+        let mut raw = Vec::with_capacity(2);
+        for side in 0..2 {
+            let now = if side == 1 && use_ref_diff {
+                current[0]
+            } else {
+                current[side]
+            };
+            to_float(now, bpc, &mut self.current);
+            to_float(previous[side], bpc, &mut self.inner.plane);
+            for (d, c) in self.inner.plane.iter_mut().zip(&self.current) {
+                *d -= *c;
+            }
+            self.inner.small_from_floats(p, &dims);
+            raw.push(raw_stats(&self.inner.small, &dims));
+        }
+        let sigma_nn = p.sigma_nn as f32;
+        let mut stats: [BlockStats; 2] = Default::default();
+        for (r, st) in raw.iter().zip(stats.iter_mut()) {
+            finish_stats(r, sigma_nn, st);
+        }
+        Ok(f64::from(channel_score(&stats[0], &stats[1], &dims, p).0))
+    }
+}
+
 /// `picture_copy` with offset −128: 8-bit samples as is, deeper ones
 /// divided down to the 8-bit scale (10, 12 and 16 bits).
 /// `picture_copy`'s divisor for deep samples (`None`: used as they are).
@@ -269,87 +321,11 @@ fn to_float(p: &OwnedPlane, bpc: u8, out: &mut Vec<f32>) {
     }
 }
 
-fn round_up_to_odd(f: f32) -> i32 {
-    let c = f64::from(f).ceil() as i32;
-    if c % 2 == 0 { c + 1 } else { c }
-}
-
-/// `vif_get_filter_size`.
-fn filter_size(scale: i32, kernelscale: f32) -> usize {
-    let n = (1 << (4 - scale)) + 1;
-    round_up_to_odd(n as f32 * kernelscale).max(3) as usize
-}
-
-fn gaussian_pdf(x: f32, mean: f32, stdev: f32) -> f32 {
-    let dx = f64::from(x - mean);
-    let sd = f64::from(stdev);
-    let num = ((-0.5 * dx / sd * dx) / sd).exp() as f32;
-    let den = (1.0 / (sd * (2.0 * std::f64::consts::PI).sqrt())) as f32;
-    num / den
-}
-
-fn gaussian_kernel(size: usize, stdev: f32) -> Vec<f32> {
-    let k = (size as i32 - 1) / 2;
-    let mut out: Vec<f32> = (0..size)
-        .map(|i| gaussian_pdf((i as i32 - k) as f32, 0.0, stdev))
-        .collect();
-    let mut sum = 0f32;
-    for &v in &out {
-        sum += v;
-    }
-    for v in &mut out {
-        *v /= sum;
-    }
-    out
-}
-
-/// `vif_get_filter(scale)`.
-pub fn gaussian_filter(scale: i32, kernelscale: f32) -> Vec<f32> {
-    let size = filter_size(scale, kernelscale);
-    gaussian_kernel(size, size as f32 / 5.0)
-}
-
 /// `speed_get_antialias_filter`: the scale-1 size with the sigma of scale 4.
 pub fn antialias_filter(kernelscale: f32) -> Vec<f32> {
     let size = filter_size(1, kernelscale);
     let sigma = (f64::from(NUM_SCALES).sqrt() * size as f64 / f64::from(5.0f32)) as f32;
     gaussian_kernel(size, sigma)
-}
-
-/// Mirror without repeating the edge (`vif_filter1d_s`).
-fn mirror(i: isize, n: usize) -> usize {
-    let n = n as isize;
-    (if i < 0 {
-        -i
-    } else if i >= n {
-        2 * n - i - 2
-    } else {
-        i
-    }) as usize
-}
-
-/// `vif_filter1d_s`: vertical then horizontal pass, float sums in tap order.
-fn filter1d(f: &[f32], src: &[f32], w: usize, h: usize, dst: &mut [f32]) {
-    let half = (f.len() / 2) as isize;
-    let mut tmp = vec![0f32; w];
-    for i in 0..h {
-        for (j, t) in tmp.iter_mut().enumerate() {
-            let mut acc = 0f32;
-            for (fi, &c) in f.iter().enumerate() {
-                let ii = mirror(i as isize - half + fi as isize, h);
-                acc += c * src[ii * w + j];
-            }
-            *t = acc;
-        }
-        for j in 0..w {
-            let mut acc = 0f32;
-            for (fj, &c) in f.iter().enumerate() {
-                let jj = mirror(j as isize - half + fj as isize, w);
-                acc += c * tmp[jj];
-            }
-            dst[i * w + j] = acc;
-        }
-    }
 }
 
 /// [`filter1d`] followed by `vif_dec16_s`, computing only the samples the
