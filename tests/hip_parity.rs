@@ -9,7 +9,7 @@ mod common;
 use common::parity::{
     Seq, config, diff, golden_runs_bit_exact, hip_scorer, push_seq, push_seq_kept, sizes_bit_exact,
 };
-use common::{golden_runs, golden_runs_v1};
+use common::{golden_runs, golden_runs_features, golden_runs_v1};
 use gstvmafhip::hip::{HipBackend, HipOptions};
 use gstvmafhip::vmaf::{Engine, FrameScores, Picture, PixelFormat, Plan, Plane, Scorer};
 use std::sync::Arc;
@@ -18,7 +18,7 @@ use std::sync::Arc;
 fn golden_pairs_bit_exact_with_cpu() {
     let runs = golden_runs()
         .into_iter()
-        .filter(|r| !r.model_name().contains("float"))
+        .chain(golden_runs_features())
         .collect();
     if let Some(total) = golden_runs_bit_exact(runs) {
         eprintln!("{total} frames, every metric bit-exact");
@@ -101,7 +101,11 @@ fn sizes_formats_and_depths_bit_exact() {
         (640, 360, PixelFormat::Yuv422, 8, 16),
         (1920, 1080, PixelFormat::Yuv420, 8, 0),
     ];
-    sizes_bit_exact(&cases, &["vmaf_v0.6.1", "vmaf_v0.6.1neg"], true);
+    sizes_bit_exact(
+        &cases,
+        &["vmaf_v0.6.1", "vmaf_v0.6.1neg", "vmaf_float_v0.6.1"],
+        true,
+    );
 }
 
 #[test]

@@ -21,7 +21,7 @@ mod common;
 use common::parity::{
     Seq, config, diff, golden_runs_bit_exact, hip_scorer, push_seq, sizes_bit_exact,
 };
-use common::{golden_runs, golden_runs_v1};
+use common::{golden_runs, golden_runs_features, golden_runs_v1};
 use gstvmafhip::hip::{HipBackend, HipOptions};
 use gstvmafhip::vmaf::{Engine, FeatureBackend, Picture, PixelFormat, Plane, Scorer};
 use std::path::{Path, PathBuf};
@@ -185,7 +185,7 @@ fn golden_runs_at_wave64_are_bit_exact() {
     }
     let v0: Vec<_> = golden_runs()
         .into_iter()
-        .filter(|r| !r.model_name().contains("float"))
+        .chain(golden_runs_features())
         .collect();
     let n = golden_runs_bit_exact(v0).unwrap() + golden_runs_bit_exact(golden_runs_v1()).unwrap();
     eprintln!("  {n} golden frames at wave64, every metric bit-exact");
@@ -205,7 +205,7 @@ fn odd_sizes_and_depths_at_wave64_are_bit_exact() {
             (96, 64, PixelFormat::Yuv444, 12, 0),
             (200, 120, PixelFormat::Gray, 16, 0),
         ],
-        &["vmaf_v0.6.1", "vmaf_v0.6.1neg"],
+        &["vmaf_v0.6.1", "vmaf_v0.6.1neg", "vmaf_float_v0.6.1"],
         true,
     );
     sizes_bit_exact(

@@ -314,6 +314,7 @@ pub fn config(psnr: bool, model: &str) -> EngineConfig {
             "float_moment",
             "ciede",
             "psnr_hvs",
+            "speed_temporal",
         ]
         .map(String::from)
         .to_vec();
@@ -341,6 +342,10 @@ pub fn sizes_bit_exact(
                 // ciede and psnr_hvs read chroma and take at most 12 bits.
                 c.features
                     .retain(|f| !matches!(f.as_str(), "ciede" | "psnr_hvs"));
+            }
+            if w < 80 || h < 80 {
+                // SpEED's 16:1 decimation needs 5x5 blocks.
+                c.features.retain(|f| f != "speed_temporal");
             }
             let Some(mut gpu) = hip_scorer(&c) else {
                 return;

@@ -10,7 +10,7 @@
 
 use super::{Frame, Geometry, GpuExtractor, Retired};
 use crate::hip::{HipError, PinnedHostMem};
-use crate::vmaf::features::{Plan, RawFeatures, chroma_extras, float_extras, ssim};
+use crate::vmaf::features::{FloatScratch, Plan, RawFeatures, chroma_extras, float_extras, ssim};
 use crate::vmaf::picture::{Frame as HostFrame, OwnedPlane};
 
 pub(super) struct Host {
@@ -19,6 +19,10 @@ pub(super) struct Host {
     results: Vec<RawFeatures>,
     /// Host copies of the uploaded planes, for pictures in GPU memory.
     planes: Option<PinnedHostMem>,
+    /// The temporal extractors' scratch, and the pictures of the frame
+    /// before (reference, distorted).
+    floats: FloatScratch,
+    prev: Option<[HostFrame; 2]>,
 }
 
 impl Host {
@@ -30,11 +34,17 @@ impl Host {
             || plan.float_ansnr
             || plan.float_moment
             || plan.ciede
-            || plan.psnr_hvs;
+            || plan.psnr_hvs
+            || plan.float_adm.is_some()
+            || plan.float_vif.is_some()
+            || plan.float_motion.is_some()
+            || plan.speed_temporal.is_some();
         wanted.then(|| Host {
             plan: plan.clone(),
             results: Vec::new(),
             planes: None,
+            floats: FloatScratch::default(),
+            prev: None,
         })
     }
 
@@ -109,6 +119,11 @@ impl GpuExtractor for Host {
         "host"
     }
 
+    /// float_motion scores the frames `subsample` skips too.
+    fn every_frame(&self) -> bool {
+        self.plan.float_motion.is_some()
+    }
+
     fn add_slot(&mut self, _dev: &std::sync::Arc<crate::hip::Device>) -> Result<(), HipError> {
         self.results.push(RawFeatures::default());
         Ok(())
@@ -125,19 +140,26 @@ impl GpuExtractor for Host {
                 HostFrame::from_picture(input.distorted, chroma),
             ]
         };
-        let (r, d) = (&rf.luma().data, &df.luma().data);
-        let (w, h, bpc) = (f.geo.w, f.geo.h, f.geo.bpc);
-        let mut out = RawFeatures::default();
-        float_extras(&self.plan, r, d, w, h, bpc, &mut out);
-        chroma_extras(&self.plan, &rf, &df, &mut out);
-        if self.plan.ssim || self.plan.ms_ssim {
-            let (rs, ds) = (ssim::to_float(r, bpc), ssim::to_float(d, bpc));
-            if self.plan.ssim {
-                out.ssim = ssim::float_ssim(&rs, &ds, w, h);
-            }
-            if self.plan.ms_ssim {
-                out.ms_ssim = ssim::float_ms_ssim(&rs, &ds, w, h);
-            }
+        let mut out = RawFeatures {
+            scored: input.scored,
+            ..Default::default()
+        };
+        // No earlier frame: the stream's start, or after a flush.
+        if f.earlier[0].is_none() {
+            self.prev = None;
+        }
+        let prev = self.prev.as_ref().map(|[p, q]| (p, q));
+        self.floats.temporal(
+            &self.plan,
+            [prev.map(|p| p.0), prev.map(|p| p.1)],
+            [&rf, &df],
+            &mut out,
+        );
+        if input.scored {
+            self.scored_extras(&rf, &df, &mut out);
+        }
+        if self.plan.float_motion.is_some() || self.plan.speed_temporal.is_some() {
+            self.prev = Some([rf, df]);
         }
         self.results[f.slot] = out;
         Ok(true)
@@ -152,9 +174,33 @@ impl GpuExtractor for Host {
         out.float_moment = v.float_moment;
         out.ciede = v.ciede;
         out.psnr_hvs = v.psnr_hvs;
+        out.float_adm = v.float_adm;
+        out.float_vif = v.float_vif;
+        out.float_motion = v.float_motion;
+        out.speed_temporal = v.speed_temporal;
         if v.error.is_some() {
             out.error = v.error;
         }
         Ok(())
+    }
+}
+
+impl Host {
+    /// Its extractors that score only the frames `subsample` keeps.
+    fn scored_extras(&mut self, rf: &HostFrame, df: &HostFrame, out: &mut RawFeatures) {
+        let (r, d) = (&rf.luma().data, &df.luma().data);
+        let (w, h, bpc) = (rf.width(), rf.height(), rf.bpc);
+        float_extras(&self.plan, r, d, w, h, bpc, out);
+        chroma_extras(&self.plan, rf, df, out);
+        self.floats.spatial(&self.plan, rf, df, out);
+        if self.plan.ssim || self.plan.ms_ssim {
+            let (rs, ds) = (ssim::to_float(r, bpc), ssim::to_float(d, bpc));
+            if self.plan.ssim {
+                out.ssim = ssim::float_ssim(&rs, &ds, w, h);
+            }
+            if self.plan.ms_ssim {
+                out.ms_ssim = ssim::float_ms_ssim(&rs, &ds, w, h);
+            }
+        }
     }
 }
