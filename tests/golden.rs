@@ -113,3 +113,25 @@ fn threads_and_subsample_give_identical_numbers() {
     assert_eq!(pooled.get("vmaf").unwrap().mean(), mean);
     e.reset().unwrap();
 }
+
+/// The built-in float models are made from the integer ones by renaming
+/// their features; for `vmaf_float_v0.6.1` that gives Netflix's own file
+/// (`tests/data/models`), every number and option equal.
+#[test]
+fn derived_float_model_is_netflixs_file() {
+    use gstvmafhip::vmaf::model::ModelSet;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/models/vmaf_float_v0.6.1.json");
+    let file = ModelSet::parse("file", &std::fs::read_to_string(path).unwrap()).unwrap();
+    let built_in = ModelSet::load("vmaf_float_v0.6.1").unwrap();
+    assert_eq!(built_in, file);
+    assert!(
+        built_in
+            .main
+            .features
+            .iter()
+            .all(|f| f.name.starts_with("VMAF_feature_")),
+        "{:?}",
+        built_in.main.features
+    );
+}
