@@ -167,17 +167,18 @@ impl GpuExtractor for Host {
 
     fn finish(&mut self, r: &Retired<'_>, out: &mut RawFeatures) -> Result<(), HipError> {
         let v = std::mem::take(&mut self.results[r.slot]);
-        out.ssim = v.ssim;
-        out.ms_ssim = v.ms_ssim;
-        out.float_psnr = v.float_psnr;
-        out.float_ansnr = v.float_ansnr;
-        out.float_moment = v.float_moment;
-        out.ciede = v.ciede;
-        out.psnr_hvs = v.psnr_hvs;
-        out.float_adm = v.float_adm;
-        out.float_vif = v.float_vif;
-        out.float_motion = v.float_motion;
-        out.speed_temporal = v.speed_temporal;
+        // Only what this family computed: the GPU families fill the rest.
+        out.ssim = v.ssim.or(out.ssim);
+        out.ms_ssim = v.ms_ssim.or(out.ms_ssim);
+        out.float_psnr = v.float_psnr.or(out.float_psnr);
+        out.float_ansnr = v.float_ansnr.or(out.float_ansnr);
+        out.float_moment = v.float_moment.or(out.float_moment);
+        out.ciede = v.ciede.or(out.ciede);
+        out.psnr_hvs = v.psnr_hvs.or(out.psnr_hvs);
+        out.float_adm = v.float_adm.or(out.float_adm);
+        out.float_vif = v.float_vif.or(out.float_vif);
+        out.float_motion = v.float_motion.or(out.float_motion);
+        out.speed_temporal = v.speed_temporal.or(out.speed_temporal);
         if v.error.is_some() {
             out.error = v.error;
         }

@@ -24,6 +24,9 @@
 
 pub(super) mod adm;
 pub(super) mod cambi;
+pub(super) mod float_filter;
+pub(super) mod float_motion;
+pub(super) mod float_vif;
 pub(super) mod host;
 pub(super) mod motion;
 pub(super) mod psnr;
@@ -38,7 +41,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The kernel sources, embedded at build time; compiled at first use.
-pub const KERNEL_SOURCES: [(&str, &str); 10] = [
+pub const KERNEL_SOURCES: [(&str, &str); 12] = [
     (
         "motion_sad.hip",
         include_str!("../../../kernels/motion_sad.hip"),
@@ -67,6 +70,14 @@ pub const KERNEL_SOURCES: [(&str, &str); 10] = [
     ),
     ("cambi.hip", include_str!("../../../kernels/cambi.hip")),
     ("speed.hip", include_str!("../../../kernels/speed.hip")),
+    (
+        "float_filter.hip",
+        include_str!("../../../kernels/float_filter.hip"),
+    ),
+    (
+        "float_vif.hip",
+        include_str!("../../../kernels/float_vif.hip"),
+    ),
 ];
 
 /// Every family's kernels (and the tables they read), loaded once per
@@ -78,6 +89,8 @@ pub(super) struct Kernels {
     adm: adm::Kernels,
     cambi: cambi::Kernels,
     speed: speed::Kernels,
+    float_filter: float_filter::Kernels,
+    float_vif: float_vif::Kernels,
     /// How the kernels were obtained (compiled now, or from the disk cache).
     pub compile_note: String,
 }
@@ -98,6 +111,8 @@ pub(super) fn load_kernels(dev: &Arc<Device>) -> Result<Kernels, HipError> {
         adm: adm::Kernels::load(&modules, dev, &stream)?,
         cambi: cambi::Kernels::load(&modules, dev, &stream)?,
         speed: speed::Kernels::load(&modules)?,
+        float_filter: float_filter::Kernels::load(&modules)?,
+        float_vif: float_vif::Kernels::load(&modules)?,
         compile_note: if compiled.is_empty() {
             "kernels from cache".into()
         } else {
@@ -297,7 +312,21 @@ pub(super) fn extractors_for(
     if let Some(p) = &plan.speed_chroma {
         out.push(Box::new(speed::Speed::new(dev, &st, geo, p)?));
     }
-    if let Some(h) = host::Host::for_plan(plan) {
+    if let Some(p) = plan.float_motion {
+        out.push(Box::new(
+            float_motion::FloatMotion::new(dev, &st, geo, p).map_err(hip)?,
+        ));
+    }
+    if let Some(p) = plan.float_vif {
+        out.push(Box::new(
+            float_vif::FloatVif::new(dev, &st, geo, p).map_err(hip)?,
+        ));
+    }
+    // What has a family above is not the host's.
+    let mut rest = plan.clone();
+    rest.float_motion = None;
+    rest.float_vif = None;
+    if let Some(h) = host::Host::for_plan(&rest) {
         out.push(Box::new(h));
     }
     Ok(out)
