@@ -1149,3 +1149,48 @@ pub fn recip_newton(x: f32) -> f32 {
         1.0 / x
     }
 }
+
+/// The reciprocal estimates [`recip_newton`] starts from, as a table the
+/// GPU can use: entry k is the estimate for the float 1 + k/4096 (mantissa
+/// top 12 bits k). Where the estimate's mantissa depends only on those 12
+/// bits of its input's (its exponent and sign following the input's), the
+/// table gives every estimate; the second value says whether that holds on
+/// this CPU (checked on 2^16 inputs over the whole normal range, both
+/// signs). Off x86-64, the true
+/// reciprocals, which [`recip_newton`] uses there.
+pub fn recip_estimate_table() -> (Vec<f32>, bool) {
+    let estimate = |x: f32| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[target_feature(enable = "sse")]
+            fn rcp_sse(x: f32) -> f32 {
+                use std::arch::x86_64::{_mm_cvtss_f32, _mm_rcp_ss, _mm_set_ss};
+                _mm_cvtss_f32(_mm_rcp_ss(_mm_set_ss(x)))
+            }
+            // SAFETY: SSE is part of the x86-64 baseline every x86-64 CPU has.
+            unsafe { rcp_sse(x) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            1.0 / x
+        }
+    };
+    let table: Vec<f32> = (0..4096u32)
+        .map(|k| estimate(f32::from_bits(0x3F80_0000 | (k << 11))))
+        .collect();
+    let from_table = |x: f32| {
+        let u = x.to_bits();
+        let e = ((u >> 23) & 0xFF) as i32;
+        let r = table[((u >> 11) & 0xFFF) as usize].to_bits();
+        f32::from_bits(((r as i32 - ((e - 127) << 23)) as u32) | (u & 0x8000_0000))
+    };
+    let mut s = 0x9E37_79B9u32;
+    let holds = (0..1 << 16).all(|_| {
+        s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        // Exponents 1..252: normal inputs with normal estimates.
+        let e = 1 + (s >> 8) % 252;
+        let x = f32::from_bits((s & 0x8000_0000) | (e << 23) | (s.rotate_left(11) & 0x7F_FFFF));
+        estimate(x).to_bits() == from_table(x).to_bits()
+    });
+    (table, holds)
+}

@@ -24,6 +24,7 @@
 
 pub(super) mod adm;
 pub(super) mod cambi;
+pub(super) mod float_adm;
 pub(super) mod float_filter;
 pub(super) mod float_motion;
 pub(super) mod float_vif;
@@ -41,7 +42,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The kernel sources, embedded at build time; compiled at first use.
-pub const KERNEL_SOURCES: [(&str, &str); 12] = [
+pub const KERNEL_SOURCES: [(&str, &str); 13] = [
     (
         "motion_sad.hip",
         include_str!("../../../kernels/motion_sad.hip"),
@@ -78,6 +79,10 @@ pub const KERNEL_SOURCES: [(&str, &str); 12] = [
         "float_vif.hip",
         include_str!("../../../kernels/float_vif.hip"),
     ),
+    (
+        "float_adm.hip",
+        include_str!("../../../kernels/float_adm.hip"),
+    ),
 ];
 
 /// Every family's kernels (and the tables they read), loaded once per
@@ -91,6 +96,7 @@ pub(super) struct Kernels {
     speed: speed::Kernels,
     float_filter: float_filter::Kernels,
     float_vif: float_vif::Kernels,
+    float_adm: float_adm::Kernels,
     /// How the kernels were obtained (compiled now, or from the disk cache).
     pub compile_note: String,
 }
@@ -113,6 +119,7 @@ pub(super) fn load_kernels(dev: &Arc<Device>) -> Result<Kernels, HipError> {
         speed: speed::Kernels::load(&modules)?,
         float_filter: float_filter::Kernels::load(&modules)?,
         float_vif: float_vif::Kernels::load(&modules)?,
+        float_adm: float_adm::Kernels::load(&modules)?,
         compile_note: if compiled.is_empty() {
             "kernels from cache".into()
         } else {
@@ -322,10 +329,16 @@ pub(super) fn extractors_for(
             float_vif::FloatVif::new(dev, &st, geo, p).map_err(hip)?,
         ));
     }
+    if let Some(p) = plan.float_adm {
+        out.push(Box::new(
+            float_adm::FloatAdm::new(dev, &st, geo, p).map_err(hip)?,
+        ));
+    }
     // What has a family above is not the host's.
     let mut rest = plan.clone();
     rest.float_motion = None;
     rest.float_vif = None;
+    rest.float_adm = None;
     if let Some(h) = host::Host::for_plan(&rest) {
         out.push(Box::new(h));
     }

@@ -137,7 +137,7 @@ impl FloatAdmParams {
     }
 
     /// The CSF weights of the h, v and d bands of one scale.
-    fn rfactors(&self, scale: usize) -> [f32; 3] {
+    pub fn rfactors(&self, scale: usize) -> [f32; 3] {
         let (mut f1, mut f2) = float_csf_factors(
             scale,
             self.norm_view_dist,
@@ -166,7 +166,7 @@ impl FloatAdmParams {
     }
 
     /// `powf(sum, 1.0f / p)` plus `get_noise_constant` of a `w`×`h` region.
-    fn norm(&self, sum: f32, w: i32, h: i32, weight: f64) -> f32 {
+    pub fn norm(&self, sum: f32, w: i32, h: i32, weight: f64) -> f32 {
         let inv = (1.0 / self.p_norm) as f32;
         sum.powf(inv) + ((f64::from(w * h) * weight) as f32).powf(inv)
     }
@@ -194,17 +194,17 @@ pub struct FloatAdm {
 }
 
 /// Half-open sample ranges of one scale's bands.
-#[derive(Clone, Copy)]
-struct Region {
-    top: usize,
-    bottom: usize,
-    left: usize,
-    right: usize,
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Region {
+    pub top: usize,
+    pub bottom: usize,
+    pub left: usize,
+    pub right: usize,
 }
 
 impl Region {
     /// The frame less `BORDER` on every side (`int left = w * 0.1 - 0.5`).
-    fn inner(w: usize, h: usize) -> Self {
+    pub fn inner(w: usize, h: usize) -> Self {
         let l = (w as f64 * BORDER - 0.5) as i32;
         let t = (h as f64 * BORDER - 0.5) as i32;
         Region {
@@ -216,7 +216,7 @@ impl Region {
     }
 
     /// The inner region grown by one sample for the masking filter's taps.
-    fn with_taps(w: usize, h: usize) -> Self {
+    pub fn with_taps(w: usize, h: usize) -> Self {
         let l = (w as f64 * BORDER - 0.5 - 1.0) as i32;
         let t = (h as f64 * BORDER - 0.5 - 1.0) as i32;
         Region {
@@ -227,11 +227,11 @@ impl Region {
         }
     }
 
-    fn width(&self) -> i32 {
+    pub fn width(&self) -> i32 {
         self.right as i32 - self.left as i32
     }
 
-    fn height(&self) -> i32 {
+    pub fn height(&self) -> i32 {
         self.bottom as i32 - self.top as i32
     }
 }
@@ -340,7 +340,7 @@ impl FloatAdm {
 }
 
 /// The frame's scores from the per-scale sums (`compute_adm`, `float_adm.c`).
-fn finish(
+pub fn finish(
     out: &mut AdmScores,
     aim_num: [f32; 4],
     skip_aim: [bool; 4],
@@ -434,10 +434,16 @@ fn dwt2(src: &[f32], w: usize, h: usize, out: &mut Bands, detail: bool) {
     }
 }
 
+/// cos²(1°) as libvmaf rounds it (`ADM_OPT_AVOID_ATAN`): the angle test.
+pub fn cos_1deg_sq() -> f32 {
+    let c = (std::f64::consts::PI / 180.0).cos();
+    (c * c) as f32
+}
+
 /// `adm_decouple_s` over `region`: the restored (`r`) and additive (`a`)
 /// parts of the distorted detail bands.
 fn decouple(o: &Hvd, t: &Hvd, w: usize, region: Region, egl: f64, (r, a): (&mut Hvd, &mut Hvd)) {
-    let cos_1deg_sq = ((1.0f64 * std::f64::consts::PI / 180.0).cos().powi(2)) as f32;
+    let cos_1deg_sq = cos_1deg_sq();
     const EPS: f32 = 1e-30;
     for i in region.top..region.bottom {
         for k in i * w + region.left..i * w + region.right {
