@@ -9,7 +9,7 @@
 //! ```
 //! Options: `--backend hip|cpu`, `--threads N` (cpu), `--bpc 8|10`,
 //! `--distinct N` (distinct frame pairs, cycled), `--ring N` (hip slots; 0, the default, lets the backend choose),
-//! `--psnr`, `--model NAME[:FEATURE.OPTION=VALUE]...`, `--no-profile`,
+//! `--psnr`, `--feature NAME` (repeated), `--model NAME[:FEATURE.OPTION=VALUE]...`, `--no-profile`,
 //! `--staged` (push without a keep-alive: the backend copies each frame into
 //! its own pinned staging buffer first, as for buffers that do not come from
 //! pinned memory), `--yuv REF.yuv,DIST.yuv` (raw 4:2:0 frames of `--width` x
@@ -38,6 +38,8 @@ struct Args {
     runs: usize,
     ring: usize,
     psnr: bool,
+    /// Extractors beside the model's (`--feature NAME`, repeated).
+    features: Vec<String>,
     model: String,
     profile: bool,
     /// Push without a keep-alive, so the backend copies through its staging buffer.
@@ -60,6 +62,7 @@ fn parse() -> Args {
         runs: 5,
         ring: 0,
         psnr: false,
+        features: Vec::new(),
         model: "vmaf_v0.6.1".into(),
         profile: true,
         staged: false,
@@ -81,6 +84,7 @@ fn parse() -> Args {
             "--runs" => a.runs = next(i).parse().expect("--runs N"),
             "--ring" => a.ring = next(i).parse().expect("--ring N"),
             "--model" => a.model = next(i),
+            "--feature" => a.features.push(next(i)),
             "--streams" => a.streams = next(i).parse().expect("--streams N"),
             "--yuv" => {
                 let v = next(i);
@@ -198,6 +202,7 @@ fn main() {
     let a = parse();
     let mut config = EngineConfig::new(ModelSet::load(&a.model).expect("model"));
     config.psnr = a.psnr;
+    config.features = a.features.clone();
     config.threads = a.threads;
     let distinct = a.distinct.min(a.frames).max(1);
     eprintln!(

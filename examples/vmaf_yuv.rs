@@ -96,10 +96,13 @@ fn run(a: Args) -> Result<(), Box<dyn std::error::Error>> {
             "psnr" => config.psnr = true,
             "float_ssim" => config.ssim = true,
             "float_ms_ssim" => config.ms_ssim = true,
-            "cambi" | "speed_chroma" => config.features.push(f.clone()),
+            other if gstvmafhip::vmaf::features::EXTRA_FEATURES.contains(&other) => {
+                config.features.push(f.clone())
+            }
             other => {
                 return Err(format!(
-                    "--feature {other}: supported are psnr, float_ssim, float_ms_ssim, cambi, speed_chroma"
+                    "--feature {other}: supported are psnr, float_ssim, float_ms_ssim, {}",
+                    gstvmafhip::vmaf::features::EXTRA_FEATURES.join(", ")
                 )
                 .into());
             }

@@ -266,3 +266,16 @@ fn device_id_out_of_range_is_a_clear_error() {
     assert!(err.contains("device-id 99 asked for"), "{err}");
     assert!(err.contains("reports"), "{err}");
 }
+
+/// float_adm's GPU reciprocals are the host CPU's estimates from a table,
+/// which holds where the estimate depends on 12 mantissa bits only.
+#[test]
+fn reciprocal_estimates_of_this_cpu_are_a_table() {
+    let (_, holds) = gstvmafhip::isa::recip_estimate_table();
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(String::from))
+        .unwrap_or_default();
+    eprintln!("{cpu}: reciprocal estimates from 12 mantissa bits: {holds}");
+    assert!(holds, "{cpu}");
+}
