@@ -9,7 +9,7 @@
 # the two CPU rows as the median of RUNS process wall clocks. Every row's
 # JSON is compared with libvmaf's by benches/compare_json.py.
 #
-#   RUNS=3 BIN=.devx LV=/tmp/t/inst/bin/vmaf bash benches/float_bench.sh
+#   RUNS=3 BIN=.devx LV=/tmp/t/inst/bin/vmaf CASE=float|hvs|all bash benches/float_bench.sh
 # (BIN holds `bench` and `vmaf_yuv` from `cargo build --release
 # --no-default-features --example bench --example vmaf_yuv`.)
 set -u
@@ -19,7 +19,7 @@ BIN=${BIN:-target/release/examples}
 LV=${LV:-/tmp/t/inst/bin/vmaf}
 F=${F:-300}
 F4K=${F4K:-120}
-C=${C:-/tmp/floatclips}
+C=${C:-/tmp/floatclips/$F-$F4K}
 mkdir -p "$C/k"
 now() { date +%s.%N; }
 median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
@@ -72,5 +72,7 @@ run_case() {
   done
 }
 
-run_case "vmaf_float_v0.6.1" vmaf_float_v0.6.1
-run_case "vmaf_v0.6.1 + psnr_hvs + ciede" vmaf_v0.6.1 psnr_hvs ciede
+case ${CASE:-all} in
+  float | all) run_case "vmaf_float_v0.6.1" vmaf_float_v0.6.1 ;;&
+  hvs | all) run_case "vmaf_v0.6.1 + psnr_hvs + ciede" vmaf_v0.6.1 psnr_hvs ciede ;;
+esac
