@@ -5,7 +5,7 @@
 #     (frames preloaded in pinned memory; its own median of RUNS runs);
 #   - vmafhip's CPU engine: examples/vmaf_yuv with THREADS threads;
 #   - libvmaf's CLI ($LV, built by ../shared/peer with its float
-#     extractors) with THREADS threads;
+#     extractors; --gpumask keeps it off CUDA) with THREADS threads;
 # the two CPU rows as the median of RUNS process wall clocks. Every row's
 # JSON is compared with libvmaf's by benches/compare_json.py.
 #
@@ -74,7 +74,7 @@ run_case() {
       --model "version=$m" "${feats[@]}" --threads "$THREADS"
     cpu "libvmaf CPU ($THREADS threads) $tag" "$n" "$C/lv.json" \
       "$LV" -r "${p}_ref.yuv" -d "${p}_dis.yuv" -w "$w" -h "$h" -p 420 -b 8 \
-      --model "version=$m" "${feats[@]}" --threads "$THREADS"
+      --model "version=$m" "${feats[@]}" --threads "$THREADS" --gpumask 4294967295
     echo "vmafhip CPU vs libvmaf: $(python3 benches/compare_json.py "$C/ours.json" "$C/lv.json")"
   done
 }
