@@ -274,7 +274,11 @@ fn reciprocal_estimates_of_this_cpu_are_a_table() {
     let (_, holds) = gstvmafhip::isa::recip_estimate_table();
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(String::from))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(String::from)
+        })
         .unwrap_or_default();
     eprintln!("{cpu}: reciprocal estimates from 12 mantissa bits: {holds}");
     assert!(holds, "{cpu}");

@@ -24,6 +24,7 @@
 
 pub(super) mod adm;
 pub(super) mod cambi;
+pub(super) mod ciede;
 pub(super) mod float_adm;
 pub(super) mod float_filter;
 pub(super) mod float_motion;
@@ -42,7 +43,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The kernel sources, embedded at build time; compiled at first use.
-pub const KERNEL_SOURCES: [(&str, &str); 13] = [
+pub const KERNEL_SOURCES: [(&str, &str); 14] = [
     (
         "motion_sad.hip",
         include_str!("../../../kernels/motion_sad.hip"),
@@ -83,6 +84,7 @@ pub const KERNEL_SOURCES: [(&str, &str); 13] = [
         "float_adm.hip",
         include_str!("../../../kernels/float_adm.hip"),
     ),
+    ("ciede.hip", include_str!("../../../kernels/ciede.hip")),
 ];
 
 /// Every family's kernels (and the tables they read), loaded once per
@@ -97,6 +99,7 @@ pub(super) struct Kernels {
     float_filter: float_filter::Kernels,
     float_vif: float_vif::Kernels,
     float_adm: float_adm::Kernels,
+    ciede: ciede::Kernels,
     /// How the kernels were obtained (compiled now, or from the disk cache).
     pub compile_note: String,
 }
@@ -120,6 +123,7 @@ pub(super) fn load_kernels(dev: &Arc<Device>) -> Result<Kernels, HipError> {
         float_filter: float_filter::Kernels::load(&modules)?,
         float_vif: float_vif::Kernels::load(&modules)?,
         float_adm: float_adm::Kernels::load(&modules)?,
+        ciede: ciede::Kernels::load(&modules)?,
         compile_note: if compiled.is_empty() {
             "kernels from cache".into()
         } else {
@@ -334,8 +338,12 @@ pub(super) fn extractors_for(
             float_adm::FloatAdm::new(dev, &st, geo, p).map_err(hip)?,
         ));
     }
-    // What has a family above is not the host's.
     let mut rest = plan.clone();
+    if let Some(c) = ciede::Ciede::for_geometry(geo).filter(|_| plan.ciede) {
+        out.push(Box::new(c));
+        rest.ciede = false;
+    }
+    // What has a family above is not the host's.
     rest.float_motion = None;
     rest.float_vif = None;
     rest.float_adm = None;

@@ -172,8 +172,12 @@ pub fn ciede(r: &Frame, d: &Frame) -> Result<f64, FrameError> {
     }
     let (w, h, bpc) = (r.luma().width, r.luma().height, r.bpc);
     let (ry, dy) = (&r.luma().data, &d.luma().data);
+    // Row by row (each row's double sum from zero, then the rows in
+    // order), as the GPU adds them; libvmaf adds every sample to one sum,
+    // which differs only in the last bits.
     let mut sum = 0f64;
     for i in 0..h {
+        let mut row = 0f64;
         for j in 0..w {
             let px = |f: &Frame, y: u16| {
                 lab(
@@ -183,10 +187,16 @@ pub fn ciede(r: &Frame, d: &Frame) -> Result<f64, FrameError> {
                     bpc,
                 )
             };
-            sum += f64::from(ciede2000(px(r, ry[i * w + j]), px(d, dy[i * w + j])));
+            row += f64::from(ciede2000(px(r, ry[i * w + j]), px(d, dy[i * w + j])));
         }
+        sum += row;
     }
-    Ok(45.0 - 20.0 * (sum / (w * h) as f64).log10())
+    Ok(score(sum, w, h))
+}
+
+/// `ciede2000` from the sum of its samples' differences.
+pub fn score(sum: f64, w: usize, h: usize) -> f64 {
+    45.0 - 20.0 * (sum / (w * h) as f64).log10()
 }
 
 #[cfg(test)]
