@@ -334,7 +334,7 @@ impl GpuExtractor for FloatAdm {
     fn finish(&mut self, r: &Retired<'_>, out: &mut RawFeatures) -> Result<(), HipError> {
         let mut scores = AdmScores::default();
         let mut aim = [0f32; 4];
-        for scale in 0..4 {
+        for (scale, aim) in aim.iter_mut().enumerate() {
             if self.skips(scale) {
                 scores.den[scale] = 1e-10;
                 continue;
@@ -354,7 +354,7 @@ impl GpuExtractor for FloatAdm {
             };
             scores.den[scale] = block(0, self.p.noise_weight);
             scores.num[scale] = block(1, self.p.noise_weight);
-            aim[scale] = block(2, 0.0);
+            *aim = block(2, 0.0);
         }
         let skip_aim = std::array::from_fn(|s| self.p.skip_aim_scale == s as i32);
         cpu::finish(&mut scores, aim, skip_aim, (r.geo.w, r.geo.h), &self.p);

@@ -877,7 +877,7 @@ impl CpuExtractor {
             bpc,
             &mut out,
         );
-        chroma_extras(&self.plan, r, d, &mut out);
+        chroma_extras(&self.plan, r, d, &mut out, 1);
         if self.plan.ssim || self.plan.ms_ssim {
             let rf = ssim::to_float(&r.luma().data, bpc);
             let df = ssim::to_float(&d.luma().data, bpc);
@@ -987,12 +987,14 @@ pub fn float_extras(
 }
 
 /// The extractors without options that read chroma and `plan` asks for
-/// (`ciede`, `psnr_hvs`), from two frames with their chroma planes.
+/// (`ciede`, `psnr_hvs`), from two frames with their chroma planes;
+/// `threads` may share psnr_hvs's blocks (1 where frames run in parallel).
 pub fn chroma_extras(
     plan: &Plan,
     r: &super::picture::Frame,
     d: &super::picture::Frame,
     out: &mut RawFeatures,
+    threads: usize,
 ) {
     if plan.ciede {
         match ciede::ciede(r, d) {
@@ -1001,7 +1003,7 @@ pub fn chroma_extras(
         }
     }
     if plan.psnr_hvs {
-        match psnr_hvs::psnr_hvs(r, d) {
+        match psnr_hvs::psnr_hvs(r, d, threads) {
             Ok(v) => out.psnr_hvs = Some(v),
             Err(FrameError(e)) => out.error = Some(e),
         }
