@@ -44,6 +44,9 @@ fn run_args(run: &GoldenRun) -> Vec<String> {
             a.extend(["--feature".into(), f.into()]);
         }
     }
+    for f in &run.features {
+        a.extend(["--feature".into(), f.clone()]);
+    }
     a.extend(["--subsample".into(), run.subsample.to_string()]);
     a
 }
@@ -73,10 +76,11 @@ fn score(r: &Path, d: &Path, extra: &[String], tag: &str) -> (Output, Option<Val
 fn cli_reproduces_libvmaf_on_every_golden_run() {
     let mut failures = Vec::new();
     let mut compared = 0;
-    for run in golden_runs().into_iter().chain(golden_runs_v1()) {
-        if run.model_name() == "vmaf_float_v0.6.1" {
-            continue; // libvmaf's float extractors are not part of this engine
-        }
+    let runs = golden_runs()
+        .into_iter()
+        .chain(golden_runs_v1())
+        .chain(golden_runs_features());
+    for run in runs {
         let (r, d) = run.yuv_paths();
         let mut extra = raw_args(&run);
         extra.extend(run_args(&run));
@@ -93,7 +97,7 @@ fn cli_reproduces_libvmaf_on_every_golden_run() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     eprintln!("{compared} golden runs compared through the command");
-    assert!(compared >= 35, "only {compared} runs compared");
+    assert!(compared >= 47, "only {compared} runs compared");
 }
 
 /// A Y4M file of a raw one: its header, then `FRAME` and each frame.
