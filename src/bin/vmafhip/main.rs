@@ -37,8 +37,10 @@ scored against the distorted frame shown at that time.
   -m, --model STR        libvmaf model string: version=NAME or path=FILE,
                          with :FEATURE.OPTION=VALUE overrides, :disable_clip,
                          :enable_transform (default version=vmaf_v0.6.1)
-      --feature NAME     also compute psnr, float_ssim, float_ms_ssim, cambi
-                         or speed_chroma (repeatable)
+      --feature NAME     also compute psnr, float_ssim, float_ms_ssim, cambi,
+                         speed_chroma, speed_temporal, float_adm, float_vif,
+                         float_motion, float_psnr, float_ansnr, float_moment,
+                         ciede or psnr_hvs (repeatable)
       --subsample N      score every Nth frame
       --threads N        CPU threads (0 = one per core)
       --backend B        auto (default: GPU if usable, else CPU), cpu, hip
