@@ -108,6 +108,20 @@ fn sizes_formats_and_depths_bit_exact() {
     );
 }
 
+/// The float 4K model with every extractor beside it at 2160p, 10 and 8
+/// bits: GPU equal to the CPU.
+#[test]
+fn float_extractors_at_4k_bit_exact() {
+    sizes_bit_exact(
+        &[
+            (3840, 2160, PixelFormat::Yuv420, 10, 0),
+            (3840, 2160, PixelFormat::Yuv444, 8, 0),
+        ],
+        &["vmaf_float_4k_v0.6.1"],
+        true,
+    );
+}
+
 #[test]
 fn pinned_in_place_upload_equals_staged_upload() {
     let c = config(true, "vmaf_v0.6.1");

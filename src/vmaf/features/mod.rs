@@ -687,19 +687,21 @@ impl Plan {
         if self.ms_ssim {
             m.push(("float_ms_ssim".into(), MetricSource::MsSsim));
         }
-        // What the temporal extractors give frame 0 only once frame 1 is
-        // in, in extractor order.
+        self.push_deferred(&mut m);
+        m
+    }
+
+    /// What the temporal extractors give frame 0 only once frame 1 is in
+    /// (libvmaf's collector meets these names then), in extractor order.
+    fn push_deferred(&self, m: &mut Vec<(String, MetricSource)>) {
+        use FeatureRef as F;
+        use MetricSource::Feature;
         for ex in &self.order {
             match ex {
                 Extractor::Motion => {
-                    m.push((
-                        format!("integer_motion2{}", self.motion_suffix),
-                        Feature(F::Motion2),
-                    ));
-                    m.push((
-                        format!("integer_motion3{}", self.motion_suffix),
-                        Feature(F::Motion3),
-                    ));
+                    let s = &self.motion_suffix;
+                    m.push((format!("integer_motion2{s}"), Feature(F::Motion2)));
+                    m.push((format!("integer_motion3{s}"), Feature(F::Motion3)));
                 }
                 Extractor::FloatMotion => m.push((
                     format!("motion3{}", self.float_motion_suffix),
@@ -708,7 +710,6 @@ impl Plan {
                 _ => {}
             }
         }
-        m
     }
 }
 
