@@ -301,11 +301,11 @@ fn every_malformed_model_error_path() {
         .contains("libsvm text")
     );
     // Unknown features or options are refused when the engine is built.
-    let float_model =
-        with(&|j| j["model_dict"]["feature_names"][0] = "VMAF_feature_adm2_score".into());
-    let m = ModelSet::parse("float.json", &float_model).unwrap();
+    let unknown =
+        with(&|j| j["model_dict"]["feature_names"][0] = "VMAF_feature_blockiness_score".into());
+    let m = ModelSet::parse("unknown.json", &unknown).unwrap();
     assert!(
-        matches!(Scorer::cpu(&EngineConfig::new(m)), Err(VmafError::Unsupported(s)) if s.contains("VMAF_feature_adm2_score"))
+        matches!(Scorer::cpu(&EngineConfig::new(m)), Err(VmafError::Unsupported(s)) if s.contains("VMAF_feature_blockiness_score"))
     );
     assert!(
         matches!(ModelSet::load("no_such_model"), Err(VmafError::Model { what, .. }) if what.contains("built-in"))
