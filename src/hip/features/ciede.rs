@@ -110,13 +110,7 @@ impl GpuExtractor for Ciede {
                 Arg::Buf(&s.rows, 0),
             ],
         )?;
-        f.stream.download(
-            f.result.shared(),
-            f.extra_at,
-            &s.rows,
-            0,
-            self.extra_bytes(),
-        )?;
+        f.read_back_extra(&s.rows, self.extra_bytes())?;
         Ok(true)
     }
 

@@ -321,13 +321,7 @@ impl GpuExtractor for FloatAdm {
                 self.scale_rows(f, scale)?;
             }
         }
-        f.stream.download(
-            f.result.shared(),
-            f.extra_at,
-            &s.rows,
-            0,
-            self.extra_bytes(),
-        )?;
+        f.read_back_extra(&s.rows, self.extra_bytes())?;
         Ok(true)
     }
 

@@ -102,13 +102,7 @@ impl GpuExtractor for FloatMotion {
             )?;
         }
         ff::row_absdiff(f, &s.blurred[0], &s.blurred[1], self.size, &s.rows)?;
-        f.stream.download(
-            f.result.shared(),
-            f.extra_at,
-            &s.rows,
-            0,
-            self.extra_bytes(),
-        )?;
+        f.read_back_extra(&s.rows, self.extra_bytes())?;
         Ok(true)
     }
 

@@ -208,13 +208,7 @@ impl GpuExtractor for FloatVif {
             }
             self.statistic(f, scale, to)?;
         }
-        f.stream.download(
-            f.result.shared(),
-            f.extra_at,
-            &s.rows,
-            0,
-            self.extra_bytes(),
-        )?;
+        f.read_back_extra(&s.rows, self.extra_bytes())?;
         Ok(true)
     }
 

@@ -238,6 +238,15 @@ pub(super) struct Frame<'a> {
     pub input: &'a FrameInput<'a>,
 }
 
+impl Frame<'_> {
+    /// Queues the read-back of a family's extra bytes (`bytes` from the
+    /// start of `src`) into the frame's pinned result.
+    pub fn read_back_extra(&self, src: &DeviceBuffer, bytes: usize) -> Result<(), HipError> {
+        self.stream
+            .download(self.result.shared(), self.extra_at, src, 0, bytes)
+    }
+}
+
 /// One retired frame (its work done), as a family's finish sees it.
 pub(super) struct Retired<'a> {
     pub geo: &'a Geometry,

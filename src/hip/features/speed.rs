@@ -335,13 +335,7 @@ impl GpuExtractor for Speed {
             [&f.pix[2], &f.pix[3], &f.pix[4], &f.pix[5]],
             f.geo.bps,
         )?;
-        f.stream.download(
-            f.result.shared(),
-            f.extra_at,
-            &ss.stats,
-            0,
-            self.layout.result_bytes(),
-        )?;
+        f.read_back_extra(&ss.stats, self.layout.result_bytes())?;
         Ok(true)
     }
 
