@@ -219,6 +219,43 @@ fn odd_sizes_and_depths_at_wave64_are_bit_exact() {
     eprintln!("  odd sizes at wave64: every metric bit-exact");
 }
 
+/// Temporal extractors under `subsample`: speed_temporal reads the frame
+/// just before each scored one, float_motion runs on every frame.
+#[test]
+fn temporal_extractors_under_subsample_at_wave64() {
+    if !in_emulator("temporal_extractors_under_subsample_at_wave64", &[]) {
+        return;
+    }
+    let seq = Seq {
+        w: 320,
+        h: 240,
+        format: PixelFormat::Yuv420,
+        bpc: 8,
+        pad: 0,
+    };
+    let mut c = config(false, "vmaf_float_v0.6.1");
+    c.features = vec!["speed_temporal".into()];
+    c.subsample = 3;
+    let mut gpu = hip_scorer(&c).expect("emulated device");
+    let mut cpu = Scorer::cpu(&c).unwrap();
+    let (a, b) = (
+        push_seq(&mut cpu, &seq, 8, None),
+        push_seq(&mut gpu, &seq, 8, None),
+    );
+    assert_eq!(a.len(), 3);
+    assert!(
+        a[1].get("speed_temporal").is_some_and(|v| v > 0.0),
+        "{:?}",
+        a[1].get("speed_temporal")
+    );
+    let bad = diff(&a, &b);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    eprintln!(
+        "  subsample 3, speed_temporal and float_motion: {} frames identical",
+        b.len()
+    );
+}
+
 /// The same frames with the threads of every block run in index order and
 /// in reverse order at each barrier: both equal to the CPU engine, so no
 /// kernel reads shared memory another thread writes in the same phase.

@@ -119,9 +119,10 @@ impl GpuExtractor for Host {
         "host"
     }
 
-    /// float_motion scores the frames `subsample` skips too.
+    /// float_motion scores the frames `subsample` skips too, and
+    /// speed_temporal reads the frame before each scored one.
     fn every_frame(&self) -> bool {
-        self.plan.float_motion.is_some()
+        self.plan.float_motion.is_some() || self.plan.speed_temporal.is_some()
     }
 
     fn add_slot(&mut self, _dev: &std::sync::Arc<crate::hip::Device>) -> Result<(), HipError> {
