@@ -1126,13 +1126,10 @@ mod kernel_tests {
     }
 }
 
-/// `rcp_s` of libvmaf's float ADM (`adm_tools.c`, `ADM_OPT_RECIP_DIVISION`,
-/// its divisions `n / d` taken as `n · rcp_s(d)`): the SSE approximate
-/// reciprocal (`rcpss`) refined by one Newton step. The approximation is the
-/// CPU's, so the last bit can differ between CPU makers, as libvmaf's does.
-/// Off x86-64, the true reciprocal.
+/// The CPU's reciprocal estimate of `x` (SSE `rcpss`); elsewhere the true
+/// reciprocal.
 #[inline]
-pub fn recip_newton(x: f32) -> f32 {
+fn recip_estimate(x: f32) -> f32 {
     #[cfg(target_arch = "x86_64")]
     {
         #[target_feature(enable = "sse")]
@@ -1141,11 +1138,25 @@ pub fn recip_newton(x: f32) -> f32 {
             _mm_cvtss_f32(_mm_rcp_ss(_mm_set_ss(x)))
         }
         // SAFETY: SSE is part of the x86-64 baseline every x86-64 CPU has.
-        let xi = unsafe { rcp_sse(x) };
-        xi + xi * (1.0 - x * xi)
+        unsafe { rcp_sse(x) }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
+        1.0 / x
+    }
+}
+
+/// `rcp_s` of libvmaf's float ADM (`adm_tools.c`, `ADM_OPT_RECIP_DIVISION`,
+/// its divisions `n / d` taken as `n · rcp_s(d)`): the SSE approximate
+/// reciprocal (`rcpss`) refined by one Newton step. The approximation is the
+/// CPU's, so the last bit can differ between CPU makers, as libvmaf's does.
+/// Off x86-64, the true reciprocal.
+#[inline]
+pub fn recip_newton(x: f32) -> f32 {
+    if cfg!(target_arch = "x86_64") {
+        let xi = recip_estimate(x);
+        xi + xi * (1.0 - x * xi)
+    } else {
         1.0 / x
     }
 }
@@ -1156,27 +1167,10 @@ pub fn recip_newton(x: f32) -> f32 {
 /// bits of its input's (its exponent and sign following the input's), the
 /// table gives every estimate; the second value says whether that holds on
 /// this CPU (checked on 2^16 inputs over the whole normal range, both
-/// signs). Off x86-64, the true
-/// reciprocals, which [`recip_newton`] uses there.
+/// signs). Off x86-64, the true reciprocals.
 pub fn recip_estimate_table() -> (Vec<f32>, bool) {
-    let estimate = |x: f32| {
-        #[cfg(target_arch = "x86_64")]
-        {
-            #[target_feature(enable = "sse")]
-            fn rcp_sse(x: f32) -> f32 {
-                use std::arch::x86_64::{_mm_cvtss_f32, _mm_rcp_ss, _mm_set_ss};
-                _mm_cvtss_f32(_mm_rcp_ss(_mm_set_ss(x)))
-            }
-            // SAFETY: SSE is part of the x86-64 baseline every x86-64 CPU has.
-            unsafe { rcp_sse(x) }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            1.0 / x
-        }
-    };
     let table: Vec<f32> = (0..4096u32)
-        .map(|k| estimate(f32::from_bits(0x3F80_0000 | (k << 11))))
+        .map(|k| recip_estimate(f32::from_bits(0x3F80_0000 | (k << 11))))
         .collect();
     let from_table = |x: f32| {
         let u = x.to_bits();
@@ -1190,7 +1184,7 @@ pub fn recip_estimate_table() -> (Vec<f32>, bool) {
         // Exponents 1..252: normal inputs with normal estimates.
         let e = 1 + (s >> 8) % 252;
         let x = f32::from_bits((s & 0x8000_0000) | (e << 23) | (s.rotate_left(11) & 0x7F_FFFF));
-        estimate(x).to_bits() == from_table(x).to_bits()
+        recip_estimate(x).to_bits() == from_table(x).to_bits()
     });
     (table, holds)
 }
