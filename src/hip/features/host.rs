@@ -23,6 +23,9 @@ pub(super) struct Host {
     /// before (reference, distorted).
     floats: FloatScratch,
     prev: Option<[HostFrame; 2]>,
+    /// The engine's one submitting thread runs this family: psnr_hvs
+    /// shares its blocks over the machine's cores.
+    threads: usize,
 }
 
 impl Host {
@@ -45,6 +48,7 @@ impl Host {
             planes: None,
             floats: FloatScratch::default(),
             prev: None,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         })
     }
 
@@ -193,10 +197,7 @@ impl Host {
         let (r, d) = (&rf.luma().data, &df.luma().data);
         let (w, h, bpc) = (rf.width(), rf.height(), rf.bpc);
         float_extras(&self.plan, r, d, w, h, bpc, out);
-        // The engine's one submitting thread runs this family: psnr_hvs
-        // shares its blocks over the machine's cores.
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        chroma_extras(&self.plan, rf, df, out, threads);
+        chroma_extras(&self.plan, rf, df, out, self.threads);
         self.floats.spatial(&self.plan, rf, df, out);
         if self.plan.ssim || self.plan.ms_ssim {
             let (rs, ds) = (ssim::to_float(r, bpc), ssim::to_float(d, bpc));

@@ -16,6 +16,7 @@
 use super::adm::AdmScores;
 use super::adm_tables::float_csf_factors;
 use super::float_psnr::float_picture;
+use super::grow;
 use super::options::{OptSpec, Resolved};
 
 /// `float_adm.c:options` (those that change numbers or names).
@@ -289,8 +290,7 @@ impl FloatAdm {
             &mut self.masks,
         ] {
             for v in b.iter_mut() {
-                v.clear();
-                v.resize(w * h, 0.0);
+                grow(v, w * h);
             }
         }
         decouple(
@@ -409,8 +409,7 @@ fn dot4(c: &[f32; 4], s: [f32; 4]) -> f32 {
 fn dwt2(src: &[f32], w: usize, h: usize, out: &mut Bands, detail: bool) {
     let (cw, ch) = (w.div_ceil(2), h.div_ceil(2));
     for b in std::iter::once(&mut out.a).chain(out.hvd.iter_mut()) {
-        b.clear();
-        b.resize(cw * ch, 0.0);
+        grow(b, cw * ch);
     }
     let cols: Vec<[usize; 4]> = (0..cw).map(|j| taps_of(j, w)).collect();
     let (mut lo, mut hi) = (vec![0f32; w], vec![0f32; w]);

@@ -11,6 +11,7 @@
 
 use super::float_filter::filter1d;
 use super::float_psnr::float_picture;
+use super::grow;
 use super::motion::MotionParams;
 use super::options::{OptSpec, Resolved};
 
@@ -130,8 +131,7 @@ impl FloatMotion {
 /// The picture as floats around 0, blurred.
 fn blur(luma: &[u16], w: usize, h: usize, bpc: u8, filter: &[f32], out: &mut Vec<f32>) {
     let f = float_picture(luma, bpc, -128);
-    out.clear();
-    out.resize(w * h, 0.0);
+    grow(out, w * h);
     filter1d(filter, &f, w, h, out);
 }
 

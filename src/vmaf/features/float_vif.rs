@@ -11,6 +11,7 @@
 
 use super::float_filter::{filter1d, filter1d_sq, filter1d_xy, gaussian_filter, valid_kernelscale};
 use super::float_psnr::float_picture;
+use super::grow;
 use super::options::{OptSpec, Resolved};
 
 /// `float_vif.c:options` (those that change numbers).
@@ -130,8 +131,7 @@ impl FloatVif {
         for b in [
             &mut *mu1, &mut *mu2, &mut *xx, &mut *yy, &mut *xy, &mut *nr, &mut *nd,
         ] {
-            b.clear();
-            b.resize(w * h, 0.0);
+            grow(b, w * h);
         }
         let (mut w, mut h) = (w, h);
         let mut out = FloatVifSums::default();
