@@ -1,6 +1,7 @@
-// speed_chroma (libvmaf feature/speed.c). CPU twin: src/vmaf/features/speed.rs.
+// speed_chroma and speed_temporal (libvmaf feature/speed.c). CPU twin: src/vmaf/features/speed.rs.
 //
-// speed_small: one chroma plane to float around 0, the optional prescale
+// speed_small: one chroma plane (speed_temporal: the difference of two
+// luma planes) to float around 0, the optional prescale
 // (row/column tap tables built on the host exactly as the CPU engine builds
 // them), the 9-tap anti-aliasing Gaussian evaluated only where the 16:1
 // decimation samples it. speed_localmean: the 3-tap local mean removed.
@@ -26,46 +27,63 @@ __device__ __forceinline__ float to_f(const In* src, int pw, int r, int c, float
     return scaler > 0.0f ? v / scaler + -128.0f : v + -128.0f;
 }
 
-// Sample (y, x) of the prescaled plane. method: 0 none, 1 nearest,
-// 2 bilinear, 3 bicubic, 4 lanczos4; tables hold `taps` entries per row/column.
+// The samples an image is made of: one plane's (speed_chroma) or the
+// difference of a previous and a current plane's (speed_temporal), as
+// floats around 0.
 template <typename In>
-__device__ float scaled_at(const In* src, int pw, float scaler, int method, int taps,
+struct SpeedPlane {
+    const In* p;
+    __device__ __forceinline__ float at(int pw, int r, int c, float scaler) const {
+        return to_f<In>(p, pw, r, c, scaler);
+    }
+};
+template <typename In>
+struct SpeedDiff {
+    const In* prev;
+    const In* cur;
+    __device__ __forceinline__ float at(int pw, int r, int c, float scaler) const {
+        return to_f<In>(prev, pw, r, c, scaler) - to_f<In>(cur, pw, r, c, scaler);
+    }
+};
+
+// Sample (y, x) of the prescaled image. method: 0 none, 1 nearest,
+// 2 bilinear, 3 bicubic, 4 lanczos4; tables hold `taps` entries per row/column.
+template <typename Src>
+__device__ float scaled_at(const Src& src, int pw, float scaler, int method, int taps,
                            const int* ridx, const float* rw, const int* cidx, const float* cw,
                            int y, int x) {
-    if (method == 0) return to_f<In>(src, pw, y, x, scaler);
-    if (method == 1) return to_f<In>(src, pw, ridx[y], cidx[x], scaler);
+    if (method == 0) return src.at(pw, y, x, scaler);
+    if (method == 1) return src.at(pw, ridx[y], cidx[x], scaler);
     if (method == 2) {
         const int y1 = ridx[2 * y], y2 = ridx[2 * y + 1];
         const int x1 = cidx[2 * x], x2 = cidx[2 * x + 1];
         const float dy = rw[2 * y], dx = cw[2 * x];
-        return (1.0f - dy) * (1.0f - dx) * to_f<In>(src, pw, y1, x1, scaler) +
-               (1.0f - dy) * dx * to_f<In>(src, pw, y1, x2, scaler) +
-               dy * (1.0f - dx) * to_f<In>(src, pw, y2, x1, scaler) +
-               dy * dx * to_f<In>(src, pw, y2, x2, scaler);
+        return (1.0f - dy) * (1.0f - dx) * src.at(pw, y1, x1, scaler) +
+               (1.0f - dy) * dx * src.at(pw, y1, x2, scaler) +
+               dy * (1.0f - dx) * src.at(pw, y2, x1, scaler) +
+               dy * dx * src.at(pw, y2, x2, scaler);
     }
     float v = 0.0f, wsum = 0.0f;
     for (int j = 0; j < taps; ++j) {
         for (int i = 0; i < taps; ++i) {
             const float weight = cw[x * taps + i] * rw[y * taps + j];
             wsum += weight;
-            v += to_f<In>(src, pw, ridx[y * taps + j], cidx[x * taps + i], scaler) * weight;
+            v += src.at(pw, ridx[y * taps + j], cidx[x * taps + i], scaler) * weight;
         }
     }
     return method == 4 ? v / wsum : v;
 }
 
-// blockIdx.z picks one of the four planes (U ref, U dist, V ref, V dist);
-// its decimated image goes to out + z * ow * oh.
-template <typename In>
-__device__ void small_impl(const In* s0, const In* s1, const In* s2, const In* s3, int pw,
-                           float scaler, int method, int taps, const int* ridx, const float* rw,
-                           const int* cidx, const float* cw, int sw, int sh, const float* f, int fw,
-                           int ow, int oh, float* out) {
+// Image blockIdx.z of the launch (`src` holds one per z); its decimated
+// image goes to out + z * ow * oh.
+template <typename Src>
+__device__ void small_impl(const Src* src, int pw, float scaler, int method, int taps,
+                           const int* ridx, const float* rw, const int* cidx, const float* cw,
+                           int sw, int sh, const float* f, int fw, int ow, int oh, float* out) {
     const int j = blockIdx.x * VMAF_BLOCK + threadIdx.x;
     const int i = blockIdx.y;
     if (j >= ow) return;
     const int z = blockIdx.z;
-    const In* src = z == 0 ? s0 : (z == 1 ? s1 : (z == 2 ? s2 : s3));
     out += (size_t)z * ow * oh;
     const int half = fw / 2;
     float acc = 0.0f;
@@ -74,26 +92,67 @@ __device__ void small_impl(const In* s0, const In* s1, const In* s2, const In* s
         float tmp = 0.0f;
         for (int fi = 0; fi < fw; ++fi) {
             const int row = speed_mirror(16 * i - half + fi, sh);
-            tmp += f[fi] * scaled_at<In>(src, pw, scaler, method, taps, ridx, rw, cidx, cw, row, col);
+            tmp += f[fi] * scaled_at(src[z], pw, scaler, method, taps, ridx, rw, cidx, cw, row, col);
         }
         acc += f[fj] * tmp;
     }
     out[(size_t)i * ow + j] = acc;
 }
 
+// speed_chroma: the four planes (U ref, U dist, V ref, V dist), z = 0..3.
+template <typename In>
+__device__ void chroma_small(const In* s0, const In* s1, const In* s2, const In* s3, int pw,
+                             u32 scaler_bits, int method, int taps, const int* ridx,
+                             const float* rw, const int* cidx, const float* cw, int sw, int sh,
+                             const float* f, int fw, int ow, int oh, float* out) {
+    const SpeedPlane<In> src[4] = {{s0}, {s1}, {s2}, {s3}};
+    small_impl(src, pw, __uint_as_float(scaler_bits), method, taps, ridx, rw, cidx, cw, sw, sh, f,
+               fw, ow, oh, out);
+}
+
 VMAF_KERNEL void speed_small_8(const u8* s0, const u8* s1, const u8* s2, const u8* s3, int pw,
                                u32 scaler_bits, int method, int taps, const int* ridx,
                                const float* rw, const int* cidx, const float* cw, int sw, int sh,
                                const float* f, int fw, int ow, int oh, float* out) {
-    small_impl<u8>(s0, s1, s2, s3, pw, __uint_as_float(scaler_bits), method, taps, ridx, rw, cidx,
-                   cw, sw, sh, f, fw, ow, oh, out);
+    chroma_small<u8>(s0, s1, s2, s3, pw, scaler_bits, method, taps, ridx, rw, cidx, cw, sw, sh, f,
+                     fw, ow, oh, out);
 }
 VMAF_KERNEL void speed_small_16(const u16* s0, const u16* s1, const u16* s2, const u16* s3, int pw,
                                 u32 scaler_bits, int method, int taps, const int* ridx,
                                 const float* rw, const int* cidx, const float* cw, int sw, int sh,
                                 const float* f, int fw, int ow, int oh, float* out) {
-    small_impl<u16>(s0, s1, s2, s3, pw, __uint_as_float(scaler_bits), method, taps, ridx, rw, cidx,
-                    cw, sw, sh, f, fw, ow, oh, out);
+    chroma_small<u16>(s0, s1, s2, s3, pw, scaler_bits, method, taps, ridx, rw, cidx, cw, sw, sh, f,
+                      fw, ow, oh, out);
+}
+
+// speed_temporal: the two frame differences (previous less current luma of
+// the reference, z = 0, and of the distorted or, with speed_use_ref_diff,
+// the distorted's previous less the reference's current, z = 1).
+template <typename In>
+__device__ void temporal_small(const In* p0, const In* c0, const In* p1, const In* c1, int pw,
+                               u32 scaler_bits, int method, int taps, const int* ridx,
+                               const float* rw, const int* cidx, const float* cw, int sw, int sh,
+                               const float* f, int fw, int ow, int oh, float* out) {
+    const SpeedDiff<In> src[2] = {{p0, c0}, {p1, c1}};
+    small_impl(src, pw, __uint_as_float(scaler_bits), method, taps, ridx, rw, cidx, cw, sw, sh, f,
+               fw, ow, oh, out);
+}
+
+VMAF_KERNEL void speed_temporal_small_8(const u8* p0, const u8* c0, const u8* p1, const u8* c1,
+                                        int pw, u32 scaler_bits, int method, int taps,
+                                        const int* ridx, const float* rw, const int* cidx,
+                                        const float* cw, int sw, int sh, const float* f, int fw,
+                                        int ow, int oh, float* out) {
+    temporal_small<u8>(p0, c0, p1, c1, pw, scaler_bits, method, taps, ridx, rw, cidx, cw, sw, sh,
+                       f, fw, ow, oh, out);
+}
+VMAF_KERNEL void speed_temporal_small_16(const u16* p0, const u16* c0, const u16* p1,
+                                         const u16* c1, int pw, u32 scaler_bits, int method,
+                                         int taps, const int* ridx, const float* rw,
+                                         const int* cidx, const float* cw, int sw, int sh,
+                                         const float* f, int fw, int ow, int oh, float* out) {
+    temporal_small<u16>(p0, c0, p1, c1, pw, scaler_bits, method, taps, ridx, rw, cidx, cw, sw, sh,
+                        f, fw, ow, oh, out);
 }
 
 // Local mean removal: small - (3-tap vertical then horizontal filter), for

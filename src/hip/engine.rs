@@ -729,7 +729,7 @@ impl HipBackend {
             .memset(&slot.sums, 0, l.sum_words * 8, 0)
             .map_err(be)?;
         let earlier =
-            |k: Option<usize>| k.map(|p| (&self.slots[p].pix[0], &self.slots[p].uploaded));
+            |k: Option<usize>| k.map(|p| (&self.slots[p].pix[..], &self.slots[p].uploaded));
         let mut computed = Vec::with_capacity(l.extractors.len());
         for (i, e) in l.extractors.iter_mut().enumerate() {
             let ran = if input.scored || e.every_frame() {

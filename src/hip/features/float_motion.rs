@@ -90,7 +90,7 @@ impl GpuExtractor for FloatMotion {
         }
         f.stream.wait(uploaded)?;
         let s = &self.scratch[f.slot];
-        for (side, pix) in [prev, &f.pix[0]].into_iter().enumerate() {
+        for (side, pix) in [&prev[0], &f.pix[0]].into_iter().enumerate() {
             ff::to_float(f, pix, &s.pics[side])?;
             ff::filter(
                 f,

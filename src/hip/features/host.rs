@@ -1,10 +1,11 @@
 //! The extractors that run on the CPU beside the GPU work, by their CPU
 //! twins: float SSIM and MS-SSIM (`vmaf::features::ssim`; docs/architecture.md
-//! says why they stay there), and `float_psnr`, `float_ansnr`,
-//! `float_moment`, `ciede` and `psnr_hvs` (`vmaf::features::float_*`,
-//! `ciede`, `psnr_hvs`), which
-//! have no kernel yet. They read the host pictures, or, for pictures in GPU
-//! memory, the uploaded planes read back.
+//! says why they stay there), and whatever `extractors_for` left to it: the
+//! extractors whose kernels do not take the stream (ciede and psnr_hvs on
+//! GRAY, psnr_hvs past 12 bits, speed_temporal on pictures too small for
+//! its blocks), where the CPU twin gives libvmaf's error or its numbers.
+//! They read the host pictures, or, for pictures in GPU memory, the
+//! uploaded planes read back.
 
 #![forbid(unsafe_code)]
 

@@ -1,8 +1,11 @@
 //! VMAF's extractors on the GPU, one module per family, named like its CPU
 //! twin in `src/vmaf/features`: `motion`, `vif`, `adm`, `psnr`, `cambi`,
-//! `speed` (speed_chroma); and `host`, the extractors that run on the CPU
-//! beside the GPU work (float SSIM and MS-SSIM, and the float extractors
-//! that have no kernel yet).
+//! `speed` (speed_chroma, speed_temporal), `float_vif`, `float_adm`,
+//! `float_motion`, `float_moment` (float_moment, float_psnr),
+//! `float_ansnr`, `ciede`, `psnr_hvs` (`float_filter`: the float families'
+//! shared stages); and `host`, the extractors that run on the CPU beside
+//! the GPU work (float SSIM and MS-SSIM, and the others on streams their
+//! kernels do not take, whose CPU twins then give the error).
 //!
 //! Each family owns
 //! - its kernels: which `kernels/*.hip` files, which entry points, checked
@@ -26,12 +29,15 @@ pub(super) mod adm;
 pub(super) mod cambi;
 pub(super) mod ciede;
 pub(super) mod float_adm;
+pub(super) mod float_ansnr;
 pub(super) mod float_filter;
+pub(super) mod float_moment;
 pub(super) mod float_motion;
 pub(super) mod float_vif;
 pub(super) mod host;
 pub(super) mod motion;
 pub(super) mod psnr;
+pub(super) mod psnr_hvs;
 pub(super) mod speed;
 pub(super) mod vif;
 
@@ -43,7 +49,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The kernel sources, embedded at build time; compiled at first use.
-pub const KERNEL_SOURCES: [(&str, &str); 14] = [
+pub const KERNEL_SOURCES: [(&str, &str); 17] = [
     (
         "motion_sad.hip",
         include_str!("../../../kernels/motion_sad.hip"),
@@ -85,6 +91,18 @@ pub const KERNEL_SOURCES: [(&str, &str); 14] = [
         include_str!("../../../kernels/float_adm.hip"),
     ),
     ("ciede.hip", include_str!("../../../kernels/ciede.hip")),
+    (
+        "float_moment.hip",
+        include_str!("../../../kernels/float_moment.hip"),
+    ),
+    (
+        "float_ansnr.hip",
+        include_str!("../../../kernels/float_ansnr.hip"),
+    ),
+    (
+        "psnr_hvs.hip",
+        include_str!("../../../kernels/psnr_hvs.hip"),
+    ),
 ];
 
 /// Every family's kernels (and the tables they read), loaded once per
@@ -100,6 +118,9 @@ pub(super) struct Kernels {
     float_vif: float_vif::Kernels,
     float_adm: float_adm::Kernels,
     ciede: ciede::Kernels,
+    float_moment: float_moment::Kernels,
+    float_ansnr: float_ansnr::Kernels,
+    psnr_hvs: psnr_hvs::Kernels,
     /// How the kernels were obtained (compiled now, or from the disk cache).
     pub compile_note: String,
 }
@@ -124,6 +145,9 @@ pub(super) fn load_kernels(dev: &Arc<Device>) -> Result<Kernels, HipError> {
         float_vif: float_vif::Kernels::load(&modules)?,
         float_adm: float_adm::Kernels::load(&modules)?,
         ciede: ciede::Kernels::load(&modules)?,
+        float_moment: float_moment::Kernels::load(&modules)?,
+        float_ansnr: float_ansnr::Kernels::load(&modules)?,
+        psnr_hvs: psnr_hvs::Kernels::load(&modules)?,
         compile_note: if compiled.is_empty() {
             "kernels from cache".into()
         } else {
@@ -208,10 +232,14 @@ pub(super) struct Geometry {
 pub const MAX_WIDTH: usize = 65536;
 
 /// Whether `plan` has a family whose frames take longer on the device
-/// (CAMBI's and speed_chroma's read-backs wait): the engine then keeps a
-/// frame more in flight when it shares the device.
+/// (CAMBI's and SpEED's read-backs wait, psnr_hvs's ordered sum is one
+/// thread's): the engine then keeps a frame more in flight when it shares
+/// the device.
 pub(super) fn slow_frames(plan: &Plan) -> bool {
-    plan.cambi.is_some() || plan.speed_chroma.is_some()
+    plan.cambi.is_some()
+        || plan.speed_chroma.is_some()
+        || plan.speed_temporal.is_some()
+        || plan.psnr_hvs
 }
 
 /// One frame on its ring slot, as a family's launches see it.
@@ -223,9 +251,10 @@ pub(super) struct Frame<'a> {
     pub stream: &'a Stream,
     /// Uploaded planes: reference then distorted for each of `geo.planes`.
     pub pix: &'a [DeviceBuffer],
-    /// The reference luma of the frames 1 and 2 back, with the event that
-    /// marks its upload (none at the start and after a flush).
-    pub earlier: [Option<(&'a DeviceBuffer, &'a Event)>; 2],
+    /// The uploaded planes of the frames 1 and 2 back (laid out as `pix`),
+    /// with the event that marks their upload (none at the start and after
+    /// a flush).
+    pub earlier: [Option<(&'a [DeviceBuffer], &'a Event)>; 2],
     /// The frame's device sums, zeroed, and this family's first u64 in them.
     pub sums: &'a DeviceBuffer,
     pub sums_at: usize,
@@ -347,15 +376,40 @@ pub(super) fn extractors_for(
             float_adm::FloatAdm::new(dev, &st, geo, p).map_err(hip)?,
         ));
     }
+    if let Some(m) = float_moment::FloatMoment::for_plan(plan) {
+        out.push(Box::new(m));
+    }
+    if plan.float_ansnr {
+        out.push(Box::new(
+            float_ansnr::FloatAnsnr::new(dev, &st, geo).map_err(hip)?,
+        ));
+    }
+    // What has a family above is not the host's.
     let mut rest = plan.clone();
+    rest.float_motion = None;
+    rest.float_vif = None;
+    rest.float_adm = None;
+    rest.float_psnr = false;
+    rest.float_moment = false;
+    rest.float_ansnr = false;
+    // These the host keeps where the stream does not suit their kernels
+    // (no chroma, too deep, too small): the CPU twin gives the error.
     if let Some(c) = ciede::Ciede::for_geometry(geo).filter(|_| plan.ciede) {
         out.push(Box::new(c));
         rest.ciede = false;
     }
-    // What has a family above is not the host's.
-    rest.float_motion = None;
-    rest.float_vif = None;
-    rest.float_adm = None;
+    if plan.psnr_hvs
+        && let Some(h) = psnr_hvs::PsnrHvs::new(dev, &st, geo).map_err(hip)?
+    {
+        out.push(Box::new(h));
+        rest.psnr_hvs = false;
+    }
+    if let Some(sp) = &plan.speed_temporal
+        && let Some(t) = speed::SpeedTemporal::new(dev, &st, geo, (&sp.0, sp.1)).map_err(hip)?
+    {
+        out.push(Box::new(t));
+        rest.speed_temporal = None;
+    }
     if let Some(h) = host::Host::for_plan(&rest) {
         out.push(Box::new(h));
     }

@@ -75,7 +75,7 @@ impl GpuExtractor for Motion {
             (256, 1, 1),
             0,
             &[
-                Arg::Buf(prev, 0),
+                Arg::Buf(&prev[0], 0),
                 Arg::Buf(&f.pix[0], 0),
                 Arg::I32(g.w as i32),
                 Arg::I32(g.h as i32),

@@ -1,7 +1,8 @@
-//! speed_chroma on the GPU (`kernels/speed.hip`): the chroma planes of
-//! both pictures decimated (and prescaled), centred on their local means,
-//! then each image's eigenvalues and block variances, read back; the CPU
-//! twin (`vmaf::features::speed`) finishes the entropies and the score.
+//! speed_chroma and speed_temporal on the GPU (`kernels/speed.hip`): the
+//! chroma planes of both pictures (speed_temporal: the luma differences
+//! from the frame before) decimated (and prescaled), centred on their local
+//! means, then each image's eigenvalues and block variances, read back; the
+//! CPU twin (`vmaf::features::speed`) finishes the entropies and the score.
 
 #![forbid(unsafe_code)]
 
@@ -12,12 +13,15 @@ use crate::vmaf::VmafError;
 use crate::vmaf::features::RawFeatures;
 use crate::vmaf::features::speed::{
     self, AxisTaps, Dims, RawStats, ScaleMethod, SpeedParams, axis_taps, frame_scores,
+    temporal_score,
 };
 use std::sync::Arc;
 
 pub(in crate::hip) struct Kernels {
     small8: Kernel,
     small16: Kernel,
+    temporal8: Kernel,
+    temporal16: Kernel,
     localmean: Kernel,
     stats: Kernel,
 }
@@ -30,16 +34,36 @@ impl Kernels {
         Ok(Kernels {
             small8: s.kernel("speed_small_8", &small)?,
             small16: s.kernel("speed_small_16", &small)?,
+            temporal8: s.kernel("speed_temporal_small_8", &small)?,
+            temporal16: s.kernel("speed_temporal_small_16", &small)?,
             localmean: s.kernel("speed_localmean", &[Ptr, I32, I32, Ptr, I32, Ptr])?,
             stats: s.kernel("speed_stats", &[Ptr, I32, I32, I32, I32, Ptr, Ptr])?,
         })
     }
 }
 
-/// Stream-wide speed_chroma state on the device.
+/// Which SpEED: speed_chroma's four images (U and V of reference and
+/// distorted) or speed_temporal's two (the frame differences).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Images {
+    Chroma,
+    Temporal,
+}
+
+impl Images {
+    fn count(self) -> usize {
+        match self {
+            Images::Chroma => 4,
+            Images::Temporal => 2,
+        }
+    }
+}
+
+/// Stream-wide SpEED state on the device.
 struct SpeedLayout {
     pub p: SpeedParams,
     pub dims: Dims,
+    images: Images,
     method: i32,
     taps: usize,
     rows_idx: DeviceBuffer,
@@ -60,10 +84,11 @@ fn stats_floats(d: &Dims) -> usize {
 }
 
 impl SpeedLayout {
+    /// The layout of `images` made from `cw`×`ch` planes.
     fn new(
         dev: &Arc<Device>,
         st: &Stream,
-        p: &SpeedParams,
+        (p, images): (&SpeedParams, Images),
         cw: usize,
         ch: usize,
         bpc: u8,
@@ -91,6 +116,7 @@ impl SpeedLayout {
         Ok(Self {
             p: *p,
             dims,
+            images,
             method,
             taps: rows.taps.max(1),
             rows_idx: upload_table(
@@ -141,44 +167,51 @@ impl SpeedLayout {
         })
     }
 
-    /// Bytes of the four images' statistics in the read-back.
+    /// Bytes of the images' statistics in the read-back.
     fn result_bytes(&self) -> usize {
-        4 * stats_floats(&self.dims) * 4
+        self.images.count() * stats_floats(&self.dims) * 4
     }
 
     fn slot(&self, dev: &Arc<Device>) -> Result<SpeedSlot, HipError> {
         let d = &self.dims;
-        let n = d.ow * d.oh;
+        let (n, k) = (d.ow * d.oh, self.images.count());
         Ok(SpeedSlot {
-            small: DeviceBuffer::new(dev, 4 * n * 4, "speed decimated planes")?,
-            centred: DeviceBuffer::new(dev, 4 * n * 4, "speed decimated planes")?,
+            small: DeviceBuffer::new(dev, k * n * 4, "speed decimated planes")?,
+            centred: DeviceBuffer::new(dev, k * n * 4, "speed decimated planes")?,
             stats: DeviceBuffer::new(dev, self.result_bytes(), "speed statistics")?,
-            scratch: DeviceBuffer::new(dev, 4 * 2 * 25 * d.blocks() * 4, "speed solve scratch")?,
+            scratch: DeviceBuffer::new(dev, k * 2 * 25 * d.blocks() * 4, "speed solve scratch")?,
         })
     }
 
-    /// Queues the four images (U, V of reference and distorted); `chroma`
-    /// holds the device planes as (U ref, U dist, V ref, V dist).
+    /// Queues the images: speed_chroma's from `planes` (U ref, U dist,
+    /// V ref, V dist), speed_temporal's from (previous, current) luma of
+    /// each side.
     fn launch(
         &self,
         k: &Kernels,
         st: &Stream,
         slot: &SpeedSlot,
-        chroma: [&DeviceBuffer; 4],
+        planes: [&DeviceBuffer; 4],
         bps: usize,
     ) -> Result<(), HipError> {
         let d = &self.dims;
-        let kern = if bps == 1 { &k.small8 } else { &k.small16 };
+        let kern = match (self.images, bps) {
+            (Images::Chroma, 1) => &k.small8,
+            (Images::Chroma, _) => &k.small16,
+            (Images::Temporal, 1) => &k.temporal8,
+            (Images::Temporal, _) => &k.temporal16,
+        };
+        let z = self.images.count() as u32;
         st.launch(
             kern,
-            (blocks(d.ow), d.oh as u32, 4),
+            (blocks(d.ow), d.oh as u32, z),
             (256, 1, 1),
             0,
             &[
-                Arg::Buf(chroma[0], 0),
-                Arg::Buf(chroma[1], 0),
-                Arg::Buf(chroma[2], 0),
-                Arg::Buf(chroma[3], 0),
+                Arg::Buf(planes[0], 0),
+                Arg::Buf(planes[1], 0),
+                Arg::Buf(planes[2], 0),
+                Arg::Buf(planes[3], 0),
                 Arg::I32(d.w as i32),
                 Arg::U32(self.scaler.to_bits()),
                 Arg::I32(self.method),
@@ -198,7 +231,7 @@ impl SpeedLayout {
         )?;
         st.launch(
             &k.localmean,
-            (blocks(d.ow), d.oh as u32, 4),
+            (blocks(d.ow), d.oh as u32, z),
             (256, 1, 1),
             0,
             &[
@@ -212,7 +245,7 @@ impl SpeedLayout {
         )?;
         st.launch(
             &k.stats,
-            (4, 1, 1),
+            (z, 1, 1),
             (256, 1, 1),
             0,
             &[
@@ -228,8 +261,8 @@ impl SpeedLayout {
         Ok(())
     }
 
-    /// speed_chroma u, v, uv from the read-back statistics.
-    fn finish(&self, bytes: &[u8]) -> [f64; 3] {
+    /// The read-back statistics of the `N` images.
+    fn raw_stats<const N: usize>(&self, bytes: &[u8]) -> [RawStats; N] {
         let f = |i: usize| {
             f32::from_le_bytes([
                 bytes[4 * i],
@@ -251,8 +284,7 @@ impl SpeedLayout {
                 variances: (0..self.dims.blocks()).map(|b| f(at + 26 + b)).collect(),
             }
         };
-        let raw = [raw(0), raw(1), raw(2), raw(3)];
-        frame_scores(&raw, &self.dims, &self.p)
+        std::array::from_fn(raw)
     }
 }
 
@@ -292,7 +324,7 @@ impl Speed {
                 "speed_chroma needs chroma planes (input is GRAY)".into(),
             ));
         };
-        let layout = SpeedLayout::new(dev, st, p, cw, ch, geo.bpc)
+        let layout = SpeedLayout::new(dev, st, (p, Images::Chroma), cw, ch, geo.bpc)
             .map_err(|e| VmafError::TooSmall(format!("{e}")))?;
         Ok(Speed {
             layout,
@@ -340,7 +372,92 @@ impl GpuExtractor for Speed {
     }
 
     fn finish(&mut self, r: &Retired<'_>, out: &mut RawFeatures) -> Result<(), HipError> {
-        out.speed_chroma = Some(self.layout.finish(r.extra));
+        let raw: [RawStats; 4] = self.layout.raw_stats(r.extra);
+        out.speed_chroma = Some(frame_scores(&raw, &self.layout.dims, &self.layout.p));
+        Ok(())
+    }
+}
+
+/// speed_temporal for one geometry: its layout and scratch per slot.
+pub(super) struct SpeedTemporal {
+    layout: SpeedLayout,
+    use_ref_diff: bool,
+    scratch: Vec<SpeedSlot>,
+}
+
+impl SpeedTemporal {
+    /// The family for the luma of `geo`; none where the luma is too small
+    /// for SpEED's blocks (the CPU twin beside the GPU then says so on
+    /// each frame it scores, as on the CPU).
+    pub(super) fn new(
+        dev: &Arc<Device>,
+        st: &Stream,
+        geo: &Geometry,
+        (p, use_ref_diff): (&SpeedParams, bool),
+    ) -> Result<Option<Self>, HipError> {
+        if p.dims(geo.w, geo.h).is_err() {
+            return Ok(None);
+        }
+        let layout = SpeedLayout::new(dev, st, (p, Images::Temporal), geo.w, geo.h, geo.bpc)?;
+        Ok(Some(SpeedTemporal {
+            layout,
+            use_ref_diff,
+            scratch: Vec::new(),
+        }))
+    }
+}
+
+impl GpuExtractor for SpeedTemporal {
+    fn stage(&self) -> &'static str {
+        "speed_temporal"
+    }
+
+    /// The two images' statistics.
+    fn extra_bytes(&self) -> usize {
+        self.layout.result_bytes()
+    }
+
+    fn add_slot(&mut self, dev: &Arc<Device>) -> Result<(), HipError> {
+        self.scratch.push(self.layout.slot(dev)?);
+        Ok(())
+    }
+
+    fn slot_bytes(&self) -> usize {
+        self.scratch.first().map_or(0, SpeedSlot::device_bytes)
+    }
+
+    fn frames_back(&self) -> usize {
+        1
+    }
+
+    /// The frame differences from the frame just before (scored or not),
+    /// once that one is uploaded; false for the first frame (score 0).
+    fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError> {
+        let Some((prev, uploaded)) = f.earlier[0] else {
+            return Ok(false);
+        };
+        f.stream.wait(uploaded)?;
+        let ss = &self.scratch[f.slot];
+        let (cur_ref, cur_dis) = (&f.pix[0], &f.pix[1]);
+        let dis_now = if self.use_ref_diff { cur_ref } else { cur_dis };
+        self.layout.launch(
+            &f.kernels.speed,
+            f.stream,
+            ss,
+            [&prev[0], cur_ref, &prev[1], dis_now],
+            f.geo.bps,
+        )?;
+        f.read_back_extra(&ss.stats, self.layout.result_bytes())?;
+        Ok(true)
+    }
+
+    fn finish(&mut self, r: &Retired<'_>, out: &mut RawFeatures) -> Result<(), HipError> {
+        out.speed_temporal = Some(if r.computed {
+            let raw: [RawStats; 2] = self.layout.raw_stats(r.extra);
+            temporal_score(&raw, &self.layout.dims, &self.layout.p)
+        } else {
+            0.0
+        });
         Ok(())
     }
 }

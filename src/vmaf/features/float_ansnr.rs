@@ -9,11 +9,13 @@ use super::float_psnr::{float_picture, peak_and_cap};
 const REF_WIDTH: usize = 3;
 const DIS_WIDTH: usize = 5;
 
-fn ref_filter() -> [f32; 9] {
+/// The 3×3 reference kernel, as libvmaf rounds it to float.
+pub fn ref_filter() -> [f32; 9] {
     [1.0, 2.0, 1.0, 2.0, 4.0, 2.0, 1.0, 2.0, 1.0].map(|v: f64| (v / 16.0) as f32)
 }
 
-fn dis_filter() -> [f32; 25] {
+/// The 5×5 distorted kernel, as libvmaf rounds it to float.
+pub fn dis_filter() -> [f32; 25] {
     [
         2.0, 7.0, 12.0, 7.0, 2.0, 7.0, 31.0, 52.0, 31.0, 7.0, 12.0, 52.0, 127.0, 52.0, 12.0, 7.0,
         31.0, 52.0, 31.0, 7.0, 2.0, 7.0, 12.0, 7.0, 2.0,
@@ -73,6 +75,12 @@ pub fn float_ansnr(reference: &[u16], distorted: &[u16], w: usize, h: usize, bpc
         sig += s;
         noise += n;
     }
+    from_sums(sig, noise, w, h, bpc)
+}
+
+/// `[float_ansnr, float_anpsnr]` from the float sums of the signal and
+/// noise terms of a `w`×`h` pair.
+pub fn from_sums(sig: f32, noise: f32, w: usize, h: usize, bpc: u8) -> [f64; 2] {
     let (peak, cap) = peak_and_cap(bpc);
     let snr = if noise == 0.0 {
         cap

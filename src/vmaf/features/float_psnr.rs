@@ -1,7 +1,10 @@
 //! libvmaf's `float_psnr` (`float_psnr.c`, `psnr.c`): the luma PSNR of the
 //! float path, its samples scaled to 8-bit range, with libvmaf's peak and
-//! cap per bit depth. Also the float pictures every float extractor starts
+//! cap per bit depth; its noise is a sum of float squares kept whole
+//! (`float_moment::LumaSums`). Also the float pictures every float extractor starts
 //! from (`picture_copy.c`).
+
+use super::float_moment::{luma_sums, sample_unit};
 
 /// libvmaf's `picture_copy`: samples as floats on the 8-bit scale (10-bit
 /// divided by 4, 12-bit by 16, 16-bit by 256), plus `offset`.
@@ -29,18 +32,19 @@ pub fn peak_and_cap(bpc: u8) -> (f64, f64) {
     }
 }
 
-/// `float_psnr` of two luma planes (`w`×`h`, tightly packed).
-pub fn float_psnr(reference: &[u16], distorted: &[u16], w: usize, h: usize, bpc: u8) -> f64 {
-    let r = float_picture(reference, bpc, 0);
-    let d = float_picture(distorted, bpc, 0);
-    let mut noise = 0f64;
-    for (a, b) in r.iter().zip(&d).take(w * h) {
-        let diff = a - b;
-        noise += f64::from(diff * diff);
-    }
-    noise /= (w * h) as f64;
+/// `float_psnr` from the sum of float-squared luma differences (whole
+/// units, `float_moment::LumaSums::error_squares`) of a `w`×`h` pair.
+pub fn psnr_from_error_squares(error_squares: u64, w: usize, h: usize, bpc: u8) -> f64 {
+    let unit = sample_unit(bpc);
+    let noise = error_squares as f64 / (unit * unit) / (w * h) as f64;
     let (peak, cap) = peak_and_cap(bpc);
     (10.0 * (peak * peak / noise.max(1e-10)).log10()).min(cap)
+}
+
+/// `float_psnr` of two luma planes (`w`×`h`, tightly packed).
+pub fn float_psnr(reference: &[u16], distorted: &[u16], w: usize, h: usize, bpc: u8) -> f64 {
+    let s = luma_sums(reference, distorted, w, h);
+    psnr_from_error_squares(s.error_squares, w, h, bpc)
 }
 
 #[cfg(test)]

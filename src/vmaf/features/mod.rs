@@ -976,14 +976,33 @@ pub fn float_extras(
     bpc: u8,
     out: &mut RawFeatures,
 ) {
-    if plan.float_psnr {
-        out.float_psnr = Some(float_psnr::float_psnr(reference, distorted, w, h, bpc));
+    if plan.float_psnr || plan.float_moment {
+        let sums = float_moment::luma_sums(reference, distorted, w, h);
+        float_sums_features(plan, &sums, (w, h, bpc), out);
     }
     if plan.float_ansnr {
         out.float_ansnr = Some(float_ansnr::float_ansnr(reference, distorted, w, h, bpc));
     }
+}
+
+/// `float_psnr` and `float_moment`, where `plan` asks for them, from the
+/// luma sums of a `w`×`h` pair at `bpc` bits (the CPU's or the GPU's).
+pub fn float_sums_features(
+    plan: &Plan,
+    sums: &float_moment::LumaSums,
+    (w, h, bpc): (usize, usize, u8),
+    out: &mut RawFeatures,
+) {
+    if plan.float_psnr {
+        out.float_psnr = Some(float_psnr::psnr_from_error_squares(
+            sums.error_squares,
+            w,
+            h,
+            bpc,
+        ));
+    }
     if plan.float_moment {
-        out.float_moment = Some(float_moment::float_moment(reference, distorted, w, h, bpc));
+        out.float_moment = Some(float_moment::moments(sums, w, h, bpc));
     }
 }
 

@@ -355,6 +355,30 @@ fn block_stats(b: &[i32; 64]) -> f32 {
     gvar
 }
 
+/// `calc_psnrhvs`'s masking table from a CSF table: (csf · 0.3885746…)²,
+/// in double, stored as float.
+pub fn mask_table(csf: &[[f32; 8]; 8]) -> [[f32; 8]; 8] {
+    let mut mask = [[0f32; 8]; 8];
+    for x in 0..8 {
+        for y in 0..8 {
+            let c = f64::from(csf[x][y]) * 0.3885746225901003;
+            mask[x][y] = (c * c) as f32;
+        }
+    }
+    mask
+}
+
+/// The CSF tables of the three planes (Y, Cb, Cr).
+pub fn csf_tables() -> [&'static [[f32; 8]; 8]; 3] {
+    [&CSF_Y, &CSF_CB420, &CSF_CR420]
+}
+
+/// The top-left corners of a plane's blocks along one side of `n`
+/// samples: every 7, while a whole block of 8 fits.
+pub fn block_starts(n: usize) -> Vec<usize> {
+    (0..n.saturating_sub(7)).step_by(7).collect()
+}
+
 /// `calc_psnrhvs` of one plane pair: the mean masked, CSF-weighted squared
 /// DCT error over peak², every term added to one float in libvmaf's order
 /// (block rows, blocks, coefficients; that float's rounding shows in the
@@ -367,15 +391,8 @@ fn plane_score(
     csf: &[[f32; 8]; 8],
     threads: usize,
 ) -> f64 {
-    let mut mask = [[0f32; 8]; 8];
-    for x in 0..8 {
-        for y in 0..8 {
-            let c = f64::from(csf[x][y]) * 0.3885746225901003;
-            mask[x][y] = (c * c) as f32;
-        }
-    }
-    let along = |n: usize| (0..n.saturating_sub(7)).step_by(7).collect::<Vec<_>>();
-    let (xs, ys) = (along(r.width), along(r.height));
+    let mask = mask_table(csf);
+    let (xs, ys) = (block_starts(r.width), block_starts(r.height));
     let terms = |y: usize, x: usize| block_terms(r, d, (y, x), csf, &mask);
     let mut ret = 0f32;
     if threads > 1 && ys.len() >= 2 * threads {
@@ -410,10 +427,14 @@ fn plane_score(
             }
         }
     }
-    let pixels = (64 * xs.len() * ys.len()) as i32;
-    ret /= pixels as f32;
+    plane_from_sum(ret, xs.len() * ys.len(), bpc)
+}
+
+/// A plane's score from the float sum of its `blocks` blocks' terms.
+pub fn plane_from_sum(sum: f32, blocks: usize, bpc: u8) -> f64 {
+    let pixels = (64 * blocks) as i32;
     let max = (1i32 << bpc) - 1;
-    ret /= (max * max) as f32;
+    let ret = sum / pixels as f32 / (max * max) as f32;
     f64::from(ret)
 }
 
@@ -481,12 +502,15 @@ pub fn psnr_hvs(r: &Frame, d: &Frame, threads: usize) -> Result<[f64; 4], FrameE
             r.bpc
         )));
     }
-    let csf = [&CSF_Y, &CSF_CB420, &CSF_CR420];
-    let s: Vec<f64> = (0..3)
-        .map(|p| plane_score(&r.planes[p], &d.planes[p], r.bpc, csf[p], threads))
-        .collect();
+    let csf = csf_tables();
+    let s = [0, 1, 2].map(|p| plane_score(&r.planes[p], &d.planes[p], r.bpc, csf[p], threads));
+    Ok(from_planes(s))
+}
+
+/// `[psnr_hvs_y, _cb, _cr, psnr_hvs]` from the three planes' scores.
+pub fn from_planes(s: [f64; 3]) -> [f64; 4] {
     let all = s[0] * 0.8 + 0.1 * (s[1] + s[2]);
-    Ok([to_db(s[0]), to_db(s[1]), to_db(s[2]), to_db(all)])
+    [to_db(s[0]), to_db(s[1]), to_db(s[2]), to_db(all)]
 }
 
 #[cfg(test)]

@@ -291,13 +291,20 @@ impl SpeedTemporal {
             self.inner.small_from_floats(p, &dims);
             raw.push(raw_stats(&self.inner.small, &dims));
         }
-        let sigma_nn = p.sigma_nn as f32;
-        let mut stats: [BlockStats; 2] = Default::default();
-        for (r, st) in raw.iter().zip(stats.iter_mut()) {
-            finish_stats(r, sigma_nn, st);
-        }
-        Ok(f64::from(channel_score(&stats[0], &stats[1], &dims, p).0))
+        let raw: [RawStats; 2] = raw.try_into().map_err(|_| FrameError("speed".into()))?;
+        Ok(temporal_score(&raw, &dims, p))
     }
+}
+
+/// speed_temporal's score from the statistics of its two frame
+/// differences (reference's, then distorted's).
+pub fn temporal_score(raw: &[RawStats; 2], dims: &Dims, p: &SpeedParams) -> f64 {
+    let sigma_nn = p.sigma_nn as f32;
+    let mut stats: [BlockStats; 2] = Default::default();
+    for (r, st) in raw.iter().zip(stats.iter_mut()) {
+        finish_stats(r, sigma_nn, st);
+    }
+    f64::from(channel_score(&stats[0], &stats[1], dims, p).0)
 }
 
 /// `picture_copy` with offset −128: 8-bit samples as is, deeper ones
