@@ -1,5 +1,6 @@
 // speed_chroma and speed_temporal (libvmaf feature/speed.c). CPU twin: src/vmaf/features/speed.rs.
 //
+// vif_scale_frame: float_vif's prescale, the same sampling as speed's.
 // speed_small: one chroma plane (speed_temporal: the difference of two
 // luma planes) to float around 0, the optional prescale
 // (row/column tap tables built on the host exactly as the CPU engine builds
@@ -72,6 +73,26 @@ __device__ float scaled_at(const Src& src, int pw, float scaler, int method, int
         }
     }
     return method == 4 ? v / wsum : v;
+}
+
+// A float picture (float_vif's prescale).
+struct FloatPlane {
+    const float* p;
+    __device__ __forceinline__ float at(int pw, int r, int c, float) const {
+        return p[(size_t)r * pw + c];
+    }
+};
+
+// vif_scale_frame_s of a float picture (float_vif's vif_prescale): `src`
+// (pw wide) to `out` (dw x dh), one thread per output sample.
+VMAF_KERNEL void vif_scale_frame(const float* src, int pw, int method, int taps, const int* ridx,
+                                 const float* rw, const int* cidx, const float* cw, int dw, int dh,
+                                 float* out) {
+    const int x = blockIdx.x * VMAF_BLOCK + threadIdx.x;
+    const int y = blockIdx.y;
+    if (x >= dw || y >= dh) return;
+    const FloatPlane plane = {src};
+    out[(size_t)y * dw + x] = scaled_at(plane, pw, 0.0f, method, taps, ridx, rw, cidx, cw, y, x);
 }
 
 // Image blockIdx.z of the launch (`src` holds one per z); its decimated

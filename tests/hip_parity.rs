@@ -7,7 +7,8 @@
 mod common;
 
 use common::parity::{
-    Seq, config, diff, golden_runs_bit_exact, hip_scorer, push_seq, push_seq_kept, sizes_bit_exact,
+    FLOAT_OPTION_MODELS, Seq, config, diff, golden_runs_bit_exact, hip_scorer, push_seq,
+    push_seq_kept, sizes_bit_exact,
 };
 use common::{golden_runs, golden_runs_features, golden_runs_v1};
 use gstvmafhip::hip::{HipBackend, HipOptions};
@@ -105,6 +106,23 @@ fn sizes_formats_and_depths_bit_exact() {
         &cases,
         &["vmaf_v0.6.1", "vmaf_v0.6.1neg", "vmaf_float_v0.6.1"],
         true,
+    );
+}
+
+/// float_vif's prescale (each method) and float_motion's halves and
+/// chroma: GPU equal to the CPU at odd sizes, 4:2:0/4:2:2/4:4:4, 8 to 12
+/// bits, and 1080p.
+#[test]
+fn float_scaling_options_bit_exact() {
+    sizes_bit_exact(
+        &[
+            (75, 53, PixelFormat::Yuv422, 10, 5),
+            (131, 97, PixelFormat::Yuv420, 8, 0),
+            (96, 64, PixelFormat::Yuv444, 12, 0),
+            (1920, 1080, PixelFormat::Yuv420, 8, 0),
+        ],
+        &FLOAT_OPTION_MODELS,
+        false,
     );
 }
 

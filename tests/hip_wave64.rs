@@ -19,7 +19,8 @@
 mod common;
 
 use common::parity::{
-    Seq, config, diff, golden_runs_bit_exact, hip_scorer, push_seq, sizes_bit_exact,
+    FLOAT_OPTION_MODELS, Seq, config, diff, golden_runs_bit_exact, hip_scorer, push_seq,
+    sizes_bit_exact,
 };
 use common::{golden_runs, golden_runs_features, golden_runs_v1};
 use gstvmafhip::hip::{HipBackend, HipOptions};
@@ -214,6 +215,14 @@ fn odd_sizes_and_depths_at_wave64_are_bit_exact() {
             (256, 216, PixelFormat::Yuv444, 8, 3),
         ],
         &["vmaf_v1.0.16_3d0h"],
+        false,
+    );
+    sizes_bit_exact(
+        &[
+            (75, 53, PixelFormat::Yuv422, 10, 5),
+            (131, 97, PixelFormat::Yuv420, 8, 0),
+        ],
+        &FLOAT_OPTION_MODELS,
         false,
     );
     eprintln!("  odd sizes at wave64: every metric bit-exact");

@@ -336,6 +336,16 @@ pub fn config(psnr: bool, model: &str) -> EngineConfig {
     c
 }
 
+/// The float extractors' scaling options (float_vif's prescale with each
+/// method, float_motion's halves and chroma), as model overrides.
+pub const FLOAT_OPTION_MODELS: [&str; 5] = [
+    "vmaf_float_v0.6.1:float_vif.vif_prescale=0.5:float_vif.vif_prescale_method=bicubic",
+    "vmaf_float_v0.6.1:float_vif.vif_prescale=1.5:float_vif.vif_prescale_method=bilinear",
+    "vmaf_float_v0.6.1:float_vif.vif_prescale=1.25:float_vif.vif_prescale_method=lanczos4",
+    "vmaf_float_v0.6.1:float_motion.motion_add_scale1=true",
+    "vmaf_float_v0.6.1:float_motion.motion_add_uv=true:float_motion.motion_filter_size=3",
+];
+
 /// Every model on every synthetic case: GPU equal to CPU, bit for bit.
 pub fn sizes_bit_exact(
     cases: &[(usize, usize, PixelFormat, u8, usize)],

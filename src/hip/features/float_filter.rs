@@ -64,14 +64,25 @@ pub(super) fn picture_bytes(w: usize, h: usize) -> usize {
     (w * h * 4).max(4)
 }
 
-/// Uploaded plane `pix` (`w`×`h` samples) as floats, less 128, into `out`.
+/// Uploaded luma plane `pix` (`w`×`h` samples) as floats, less 128, into
+/// `out`.
 pub(super) fn to_float(
     f: &Frame<'_>,
     pix: &DeviceBuffer,
     out: &DeviceBuffer,
 ) -> Result<(), HipError> {
+    to_float_samples(f, pix, f.geo.w * f.geo.h, out)
+}
+
+/// The first `n` samples of uploaded plane `pix` as floats, less 128, into
+/// `out`.
+pub(super) fn to_float_samples(
+    f: &Frame<'_>,
+    pix: &DeviceBuffer,
+    n: usize,
+    out: &DeviceBuffer,
+) -> Result<(), HipError> {
     let (g, k) = (f.geo, &f.kernels.float_filter);
-    let n = g.w * g.h;
     let kern = if g.bps == 1 {
         &k.to_float8
     } else {
@@ -178,13 +189,14 @@ pub(super) fn row_sums(
     )
 }
 
-/// Per row of two `w`×`h` pictures, the float sum of |a − b| into `out`.
+/// Per row of two `w`×`h` pictures, the float sum of |a − b| into `out`
+/// from float `out_at` on.
 pub(super) fn row_absdiff(
     f: &Frame<'_>,
     a: &DeviceBuffer,
     b: &DeviceBuffer,
     (w, h): (usize, usize),
-    out: &DeviceBuffer,
+    (out, out_at): (&DeviceBuffer, usize),
 ) -> Result<(), HipError> {
     f.stream.launch(
         &f.kernels.float_filter.row_absdiff,
@@ -196,7 +208,7 @@ pub(super) fn row_absdiff(
             Arg::Buf(b, 0),
             Arg::I32(w as i32),
             Arg::I32(h as i32),
-            Arg::Buf(out, 0),
+            Arg::Buf(out, 4 * out_at),
         ],
     )
 }

@@ -1,47 +1,127 @@
 //! float_motion on the GPU (`kernels/float_filter.hip`): this frame's and the
 //! previous frame's reference as floats, each blurred by the 5-tap filter,
 //! and the per-row sums of their absolute differences, added in order on the
-//! host. The CPU twin (`vmaf::features::float_motion`) forms every value
-//! the same way, so the scores are identical.
+//! host; with `motion_add_scale1` also of the blurred pictures halved
+//! (`kernels/speed.hip`'s `vif_scale_frame`, bilinear), with `motion_add_uv`
+//! of the Cb and Cr planes too. The CPU twin (`vmaf::features::float_motion`)
+//! forms every value the same way, so the scores are identical.
 
 #![forbid(unsafe_code)]
 
 use super::float_filter::{self as ff, Source, Taps, picture_bytes};
+use super::speed::Prescale;
 use super::{Frame, Geometry, GpuExtractor, Retired};
 use crate::hip::{Device, DeviceBuffer, HipError, Stream};
+use crate::vmaf::PixelFormat;
 use crate::vmaf::features::RawFeatures;
-use crate::vmaf::features::float_motion::{FloatMotionParams, filter_for_size};
+use crate::vmaf::features::float_motion::{FloatMotionParams, filter_for_size, half};
+use crate::vmaf::features::speed::ScaleMethod;
 use std::sync::Arc;
 
-/// One slot's pictures: two float pictures, the filter's pass, two blurred.
+/// One slot's pictures: two float pictures, the filter's pass, two
+/// blurred, two halved (with `motion_add_scale1`), and the row sums.
 struct Slot {
     pics: [DeviceBuffer; 2],
     tmp: DeviceBuffer,
     blurred: [DeviceBuffer; 2],
+    halves: Option<[DeviceBuffer; 2]>,
     rows: DeviceBuffer,
+}
+
+/// One plane it reads: its size, and its halving with `motion_add_scale1`.
+struct PlaneSad {
+    size: (usize, usize),
+    half: Option<Prescale>,
+}
+
+impl PlaneSad {
+    /// Row sums it reads back: its rows, and its half's.
+    fn rows(&self) -> usize {
+        self.size.1 + self.half.as_ref().map_or(0, |_| half(self.size.1))
+    }
 }
 
 pub(super) struct FloatMotion {
     p: FloatMotionParams,
     taps: Taps,
-    size: (usize, usize),
+    planes: Vec<PlaneSad>,
     scratch: Vec<Slot>,
 }
 
 impl FloatMotion {
+    /// The family for `geo`; none where libvmaf refuses the options for
+    /// the stream (the CPU twin beside the GPU then gives the error).
     pub(super) fn new(
         dev: &Arc<Device>,
         st: &Stream,
         geo: &Geometry,
         p: FloatMotionParams,
-    ) -> Result<Self, HipError> {
+    ) -> Result<Option<Self>, HipError> {
+        let gray = geo.format == PixelFormat::Gray || geo.planes.len() < p.planes();
+        if p.check(geo.w, gray).is_err() {
+            return Ok(None);
+        }
+        let mut planes = Vec::new();
+        for &(w, h) in &geo.planes[..p.planes()] {
+            let half = if p.add_scale1 {
+                let to = (half(w), half(h));
+                Some(Prescale::upload(
+                    dev,
+                    st,
+                    ScaleMethod::Bilinear,
+                    (w, h),
+                    to,
+                )?)
+            } else {
+                None
+            };
+            planes.push(PlaneSad { size: (w, h), half });
+        }
         let filter = filter_for_size(p.filter_size).to_vec();
-        Ok(FloatMotion {
+        Ok(Some(FloatMotion {
             p,
             taps: Taps::upload(dev, st, &[filter], "float_motion filter")?,
-            size: (geo.w, geo.h),
+            planes,
             scratch: Vec::new(),
-        })
+        }))
+    }
+
+    /// Bytes of a float picture of the largest plane (luma).
+    fn full(&self) -> usize {
+        picture_bytes(self.planes[0].size.0, self.planes[0].size.1)
+    }
+
+    /// One plane's SAD rows (and its half's) from float `at` of the rows.
+    fn plane_rows(
+        &self,
+        f: &Frame<'_>,
+        k: usize,
+        prev: &DeviceBuffer,
+        at: usize,
+    ) -> Result<(), HipError> {
+        let s = &self.scratch[f.slot];
+        let plane = &self.planes[k];
+        let (w, h) = plane.size;
+        for (side, pix) in [prev, &f.pix[2 * k]].into_iter().enumerate() {
+            ff::to_float_samples(f, pix, w * h, &s.pics[side])?;
+            ff::filter(
+                f,
+                (&self.taps, 0),
+                Source::Samples(&s.pics[side]),
+                (w, h),
+                &s.tmp,
+                &s.blurred[side],
+            )?;
+        }
+        ff::row_absdiff(f, &s.blurred[0], &s.blurred[1], (w, h), (&s.rows, at))?;
+        if let (Some(pre), Some(halves)) = (&plane.half, &s.halves) {
+            for side in 0..2 {
+                pre.scale(f, &s.blurred[side], &halves[side])?;
+            }
+            let hs = (half(w), half(h));
+            ff::row_absdiff(f, &halves[0], &halves[1], hs, (&s.rows, at + h))?;
+        }
+        Ok(())
     }
 }
 
@@ -50,25 +130,39 @@ impl GpuExtractor for FloatMotion {
         "float_motion"
     }
 
-    /// The row sums.
+    /// The row sums of every plane.
     fn extra_bytes(&self) -> usize {
-        4 * self.size.1
+        4 * self.planes.iter().map(PlaneSad::rows).sum::<usize>()
     }
 
     fn add_slot(&mut self, dev: &Arc<Device>) -> Result<(), HipError> {
-        let full = picture_bytes(self.size.0, self.size.1);
-        let buf = || DeviceBuffer::new(dev, full, "float_motion picture");
+        let full = self.full();
+        let buf = |bytes| DeviceBuffer::new(dev, bytes, "float_motion picture");
+        let (w, h) = self.planes[0].size;
+        let halves = if self.p.add_scale1 {
+            let bytes = picture_bytes(half(w), half(h));
+            Some([buf(bytes)?, buf(bytes)?])
+        } else {
+            None
+        };
         self.scratch.push(Slot {
-            pics: [buf()?, buf()?],
-            tmp: buf()?,
-            blurred: [buf()?, buf()?],
+            pics: [buf(full)?, buf(full)?],
+            tmp: buf(full)?,
+            blurred: [buf(full)?, buf(full)?],
+            halves,
             rows: DeviceBuffer::new(dev, self.extra_bytes(), "float_motion row sums")?,
         });
         Ok(())
     }
 
     fn slot_bytes(&self) -> usize {
-        5 * picture_bytes(self.size.0, self.size.1) + self.extra_bytes()
+        let (w, h) = self.planes[0].size;
+        let halves = if self.p.add_scale1 {
+            2 * picture_bytes(half(w), half(h))
+        } else {
+            0
+        };
+        5 * self.full() + halves + self.extra_bytes()
     }
 
     fn every_frame(&self) -> bool {
@@ -89,31 +183,36 @@ impl GpuExtractor for FloatMotion {
             return Ok(false);
         }
         f.stream.wait(uploaded)?;
-        let s = &self.scratch[f.slot];
-        for (side, pix) in [&prev[0], &f.pix[0]].into_iter().enumerate() {
-            ff::to_float(f, pix, &s.pics[side])?;
-            ff::filter(
-                f,
-                (&self.taps, 0),
-                Source::Samples(&s.pics[side]),
-                self.size,
-                &s.tmp,
-                &s.blurred[side],
-            )?;
+        let mut at = 0;
+        for k in 0..self.planes.len() {
+            self.plane_rows(f, k, &prev[2 * k], at)?;
+            at += self.planes[k].rows();
         }
-        ff::row_absdiff(f, &s.blurred[0], &s.blurred[1], self.size, &s.rows)?;
+        let s = &self.scratch[f.slot];
         f.read_back_extra(&s.rows, self.extra_bytes())?;
         Ok(true)
     }
 
+    /// Each plane's mean (plus its half's), added in double.
     fn finish(&mut self, r: &Retired<'_>, out: &mut RawFeatures) -> Result<(), HipError> {
-        out.float_motion = Some(if r.computed {
-            let (w, h) = self.size;
-            let sad = ff::add_rows(ff::floats(r.extra)) / (w * h) as f32;
-            f64::from(sad) * self.p.temporal.fps_weight
-        } else {
-            0.0
-        });
+        if !r.computed {
+            out.float_motion = Some(0.0);
+            return Ok(());
+        }
+        let rows =
+            |from: usize, n: usize| ff::add_rows(ff::floats(&r.extra[4 * from..4 * (from + n)]));
+        let (mut score, mut at) = (0f64, 0);
+        for plane in &self.planes {
+            let (w, h) = plane.size;
+            let mut sad = rows(at, h) / (w * h) as f32;
+            if plane.half.is_some() {
+                let (hw, hh) = (half(w), half(h));
+                sad += rows(at + h, hh) / (hw * hh) as f32;
+            }
+            score += f64::from(sad);
+            at += plane.rows();
+        }
+        out.float_motion = Some(score * self.p.temporal.fps_weight);
         Ok(())
     }
 }

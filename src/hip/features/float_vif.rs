@@ -1,5 +1,6 @@
-//! float_vif on the GPU (`kernels/float_filter.hip`, `kernels/float_vif.hip`):
-//! per scale, from scale 1 on, both pictures blurred and decimated; then
+//! float_vif on the GPU (`kernels/float_filter.hip`, `kernels/float_vif.hip`;
+//! `vif_prescale` by `kernels/speed.hip`'s `vif_scale_frame`): per scale,
+//! from scale 1 on, both pictures blurred and decimated; then
 //! the five filtered pictures, the per-sample statistic and its row sums,
 //! read back and added in order on the host. Every float operation is the
 //! CPU twin's (`vmaf::features::float_vif`) in its order, so the scores are
@@ -8,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 use super::float_filter::{self as ff, Source, Taps, picture_bytes};
+use super::speed::Prescale;
 use super::{Frame, Geometry, GpuExtractor, Modules, Retired, blocks, sig};
 use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, Stream};
 use crate::vmaf::features::RawFeatures;
@@ -39,35 +41,60 @@ struct Slot {
     tmp: DeviceBuffer,
     filtered: [DeviceBuffer; 5],
     rows: DeviceBuffer,
+    /// A picture as floats before its prescale (only with one).
+    unscaled: Option<DeviceBuffer>,
 }
 
 pub(super) struct FloatVif {
     p: FloatVifParams,
     taps: Taps,
+    /// Scale 0 is the prescaled size.
     sizes: [(usize, usize); 4],
+    prescale: Option<Prescale>,
+    input: (usize, usize),
     scratch: Vec<Slot>,
 }
 
 impl FloatVif {
+    /// The family for `geo`; none where libvmaf refuses the prescale (the
+    /// CPU twin beside the GPU then gives its error on each frame).
     pub(super) fn new(
         dev: &Arc<Device>,
         st: &Stream,
         geo: &Geometry,
         p: FloatVifParams,
-    ) -> Result<Self, HipError> {
+    ) -> Result<Option<Self>, HipError> {
+        let Ok(scaled) = p.scaled_size(geo.w, geo.h) else {
+            return Ok(None);
+        };
         let filters: Vec<Vec<f32>> = (0..4)
             .map(|s| gaussian_filter(s, p.kernelscale as f32))
             .collect();
-        let mut sizes = [(geo.w, geo.h); 4];
+        let mut sizes = [scaled; 4];
         for s in 1..4 {
             sizes[s] = (sizes[s - 1].0 / 2, sizes[s - 1].1 / 2);
         }
-        Ok(FloatVif {
+        let input = (geo.w, geo.h);
+        let prescale = if scaled == input {
+            None
+        } else {
+            Some(Prescale::upload(dev, st, p.method, input, scaled)?)
+        };
+        Ok(Some(FloatVif {
             p,
             taps: Taps::upload(dev, st, &filters, "float_vif filters")?,
             sizes,
+            prescale,
+            input,
             scratch: Vec::new(),
-        })
+        }))
+    }
+
+    /// Bytes of the float picture before the prescale (0 without one).
+    fn unscaled_bytes(&self) -> usize {
+        self.prescale
+            .as_ref()
+            .map_or(0, |_| picture_bytes(self.input.0, self.input.1))
     }
 
     /// Float offset of each scale's rows in the read-back: num rows, then
@@ -182,18 +209,32 @@ impl GpuExtractor for FloatVif {
             tmp: buf(full)?,
             filtered: [buf(full)?, buf(full)?, buf(full)?, buf(full)?, buf(full)?],
             rows: DeviceBuffer::new(dev, self.extra_bytes().max(4), "float_vif row sums")?,
+            unscaled: match self.prescale {
+                Some(_) => Some(buf(self.unscaled_bytes())?),
+                None => None,
+            },
         });
         Ok(())
     }
 
     fn slot_bytes(&self) -> usize {
-        8 * self.full() + 2 * picture_bytes(self.sizes[1].0, self.sizes[1].1) + self.extra_bytes()
+        8 * self.full()
+            + 2 * picture_bytes(self.sizes[1].0, self.sizes[1].1)
+            + self.extra_bytes()
+            + self.unscaled_bytes()
     }
 
     fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError> {
         let s = &self.scratch[f.slot];
-        ff::to_float(f, &f.pix[0], &s.even[0])?;
-        ff::to_float(f, &f.pix[1], &s.even[1])?;
+        for side in 0..2 {
+            match (&self.prescale, &s.unscaled) {
+                (Some(pre), Some(unscaled)) => {
+                    ff::to_float(f, &f.pix[side], unscaled)?;
+                    pre.scale(f, unscaled, &s.even[side])?;
+                }
+                _ => ff::to_float(f, &f.pix[side], &s.even[side])?,
+            }
+        }
         for scale in 0..4 {
             let (from, to) = if scale % 2 == 1 {
                 (&s.even, &s.odd)

@@ -53,9 +53,10 @@ impl Host {
         })
     }
 
-    /// Whether one of its extractors reads chroma (ciede, psnr_hvs).
+    /// Whether one of its extractors reads chroma (ciede, psnr_hvs,
+    /// float_motion with `motion_add_uv`).
     fn reads_chroma(&self) -> bool {
-        self.plan.ciede || self.plan.psnr_hvs
+        self.plan.ciede || self.plan.psnr_hvs || self.plan.float_motion.is_some_and(|p| p.add_uv)
     }
 
     /// The uploaded planes (luma, and chroma when it reads chroma) of the

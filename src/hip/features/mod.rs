@@ -361,57 +361,66 @@ pub(super) fn extractors_for(
     if let Some(p) = &plan.speed_chroma {
         out.push(Box::new(speed::Speed::new(dev, &st, geo, p)?));
     }
-    if let Some(p) = plan.float_motion {
-        out.push(Box::new(
-            float_motion::FloatMotion::new(dev, &st, geo, p).map_err(hip)?,
-        ));
+    let rest = push_float_families(plan, dev, &st, geo, &mut out).map_err(hip)?;
+    if let Some(h) = host::Host::for_plan(&rest) {
+        out.push(Box::new(h));
     }
-    if let Some(p) = plan.float_vif {
-        out.push(Box::new(
-            float_vif::FloatVif::new(dev, &st, geo, p).map_err(hip)?,
-        ));
+    Ok(out)
+}
+
+/// The float families and those of the extractors without options, in
+/// launch order, into `out`; returns the plan the host family is left
+/// with: what no family took, and what a family declined because its
+/// kernels do not take the stream (ciede and psnr_hvs without chroma,
+/// psnr_hvs past 12 bits, speed_temporal on small pictures, a prescale or
+/// halving libvmaf refuses), where the CPU twin gives the error.
+fn push_float_families(
+    plan: &Plan,
+    dev: &Arc<Device>,
+    st: &Stream,
+    geo: &Geometry,
+    out: &mut Vec<Box<dyn GpuExtractor>>,
+) -> Result<Plan, HipError> {
+    let mut rest = plan.clone();
+    if let Some(p) = plan.float_motion
+        && let Some(m) = float_motion::FloatMotion::new(dev, st, geo, p)?
+    {
+        out.push(Box::new(m));
+        rest.float_motion = None;
+    }
+    if let Some(p) = plan.float_vif
+        && let Some(v) = float_vif::FloatVif::new(dev, st, geo, p)?
+    {
+        out.push(Box::new(v));
+        rest.float_vif = None;
     }
     if let Some(p) = plan.float_adm {
-        out.push(Box::new(
-            float_adm::FloatAdm::new(dev, &st, geo, p).map_err(hip)?,
-        ));
+        out.push(Box::new(float_adm::FloatAdm::new(dev, st, geo, p)?));
+        rest.float_adm = None;
     }
     if let Some(m) = float_moment::FloatMoment::for_plan(plan) {
         out.push(Box::new(m));
+        (rest.float_psnr, rest.float_moment) = (false, false);
     }
     if plan.float_ansnr {
-        out.push(Box::new(
-            float_ansnr::FloatAnsnr::new(dev, &st, geo).map_err(hip)?,
-        ));
+        out.push(Box::new(float_ansnr::FloatAnsnr::new(dev, st, geo)?));
+        rest.float_ansnr = false;
     }
-    // What has a family above is not the host's.
-    let mut rest = plan.clone();
-    rest.float_motion = None;
-    rest.float_vif = None;
-    rest.float_adm = None;
-    rest.float_psnr = false;
-    rest.float_moment = false;
-    rest.float_ansnr = false;
-    // These the host keeps where the stream does not suit their kernels
-    // (no chroma, too deep, too small): the CPU twin gives the error.
     if let Some(c) = ciede::Ciede::for_geometry(geo).filter(|_| plan.ciede) {
         out.push(Box::new(c));
         rest.ciede = false;
     }
     if plan.psnr_hvs
-        && let Some(h) = psnr_hvs::PsnrHvs::new(dev, &st, geo).map_err(hip)?
+        && let Some(h) = psnr_hvs::PsnrHvs::new(dev, st, geo)?
     {
         out.push(Box::new(h));
         rest.psnr_hvs = false;
     }
-    if let Some(sp) = &plan.speed_temporal
-        && let Some(t) = speed::SpeedTemporal::new(dev, &st, geo, (&sp.0, sp.1)).map_err(hip)?
+    if let Some((sp, use_ref_diff)) = &plan.speed_temporal
+        && let Some(t) = speed::SpeedTemporal::new(dev, st, geo, (sp, *use_ref_diff))?
     {
         out.push(Box::new(t));
         rest.speed_temporal = None;
     }
-    if let Some(h) = host::Host::for_plan(&rest) {
-        out.push(Box::new(h));
-    }
-    Ok(out)
+    Ok(rest)
 }

@@ -22,6 +22,7 @@ pub(in crate::hip) struct Kernels {
     small16: Kernel,
     temporal8: Kernel,
     temporal16: Kernel,
+    scale: Kernel,
     localmean: Kernel,
     stats: Kernel,
 }
@@ -36,6 +37,7 @@ impl Kernels {
             small16: s.kernel("speed_small_16", &small)?,
             temporal8: s.kernel("speed_temporal_small_8", &small)?,
             temporal16: s.kernel("speed_temporal_small_16", &small)?,
+            scale: s.kernel("vif_scale_frame", &sig("p iii pppp ii p"))?,
             localmean: s.kernel("speed_localmean", &[Ptr, I32, I32, Ptr, I32, Ptr])?,
             stats: s.kernel("speed_stats", &[Ptr, I32, I32, I32, I32, Ptr, Ptr])?,
         })
@@ -95,14 +97,8 @@ impl SpeedLayout {
     ) -> Result<Self, HipError> {
         let dims = p.dims(cw, ch).map_err(HipError::Usage)?;
         let (method, rows, cols) = if p.prescaled() {
-            let code = match p.method {
-                ScaleMethod::Nearest => 1,
-                ScaleMethod::Bilinear => 2,
-                ScaleMethod::Bicubic => 3,
-                ScaleMethod::Lanczos4 => 4,
-            };
             (
-                code,
+                p.method.code(),
                 axis_taps(p.method, ch, dims.sh),
                 axis_taps(p.method, cw, dims.sw),
             )
@@ -459,5 +455,90 @@ impl GpuExtractor for SpeedTemporal {
             0.0
         });
         Ok(())
+    }
+}
+
+/// `vif_scale_frame_s` on the device (float_vif's `vif_prescale`): the
+/// method and its row and column tap tables for one size change, built on
+/// the host as the CPU twin (`speed::scale_frame`) builds them.
+pub(super) struct Prescale {
+    method: i32,
+    taps: usize,
+    from: (usize, usize),
+    to: (usize, usize),
+    rows_idx: DeviceBuffer,
+    rows_w: DeviceBuffer,
+    cols_idx: DeviceBuffer,
+    cols_w: DeviceBuffer,
+}
+
+impl Prescale {
+    /// The tables for `from` → `to` (sizes that differ).
+    pub(super) fn upload(
+        dev: &Arc<Device>,
+        st: &Stream,
+        method: ScaleMethod,
+        from: (usize, usize),
+        to: (usize, usize),
+    ) -> Result<Self, HipError> {
+        let rows = axis_taps(method, from.1, to.1);
+        let cols = axis_taps(method, from.0, to.0);
+        let ints = |v: &[i32]| {
+            upload_table(
+                dev,
+                st,
+                v,
+                |x: i32| x.to_le_bytes().to_vec(),
+                "prescale taps",
+            )
+        };
+        let floats = |v: &[f32]| {
+            upload_table(
+                dev,
+                st,
+                v,
+                |x: f32| x.to_le_bytes().to_vec(),
+                "prescale taps",
+            )
+        };
+        Ok(Prescale {
+            method: method.code(),
+            taps: rows.taps.max(1),
+            from,
+            to,
+            rows_idx: ints(&rows.index)?,
+            rows_w: floats(&rows.weight)?,
+            cols_idx: ints(&cols.index)?,
+            cols_w: floats(&cols.weight)?,
+        })
+    }
+
+    /// Queues the scaling of float picture `src` into `out`.
+    pub(super) fn scale(
+        &self,
+        f: &Frame<'_>,
+        src: &DeviceBuffer,
+        out: &DeviceBuffer,
+    ) -> Result<(), HipError> {
+        let (dw, dh) = self.to;
+        f.stream.launch(
+            &f.kernels.speed.scale,
+            (blocks(dw), dh as u32, 1),
+            (256, 1, 1),
+            0,
+            &[
+                Arg::Buf(src, 0),
+                Arg::I32(self.from.0 as i32),
+                Arg::I32(self.method),
+                Arg::I32(self.taps as i32),
+                Arg::Buf(&self.rows_idx, 0),
+                Arg::Buf(&self.rows_w, 0),
+                Arg::Buf(&self.cols_idx, 0),
+                Arg::Buf(&self.cols_w, 0),
+                Arg::I32(dw as i32),
+                Arg::I32(dh as i32),
+                Arg::Buf(out, 0),
+            ],
+        )
     }
 }

@@ -13,6 +13,7 @@ use super::float_filter::{filter1d, filter1d_sq, filter1d_xy, gaussian_filter, v
 use super::float_psnr::float_picture;
 use super::grow;
 use super::options::{OptSpec, Resolved};
+use super::speed::{BILINEAR_MAX_WIDTH, ScaleMethod, scale_frame};
 
 /// `float_vif.c:options` (those that change numbers).
 pub const OPTIONS: &[OptSpec] = &[
@@ -36,6 +37,10 @@ pub struct FloatVifParams {
     /// Floors of scales 1..3.
     pub min_val: [f64; 3],
     pub skip_scale0: bool,
+    /// `vif_prescale` and its method: both pictures are scaled by it
+    /// before the four scales.
+    pub prescale: f64,
+    pub method: ScaleMethod,
 }
 
 impl Default for FloatVifParams {
@@ -46,6 +51,8 @@ impl Default for FloatVifParams {
             sigma_nsq: 2.0,
             min_val: [0.0; 3],
             skip_scale0: false,
+            prescale: 1.0,
+            method: ScaleMethod::Nearest,
         }
     }
 }
@@ -53,9 +60,6 @@ impl Default for FloatVifParams {
 impl FloatVifParams {
     pub fn from_options(o: &Resolved) -> Result<Self, String> {
         let n = |k| o.num(OPTIONS, k);
-        if (n("vif_prescale") - 1.0).abs() > 1e-9 {
-            return Err("vif_prescale other than 1 is not implemented by this engine".into());
-        }
         let ks = n("vif_kernelscale");
         if !valid_kernelscale(ks) {
             return Err(format!(
@@ -63,14 +67,10 @@ impl FloatVifParams {
                 super::options::fmt_g(ks)
             ));
         }
-        match o.text(OPTIONS, "vif_prescale_method") {
-            "nearest" | "bilinear" | "bicubic" | "lanczos4" => {}
-            other => {
-                return Err(format!(
-                    "vif_prescale_method \"{other}\" (nearest, bilinear, bicubic or lanczos4)"
-                ));
-            }
-        }
+        let method = ScaleMethod::parse(
+            o.text(OPTIONS, "vif_prescale_method"),
+            "vif_prescale_method",
+        )?;
         Ok(Self {
             enhn_gain_limit: n("vif_enhn_gain_limit"),
             kernelscale: ks,
@@ -81,7 +81,23 @@ impl FloatVifParams {
                 n("vif_scale3_min_val"),
             ],
             skip_scale0: o.flag(OPTIONS, "vif_skip_scale0"),
+            prescale: n("vif_prescale"),
+            method,
         })
+    }
+
+    /// The size VIF runs at for a `w`×`h` picture: scaled by `vif_prescale`
+    /// (rounded as libvmaf's `(int)(w * prescale + 0.5)`), or libvmaf's
+    /// error for a bilinear prescale past its widest.
+    pub fn scaled_size(&self, w: usize, h: usize) -> Result<(usize, usize), String> {
+        let scale = |n: usize| (n as f64 * self.prescale + 0.5) as usize;
+        let (sw, sh) = (scale(w), scale(h));
+        if self.method == ScaleMethod::Bilinear && sw > BILINEAR_MAX_WIDTH {
+            return Err(format!(
+                "float_vif: a bilinear vif_prescale to {sw} samples wide (libvmaf takes at most {BILINEAR_MAX_WIDTH})"
+            ));
+        }
+        Ok((sw, sh))
     }
 }
 
@@ -117,16 +133,27 @@ pub struct FloatVif {
 }
 
 impl FloatVif {
-    /// The four scales' sums of two luma planes (`w`×`h`, packed).
+    /// The four scales' sums of two luma planes (`w`×`h`, packed), or the
+    /// error of a prescale libvmaf refuses.
     pub fn compute(
         &mut self,
         reference: &[u16],
         distorted: &[u16],
         (w, h, bpc): (usize, usize, u8),
         p: &FloatVifParams,
-    ) -> FloatVifSums {
-        let mut r = float_picture(reference, bpc, -128);
-        let mut d = float_picture(distorted, bpc, -128);
+    ) -> Result<FloatVifSums, String> {
+        let (sw, sh) = p.scaled_size(w, h)?;
+        let prescaled = |plane: &[u16]| {
+            let f = float_picture(plane, bpc, -128);
+            if (sw, sh) == (w, h) {
+                return f;
+            }
+            let mut out = Vec::new();
+            scale_frame(p.method, &f, w, h, &mut out, sw, sh);
+            out
+        };
+        let (mut r, mut d) = (prescaled(reference), prescaled(distorted));
+        let (w, h) = (sw, sh);
         let [mu1, mu2, xx, yy, xy, nr, nd] = &mut self.bufs;
         for b in [
             &mut *mu1, &mut *mu2, &mut *xx, &mut *yy, &mut *xy, &mut *nr, &mut *nd,
@@ -161,7 +188,7 @@ impl FloatVif {
             (out.num[scale], out.den[scale]) =
                 statistic([&mu1[..n], &mu2[..n], &xx[..n], &yy[..n], &xy[..n]], w, p);
         }
-        out
+        Ok(out)
     }
 }
 
@@ -298,9 +325,29 @@ mod tests {
         let p = FloatVifParams::default();
         let s = FloatVif::default()
             .compute(&img, &img, (w, h, 8), &p)
+            .unwrap()
             .scores(&p);
         for v in s {
             assert!((v - 1.0).abs() < 1e-4, "{s:?}");
         }
+    }
+
+    #[test]
+    fn prescale_sizes_round_as_libvmaf_and_bilinear_has_a_widest() {
+        let p = FloatVifParams {
+            prescale: 1.5,
+            method: ScaleMethod::Bilinear,
+            ..Default::default()
+        };
+        // (int)(351 * 1.5 + 0.5) = 527, (int)(287 * 1.5 + 0.5) = 431.
+        assert_eq!(p.scaled_size(351, 287), Ok((527, 431)));
+        assert_eq!(p.scaled_size(5120, 2880), Ok((7680, 4320)));
+        let err = p.scaled_size(5121, 2880).unwrap_err();
+        assert!(err.contains("7682") && err.contains("7680"), "{err}");
+        let nearest = FloatVifParams {
+            method: ScaleMethod::Nearest,
+            ..p
+        };
+        assert_eq!(nearest.scaled_size(5121, 2880), Ok((7682, 4320)));
     }
 }

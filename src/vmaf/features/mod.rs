@@ -341,8 +341,11 @@ impl Plan {
     /// (speed_chroma, ciede, psnr_hvs, and PSNR's Cb and Cr); the others
     /// read luma only.
     pub fn reads_chroma(&self) -> bool {
-        // (float_motion's motion_add_uv is refused, so it reads luma only.)
-        self.speed_chroma.is_some() || self.psnr || self.ciede || self.psnr_hvs
+        self.speed_chroma.is_some()
+            || self.psnr
+            || self.ciede
+            || self.psnr_hvs
+            || self.float_motion.is_some_and(|p| p.add_uv)
     }
 
     pub fn new(
@@ -914,14 +917,15 @@ impl FloatScratch {
         [r, d]: [&super::picture::Frame; 2],
         out: &mut RawFeatures,
     ) {
-        let geo = (r.width(), r.height(), r.bpc);
         if let Some(p) = &plan.float_motion {
             out.float_motion = Some(match prev[0] {
-                Some(pr) if !p.temporal.force_zero => {
-                    let f = float_motion::filter_for_size(p.filter_size);
-                    self.motion.score(&pr.luma().data, &r.luma().data, geo, f)
-                        * p.temporal.fps_weight
-                }
+                Some(pr) if !p.temporal.force_zero => match self.motion.score_frames(pr, r, p) {
+                    Ok(s) => s * p.temporal.fps_weight,
+                    Err(e) => {
+                        out.error = Some(e);
+                        0.0
+                    }
+                },
                 _ => 0.0,
             });
         }
@@ -960,7 +964,10 @@ impl FloatScratch {
             out.float_adm = Some(self.adm.compute(rl, dl, geo, p));
         }
         if let Some(p) = &plan.float_vif {
-            out.float_vif = Some(self.vif.compute(rl, dl, geo, p).scores(p));
+            match self.vif.compute(rl, dl, geo, p) {
+                Ok(sums) => out.float_vif = Some(sums.scores(p)),
+                Err(e) => out.error = Some(e),
+            }
         }
     }
 }

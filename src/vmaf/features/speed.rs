@@ -38,13 +38,42 @@ const N: usize = BLOCK * BLOCK;
 const EIG_EPS: f64 = 1e-6;
 const EIG_MAX_ITERS: u32 = 500;
 
-/// `speed_prescale_method`.
+/// `vif_scale_frame_s`'s methods (`speed_prescale_method`,
+/// `vif_prescale_method`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ScaleMethod {
     Nearest,
     Bilinear,
     Bicubic,
     Lanczos4,
+}
+
+/// libvmaf's widest bilinear prescale (`VIF_BILINEAR_MAX_WIDTH`).
+pub const BILINEAR_MAX_WIDTH: usize = 7680;
+
+impl ScaleMethod {
+    /// The method named `name`, the value of option `option`.
+    pub fn parse(name: &str, option: &str) -> Result<Self, String> {
+        match name {
+            "nearest" => Ok(ScaleMethod::Nearest),
+            "bilinear" => Ok(ScaleMethod::Bilinear),
+            "bicubic" => Ok(ScaleMethod::Bicubic),
+            "lanczos4" => Ok(ScaleMethod::Lanczos4),
+            other => Err(format!(
+                "{option} \"{other}\" (nearest, bilinear, bicubic or lanczos4)"
+            )),
+        }
+    }
+
+    /// The GPU's code for the method (`kernels/speed.hip`: `scaled_at`).
+    pub fn code(self) -> i32 {
+        match self {
+            ScaleMethod::Nearest => 1,
+            ScaleMethod::Bilinear => 2,
+            ScaleMethod::Bicubic => 3,
+            ScaleMethod::Lanczos4 => 4,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -79,17 +108,10 @@ impl SpeedParams {
     /// From the options of `table` (speed_chroma's or speed_temporal's).
     pub fn from_table(o: &Resolved, table: &[OptSpec]) -> Result<Self, String> {
         let n = |k| o.num(table, k);
-        let method = match o.text(table, "speed_prescale_method") {
-            "nearest" => ScaleMethod::Nearest,
-            "bilinear" => ScaleMethod::Bilinear,
-            "bicubic" => ScaleMethod::Bicubic,
-            "lanczos4" => ScaleMethod::Lanczos4,
-            other => {
-                return Err(format!(
-                    "speed_prescale_method \"{other}\" (nearest, bilinear, bicubic or lanczos4)"
-                ));
-            }
-        };
+        let method = ScaleMethod::parse(
+            o.text(table, "speed_prescale_method"),
+            "speed_prescale_method",
+        )?;
         let ks = n("speed_kernelscale") as f32;
         if !valid_kernelscale(f64::from(ks)) {
             return Err(format!(
@@ -455,7 +477,7 @@ pub fn axis_taps(method: ScaleMethod, n: usize, dn: usize) -> AxisTaps {
 }
 
 /// `vif_scale_frame_s`: `src` (w x h) to `dst` (dw x dh).
-fn scale_frame(
+pub fn scale_frame(
     method: ScaleMethod,
     src: &[f32],
     w: usize,
