@@ -115,8 +115,8 @@ impl FloatMotion {
         }
         ff::row_absdiff(f, &s.blurred[0], &s.blurred[1], (w, h), (&s.rows, at))?;
         if let (Some(pre), Some(halves)) = (&plane.half, &s.halves) {
-            for side in 0..2 {
-                pre.scale(f, &s.blurred[side], &halves[side])?;
+            for (blurred, halved) in s.blurred.iter().zip(halves) {
+                pre.scale(f, blurred, halved)?;
             }
             let hs = (half(w), half(h));
             ff::row_absdiff(f, &halves[0], &halves[1], hs, (&s.rows, at + h))?;
