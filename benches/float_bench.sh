@@ -9,7 +9,7 @@
 # the two CPU rows as the median of RUNS process wall clocks. Every row's
 # JSON is compared with libvmaf's by benches/compare_json.py.
 #
-#   RUNS=3 BIN=.devx LV=/tmp/t/inst/bin/vmaf CASE=float|hvs|all bash benches/float_bench.sh
+#   RUNS=3 BIN=.devx LV=/tmp/t/inst/bin/vmaf CASE=float|hvs|ssim|all bash benches/float_bench.sh
 # (BIN holds `bench` and `vmaf_yuv` from `cargo build --release
 # --no-default-features --example bench --example vmaf_yuv`.)
 set -u
@@ -81,5 +81,6 @@ run_case() {
 
 case ${CASE:-all} in
   float | all) run_case "vmaf_float_v0.6.1" vmaf_float_v0.6.1 ;;&
-  hvs | all) run_case "vmaf_v0.6.1 + psnr_hvs + ciede" vmaf_v0.6.1 psnr_hvs ciede ;;
+  hvs | all) run_case "vmaf_v0.6.1 + psnr_hvs + ciede" vmaf_v0.6.1 psnr_hvs ciede ;;&
+  ssim | all) run_case "vmaf_v0.6.1 + float_ssim + float_ms_ssim" vmaf_v0.6.1 float_ssim float_ms_ssim ;;
 esac

@@ -202,7 +202,16 @@ fn main() {
     let a = parse();
     let mut config = EngineConfig::new(ModelSet::load(&a.model).expect("model"));
     config.psnr = a.psnr;
-    config.features = a.features.clone();
+    // SSIM and MS-SSIM are switches of the configuration, the rest extra
+    // extractors (as the command takes them).
+    config.ssim = a.features.iter().any(|f| f == "float_ssim");
+    config.ms_ssim = a.features.iter().any(|f| f == "float_ms_ssim");
+    config.features = a
+        .features
+        .iter()
+        .filter(|f| !matches!(f.as_str(), "float_ssim" | "float_ms_ssim"))
+        .cloned()
+        .collect();
     config.threads = a.threads;
     let distinct = a.distinct.min(a.frames).max(1);
     eprintln!(

@@ -225,6 +225,12 @@ fn odd_sizes_and_depths_at_wave64_are_bit_exact() {
         &FLOAT_OPTION_MODELS,
         false,
     );
+    // SSIM's box downscale (factor 2 from 384 on) and MS-SSIM at an odd size.
+    sizes_bit_exact(
+        &[(391, 389, PixelFormat::Yuv420, 10, 3)],
+        &["vmaf_v0.6.1"],
+        true,
+    );
     eprintln!("  odd sizes at wave64: every metric bit-exact");
 }
 

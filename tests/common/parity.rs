@@ -314,13 +314,13 @@ pub fn push_seq_kept(engine: &mut dyn Engine, seq: &Seq, n: u32) -> Vec<FrameSco
     out
 }
 
-/// `model`, with PSNR and, with it, the extractors without options
-/// (`float_psnr`, `float_ansnr`, `float_moment`, `ciede`, `psnr_hvs`: on the
-/// GPU engine they run on the CPU beside it, from the host pictures or the
-/// uploaded planes read back).
+/// `model`, with PSNR and, with it, SSIM, MS-SSIM and the extractors
+/// without options (`float_psnr`, `float_ansnr`, `float_moment`, `ciede`,
+/// `psnr_hvs`, and `speed_temporal`).
 pub fn config(psnr: bool, model: &str) -> EngineConfig {
     let mut c = EngineConfig::new(ModelSet::load(model).unwrap());
     c.psnr = psnr;
+    (c.ssim, c.ms_ssim) = (psnr, psnr);
     if psnr {
         c.features = [
             "float_psnr",
@@ -371,6 +371,8 @@ pub fn sizes_bit_exact(
                 // SpEED's 16:1 decimation needs 5x5 blocks.
                 c.features.retain(|f| f != "speed_temporal");
             }
+            // MS-SSIM's five scales need 176x176 (smaller is an error).
+            c.ms_ssim &= w >= 176 && h >= 176;
             let Some(mut gpu) = hip_scorer(&c) else {
                 return;
             };

@@ -1,9 +1,9 @@
 //! The extractors that run on the CPU beside the GPU work, by their CPU
-//! twins: float SSIM and MS-SSIM (`vmaf::features::ssim`; docs/architecture.md
-//! says why they stay there), and whatever `extractors_for` left to it: the
-//! extractors whose kernels do not take the stream (ciede and psnr_hvs on
-//! GRAY, psnr_hvs past 12 bits, speed_temporal on pictures too small for
-//! its blocks), where the CPU twin gives libvmaf's error or its numbers.
+//! twins: whatever `extractors_for` left to it, the extractors whose
+//! kernels do not take the stream (ciede and psnr_hvs on GRAY, psnr_hvs
+//! past 12 bits, speed_temporal on pictures too small for its blocks,
+//! float_vif's and float_motion's scalings that libvmaf refuses), where the
+//! CPU twin gives libvmaf's error or its numbers.
 //! They read the host pictures, or, for pictures in GPU memory, the
 //! uploaded planes read back.
 
@@ -11,7 +11,7 @@
 
 use super::{Frame, Geometry, GpuExtractor, Retired};
 use crate::hip::{HipError, PinnedHostMem};
-use crate::vmaf::features::{FloatScratch, Plan, RawFeatures, chroma_extras, float_extras, ssim};
+use crate::vmaf::features::{FloatScratch, Plan, RawFeatures, chroma_extras, float_extras};
 use crate::vmaf::picture::{Frame as HostFrame, OwnedPlane};
 
 pub(super) struct Host {
@@ -32,9 +32,7 @@ pub(super) struct Host {
 impl Host {
     /// The host family of `plan`, if it asks for any of its extractors.
     pub(super) fn for_plan(plan: &Plan) -> Option<Self> {
-        let wanted = plan.ssim
-            || plan.ms_ssim
-            || plan.float_psnr
+        let wanted = plan.float_psnr
             || plan.float_ansnr
             || plan.float_moment
             || plan.ciede
@@ -175,8 +173,6 @@ impl GpuExtractor for Host {
     fn finish(&mut self, r: &Retired<'_>, out: &mut RawFeatures) -> Result<(), HipError> {
         let v = std::mem::take(&mut self.results[r.slot]);
         // Only what this family computed: the GPU families fill the rest.
-        out.ssim = v.ssim.or(out.ssim);
-        out.ms_ssim = v.ms_ssim.or(out.ms_ssim);
         out.float_psnr = v.float_psnr.or(out.float_psnr);
         out.float_ansnr = v.float_ansnr.or(out.float_ansnr);
         out.float_moment = v.float_moment.or(out.float_moment);
@@ -201,14 +197,5 @@ impl Host {
         float_extras(&self.plan, r, d, w, h, bpc, out);
         chroma_extras(&self.plan, rf, df, out, self.threads);
         self.floats.spatial(&self.plan, rf, df, out);
-        if self.plan.ssim || self.plan.ms_ssim {
-            let (rs, ds) = (ssim::to_float(r, bpc), ssim::to_float(d, bpc));
-            if self.plan.ssim {
-                out.ssim = ssim::float_ssim(&rs, &ds, w, h);
-            }
-            if self.plan.ms_ssim {
-                out.ms_ssim = ssim::float_ms_ssim(&rs, &ds, w, h);
-            }
-        }
     }
 }

@@ -2,10 +2,10 @@
 //! twin in `src/vmaf/features`: `motion`, `vif`, `adm`, `psnr`, `cambi`,
 //! `speed` (speed_chroma, speed_temporal), `float_vif`, `float_adm`,
 //! `float_motion`, `float_moment` (float_moment, float_psnr),
-//! `float_ansnr`, `ciede`, `psnr_hvs` (`float_filter`: the float families'
-//! shared stages); and `host`, the extractors that run on the CPU beside
-//! the GPU work (float SSIM and MS-SSIM, and the others on streams their
-//! kernels do not take, whose CPU twins then give the error).
+//! `float_ansnr`, `ciede`, `psnr_hvs`, `ssim` (float_ssim, float_ms_ssim)
+//! (`float_filter`: the float families' shared stages); and `host`, the
+//! extractors that run on the CPU beside the GPU work: those on streams
+//! their kernels do not take, whose CPU twins then give the error.
 //!
 //! Each family owns
 //! - its kernels: which `kernels/*.hip` files, which entry points, checked
@@ -39,6 +39,7 @@ pub(super) mod motion;
 pub(super) mod psnr;
 pub(super) mod psnr_hvs;
 pub(super) mod speed;
+pub(super) mod ssim;
 pub(super) mod vif;
 
 use super::module::ArgKind as K;
@@ -49,7 +50,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The kernel sources, embedded at build time; compiled at first use.
-pub const KERNEL_SOURCES: [(&str, &str); 17] = [
+pub const KERNEL_SOURCES: [(&str, &str); 18] = [
     (
         "motion_sad.hip",
         include_str!("../../../kernels/motion_sad.hip"),
@@ -103,6 +104,7 @@ pub const KERNEL_SOURCES: [(&str, &str); 17] = [
         "psnr_hvs.hip",
         include_str!("../../../kernels/psnr_hvs.hip"),
     ),
+    ("ssim.hip", include_str!("../../../kernels/ssim.hip")),
 ];
 
 /// Every family's kernels (and the tables they read), loaded once per
@@ -121,6 +123,7 @@ pub(super) struct Kernels {
     float_moment: float_moment::Kernels,
     float_ansnr: float_ansnr::Kernels,
     psnr_hvs: psnr_hvs::Kernels,
+    ssim: ssim::Kernels,
     /// How the kernels were obtained (compiled now, or from the disk cache).
     pub compile_note: String,
 }
@@ -148,6 +151,7 @@ pub(super) fn load_kernels(dev: &Arc<Device>) -> Result<Kernels, HipError> {
         float_moment: float_moment::Kernels::load(&modules)?,
         float_ansnr: float_ansnr::Kernels::load(&modules)?,
         psnr_hvs: psnr_hvs::Kernels::load(&modules)?,
+        ssim: ssim::Kernels::load(&modules)?,
         compile_note: if compiled.is_empty() {
             "kernels from cache".into()
         } else {
@@ -415,6 +419,10 @@ fn push_float_families(
     {
         out.push(Box::new(h));
         rest.psnr_hvs = false;
+    }
+    if let Some(s) = ssim::Ssim::new(dev, st, geo, plan)? {
+        out.push(Box::new(s));
+        (rest.ssim, rest.ms_ssim) = (false, false);
     }
     if let Some((sp, use_ref_diff)) = &plan.speed_temporal
         && let Some(t) = speed::SpeedTemporal::new(dev, st, geo, (sp, *use_ref_diff))?

@@ -280,7 +280,10 @@ mod tests {
         assert!(opts(&["motion_add_scale1"]).unwrap().add_scale1);
         assert!(opts(&["motion_add_uv"]).unwrap().add_uv);
         let err = opts(&["motion_add_scale1", "motion_add_uv"]).unwrap_err();
-        assert!(err.contains("motion_add_scale1 with motion_add_uv"), "{err}");
+        assert!(
+            err.contains("motion_add_scale1 with motion_add_uv"),
+            "{err}"
+        );
     }
 
     #[test]

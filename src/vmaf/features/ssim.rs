@@ -6,7 +6,7 @@
 //! to well within the 1e-4 the golden tests ask.
 
 /// 11-tap Gaussian window (`iqa/ssim_tools.h:g_gaussian_window_h`).
-const GAUSS: [f32; 11] = [
+pub const GAUSS: [f32; 11] = [
     0.001028, 0.007599, 0.036001, 0.109361, 0.213006, 0.266012, 0.213006, 0.109361, 0.036001,
     0.007599, 0.001028,
 ];
@@ -24,15 +24,20 @@ const LPF_QUADRANT: [[f32; 5]; 5] = [
 const MS_ALPHA: [f32; 5] = [0.0, 0.0, 0.0, 0.0, 0.1333];
 const MS_BETA: [f32; 5] = [0.0448, 0.2856, 0.3001, 0.2363, 0.1333];
 
-/// Luma samples as floats on libvmaf's 8-bit scale (`picture_copy`).
-pub fn to_float(luma: &[u16], bpc: u8) -> Vec<f32> {
-    let scaler = match bpc {
+/// The divisor that brings `bpc`-bit samples to the 8-bit scale.
+pub fn float_scaler(bpc: u8) -> f32 {
+    match bpc {
         8 => 1.0f32,
         10 => 4.0,
         12 => 16.0,
         16 => 256.0,
         b => (1u32 << (b - 8)) as f32,
-    };
+    }
+}
+
+/// Luma samples as floats on libvmaf's 8-bit scale (`picture_copy`).
+pub fn to_float(luma: &[u16], bpc: u8) -> Vec<f32> {
+    let scaler = float_scaler(bpc);
     luma.iter()
         .map(|&v| {
             if bpc == 8 {
@@ -79,22 +84,40 @@ fn filter_pixel(
     sum as f32
 }
 
-/// `_iqa_decimate`: keep pixel (f·x, f·y) of the filtered image; output
-/// `w/f + (w & 1)` by `h/f + (h & 1)`.
+/// `_iqa_decimate`'s output size for factor `f`: `w/f + (w & 1)` by
+/// `h/f + (h & 1)`.
+pub fn decimated_size(w: usize, h: usize, f: usize) -> (usize, usize) {
+    (w / f + (w & 1), h / f + (h & 1))
+}
+
+/// float_ssim's box kernel for factor `f` (`f`×`f` weights 1/f²).
+pub fn box_kernel(f: usize) -> Vec<f32> {
+    vec![1.0f32 / (f * f) as f32; f * f]
+}
+
+/// MS-SSIM's 9×9 low-pass, row-major.
+pub fn lpf_kernel() -> Vec<f32> {
+    (0..81)
+        .map(|i: usize| LPF_QUADRANT[(i / 9).abs_diff(4)][(i % 9).abs_diff(4)])
+        .collect()
+}
+
+/// `_iqa_decimate`: keep pixel (f·x, f·y) of the image filtered by the
+/// `k`×`k` row-major `kernel`.
 fn decimate(
     img: &[f32],
     w: usize,
     h: usize,
     f: usize,
     k: usize,
-    kernel: &dyn Fn(usize, usize) -> f32,
+    kernel: &[f32],
 ) -> (Vec<f32>, usize, usize) {
-    let sw = w / f + (w & 1);
-    let sh = h / f + (h & 1);
+    let (sw, sh) = decimated_size(w, h, f);
+    let at = |kv: usize, ku: usize| kernel[kv * k + ku];
     let mut out = Vec::with_capacity(sw * sh);
     for y in 0..sh {
         for x in 0..sw {
-            out.push(filter_pixel(img, w, h, x * f, y * f, k, kernel));
+            out.push(filter_pixel(img, w, h, x * f, y * f, k, &at));
         }
     }
     (out, sw, sh)
@@ -130,13 +153,21 @@ fn convolve(img: &[f32], w: usize, h: usize) -> (Vec<f32>, usize, usize) {
     (out, dw, dh)
 }
 
-/// Means of the luminance, contrast and structure terms, and of SSIM itself
-/// (`_iqa_ssim` with default arguments).
-pub fn ssim_terms(r: &[f32], d: &[f32], w: usize, h: usize) -> (f32, f32, f32, f32) {
+/// `_iqa_ssim`'s stabilising constants C1, C2, C3 (peak 255).
+pub fn constants() -> [f32; 3] {
     let l_peak = 255.0f32;
     let c1 = (0.01f32 * l_peak) * (0.01f32 * l_peak);
     let c2 = (0.03f32 * l_peak) * (0.03f32 * l_peak);
-    let c3 = c2 / 2.0;
+    [c1, c2, c2 / 2.0]
+}
+
+/// Means of SSIM itself and of the luminance, contrast and structure terms
+/// (`_iqa_ssim` with default arguments). libvmaf adds the map's values to
+/// four doubles in one pass; here each row's are added first, then the
+/// rows in order (the GPU's order; the two differ in the last bits of a
+/// double only).
+pub fn ssim_terms(r: &[f32], d: &[f32], w: usize, h: usize) -> (f32, f32, f32, f32) {
+    let [c1, c2, c3] = constants();
     let (mu1, dw, dh) = convolve(r, w, h);
     let (mu2, _, _) = convolve(d, w, h);
     let rr: Vec<f32> = r.iter().map(|&x| x * x).collect();
@@ -145,28 +176,40 @@ pub fn ssim_terms(r: &[f32], d: &[f32], w: usize, h: usize) -> (f32, f32, f32, f
     let (s11, _, _) = convolve(&rr, w, h);
     let (s22, _, _) = convolve(&dd, w, h);
     let (s12, _, _) = convolve(&rd, w, h);
-    let (mut ssim, mut ls, mut cs, mut ss) = (0f64, 0f64, 0f64, 0f64);
-    for i in 0..dw * dh {
-        let (m1, m2) = (mu1[i], mu2[i]);
-        let sig1 = (s11[i] - m1 * m1).max(0.0);
-        let sig2 = (s22[i] - m2 * m2).max(0.0);
-        let sig12 = s12[i] - m1 * m2;
-        let sig_both = f64::from(sig1 * sig2).sqrt() as f32;
-        let l = (2.0 * f64::from(m1) * f64::from(m2) + f64::from(c1))
-            / f64::from(m1 * m1 + m2 * m2 + c1);
-        let c = (2.0 * f64::from(sig_both) + f64::from(c2)) / f64::from(sig1 + sig2 + c2);
-        let clamped = if sig12 < 0.0 && sig_both <= 0.0 {
-            0.0
-        } else {
-            sig12
-        };
-        let s = f64::from((clamped + c3) / (sig_both + c3));
-        ssim += l * c * s;
-        ls += l;
-        cs += c;
-        ss += s;
+    let mut total = [0f64; 4];
+    for y in 0..dh {
+        let (mut ssim, mut ls, mut cs, mut ss) = (0f64, 0f64, 0f64, 0f64);
+        for i in y * dw..(y + 1) * dw {
+            let (m1, m2) = (mu1[i], mu2[i]);
+            let sig1 = (s11[i] - m1 * m1).max(0.0);
+            let sig2 = (s22[i] - m2 * m2).max(0.0);
+            let sig12 = s12[i] - m1 * m2;
+            let sig_both = f64::from(sig1 * sig2).sqrt() as f32;
+            let l = (2.0 * f64::from(m1) * f64::from(m2) + f64::from(c1))
+                / f64::from(m1 * m1 + m2 * m2 + c1);
+            let c = (2.0 * f64::from(sig_both) + f64::from(c2)) / f64::from(sig1 + sig2 + c2);
+            let clamped = if sig12 < 0.0 && sig_both <= 0.0 {
+                0.0
+            } else {
+                sig12
+            };
+            let s = f64::from((clamped + c3) / (sig_both + c3));
+            ssim += l * c * s;
+            ls += l;
+            cs += c;
+            ss += s;
+        }
+        for (t, v) in total.iter_mut().zip([ssim, ls, cs, ss]) {
+            *t += v;
+        }
     }
-    let n = (dw * dh) as f64;
+    terms_from_sums(total, dw * dh)
+}
+
+/// The four means from the sums over the `n` samples of the SSIM map.
+pub fn terms_from_sums(sums: [f64; 4], n: usize) -> (f32, f32, f32, f32) {
+    let n = n as f64;
+    let [ssim, ls, cs, ss] = sums;
     (
         (ssim / n) as f32,
         (ls / n) as f32,
@@ -175,28 +218,26 @@ pub fn ssim_terms(r: &[f32], d: &[f32], w: usize, h: usize) -> (f32, f32, f32, f
     )
 }
 
-/// `float_ssim`: SSIM after libvmaf's automatic box downscale.
-pub fn float_ssim(r: &[f32], d: &[f32], w: usize, h: usize) -> Option<f64> {
-    let f = (1.0f32.max(((w.min(h)) as f32 / 256.0 + 0.5).floor())) as usize;
-    if f > 1 {
-        let wgt = 1.0f32 / (f * f) as f32;
-        let box_k = move |_: usize, _: usize| wgt;
-        let (rr, sw, sh) = decimate(r, w, h, f, f, &box_k);
-        let (dd, _, _) = decimate(d, w, h, f, f, &box_k);
-        if sw < GAUSS.len() || sh < GAUSS.len() {
-            return None;
-        }
-        return Some(f64::from(ssim_terms(&rr, &dd, sw, sh).0));
-    }
-    if w < GAUSS.len() || h < GAUSS.len() {
-        return None;
-    }
-    Some(f64::from(ssim_terms(r, d, w, h).0))
+/// float_ssim's automatic box downscale factor (1: none).
+pub fn ssim_factor(w: usize, h: usize) -> usize {
+    (1.0f32.max(((w.min(h)) as f32 / 256.0 + 0.5).floor())) as usize
 }
 
-/// `float_ms_ssim`: five scales; `None` when the frame is too small
-/// (libvmaf fails with "scale below 1x1!").
-pub fn float_ms_ssim(r: &[f32], d: &[f32], w: usize, h: usize) -> Option<f64> {
+/// The size SSIM's map is taken at, after the downscale; `None` where it
+/// is smaller than the Gaussian window.
+pub fn ssim_size(w: usize, h: usize) -> Option<(usize, usize)> {
+    let f = ssim_factor(w, h);
+    let (sw, sh) = if f > 1 {
+        decimated_size(w, h, f)
+    } else {
+        (w, h)
+    };
+    (sw >= GAUSS.len() && sh >= GAUSS.len()).then_some((sw, sh))
+}
+
+/// The five MS-SSIM scale sizes, `None` when a scale is smaller than the
+/// Gaussian window (libvmaf fails with "scale below 1x1!").
+pub fn ms_ssim_sizes(w: usize, h: usize) -> Option<[(usize, usize); 5]> {
     let (mut cw, mut ch) = (w, h);
     for _ in 0..5 {
         if cw < GAUSS.len() || ch < GAUSS.len() {
@@ -205,7 +246,42 @@ pub fn float_ms_ssim(r: &[f32], d: &[f32], w: usize, h: usize) -> Option<f64> {
         cw /= 2;
         ch /= 2;
     }
-    let lpf = |a: usize, b: usize| LPF_QUADRANT[a.abs_diff(4)][b.abs_diff(4)];
+    let mut sizes = [(w, h); 5];
+    for s in 1..5 {
+        sizes[s] = decimated_size(sizes[s - 1].0, sizes[s - 1].1, 2);
+    }
+    Some(sizes)
+}
+
+/// MS-SSIM from each scale's (luminance, contrast, structure) means.
+pub fn ms_ssim_from_terms(terms: &[(f32, f32, f32); 5]) -> f64 {
+    let mut ms = 1.0f64;
+    for (s, &(l, c, st)) in terms.iter().enumerate() {
+        ms *= f64::from(l).powf(f64::from(MS_ALPHA[s]))
+            * f64::from(c).powf(f64::from(MS_BETA[s]))
+            * f64::from(st).powf(f64::from(MS_BETA[s]));
+    }
+    ms
+}
+
+/// `float_ssim`: SSIM after libvmaf's automatic box downscale.
+pub fn float_ssim(r: &[f32], d: &[f32], w: usize, h: usize) -> Option<f64> {
+    let (sw, sh) = ssim_size(w, h)?;
+    let f = ssim_factor(w, h);
+    if f > 1 {
+        let box_k = box_kernel(f);
+        let (rr, _, _) = decimate(r, w, h, f, f, &box_k);
+        let (dd, _, _) = decimate(d, w, h, f, f, &box_k);
+        return Some(f64::from(ssim_terms(&rr, &dd, sw, sh).0));
+    }
+    Some(f64::from(ssim_terms(r, d, w, h).0))
+}
+
+/// `float_ms_ssim`: five scales; `None` when the frame is too small
+/// (libvmaf fails with "scale below 1x1!").
+pub fn float_ms_ssim(r: &[f32], d: &[f32], w: usize, h: usize) -> Option<f64> {
+    ms_ssim_sizes(w, h)?;
+    let lpf = lpf_kernel();
     let mut refs = vec![(r.to_vec(), w, h)];
     let mut diss = vec![d.to_vec()];
     for s in 1..5 {
@@ -215,15 +291,12 @@ pub fn float_ms_ssim(r: &[f32], d: &[f32], w: usize, h: usize) -> Option<f64> {
         refs.push((nr, nw, nh));
         diss.push(nd);
     }
-    let mut ms = 1.0f64;
-    for s in 0..5 {
+    let terms: [(f32, f32, f32); 5] = std::array::from_fn(|s| {
         let (rr, sw, sh) = &refs[s];
         let (_, l, c, st) = ssim_terms(rr, &diss[s], *sw, *sh);
-        ms *= f64::from(l).powf(f64::from(MS_ALPHA[s]))
-            * f64::from(c).powf(f64::from(MS_BETA[s]))
-            * f64::from(st).powf(f64::from(MS_BETA[s]));
-    }
-    Some(ms)
+        (l, c, st)
+    });
+    Some(ms_ssim_from_terms(&terms))
 }
 
 #[cfg(test)]
