@@ -176,7 +176,15 @@ VMAF_KERNEL void phvs_sum(const float* terms, int n0, int n1, int n2, float* out
         if (threadIdx.x == 0) {
             const float* v = buf[c & 1];
             const int len = n - c * PHVS_CHUNK < PHVS_CHUNK ? n - c * PHVS_CHUNK : PHVS_CHUNK;
-            for (int k = 0; k < len; ++k) acc += v[k];
+            int k = 0;
+            // Eight loads ahead of their adds (still added one by one, in order).
+            for (; k + 8 <= len; k += 8) {
+                const float t0 = v[k], t1 = v[k + 1], t2 = v[k + 2], t3 = v[k + 3];
+                const float t4 = v[k + 4], t5 = v[k + 5], t6 = v[k + 6], t7 = v[k + 7];
+                acc += t0; acc += t1; acc += t2; acc += t3;
+                acc += t4; acc += t5; acc += t6; acc += t7;
+            }
+            for (; k < len; ++k) acc += v[k];
         }
         __syncthreads();
     }
