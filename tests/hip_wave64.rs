@@ -19,10 +19,11 @@
 mod common;
 
 use common::parity::{
-    FLOAT_OPTION_MODELS, Seq, config, diff, golden_runs_bit_exact, hip_scorer, push_seq,
-    sizes_bit_exact,
+    FLOAT_OPTION_MODELS, Seq, config, diff, failover_scorer, golden_runs_bit_exact, hip_scorer,
+    push_seq, sizes_bit_exact,
 };
 use common::{golden_runs, golden_runs_features, golden_runs_v1};
+use gst::prelude::*;
 use gstvmafhip::hip::{HipBackend, HipOptions};
 use gstvmafhip::vmaf::{Engine, FeatureBackend, Picture, PixelFormat, Plane, Scorer};
 use std::path::{Path, PathBuf};
@@ -269,6 +270,118 @@ fn temporal_extractors_under_subsample_at_wave64() {
         "  subsample 3, speed_temporal and float_motion: {} frames identical",
         b.len()
     );
+}
+
+/// Every injected GPU fault (`VMAFHIP_FAULT`: a failed launch, a failed
+/// read-back, a failed set-up, a lost device), at the first frame,
+/// mid-stream and in the drain at the end: the stream moves to the CPU
+/// engine and every frame's scores equal the CPU engine's, each frame once.
+#[test]
+fn gpu_faults_fail_over_to_the_cpu_at_wave64() {
+    const NAME: &str = "gpu_faults_fail_over_to_the_cpu_at_wave64";
+    if std::env::var_os(CHILD).is_none() {
+        for spec in [
+            "launch:frame=0",
+            "launch:frame=6",
+            "sync:frame=0",
+            "sync:frame=6",
+            "sync:frame=11",
+            "alloc:frame=0",
+            "device-lost:frame=0",
+            "device-lost:frame=6",
+            "device-lost:frame=11",
+        ] {
+            in_emulator(NAME, &[("VMAFHIP_FAULT", spec)]);
+        }
+        return;
+    }
+    let seq = Seq {
+        w: 320,
+        h: 240,
+        format: PixelFormat::Yuv420,
+        bpc: 10,
+        pad: 2,
+    };
+    // v0.6.1 with every extractor beside it; v1 (CAMBI, speed_chroma,
+    // motion's five-frame window).
+    for model in ["vmaf_v0.6.1", "vmaf_v1.0.16_3d0h"] {
+        let c = config(model == "vmaf_v0.6.1", model);
+        let mut gpu = failover_scorer(&c).expect("emulated device");
+        let mut cpu = Scorer::cpu(&c).unwrap();
+        let (a, b) = (
+            push_seq(&mut cpu, &seq, 12, None),
+            push_seq(&mut gpu, &seq, 12, None),
+        );
+        assert_eq!((a.len(), b.len()), (12, 12), "{model}: every frame once");
+        let bad = diff(&a, &b);
+        assert!(bad.is_empty(), "{model}: {}", bad.join("\n"));
+        let note = gpu
+            .failover()
+            .expect("the fault moved the stream to the CPU");
+        eprintln!(
+            "  {model}: {} frames identical, on the CPU from frame {} ({})",
+            b.len(),
+            note.frame,
+            note.error
+        );
+    }
+}
+
+/// The element with the default `on-gpu-error` (and `backend=auto`): a
+/// read-back fault mid-stream posts a warning naming the frame, the CPU
+/// engine takes over, and every frame's score equals a CPU-only run; the
+/// pooled message's backend says which frames ran where. With
+/// `backend=hip` the same fault ends the stream, as `on-gpu-error=auto`
+/// means there.
+#[test]
+fn the_element_fails_over_at_wave64() {
+    const NAME: &str = "the_element_fails_over_at_wave64";
+    if !in_emulator(NAME, &[("VMAFHIP_FAULT", "sync:frame=8")]) {
+        return;
+    }
+    gst::init().unwrap();
+    gstvmafhip::plugin_register_static().unwrap();
+    let run = |props: &str| {
+        let desc = format!(
+            "videotestsrc num-buffers=24 pattern=ball ! video/x-raw,format=I420,width=320,height=240,framerate=25/1 \
+             ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! videobalance brightness=0.06 ! v.dist_sink \
+             vmafhip name=v frame-message=true psnr=true {props} ! fakesink"
+        );
+        let pipeline = gst::parse::launch(&desc)
+            .unwrap()
+            .downcast::<gst::Pipeline>()
+            .unwrap();
+        let bus = pipeline.bus().unwrap();
+        let _ = pipeline.set_state(gst::State::Playing);
+        let out = common::pipeline::collect(&bus);
+        pipeline.set_state(gst::State::Null).unwrap();
+        out
+    };
+    let cpu = run("backend=cpu");
+    let gpu = run("");
+    assert!(gpu.errors.is_empty(), "{:?}", gpu.errors);
+    assert_eq!(gpu.frames.len(), 24);
+    for (a, b) in cpu.frames.iter().zip(&gpu.frames) {
+        assert_eq!((a.index, a.score, a.psnr_y), (b.index, b.score, b.psnr_y));
+    }
+    let warned = gpu
+        .warnings
+        .iter()
+        .find(|w| w.contains("GPU error at frame"));
+    assert!(warned.is_some(), "{:?}", gpu.warnings);
+    let pooled = &gpu.pooled.last().expect("pooled").backend;
+    assert!(pooled.contains("then cpu"), "{pooled}");
+    assert_eq!(
+        gpu.pooled.last().unwrap().score,
+        cpu.pooled.last().unwrap().score
+    );
+    let strict = run("backend=hip");
+    assert!(
+        strict.errors.iter().any(|e| e.contains("injected fault")),
+        "{:?}",
+        strict.errors
+    );
+    eprintln!("  {}; pooled backend: {pooled}", warned.unwrap());
 }
 
 /// The same frames with the threads of every block run in index order and

@@ -17,6 +17,7 @@
 
 #![forbid(unsafe_code)]
 
+use super::fault;
 use super::features::{
     self, Frame, Geometry, GpuExtractor, Kernels, Retired, extractors_for, load_kernels,
 };
@@ -218,6 +219,8 @@ pub struct HipBackend {
     /// Per stage (`Layout::stages`): total milliseconds and frames, while profiling.
     stage_ms: Vec<f64>,
     profiled_frames: u64,
+    /// The fault `VMAFHIP_FAULT` injects (tests only; `fault.rs`).
+    fault: fault::Injector,
 }
 
 impl HipBackend {
@@ -307,6 +310,7 @@ impl HipBackend {
             profiling: false,
             stage_ms: Vec::new(),
             profiled_frames: 0,
+            fault: fault::Injector::from_env(),
         })
     }
 
@@ -914,6 +918,7 @@ impl FeatureBackend for HipBackend {
     }
 
     fn submit(&mut self, input: FrameInput<'_>) -> Result<(), VmafError> {
+        self.fault.check(fault::Kind::Launch, input.index)?;
         self.dev.make_current().map_err(be)?;
         let pic = input.reference;
         let changed = match &self.layout {
@@ -924,19 +929,27 @@ impl FeatureBackend for HipBackend {
         };
         if changed {
             self.drain()?;
+            self.fault.check(fault::Kind::Alloc, input.index)?;
             self.setup(pic)?;
         }
         self.submit_frame(input)
     }
 
     fn collect(&mut self, wait: bool) -> Result<Vec<RawFeatures>, VmafError> {
+        if let Some(e) = self.fault.lost() {
+            return Err(e);
+        }
         self.dev.make_current().map_err(be)?;
         if wait {
             self.drain()?;
         } else {
             while self.retire_one(false)? {}
         }
-        Ok(std::mem::take(&mut self.ready))
+        let ready = std::mem::take(&mut self.ready);
+        for r in &ready {
+            self.fault.check(fault::Kind::Sync, r.index)?;
+        }
+        Ok(ready)
     }
 
     fn flush(&mut self) -> Result<Vec<RawFeatures>, VmafError> {

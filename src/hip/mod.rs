@@ -11,6 +11,7 @@
 
 mod device;
 pub mod engine;
+mod fault;
 mod features;
 mod ffi;
 #[cfg(feature = "plugin")]

@@ -221,44 +221,12 @@ impl FeatureBackend for CpuBackend {
         };
         let distorted = distorted
             .map_err(|_| VmafError::Backend("copying a distorted picture in failed".into()))?;
-        let (reference, distorted) = (Arc::new(reference), Arc::new(distorted));
         drop(input.keep);
-        let reads_prev = self.plan.motion.is_some()
-            || self.plan.float_motion.is_some()
-            || self.plan.speed_temporal.is_some();
-        let (prev_reference, prev_prev_reference) = if reads_prev {
-            let prev = self.prev_ref.replace(reference.clone());
-            let prev_prev = if self.plan.motion.is_some_and(|m| m.five_frame_window) {
-                std::mem::replace(&mut self.prev_prev_ref, prev.clone())
-            } else {
-                None
-            };
-            (prev, prev_prev)
-        } else {
-            (None, None)
-        };
-        let prev_distorted = if self.plan.speed_temporal.is_some() {
-            self.prev_dis.replace(distorted.clone())
-        } else {
-            None
-        };
-        let job = FrameJob {
-            index: input.index,
-            reference,
-            distorted,
-            prev_reference,
-            prev_prev_reference,
-            prev_distorted,
-            scored: input.scored,
-        };
-        self.order.push_back(job.index);
-        self.jobs
-            .as_ref()
-            .ok_or_else(|| VmafError::Backend("CPU workers are stopped".into()))?
-            .send(job)
-            .map_err(|_| VmafError::Backend("CPU worker threads are gone".into()))?;
-        self.in_flight += 1;
-        Ok(())
+        self.submit_frames(
+            (input.index, input.scored),
+            Arc::new(reference),
+            Arc::new(distorted),
+        )
     }
 
     fn collect(&mut self, wait: bool) -> Result<Vec<RawFeatures>, VmafError> {
@@ -286,6 +254,71 @@ impl FeatureBackend for CpuBackend {
         self.stop();
         self.start();
         Ok(())
+    }
+}
+
+impl CpuBackend {
+    /// Queues one frame pair already copied in (the frames `submit` copies,
+    /// or another backend's copies when it takes over a stream).
+    pub fn submit_frames(
+        &mut self,
+        (index, scored): (u64, bool),
+        reference: Arc<Frame>,
+        distorted: Arc<Frame>,
+    ) -> Result<(), VmafError> {
+        while self.in_flight > self.threads {
+            self.receive(true)?;
+        }
+        let reads_prev = self.plan.motion.is_some()
+            || self.plan.float_motion.is_some()
+            || self.plan.speed_temporal.is_some();
+        let (prev_reference, prev_prev_reference) = if reads_prev {
+            let prev = self.prev_ref.replace(reference.clone());
+            let prev_prev = if self.plan.motion.is_some_and(|m| m.five_frame_window) {
+                std::mem::replace(&mut self.prev_prev_ref, prev.clone())
+            } else {
+                None
+            };
+            (prev, prev_prev)
+        } else {
+            (None, None)
+        };
+        let prev_distorted = if self.plan.speed_temporal.is_some() {
+            self.prev_dis.replace(distorted.clone())
+        } else {
+            None
+        };
+        let job = FrameJob {
+            index,
+            reference,
+            distorted,
+            prev_reference,
+            prev_prev_reference,
+            prev_distorted,
+            scored,
+        };
+        self.order.push_back(job.index);
+        self.jobs
+            .as_ref()
+            .ok_or_else(|| VmafError::Backend("CPU workers are stopped".into()))?
+            .send(job)
+            .map_err(|_| VmafError::Backend("CPU worker threads are gone".into()))?;
+        self.in_flight += 1;
+        Ok(())
+    }
+
+    /// Continues a stream another backend began: the pictures of the frames
+    /// before the next one (reference two and one back, distorted one back;
+    /// none at a stream's start), as `submit` would have kept them.
+    pub fn resume_after(
+        &mut self,
+        prev_prev_reference: Option<Arc<Frame>>,
+        prev_reference: Option<Arc<Frame>>,
+        prev_distorted: Option<Arc<Frame>>,
+    ) {
+        self.prev_prev_ref = prev_prev_reference;
+        self.prev_ref = prev_reference;
+        self.prev_dis = prev_distorted;
     }
 }
 

@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cpu;
+pub mod failover;
 pub mod features;
 pub mod model;
 pub mod output;
@@ -19,6 +20,7 @@ pub mod y4m;
 pub mod yuv;
 
 pub use cpu::CpuBackend;
+pub use failover::{Failover, FailoverNote};
 pub use features::{Plan, RawFeatures};
 pub use model::{Bootstrap, ModelFlags, ModelSet};
 pub use picture::{DevicePlane, Frame, Picture, PixelFormat, Plane};
@@ -137,6 +139,10 @@ pub trait FeatureBackend: Send {
     fn input_counts(&self) -> InputCounts {
         InputCounts::default()
     }
+    /// Where the stream moved from the GPU to the CPU ([`Failover`]).
+    fn failover(&self) -> Option<FailoverNote> {
+        None
+    }
 }
 
 /// What the element drives: a streaming VMAF computation.
@@ -169,4 +175,8 @@ pub trait Engine: Send {
     fn reads_device_memory(&self) -> bool;
     /// How the input planes reached the GPU so far.
     fn input_counts(&self) -> InputCounts;
+    /// Where the stream moved from the GPU to the CPU, once it has.
+    fn failover(&self) -> Option<FailoverNote> {
+        None
+    }
 }

@@ -481,4 +481,8 @@ impl<B: FeatureBackend> Engine for Scorer<B> {
     fn input_counts(&self) -> InputCounts {
         self.backend.input_counts()
     }
+
+    fn failover(&self) -> Option<super::FailoverNote> {
+        self.backend.failover()
+    }
 }

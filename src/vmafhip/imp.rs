@@ -3,15 +3,16 @@
 use super::pinned_copy::PinnedCopier;
 use super::pinned_pool::{PinnedBlocks, PinnedPool};
 use super::{
-    Backend, LogLevel, PoolMethod, ResultsFormat, Vendor, VmafFrameMessage, VmafPooledMessage,
+    Backend, LogLevel, OnGpuError, PoolMethod, ResultsFormat, Vendor, VmafFrameMessage,
+    VmafPooledMessage,
 };
 use crate::hip::gst_gpu::{self, GpuMemoryKind, GstGpu};
 use crate::hip::{self, HipBackend, HipOptions};
 use crate::report;
 use crate::vmaf::output::{Format, ResultsWriter};
 use crate::vmaf::{
-    self, DevicePlane, Engine, EngineConfig, FrameScores, KeepAlive, ModelFlags, ModelSet, Picture,
-    PixelFormat, Plane, PooledScores, Scorer,
+    self, DevicePlane, Engine, EngineConfig, Failover, FrameScores, KeepAlive, ModelFlags,
+    ModelSet, Picture, PixelFormat, Plane, PooledScores, Scorer,
 };
 use gst::glib;
 use gst::prelude::*;
@@ -49,6 +50,7 @@ const DEFAULT_RESULTS_FORMAT: ResultsFormat = ResultsFormat::None;
 const DEFAULT_LOG_LEVEL: LogLevel = LogLevel::None;
 const DEFAULT_BACKEND: Backend = Backend::Auto;
 const DEFAULT_VENDOR: Vendor = Vendor::Auto;
+const DEFAULT_ON_GPU_ERROR: OnGpuError = OnGpuError::Auto;
 const DEFAULT_DEVICE_ID: i32 = 0;
 
 const FORMATS: &[&str] = &[
@@ -91,6 +93,7 @@ struct Settings {
     backend: Backend,
     device_id: i32,
     vendor: Vendor,
+    on_gpu_error: OnGpuError,
 }
 
 impl Default for Settings {
@@ -117,6 +120,7 @@ impl Default for Settings {
             backend: DEFAULT_BACKEND,
             device_id: DEFAULT_DEVICE_ID,
             vendor: DEFAULT_VENDOR,
+            on_gpu_error: DEFAULT_ON_GPU_ERROR,
         }
     }
 }
@@ -373,6 +377,10 @@ struct State {
     /// through but not scored a second time.
     last_ref: Option<gst::ClockTime>,
     size: (usize, usize),
+    /// Whether the engine's move from the GPU to the CPU was noted, and
+    /// the warning about it until it is posted.
+    failed_over: bool,
+    failover_warning: Option<String>,
     /// The last scored frame's timing and the frames' summed duration (None
     /// once a frame had none), for the pooled message.
     last_timing: Option<Pending>,
@@ -628,10 +636,15 @@ fn open_engine(s: &Settings) -> Result<Opened, gst::ErrorMessage> {
             device_id: s.device_id.max(0) as usize,
             ..Default::default()
         };
-        let backend = HipBackend::new(plan, &options).map_err(|e| e.to_string())?;
+        let backend = HipBackend::new(plan.clone(), &options).map_err(|e| e.to_string())?;
         let device = backend.device().clone();
-        let scorer = Scorer::with_backend(&config, backend).map_err(|e| e.to_string())?;
-        Ok((Box::new(scorer), device))
+        let engine: Box<dyn Engine> = if s.on_gpu_error.fails_over(s.backend) {
+            let failover = Failover::new(backend, plan, config.threads);
+            Box::new(Scorer::with_backend(&config, failover).map_err(|e| e.to_string())?)
+        } else {
+            Box::new(Scorer::with_backend(&config, backend).map_err(|e| e.to_string())?)
+        };
+        Ok((engine, device))
     };
     let cpu = || -> Result<Box<dyn Engine>, gst::ErrorMessage> {
         Scorer::cpu(&config)
@@ -993,7 +1006,45 @@ impl VmafHip {
         })
         .flatten()
         .flatten();
+        Self::note_failover(state);
         Ok(pushed.and_then(|ready| Self::finalize(state, ready).map_err(|e| e.to_string())))
+    }
+
+    /// Once the engine moved from the GPU to the CPU: the backend that
+    /// messages and the report carry names both and the frame where the CPU
+    /// took over, and a warning waits to be posted.
+    fn note_failover(state: &mut State) {
+        if state.failed_over {
+            return;
+        }
+        let Some(note) = state.engine.failover() else {
+            return;
+        };
+        state.failed_over = true;
+        let first = note.frame + state.index_offset;
+        state.backend = format!(
+            "{} before frame {first}, then {} from frame {first} on (GPU error: {})",
+            state.backend,
+            state.engine.describe(),
+            note.error
+        );
+        state.failover_warning = Some(format!(
+            "GPU error at frame {first} ({}): the CPU engine computes frame {first} and every later frame, with the same numbers",
+            note.error
+        ));
+    }
+
+    /// Posts the failover warning, once, outside the state lock.
+    fn post_failover_warning(&self) {
+        let warning = self
+            .state
+            .lock()
+            .unwrap()
+            .as_mut()
+            .and_then(|st| st.failover_warning.take());
+        if let Some(w) = warning {
+            gst::element_imp_warning!(self, gst::StreamError::Failed, ("{w}"), ["on-gpu-error"]);
+        }
     }
 
     fn post(&self, s: gst::Structure) {
@@ -1128,8 +1179,9 @@ impl VmafHip {
             let rest = state
                 .engine
                 .flush()
-                .map_err(|e| gst::error_msg!(gst::StreamError::Failed, ["VMAF failed: {e}"]))?;
-            let msgs = Self::finalize(state, rest)?;
+                .map_err(|e| gst::error_msg!(gst::StreamError::Failed, ["VMAF failed: {e}"]));
+            Self::note_failover(state);
+            let msgs = Self::finalize(state, rest?)?;
             let pooled = if why == SegmentEnd::CapsChanged {
                 state.engine.pooled()
             } else {
@@ -1157,6 +1209,7 @@ impl VmafHip {
             let counts = state.engine.input_counts();
             (msgs, pooled_msg, counts)
         };
+        self.post_failover_warning();
         for m in &frames {
             self.post(gst::Structure::from(m));
         }
@@ -1306,6 +1359,7 @@ impl ObjectImpl for VmafHip {
                 glib::ParamSpecString::builder("features").nick("Extra features").blurb("Comma-separated extractors computed beside the model's and reported by their libvmaf names: cambi, speed_chroma, speed_temporal, float_psnr, float_ansnr, float_moment, ciede, psnr_hvs, float_adm, float_vif, float_motion").mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("log-level", DEFAULT_LOG_LEVEL).nick("Log level").blurb("Threshold of the vmafhip debug category").mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("backend", DEFAULT_BACKEND).nick("Backend").blurb("Where features are computed: auto (GPU if usable, else CPU with a warning), cpu, hip").mutable_ready().build(),
+                glib::ParamSpecEnum::builder_with_default("on-gpu-error", DEFAULT_ON_GPU_ERROR).nick("On GPU error").blurb("What a GPU error in the middle of a stream does: auto (cpu with backend=auto, fail with backend=hip), fail (the stream ends with the error), cpu (the CPU engine takes the stream over from the first frame not finished, with the same numbers; a warning names the error and the frame, and the messages' backend field says which frames ran where)").mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("vendor", DEFAULT_VENDOR).nick("Vendor").blurb("GPU stack for the HIP backend: auto (AMD, then NVIDIA; VMAFHIP_VENDOR overrides), amd, nvidia").mutable_ready().build(),
                 glib::ParamSpecInt::builder("device-id").nick("Device").blurb("GPU index for the HIP backend").minimum(0).default_value(DEFAULT_DEVICE_ID).mutable_ready().build(),
                 glib::ParamSpecBoxed::builder::<gst::Structure>("stats").nick("Statistics").blurb("How input planes reached the GPU since start: planes-staged (copied on the host into staging memory), planes-pinned (uploaded from pinned memory: the element's pinned pool, or the sink pads' copy), planes-copied-on-arrival (planes the sink pads copied into pinned memory as frames arrived in ordinary memory: the luma, and the chroma where PSNR or speed_chroma read it; uploaded from there, they count under planes-pinned), planes-registered (host memory page-locked where it lay, NVIDIA), planes-device (GStreamer GPU memory, copied on the device); pinned-blocks (page-locked host blocks allocated for the sink pads' pools and copies, each recycled once its frame is done); gpu-memory: the GPU memory caps feature the sink pads take, or none").read_only().build(),
@@ -1372,6 +1426,7 @@ impl ObjectImpl for VmafHip {
                 });
             }
             "backend" => s.backend = value.get().unwrap(),
+            "on-gpu-error" => s.on_gpu_error = value.get().unwrap(),
             "device-id" => s.device_id = value.get().unwrap(),
             "vendor" => s.vendor = value.get().unwrap(),
             other => unreachable!("unknown property {other}"),
@@ -1430,6 +1485,7 @@ impl ObjectImpl for VmafHip {
             }
             "log-level" => s.log_level.to_value(),
             "backend" => s.backend.to_value(),
+            "on-gpu-error" => s.on_gpu_error.to_value(),
             "device-id" => s.device_id.to_value(),
             "vendor" => s.vendor.to_value(),
             other => unreachable!("unknown property {other}"),
@@ -1575,6 +1631,8 @@ impl AggregatorImpl for VmafHip {
             dist_ended_warned: false,
             last_ref: None,
             size: (0, 0),
+            failed_over: false,
+            failover_warning: None,
             last_timing: None,
             total_duration: None,
             index_offset: 0,
@@ -1837,6 +1895,7 @@ impl VideoAggregatorImpl for VmafHip {
                 );
                 gst::FlowError::Error
             })?;
+        self.post_failover_warning();
         for m in &msgs {
             self.post(gst::Structure::from(m));
         }

@@ -44,6 +44,7 @@ pub fn register(plugin: &gst::Plugin) -> Result<(), glib::BoolError> {
         ResultsFormat::static_type().mark_as_plugin_api(gst::PluginAPIFlags::empty());
         Backend::static_type().mark_as_plugin_api(gst::PluginAPIFlags::empty());
         Vendor::static_type().mark_as_plugin_api(gst::PluginAPIFlags::empty());
+        OnGpuError::static_type().mark_as_plugin_api(gst::PluginAPIFlags::empty());
         LogLevel::static_type().mark_as_plugin_api(gst::PluginAPIFlags::empty());
     }
     gst::Element::register(
@@ -108,6 +109,33 @@ pub enum Backend {
     Cpu = 1,
     #[enum_value(name = "HIP GPU engine; error when no GPU is usable", nick = "hip")]
     Hip = 2,
+}
+
+/// `on-gpu-error`: what a GPU error in the middle of a stream does.
+#[derive(Debug, Eq, PartialEq, Hash, Clone, Copy, glib::Enum)]
+#[repr(u32)]
+#[enum_type(name = "GstVmafHipOnGpuError")]
+pub enum OnGpuError {
+    #[enum_value(name = "cpu with backend=auto, fail with backend=hip", nick = "auto")]
+    Auto = 0,
+    #[enum_value(name = "the stream ends with the error", nick = "fail")]
+    Fail = 1,
+    #[enum_value(
+        name = "the CPU engine takes over the stream, with the same numbers (a warning says where)",
+        nick = "cpu"
+    )]
+    Cpu = 2,
+}
+
+impl OnGpuError {
+    /// Whether a GPU error moves the stream to the CPU under `backend`.
+    pub fn fails_over(self, backend: Backend) -> bool {
+        match self {
+            OnGpuError::Auto => backend == Backend::Auto,
+            OnGpuError::Fail => false,
+            OnGpuError::Cpu => true,
+        }
+    }
 }
 
 /// `vendor`: which GPU stack the HIP backend loads (the environment variable

@@ -4,7 +4,8 @@
 
 use gstvmafhip::hip::{HipBackend, HipOptions, PinnedHostMem, pinned_owner};
 use gstvmafhip::vmaf::{
-    Engine, EngineConfig, FrameScores, KeepAlive, ModelSet, Picture, PixelFormat, Plane, Scorer,
+    Engine, EngineConfig, Failover, FrameScores, KeepAlive, ModelSet, Picture, PixelFormat, Plane,
+    Scorer,
 };
 
 pub fn hip_scorer(config: &EngineConfig) -> Option<Scorer<HipBackend>> {
@@ -25,6 +26,14 @@ pub fn hip_scorer(config: &EngineConfig) -> Option<Scorer<HipBackend>> {
             None
         }
     }
+}
+
+/// The HIP scorer with the CPU engine behind it (`Failover`), as the
+/// element and the command run it by default.
+pub fn failover_scorer(config: &EngineConfig) -> Option<Scorer<Failover<HipBackend>>> {
+    let plan = config.plan().unwrap();
+    let gpu = HipBackend::new(plan.clone(), &HipOptions::default()).ok()?;
+    Some(Scorer::with_backend(config, Failover::new(gpu, plan, 2)).unwrap())
 }
 
 /// Metrics whose GPU values come through the device's libm (its `pow`,

@@ -44,6 +44,9 @@ scored against the distorted frame shown at that time.
       --subsample N      score every Nth frame
       --threads N        CPU threads (0 = one per core)
       --backend B        auto (default: GPU if usable, else CPU), cpu, hip
+      --on-gpu-error E   a GPU error mid-stream: auto (default: cpu with
+                         --backend auto, fail with hip), fail, cpu (the CPU
+                         engine takes over, same numbers, with a warning)
       --device-id N[,M…] GPU index (with --pairs, pairs are spread over them)
       --decoder D        media files: auto (default: the GPU's decoders when
                          the engine runs on a GPU, else the CPU's), gpu, cpu
@@ -121,6 +124,7 @@ pub struct Args {
     subsample: u32,
     threads: u32,
     backend: String,
+    on_gpu_error: String,
     device_ids: Vec<i32>,
     decoder: DecoderChoice,
     scale: bool,
@@ -155,6 +159,7 @@ impl Args {
             subsample: 1,
             threads: 0,
             backend: "auto".into(),
+            on_gpu_error: "auto".into(),
             device_ids: vec![0],
             decoder: DecoderChoice::Auto,
             scale: true,
@@ -308,6 +313,15 @@ fn engine_option(
                 return Err(usage(format!(
                     "--backend {}: use auto, cpu or hip",
                     a.backend
+                )));
+            }
+        }
+        "--on-gpu-error" => {
+            a.on_gpu_error = val()?;
+            if !matches!(a.on_gpu_error.as_str(), "auto" | "fail" | "cpu") {
+                return Err(usage(format!(
+                    "--on-gpu-error {}: use auto, fail or cpu",
+                    a.on_gpu_error
                 )));
             }
         }

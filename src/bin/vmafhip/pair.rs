@@ -227,6 +227,7 @@ fn configure_element(
     v.set_property("subsample", a.subsample);
     v.set_property("threads", a.threads);
     v.set_property_from_str("backend", &a.backend);
+    v.set_property_from_str("on-gpu-error", &a.on_gpu_error);
     v.set_property("device-id", pair.device_id);
     v.set_property("frame-message", frame_messages);
     if let Some(r) = &pair.report {
