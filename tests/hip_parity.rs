@@ -7,8 +7,8 @@
 mod common;
 
 use common::parity::{
-    FLOAT_OPTION_MODELS, Seq, config, diff, golden_runs_bit_exact, hip_scorer, push_seq,
-    push_seq_kept, sizes_bit_exact,
+    FLOAT_OPTION_MODELS, Seq, config, diff, failover_scorer, golden_runs_bit_exact, hip_scorer,
+    push_seq, push_seq_kept, sizes_bit_exact,
 };
 use common::{golden_runs, golden_runs_features, golden_runs_v1};
 use gstvmafhip::hip::{HipBackend, HipOptions};
@@ -107,6 +107,44 @@ fn sizes_formats_and_depths_bit_exact() {
         &["vmaf_v0.6.1", "vmaf_v0.6.1neg", "vmaf_float_v0.6.1"],
         true,
     );
+}
+
+/// The failover engine on the GPU, at 1080p with PSNR, SSIM and every
+/// extra extractor: without a fault it stays on the GPU; with
+/// `VMAFHIP_FAULT` set (docs/testing.md; run once per fault) it moves to
+/// the CPU, and either way every frame's values equal the CPU engine's.
+#[test]
+fn failover_equals_the_cpu_engine() {
+    let seq = Seq {
+        w: 1920,
+        h: 1080,
+        format: PixelFormat::Yuv420,
+        bpc: 8,
+        pad: 0,
+    };
+    let c = config(true, "vmaf_v0.6.1");
+    let Some(mut gpu) = failover_scorer(&c) else {
+        assert!(std::env::var("VMAFHIP_REQUIRE_GPU").as_deref() != Ok("1"));
+        return;
+    };
+    let mut cpu = Scorer::cpu(&c).unwrap();
+    let n = 24;
+    let (a, b) = (
+        push_seq(&mut cpu, &seq, n, None),
+        push_seq(&mut gpu, &seq, n, None),
+    );
+    assert_eq!((a.len(), b.len()), (n as usize, n as usize));
+    let bad = diff(&a, &b);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    let fault = std::env::var("VMAFHIP_FAULT").ok();
+    match (gpu.failover(), &fault) {
+        (Some(note), Some(spec)) => eprintln!(
+            "VMAFHIP_FAULT={spec}: {n} frames identical, on the CPU from frame {} ({})",
+            note.frame, note.error
+        ),
+        (None, None) => eprintln!("no fault: {n} frames identical, all on the GPU"),
+        (note, fault) => panic!("fault {fault:?} but failover {note:?}"),
+    }
 }
 
 /// float_vif's prescale (each method) and float_motion's halves and

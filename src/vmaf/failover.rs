@@ -2,8 +2,9 @@
 //! fails mid-stream, moves the stream to the CPU backend without losing or
 //! repeating a frame.
 //!
-//! Every frame given to the GPU is also copied in on the host (as the CPU
-//! backend copies its frames) and kept until its features are collected,
+//! Every frame given to the GPU is also copied in on the host, as it came
+//! (8- or 16-bit samples, rows packed; the luma only unless the plan reads
+//! chroma; buffers recycled), and kept until its features are collected,
 //! with the two frames before the oldest one kept (the previous pictures
 //! motion, float_motion and speed_temporal read). On a GPU error — from
 //! `submit`, `collect` or `flush` — the CPU backend takes over: it is given
@@ -16,8 +17,10 @@
 
 #![forbid(unsafe_code)]
 
+use super::picture::Planes;
 use super::{
-    CpuBackend, FeatureBackend, Frame, FrameInput, InputCounts, Plan, RawFeatures, VmafError,
+    CpuBackend, FeatureBackend, Frame, FrameInput, InputCounts, Picture, PixelFormat, Plan, Plane,
+    RawFeatures, VmafError,
 };
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -30,12 +33,112 @@ pub struct FailoverNote {
     pub error: String,
 }
 
+/// Samples as they came: 8-bit, or 9..16-bit in `u16`.
+enum Samples {
+    U8(Vec<u8>),
+    U16(Vec<u16>),
+}
+
+/// A host picture's planes copied as they came, rows packed: the cheapest
+/// copy that can become a [`Frame`] when the CPU needs it.
+struct PictureCopy {
+    format: PixelFormat,
+    bpc: u8,
+    samples: Samples,
+    /// Each plane's width and height, in order, back to back in `samples`.
+    sizes: Vec<(usize, usize)>,
+}
+
+/// Appends the rows of planes `planes` (the first `n`) to `v`, noting
+/// their sizes.
+fn pack<T: Copy>(
+    planes: &[Option<Plane<'_, T>>; 3],
+    n: usize,
+    v: &mut Vec<T>,
+    sizes: &mut Vec<(usize, usize)>,
+) {
+    v.clear();
+    for p in planes.iter().take(n).flatten() {
+        (0..p.height).for_each(|y| v.extend_from_slice(p.row(y)));
+        sizes.push((p.width, p.height));
+    }
+}
+
+impl PictureCopy {
+    fn new() -> Self {
+        Self {
+            format: PixelFormat::Gray,
+            bpc: 8,
+            samples: Samples::U8(Vec::new()),
+            sizes: Vec::new(),
+        }
+    }
+
+    /// Copies host picture `pic` in (its luma only unless `chroma`),
+    /// reusing this copy's memory.
+    fn fill(&mut self, pic: &Picture<'_>, chroma: bool) {
+        let n = if chroma { 3 } else { 1 };
+        self.format = pic.format;
+        self.bpc = pic.bpc;
+        self.sizes.clear();
+        let old = std::mem::replace(&mut self.samples, Samples::U8(Vec::new()));
+        self.samples = match (&pic.planes, old) {
+            (Planes::U8(planes), old) => {
+                let mut v = if let Samples::U8(v) = old {
+                    v
+                } else {
+                    Vec::new()
+                };
+                pack(planes, n, &mut v, &mut self.sizes);
+                Samples::U8(v)
+            }
+            (Planes::U16(planes), old) => {
+                let mut v = if let Samples::U16(v) = old {
+                    v
+                } else {
+                    Vec::new()
+                };
+                pack(planes, n, &mut v, &mut self.sizes);
+                Samples::U16(v)
+            }
+            (Planes::Device(_), _) => unreachable!("pictures in GPU memory are not copied"),
+        };
+    }
+
+    /// The copy as the CPU backend's frame.
+    fn frame(&self) -> Result<Frame, VmafError> {
+        let mut at = 0;
+        let mut spans = Vec::new();
+        for &(w, h) in &self.sizes {
+            spans.push((at, w, h));
+            at += w * h;
+        }
+        let pic = match &self.samples {
+            Samples::U8(v) => {
+                let planes: Result<Vec<_>, _> = spans
+                    .iter()
+                    .map(|&(at, w, h)| Plane::new(&v[at..at + w * h], w, h, w))
+                    .collect();
+                Picture::new_u8(self.format, &planes?)?
+            }
+            Samples::U16(v) => {
+                let planes: Result<Vec<_>, _> = spans
+                    .iter()
+                    .map(|&(at, w, h)| Plane::new(&v[at..at + w * h], w, h, w))
+                    .collect();
+                Picture::new_u16(self.format, self.bpc, &planes?)?
+            }
+        };
+        Ok(Frame::from_picture(&pic, self.sizes.len() > 1))
+    }
+}
+
 /// One frame's copies, kept until the frames after it no longer need them.
 struct Kept {
     index: u64,
     scored: bool,
-    reference: Arc<Frame>,
-    distorted: Arc<Frame>,
+    reference: PictureCopy,
+    distorted: PictureCopy,
 }
 
 /// A GPU backend with the CPU backend behind it.
@@ -51,6 +154,8 @@ pub struct Failover<G: FeatureBackend> {
     collected: usize,
     /// False once a picture in GPU memory came (no copies of the stream).
     copies: bool,
+    /// Copies no frame holds any more, for the next frames.
+    spare: Vec<PictureCopy>,
     note: Option<FailoverNote>,
 }
 
@@ -66,6 +171,7 @@ impl<G: FeatureBackend> Failover<G> {
             kept: VecDeque::new(),
             collected: 0,
             copies: true,
+            spare: Vec::new(),
             note: None,
         }
     }
@@ -86,12 +192,27 @@ impl<G: FeatureBackend> Failover<G> {
             return;
         }
         let chroma = self.plan.reads_chroma();
+        let mut copy = |pic: &Picture<'_>| {
+            let mut c = self.spare.pop().unwrap_or_else(PictureCopy::new);
+            c.fill(pic, chroma);
+            c
+        };
+        let (reference, distorted) = (copy(input.reference), copy(input.distorted));
         self.kept.push_back(Kept {
             index: input.index,
             scored: input.scored,
-            reference: Arc::new(Frame::from_picture(input.reference, chroma)),
-            distorted: Arc::new(Frame::from_picture(input.distorted, chroma)),
+            reference,
+            distorted,
         });
+    }
+
+    /// Drops the oldest kept frame, its copies kept for reuse.
+    fn drop_oldest(&mut self) {
+        if let Some(k) = self.kept.pop_front()
+            && self.spare.len() < 8
+        {
+            self.spare.extend([k.reference, k.distorted]);
+        }
     }
 
     /// Frames collected from the GPU: the copies before them no longer
@@ -106,7 +227,7 @@ impl<G: FeatureBackend> Failover<G> {
             self.collected = n;
         }
         while self.collected > 2 {
-            self.kept.pop_front();
+            self.drop_oldest();
             self.collected -= 1;
         }
     }
@@ -121,12 +242,13 @@ impl<G: FeatureBackend> Failover<G> {
         }
         self.gpu = None;
         let mut cpu = CpuBackend::new(self.plan.clone(), self.threads);
+        let frame = |c: &PictureCopy| c.frame().map(Arc::new);
         let done: Vec<&Kept> = self.kept.iter().take(self.collected).collect();
-        let back = |k: usize| done.len().checked_sub(k).map(|i| &done[i]);
+        let back = |k: usize| done.len().checked_sub(k).map(|i| done[i]);
         cpu.resume_after(
-            back(2).map(|k| k.reference.clone()),
-            back(1).map(|k| k.reference.clone()),
-            back(1).map(|k| k.distorted.clone()),
+            back(2).map(|k| frame(&k.reference)).transpose()?,
+            back(1).map(|k| frame(&k.reference)).transpose()?,
+            back(1).map(|k| frame(&k.distorted)).transpose()?,
         );
         let pending: Vec<&Kept> = self.kept.iter().skip(self.collected).collect();
         self.note = Some(FailoverNote {
@@ -136,8 +258,8 @@ impl<G: FeatureBackend> Failover<G> {
         for k in pending {
             cpu.submit_frames(
                 (k.index, k.scored),
-                k.reference.clone(),
-                k.distorted.clone(),
+                frame(&k.reference)?,
+                frame(&k.distorted)?,
             )?;
         }
         self.kept.clear();
