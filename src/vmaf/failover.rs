@@ -2,9 +2,11 @@
 //! fails mid-stream, moves the stream to the CPU backend without losing or
 //! repeating a frame.
 //!
-//! Every frame given to the GPU is also copied in on the host, as it came
-//! (8- or 16-bit samples, rows packed; the luma only unless the plan reads
-//! chroma; buffers recycled), and kept until its features are collected,
+//! Every frame given to the GPU is kept until its features are collected:
+//! as the caller's [`Replay`] where it gives one (the element: its buffers,
+//! mapped again only if the CPU takes over), else as a host copy made as
+//! it came (8- or 16-bit samples, rows packed; the luma only unless the
+//! plan reads chroma; buffers recycled),
 //! with the two frames before the oldest one kept (the previous pictures
 //! motion, float_motion and speed_temporal read). On a GPU error — from
 //! `submit`, `collect` or `flush` — the CPU backend takes over: it is given
@@ -20,7 +22,7 @@
 use super::picture::Planes;
 use super::{
     CpuBackend, FeatureBackend, Frame, FrameInput, InputCounts, Picture, PixelFormat, Plan, Plane,
-    RawFeatures, VmafError,
+    RawFeatures, Replay, VmafError,
 };
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -59,7 +61,12 @@ fn pack<T: Copy>(
 ) {
     v.clear();
     for p in planes.iter().take(n).flatten() {
-        (0..p.height).for_each(|y| v.extend_from_slice(p.row(y)));
+        if p.stride == p.width {
+            // Packed already: one copy.
+            v.extend_from_slice(&p.data[..p.width * p.height]);
+        } else {
+            (0..p.height).for_each(|y| v.extend_from_slice(p.row(y)));
+        }
         sizes.push((p.width, p.height));
     }
 }
@@ -133,12 +140,34 @@ impl PictureCopy {
     }
 }
 
-/// One frame's copies, kept until the frames after it no longer need them.
+/// How a kept frame's pictures can be had again.
+enum Pictures {
+    Copied([PictureCopy; 2]),
+    Replay(Arc<dyn Replay>),
+}
+
+impl Pictures {
+    /// The pair as the CPU backend's frames.
+    fn frames(&self, chroma: bool) -> Result<[Arc<Frame>; 2], VmafError> {
+        match self {
+            Pictures::Copied([r, d]) => Ok([Arc::new(r.frame()?), Arc::new(d.frame()?)]),
+            Pictures::Replay(replay) => {
+                let mut out = None;
+                replay.pictures(&mut |r, d| {
+                    out = Some([r, d].map(|p| Arc::new(Frame::from_picture(p, chroma))));
+                    Ok(())
+                })?;
+                out.ok_or_else(|| VmafError::Backend("a kept frame could not be remade".into()))
+            }
+        }
+    }
+}
+
+/// One frame's pictures, kept until the frames after it no longer need them.
 struct Kept {
     index: u64,
     scored: bool,
-    reference: PictureCopy,
-    distorted: PictureCopy,
+    pictures: Pictures,
 }
 
 /// A GPU backend with the CPU backend behind it.
@@ -191,27 +220,34 @@ impl<G: FeatureBackend> Failover<G> {
         if !self.copies {
             return;
         }
-        let chroma = self.plan.reads_chroma();
-        let mut copy = |pic: &Picture<'_>| {
-            let mut c = self.spare.pop().unwrap_or_else(PictureCopy::new);
-            c.fill(pic, chroma);
-            c
+        let pictures = match &input.replay {
+            Some(replay) => Pictures::Replay(replay.clone()),
+            None => {
+                let chroma = self.plan.reads_chroma();
+                let mut copy = |pic: &Picture<'_>| {
+                    let mut c = self.spare.pop().unwrap_or_else(PictureCopy::new);
+                    c.fill(pic, chroma);
+                    c
+                };
+                Pictures::Copied([copy(input.reference), copy(input.distorted)])
+            }
         };
-        let (reference, distorted) = (copy(input.reference), copy(input.distorted));
         self.kept.push_back(Kept {
             index: input.index,
             scored: input.scored,
-            reference,
-            distorted,
+            pictures,
         });
     }
 
     /// Drops the oldest kept frame, its copies kept for reuse.
     fn drop_oldest(&mut self) {
-        if let Some(k) = self.kept.pop_front()
+        if let Some(Kept {
+            pictures: Pictures::Copied(copies),
+            ..
+        }) = self.kept.pop_front()
             && self.spare.len() < 8
         {
-            self.spare.extend([k.reference, k.distorted]);
+            self.spare.extend(copies);
         }
     }
 
@@ -242,13 +278,18 @@ impl<G: FeatureBackend> Failover<G> {
         }
         self.gpu = None;
         let mut cpu = CpuBackend::new(self.plan.clone(), self.threads);
-        let frame = |c: &PictureCopy| c.frame().map(Arc::new);
+        let chroma = self.plan.reads_chroma();
         let done: Vec<&Kept> = self.kept.iter().take(self.collected).collect();
-        let back = |k: usize| done.len().checked_sub(k).map(|i| done[i]);
+        let back = |k: usize| {
+            done.len()
+                .checked_sub(k)
+                .map(|i| done[i].pictures.frames(chroma))
+        };
+        let (two, one) = (back(2).transpose()?, back(1).transpose()?);
         cpu.resume_after(
-            back(2).map(|k| frame(&k.reference)).transpose()?,
-            back(1).map(|k| frame(&k.reference)).transpose()?,
-            back(1).map(|k| frame(&k.distorted)).transpose()?,
+            two.map(|[r, _]| r),
+            one.as_ref().map(|[r, _]| r.clone()),
+            one.map(|[_, d]| d),
         );
         let pending: Vec<&Kept> = self.kept.iter().skip(self.collected).collect();
         self.note = Some(FailoverNote {
@@ -256,11 +297,8 @@ impl<G: FeatureBackend> Failover<G> {
             error: err.to_string(),
         });
         for k in pending {
-            cpu.submit_frames(
-                (k.index, k.scored),
-                frame(&k.reference)?,
-                frame(&k.distorted)?,
-            )?;
+            let [r, d] = k.pictures.frames(chroma)?;
+            cpu.submit_frames((k.index, k.scored), r, d)?;
         }
         self.kept.clear();
         self.collected = 0;

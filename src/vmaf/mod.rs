@@ -83,6 +83,19 @@ pub struct FrameInput<'a> {
     pub reference: &'a Picture<'a>,
     pub distorted: &'a Picture<'a>,
     pub keep: Option<KeepAlive>,
+    /// How to make the pair's pictures again later, where the caller can.
+    pub replay: Option<Arc<dyn Replay>>,
+}
+
+/// A frame pair's pictures made again from memory the caller keeps alive
+/// (the element's buffers): what [`Failover`] holds instead of copying
+/// every frame, and reads only when the CPU takes a stream over.
+pub trait Replay: Send + Sync {
+    /// Calls `f` with the reference and the distorted picture.
+    fn pictures(
+        &self,
+        f: &mut dyn FnMut(&Picture<'_>, &Picture<'_>) -> Result<(), VmafError>,
+    ) -> Result<(), VmafError>;
 }
 
 /// One frame pair as the CPU workers take it: owned frames.
@@ -164,6 +177,17 @@ pub trait Engine: Send {
         reference: &Picture<'_>,
         distorted: &Picture<'_>,
         keep: Option<KeepAlive>,
+    ) -> Result<Vec<FrameScores>, VmafError> {
+        self.push_replayable(reference, distorted, keep, None)
+    }
+    /// As [`Engine::push_kept`], with `replay` able to make the pictures
+    /// again (a failover to the CPU reads it instead of a copy).
+    fn push_replayable(
+        &mut self,
+        reference: &Picture<'_>,
+        distorted: &Picture<'_>,
+        keep: Option<KeepAlive>,
+        replay: Option<Arc<dyn Replay>>,
     ) -> Result<Vec<FrameScores>, VmafError>;
     /// End of stream (or segment): the remaining frames.
     fn flush(&mut self) -> Result<Vec<FrameScores>, VmafError>;

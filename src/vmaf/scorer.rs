@@ -398,11 +398,12 @@ impl<B: FeatureBackend> Engine for Scorer<B> {
         self.backend.describe()
     }
 
-    fn push_kept(
+    fn push_replayable(
         &mut self,
         reference: &Picture<'_>,
         distorted: &Picture<'_>,
         keep: Option<KeepAlive>,
+        replay: Option<Arc<dyn super::Replay>>,
     ) -> Result<Vec<FrameScores>, VmafError> {
         let g = Geometry {
             width: reference.width,
@@ -437,6 +438,7 @@ impl<B: FeatureBackend> Engine for Scorer<B> {
             reference,
             distorted,
             keep,
+            replay,
         })?;
         let raws = check_frames(self.backend.collect(false)?)?;
         Ok(self.absorb(raws, false))

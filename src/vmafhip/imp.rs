@@ -749,6 +749,44 @@ fn device_picture(
 
 /// Borrow a mapped frame as an engine picture (NV12 chroma is deinterleaved;
 /// a frame mapped for the device gives device planes).
+/// A frame pair's buffers (host memory), mapped again when the CPU engine
+/// takes a stream over from a failed GPU (`vmaf::Failover`).
+struct BufferReplay([(gst::Buffer, gst_video::VideoInfo); 2]);
+
+impl BufferReplay {
+    /// The replay of two mapped frames, unless one lies in GPU memory.
+    fn of(
+        r: &gst_video::VideoFrameRef<&gst::BufferRef>,
+        d: &gst_video::VideoFrameRef<&gst::BufferRef>,
+        buffers: (&gst::Buffer, &gst::Buffer),
+    ) -> Option<Arc<dyn vmaf::Replay>> {
+        if gst_gpu::mapped_for_device(r) || gst_gpu::mapped_for_device(d) {
+            return None;
+        }
+        Some(Arc::new(BufferReplay([
+            (buffers.0.clone(), r.info().clone()),
+            (buffers.1.clone(), d.info().clone()),
+        ])))
+    }
+}
+
+impl vmaf::Replay for BufferReplay {
+    fn pictures(
+        &self,
+        f: &mut dyn FnMut(&Picture<'_>, &Picture<'_>) -> Result<(), vmaf::VmafError>,
+    ) -> Result<(), vmaf::VmafError> {
+        let lost = |e: String| vmaf::VmafError::Backend(format!("remaking a kept frame: {e}"));
+        let [(rb, ri), (db, di)] = &self.0;
+        let r = gst_video::VideoFrameRef::from_buffer_ref_readable(rb.as_ref(), ri)
+            .map_err(|_| lost("its buffer no longer maps".into()))?;
+        let d = gst_video::VideoFrameRef::from_buffer_ref_readable(db.as_ref(), di)
+            .map_err(|_| lost("its buffer no longer maps".into()))?;
+        with_picture(&r, |rp| with_picture(&d, |dp| f(rp, dp)))
+            .map_err(lost)?
+            .map_err(lost)?
+    }
+}
+
 fn with_picture<R>(
     frame: &gst_video::VideoFrameRef<&gst::BufferRef>,
     f: impl FnOnce(&Picture<'_>) -> R,
@@ -963,7 +1001,7 @@ impl VmafHip {
         &self,
         ref_frame: &gst_video::VideoFrameRef<&gst::BufferRef>,
         dist_frame: &gst_video::VideoFrameRef<&gst::BufferRef>,
-        keep: Option<KeepAlive>,
+        (keep, replay): (Option<KeepAlive>, Option<Arc<dyn vmaf::Replay>>),
         outbuf: &gst::BufferRef,
     ) -> Result<Result<Vec<VmafFrameMessage>, String>, gst::FlowError> {
         let segment = self
@@ -1001,7 +1039,9 @@ impl VmafHip {
         let engine = &mut state.engine;
         let pushed = with_picture(ref_frame, |r| {
             with_picture(dist_frame, |d| {
-                engine.push_kept(r, d, keep).map_err(|e| e.to_string())
+                engine
+                    .push_replayable(r, d, keep, replay)
+                    .map_err(|e| e.to_string())
             })
         })
         .flatten()
@@ -1880,12 +1920,17 @@ impl VideoAggregatorImpl for VmafHip {
         self.check_frames(ref_frame.info(), dist_frame.info())?;
         // The input buffers stay referenced until a GPU backend has
         // uploaded from them (in place, when they are pinned memory).
-        let keep: Option<KeepAlive> = match (reference, self.dist_pad.current_buffer(token)) {
-            (Some(r), Some(d)) => Some(Box::new((r, d))),
-            _ => None,
-        };
+        // They also let a failover to the CPU remake the pictures (no copy).
+        let (keep, replay): (Option<KeepAlive>, _) =
+            match (reference, self.dist_pad.current_buffer(token)) {
+                (Some(r), Some(d)) => {
+                    let replay = BufferReplay::of(&ref_frame, &dist_frame, (&r, &d));
+                    (Some(Box::new((r, d))), replay)
+                }
+                _ => (None, None),
+            };
         let msgs = self
-            .score(&ref_frame, &dist_frame, keep, outbuf)?
+            .score(&ref_frame, &dist_frame, (keep, replay), outbuf)?
             .map_err(|err| {
                 gst::element_imp_error!(
                     self,
