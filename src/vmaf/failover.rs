@@ -112,8 +112,17 @@ impl PictureCopy {
         };
     }
 
-    /// The copy as the CPU backend's frame.
+    /// The copy as the CPU backend's frame (of its format, with only the
+    /// luma where only the luma was copied).
     fn frame(&self) -> Result<Frame, VmafError> {
+        let chroma = self.sizes.len() > 1;
+        // A luma-only copy is a valid picture as GRAY; the frame keeps the
+        // stream's format.
+        let format = if chroma {
+            self.format
+        } else {
+            PixelFormat::Gray
+        };
         let mut at = 0;
         let mut spans = Vec::new();
         for &(w, h) in &self.sizes {
@@ -126,17 +135,19 @@ impl PictureCopy {
                     .iter()
                     .map(|&(at, w, h)| Plane::new(&v[at..at + w * h], w, h, w))
                     .collect();
-                Picture::new_u8(self.format, &planes?)?
+                Picture::new_u8(format, &planes?)?
             }
             Samples::U16(v) => {
                 let planes: Result<Vec<_>, _> = spans
                     .iter()
                     .map(|&(at, w, h)| Plane::new(&v[at..at + w * h], w, h, w))
                     .collect();
-                Picture::new_u16(self.format, self.bpc, &planes?)?
+                Picture::new_u16(format, self.bpc, &planes?)?
             }
         };
-        Ok(Frame::from_picture(&pic, self.sizes.len() > 1))
+        let mut frame = Frame::from_picture(&pic, chroma);
+        frame.format = self.format;
+        Ok(frame)
     }
 }
 
@@ -388,5 +399,104 @@ impl<G: FeatureBackend> FeatureBackend for Failover<G> {
 
     fn failover(&self) -> Option<FailoverNote> {
         self.note.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vmaf::{Engine, EngineConfig, FrameScores, ModelSet, Scorer};
+
+    /// A "GPU" that is the CPU backend failing at one frame's submit or
+    /// at the collect after it.
+    struct Faulty {
+        inner: CpuBackend,
+        fail_at: u64,
+        in_collect: bool,
+        failed: bool,
+    }
+
+    impl FeatureBackend for Faulty {
+        fn describe(&self) -> String {
+            "faulty".into()
+        }
+        fn submit(&mut self, input: FrameInput<'_>) -> Result<(), VmafError> {
+            if !self.in_collect && input.index == self.fail_at {
+                return Err(VmafError::Backend("injected".into()));
+            }
+            self.inner.submit(input)
+        }
+        fn collect(&mut self, wait: bool) -> Result<Vec<RawFeatures>, VmafError> {
+            let raws = self.inner.collect(wait)?;
+            if self.in_collect && !self.failed && raws.iter().any(|r| r.index >= self.fail_at) {
+                self.failed = true;
+                return Err(VmafError::Backend("injected".into()));
+            }
+            Ok(raws)
+        }
+        fn flush(&mut self) -> Result<Vec<RawFeatures>, VmafError> {
+            self.collect(true)
+        }
+        fn reset(&mut self) -> Result<(), VmafError> {
+            self.inner.reset()
+        }
+    }
+
+    fn run(engine: &mut dyn Engine, n: u8) -> Vec<FrameScores> {
+        let (w, h) = (64, 48);
+        let mut out = Vec::new();
+        for i in 0..n {
+            let luma = |shift: u8| -> Vec<u8> {
+                (0..w * h)
+                    .map(|k| ((k % w) as u8).wrapping_mul(3).wrapping_add(i * 5 + shift))
+                    .collect()
+            };
+            let chroma = vec![128u8; (w / 2) * (h / 2)];
+            let (r, d) = (luma(0), luma(i % 3));
+            let planes = |y| {
+                [
+                    Plane::new(y, w, h, w).unwrap(),
+                    Plane::new(&chroma[..], w / 2, h / 2, w / 2).unwrap(),
+                    Plane::new(&chroma[..], w / 2, h / 2, w / 2).unwrap(),
+                ]
+            };
+            let (rp, dp) = (planes(&r[..]), planes(&d[..]));
+            let rpic = Picture::new_u8(PixelFormat::Yuv420, &rp).unwrap();
+            let dpic = Picture::new_u8(PixelFormat::Yuv420, &dp).unwrap();
+            out.extend(engine.push(&rpic, &dpic).unwrap());
+        }
+        out.extend(engine.flush().unwrap());
+        out
+    }
+
+    /// Luma-only copies (the model alone) and copies with chroma (PSNR).
+    #[test]
+    fn a_failing_backend_hands_every_frame_to_the_cpu_once() {
+        for psnr in [false, true] {
+            let mut config = EngineConfig::new(ModelSet::load("vmaf_v0.6.1").unwrap());
+            config.psnr = psnr;
+            fail_at_each_place(&config);
+        }
+    }
+
+    fn fail_at_each_place(config: &EngineConfig) {
+        let want = run(&mut Scorer::cpu(config).unwrap(), 10);
+        for (fail_at, in_collect) in [(0, false), (4, false), (4, true), (9, true)] {
+            let plan = config.plan().unwrap();
+            let faulty = Faulty {
+                inner: CpuBackend::new(plan.clone(), 1),
+                fail_at,
+                in_collect,
+                failed: false,
+            };
+            let mut e = Scorer::with_backend(config, Failover::new(faulty, plan, 1)).unwrap();
+            let got = run(&mut e, 10);
+            assert_eq!(got, want, "fault at {fail_at} (collect: {in_collect})");
+            let note = e.failover().expect("moved to the CPU");
+            assert!(
+                note.frame <= fail_at && note.error.contains("injected"),
+                "{note:?}"
+            );
+        }
     }
 }
