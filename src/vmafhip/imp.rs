@@ -1062,12 +1062,21 @@ impl VmafHip {
         };
         state.failed_over = true;
         let first = note.frame + state.index_offset;
-        state.backend = format!(
-            "{} before frame {first}, then {} from frame {first} on (GPU error: {})",
-            state.backend,
-            state.engine.describe(),
-            note.error
-        );
+        state.backend = if first == 0 {
+            format!(
+                "{} for every frame: {} failed before delivering one (GPU error: {})",
+                state.engine.describe(),
+                state.backend,
+                note.error
+            )
+        } else {
+            format!(
+                "{} before frame {first}, then {} from frame {first} on (GPU error: {})",
+                state.backend,
+                state.engine.describe(),
+                note.error
+            )
+        };
         state.failover_warning = Some(format!(
             "GPU error at frame {first} ({}): the CPU engine computes frame {first} and every later frame, with the same numbers",
             note.error
