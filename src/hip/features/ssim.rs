@@ -58,6 +58,19 @@ struct Slot {
     rows: DeviceBuffer,
 }
 
+impl Slot {
+    /// Device bytes this slot holds.
+    fn device_bytes(&self) -> usize {
+        let pairs = self.small.iter().chain(&self.pyramid).chain([&self.pics]);
+        pairs
+            .flatten()
+            .chain(&self.maps)
+            .chain([&self.cache, &self.rows])
+            .map(DeviceBuffer::bytes)
+            .sum()
+    }
+}
+
 pub(super) struct Ssim {
     input: (usize, usize),
     scaler: f32,
@@ -237,6 +250,7 @@ impl GpuExtractor for Ssim {
         let buf =
             |(w, h): (usize, usize)| DeviceBuffer::new(dev, picture_bytes(w, h), "ssim picture");
         let pair = |size| -> Result<[DeviceBuffer; 2], HipError> { Ok([buf(size)?, buf(size)?]) };
+        // The largest picture filtered: the cache and the maps fit it.
         let largest = self
             .maps()
             .into_iter()
@@ -269,25 +283,7 @@ impl GpuExtractor for Ssim {
     }
 
     fn slot_bytes(&self) -> usize {
-        let largest = self
-            .maps()
-            .into_iter()
-            .max()
-            .unwrap_or((GAUSS.len(), GAUSS.len()));
-        let (dw, dh) = map_size(largest);
-        let small = match self.ssim {
-            Some((s, factor)) if factor > 1 => 2 * picture_bytes(s.0, s.1),
-            _ => 0,
-        };
-        let pyramid: usize = self.ms.map_or(0, |ms| {
-            ms[1..].iter().map(|s| 2 * picture_bytes(s.0, s.1)).sum()
-        });
-        2 * picture_bytes(self.input.0, self.input.1)
-            + small
-            + pyramid
-            + picture_bytes(dw, largest.1)
-            + 5 * picture_bytes(dw, dh)
-            + self.extra_bytes()
+        self.scratch.first().map_or(0, Slot::device_bytes)
     }
 
     fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError> {
