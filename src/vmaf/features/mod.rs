@@ -338,8 +338,8 @@ pub const MOTION_OPTS: &[OptSpec] = &[
 
 impl Plan {
     /// Whether an extractor of this plan reads the chroma planes
-    /// (speed_chroma, ciede, psnr_hvs, and PSNR's Cb and Cr); the others
-    /// read luma only.
+    /// (speed_chroma, ciede, psnr_hvs, float_motion with `motion_add_uv`,
+    /// and PSNR's Cb and Cr); the others read luma only.
     pub fn reads_chroma(&self) -> bool {
         self.speed_chroma.is_some()
             || self.psnr
