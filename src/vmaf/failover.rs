@@ -216,11 +216,6 @@ impl<G: FeatureBackend> Failover<G> {
         }
     }
 
-    /// Where the stream moved to the CPU, once it has.
-    pub fn note(&self) -> Option<&FailoverNote> {
-        self.note.as_ref()
-    }
-
     /// Keeps a host copy of the frame (nothing for pictures in GPU memory).
     fn keep(&mut self, input: &FrameInput<'_>) {
         if input.reference.on_device() || input.distorted.on_device() {
