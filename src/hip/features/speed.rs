@@ -302,10 +302,43 @@ impl SpeedSlot {
     }
 }
 
-/// speed_chroma for one geometry: its layout and scratch per slot.
-pub(super) struct Speed {
+/// One SpEED computation's layout and its scratch per ring slot: what
+/// speed_chroma and speed_temporal share.
+struct SpeedImages {
     layout: SpeedLayout,
     scratch: Vec<SpeedSlot>,
+}
+
+impl SpeedImages {
+    fn new(layout: SpeedLayout) -> Self {
+        Self {
+            layout,
+            scratch: Vec::new(),
+        }
+    }
+
+    fn add_slot(&mut self, dev: &Arc<Device>) -> Result<(), HipError> {
+        self.scratch.push(self.layout.slot(dev)?);
+        Ok(())
+    }
+
+    fn slot_bytes(&self) -> usize {
+        self.scratch.first().map_or(0, SpeedSlot::device_bytes)
+    }
+
+    /// Queues the images from `planes` (as `SpeedLayout::launch` takes
+    /// them) and the read-back of their statistics into the frame's result.
+    fn run(&self, f: &Frame<'_>, planes: [&DeviceBuffer; 4]) -> Result<(), HipError> {
+        let ss = &self.scratch[f.slot];
+        self.layout
+            .launch(&f.kernels.speed, f.stream, ss, planes, f.geo.bps)?;
+        f.read_back_extra(&ss.stats, self.layout.result_bytes())
+    }
+}
+
+/// speed_chroma for one geometry.
+pub(super) struct Speed {
+    images: SpeedImages,
 }
 
 impl Speed {
@@ -323,8 +356,7 @@ impl Speed {
         let layout = SpeedLayout::new(dev, st, (p, Images::Chroma), cw, ch, geo.bpc)
             .map_err(|e| VmafError::TooSmall(format!("{e}")))?;
         Ok(Speed {
-            layout,
-            scratch: Vec::new(),
+            images: SpeedImages::new(layout),
         })
     }
 }
@@ -340,45 +372,37 @@ impl GpuExtractor for Speed {
 
     /// The four images' statistics.
     fn extra_bytes(&self) -> usize {
-        self.layout.result_bytes()
+        self.images.layout.result_bytes()
     }
 
     fn add_slot(&mut self, dev: &Arc<Device>) -> Result<(), HipError> {
-        self.scratch.push(self.layout.slot(dev)?);
-        Ok(())
+        self.images.add_slot(dev)
     }
 
     fn slot_bytes(&self) -> usize {
-        self.scratch.first().map_or(0, SpeedSlot::device_bytes)
+        self.images.slot_bytes()
     }
 
     /// The four images (U, V of reference and distorted), their statistics
     /// read back into the frame's result.
     fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError> {
-        let ss = &self.scratch[f.slot];
-        self.layout.launch(
-            &f.kernels.speed,
-            f.stream,
-            ss,
-            [&f.pix[2], &f.pix[3], &f.pix[4], &f.pix[5]],
-            f.geo.bps,
-        )?;
-        f.read_back_extra(&ss.stats, self.layout.result_bytes())?;
+        self.images
+            .run(f, [&f.pix[2], &f.pix[3], &f.pix[4], &f.pix[5]])?;
         Ok(true)
     }
 
     fn finish(&mut self, r: &Retired<'_>, out: &mut RawFeatures) -> Result<(), HipError> {
-        let raw: [RawStats; 4] = self.layout.raw_stats(r.extra);
-        out.speed_chroma = Some(frame_scores(&raw, &self.layout.dims, &self.layout.p));
+        let l = &self.images.layout;
+        let raw: [RawStats; 4] = l.raw_stats(r.extra);
+        out.speed_chroma = Some(frame_scores(&raw, &l.dims, &l.p));
         Ok(())
     }
 }
 
-/// speed_temporal for one geometry: its layout and scratch per slot.
+/// speed_temporal for one geometry.
 pub(super) struct SpeedTemporal {
-    layout: SpeedLayout,
+    images: SpeedImages,
     use_ref_diff: bool,
-    scratch: Vec<SpeedSlot>,
 }
 
 impl SpeedTemporal {
@@ -396,9 +420,8 @@ impl SpeedTemporal {
         }
         let layout = SpeedLayout::new(dev, st, (p, Images::Temporal), geo.w, geo.h, geo.bpc)?;
         Ok(Some(SpeedTemporal {
-            layout,
+            images: SpeedImages::new(layout),
             use_ref_diff,
-            scratch: Vec::new(),
         }))
     }
 }
@@ -410,16 +433,15 @@ impl GpuExtractor for SpeedTemporal {
 
     /// The two images' statistics.
     fn extra_bytes(&self) -> usize {
-        self.layout.result_bytes()
+        self.images.layout.result_bytes()
     }
 
     fn add_slot(&mut self, dev: &Arc<Device>) -> Result<(), HipError> {
-        self.scratch.push(self.layout.slot(dev)?);
-        Ok(())
+        self.images.add_slot(dev)
     }
 
     fn slot_bytes(&self) -> usize {
-        self.scratch.first().map_or(0, SpeedSlot::device_bytes)
+        self.images.slot_bytes()
     }
 
     fn frames_back(&self) -> usize {
@@ -433,24 +455,17 @@ impl GpuExtractor for SpeedTemporal {
             return Ok(false);
         };
         f.stream.wait(uploaded)?;
-        let ss = &self.scratch[f.slot];
         let (cur_ref, cur_dis) = (&f.pix[0], &f.pix[1]);
         let dis_now = if self.use_ref_diff { cur_ref } else { cur_dis };
-        self.layout.launch(
-            &f.kernels.speed,
-            f.stream,
-            ss,
-            [&prev[0], cur_ref, &prev[1], dis_now],
-            f.geo.bps,
-        )?;
-        f.read_back_extra(&ss.stats, self.layout.result_bytes())?;
+        self.images.run(f, [&prev[0], cur_ref, &prev[1], dis_now])?;
         Ok(true)
     }
 
     fn finish(&mut self, r: &Retired<'_>, out: &mut RawFeatures) -> Result<(), HipError> {
         out.speed_temporal = Some(if r.computed {
-            let raw: [RawStats; 2] = self.layout.raw_stats(r.extra);
-            temporal_score(&raw, &self.layout.dims, &self.layout.p)
+            let l = &self.images.layout;
+            let raw: [RawStats; 2] = l.raw_stats(r.extra);
+            temporal_score(&raw, &l.dims, &l.p)
         } else {
             0.0
         });
