@@ -9,18 +9,10 @@
 
 mod common;
 
+use common::pipeline::{init, launch};
 use common::*;
 use gst::prelude::*;
 use gstvmafhip::VmafFrameMessage;
-use std::sync::Once;
-
-fn init() {
-    static INIT: Once = Once::new();
-    INIT.call_once(|| {
-        gst::init().unwrap();
-        gstvmafhip::plugin_register_static().unwrap();
-    });
-}
 
 /// Whether the tests can run here; panics when they must.
 fn available() -> bool {
@@ -70,15 +62,6 @@ struct Outcome {
 /// Runs `desc` (whose element is named `v`) to EOS and reads `v`'s stats there.
 fn run(desc: &str) -> Outcome {
     play(&launch(desc))
-}
-
-/// The pipeline `desc` describes, with the plugin registered.
-fn launch(desc: &str) -> gst::Pipeline {
-    init();
-    gst::parse::launch(desc)
-        .unwrap()
-        .downcast::<gst::Pipeline>()
-        .unwrap()
 }
 
 /// Plays `pipeline` to EOS, reads its element `v`'s stats there, then stops it.

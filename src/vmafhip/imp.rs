@@ -1,5 +1,6 @@
 //! The `vmafhip` GstVideoAggregator subclass.
 
+use super::live::{self, FirstFrame};
 use super::pinned_copy::PinnedCopier;
 use super::pinned_pool::{PinnedBlocks, PinnedPool};
 use super::{
@@ -52,6 +53,8 @@ const DEFAULT_BACKEND: Backend = Backend::Auto;
 const DEFAULT_VENDOR: Vendor = Vendor::Auto;
 const DEFAULT_ON_GPU_ERROR: OnGpuError = OnGpuError::Auto;
 const DEFAULT_DEVICE_ID: i32 = 0;
+/// -1: three frames' time (`live::late_frame_wait`).
+const DEFAULT_LATE_FRAME_WAIT: i64 = -1;
 
 const FORMATS: &[&str] = &[
     "I420",
@@ -94,6 +97,8 @@ struct Settings {
     device_id: i32,
     vendor: Vendor,
     on_gpu_error: OnGpuError,
+    /// Nanoseconds a live pipeline waits for a late distorted frame (`live`).
+    late_frame_wait: i64,
 }
 
 impl Default for Settings {
@@ -121,6 +126,7 @@ impl Default for Settings {
             device_id: DEFAULT_DEVICE_ID,
             vendor: DEFAULT_VENDOR,
             on_gpu_error: DEFAULT_ON_GPU_ERROR,
+            late_frame_wait: DEFAULT_LATE_FRAME_WAIT,
         }
     }
 }
@@ -165,6 +171,18 @@ fn report_io_error(path: &str, e: std::io::Error) -> gst::ErrorMessage {
 
 /// What an input is, as upstream answers the URI query (a file's path for
 /// `file://`), else the upstream element's name.
+/// A buffer's running time in its pad's segment.
+fn running_time(
+    pad: &gst_video::VideoAggregatorPad,
+    buf: Option<&gst::Buffer>,
+) -> Option<gst::ClockTime> {
+    let pts = buf?.pts();
+    pad.segment()
+        .downcast::<gst::ClockTime>()
+        .ok()?
+        .to_running_time(pts)
+}
+
 fn input_name(pad: &gst_video::VideoAggregatorPad) -> String {
     let mut q = gst::query::Uri::new();
     if pad.peer_query(&mut q)
@@ -397,6 +415,12 @@ struct State {
     report_started: Option<std::time::Instant>,
     /// What upstream says each input is (URI query), asked once.
     inputs: Option<[String; 2]>,
+    /// How the reference frames since the start (or the last flushing
+    /// seek) were paired with distorted frames.
+    pairings: live::Pairings,
+    /// What the distorted branch's first frame took beyond its deadline,
+    /// added to the element's latency (`live`).
+    first_frame_delay: gst::ClockTime,
 }
 
 /// Why a segment's pooled message is posted (its `reason` field).
@@ -938,12 +962,73 @@ impl VmafHip {
         }
     }
 
-    /// No distorted frame (dist_sink ended or has a gap): warns once; the
-    /// reference frames pass through unscored.
+    /// The element's own latency (live pipelines): the wait for a late
+    /// distorted frame, and what the distorted branch's first frame took
+    /// beyond its deadline (`live`).
+    fn update_latency(&self) {
+        let (setting, first) = match self.state.lock().unwrap().as_ref() {
+            Some(st) => (st.settings.late_frame_wait, st.first_frame_delay),
+            None => return,
+        };
+        let fps = self
+            .ref_pad
+            .current_caps()
+            .and_then(|c| gst_video::VideoInfo::from_caps(&c).ok())
+            .map(|info| info.fps());
+        let wait = live::late_frame_wait(setting, fps) + first;
+        gst::debug!(
+            CAT,
+            imp = self,
+            "own latency {wait} (late-frame wait, first frame's delay {first})"
+        );
+        self.obj().set_latency(wait, Some(wait));
+    }
+
+    /// A live deadline passed with a reference frame ready and the
+    /// distorted branch's first frame not there yet: waits for it (unless
+    /// `late-frame-wait` is 0), then adds what it took to the latency, so
+    /// that the frames queued behind it have time to come as well.
+    fn wait_for_first_distorted(&self) {
+        let awaiting = self
+            .state
+            .lock()
+            .unwrap()
+            .as_ref()
+            .is_some_and(|st| st.settings.late_frame_wait != 0 && st.pairings.awaiting_first());
+        if !awaiting || !self.ref_pad.has_buffer() || self.dist_pad.has_buffer() {
+            return;
+        }
+        let pads = [
+            self.obj().src_pad().clone().upcast(),
+            self.ref_pad.clone().upcast(),
+            self.dist_pad.clone().upcast(),
+        ];
+        let waited = live::wait_for_first_frame(self.dist_pad.upcast_ref(), &pads);
+        gst::info!(
+            CAT,
+            imp = self,
+            "waiting for dist_sink's first frame: {waited:?}"
+        );
+        let mut guard = self.state.lock().unwrap();
+        let Some(st) = guard.as_mut() else { return };
+        match waited {
+            FirstFrame::Came(took) => {
+                st.first_frame_delay = gst::ClockTime::try_from(took).unwrap_or_default();
+                drop(guard);
+                self.update_latency();
+            }
+            FirstFrame::TimedOut => st.pairings.start(),
+            FirstFrame::Stopped => {}
+        }
+    }
+
+    /// No distorted frame (dist_sink ended or has a gap, or has not
+    /// started): warns once; the reference frames pass through unscored.
     fn warn_once_no_distorted(&self, outbuf: &gst::BufferRef) -> Result<(), gst::FlowError> {
         let warn = {
             let mut guard = self.state.lock().unwrap();
             let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
+            st.pairings.unscored();
             !std::mem::replace(&mut st.dist_ended_warned, true)
         };
         if warn {
@@ -968,13 +1053,7 @@ impl VmafHip {
         &self,
         reference: Option<&gst::Buffer>,
     ) -> Result<bool, gst::FlowError> {
-        let ref_time = reference.and_then(|b| {
-            self.ref_pad
-                .segment()
-                .downcast::<gst::ClockTime>()
-                .ok()
-                .and_then(|s| s.to_running_time(b.pts()))
-        });
+        let ref_time = running_time(&self.ref_pad, reference);
         let ask_inputs = {
             let mut guard = self.state.lock().unwrap();
             let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
@@ -991,6 +1070,15 @@ impl VmafHip {
             }
         }
         Ok(false)
+    }
+
+    /// Counts a reference frame scored against the distorted frame at
+    /// running time `dist` (fresh, or repeated).
+    fn note_pairing(&self, dist: Option<gst::ClockTime>) -> Result<(), gst::FlowError> {
+        let mut guard = self.state.lock().unwrap();
+        let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
+        st.pairings.scored(dist);
+        Ok(())
     }
 
     /// Gives the pair to the engine with this output frame's timing (kept
@@ -1210,6 +1298,7 @@ impl VmafHip {
                 .map(|(n, p)| (n.to_string(), p.mean()))
                 .collect(),
             backend: state.backend.clone(),
+            pairing: state.pairings.counts,
         })
     }
 
@@ -1247,6 +1336,7 @@ impl VmafHip {
                 state.write_report(why)?;
                 state.index_offset = 0;
                 state.stream_pool = StreamPool::default();
+                state.pairings = live::Pairings::default();
                 state.last_timing = None;
                 state.total_duration = None;
             }
@@ -1409,6 +1499,7 @@ impl ObjectImpl for VmafHip {
                 glib::ParamSpecEnum::builder_with_default("log-level", DEFAULT_LOG_LEVEL).nick("Log level").blurb("Threshold of the vmafhip debug category").mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("backend", DEFAULT_BACKEND).nick("Backend").blurb("Where features are computed: auto (GPU if usable, else CPU with a warning), cpu, hip").mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("on-gpu-error", DEFAULT_ON_GPU_ERROR).nick("On GPU error").blurb("What a GPU error in the middle of a stream does: auto (cpu with backend=auto, fail with backend=hip), fail (the stream ends with the error), cpu (the CPU engine takes the stream over from the first frame not finished, with the same numbers; a warning names the error and the frame, and the messages' backend field says which frames ran where)").mutable_ready().build(),
+                glib::ParamSpecInt64::builder("late-frame-wait").nick("Late frame wait").blurb("Live pipelines: nanoseconds to wait, beyond the upstream latency, for a distorted frame that is late before the reference frame is scored against the distorted pad's last picture (counted as repeated); also, at start-up, the element waits up to 10 s for the distorted branch's first frame. Reported as the element's latency. -1: three frames' time at the reference's frame rate (100 ms when unknown); 0: no wait at all (a stalled pad's last picture is scored at once, and reference frames before the distorted branch's first frame pass through unscored)").minimum(-1).default_value(DEFAULT_LATE_FRAME_WAIT).mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("vendor", DEFAULT_VENDOR).nick("Vendor").blurb("GPU stack for the HIP backend: auto (AMD, then NVIDIA; VMAFHIP_VENDOR overrides), amd, nvidia").mutable_ready().build(),
                 glib::ParamSpecInt::builder("device-id").nick("Device").blurb("GPU index for the HIP backend").minimum(0).default_value(DEFAULT_DEVICE_ID).mutable_ready().build(),
                 glib::ParamSpecBoxed::builder::<gst::Structure>("stats").nick("Statistics").blurb("How input planes reached the GPU since start: planes-staged (copied on the host into staging memory), planes-pinned (uploaded from pinned memory: the element's pinned pool, or the sink pads' copy), planes-copied-on-arrival (planes the sink pads copied into pinned memory as frames arrived in ordinary memory: the luma, and the chroma where PSNR or speed_chroma read it; uploaded from there, they count under planes-pinned), planes-registered (host memory page-locked where it lay, NVIDIA), planes-device (GStreamer GPU memory, copied on the device); pinned-blocks (page-locked host blocks allocated for the sink pads' pools and copies, each recycled once its frame is done); gpu-memory: the GPU memory caps feature the sink pads take, or none").read_only().build(),
@@ -1476,6 +1567,7 @@ impl ObjectImpl for VmafHip {
             }
             "backend" => s.backend = value.get().unwrap(),
             "on-gpu-error" => s.on_gpu_error = value.get().unwrap(),
+            "late-frame-wait" => s.late_frame_wait = value.get().unwrap(),
             "device-id" => s.device_id = value.get().unwrap(),
             "vendor" => s.vendor = value.get().unwrap(),
             other => unreachable!("unknown property {other}"),
@@ -1535,6 +1627,7 @@ impl ObjectImpl for VmafHip {
             "log-level" => s.log_level.to_value(),
             "backend" => s.backend.to_value(),
             "on-gpu-error" => s.on_gpu_error.to_value(),
+            "late-frame-wait" => s.late_frame_wait.to_value(),
             "device-id" => s.device_id.to_value(),
             "vendor" => s.vendor.to_value(),
             other => unreachable!("unknown property {other}"),
@@ -1689,7 +1782,10 @@ impl AggregatorImpl for VmafHip {
             report,
             report_started: None,
             inputs: None,
+            pairings: live::Pairings::default(),
+            first_frame_delay: gst::ClockTime::ZERO,
         });
+        self.update_latency();
         Ok(())
     }
 
@@ -1815,6 +1911,10 @@ impl AggregatorImpl for VmafHip {
     }
 
     fn aggregate(&self, timeout: bool) -> Result<gst::FlowSuccess, gst::FlowError> {
+        if timeout {
+            // A live deadline passed: the distorted branch may not have started.
+            self.wait_for_first_distorted();
+        }
         let ret = self.parent_aggregate(timeout);
         if ret == Err(gst::FlowError::Eos) {
             // Every sink is done: last messages and the pooled score go out before EOS.
@@ -1824,6 +1924,13 @@ impl AggregatorImpl for VmafHip {
             }
         }
         ret
+    }
+
+    fn negotiated_src_caps(&self, caps: &gst::Caps) -> Result<(), gst::LoggableError> {
+        self.parent_negotiated_src_caps(caps)?;
+        // The default late-frame wait follows the reference's frame rate.
+        self.update_latency();
+        Ok(())
     }
 
     fn propose_allocation(
@@ -1905,8 +2012,8 @@ impl VideoAggregatorImpl for VmafHip {
     }
 
     /// One output frame: the reference passed on, and the pair scored.
-    /// Steps: an ended or missing reference; pass it on; a missing
-    /// distorted frame; a repeated reference; score; post the messages.
+    /// Steps: an ended or missing reference; pass it on; a repeated
+    /// reference; a missing distorted frame; score; post the messages.
     fn aggregate_frames(
         &self,
         token: &gst_video::subclass::AggregateFramesToken,
@@ -1919,25 +2026,26 @@ impl VideoAggregatorImpl for VmafHip {
         if let Some(r) = &reference {
             self.pass_reference_on(r, outbuf)?;
         }
+        if self.is_repeated_reference(reference.as_ref())? {
+            return Ok(gst::FlowSuccess::Ok);
+        }
         let Some(dist_frame) = self.dist_pad.prepared_frame(token) else {
             self.warn_once_no_distorted(outbuf)?;
             return Ok(gst::FlowSuccess::Ok);
         };
-        if self.is_repeated_reference(reference.as_ref())? {
-            return Ok(gst::FlowSuccess::Ok);
-        }
         self.check_frames(ref_frame.info(), dist_frame.info())?;
         // The input buffers stay referenced until a GPU backend has
         // uploaded from them (in place, when they are pinned memory).
         // They also let a failover to the CPU remake the pictures (no copy).
-        let (keep, replay): (Option<KeepAlive>, _) =
-            match (reference, self.dist_pad.current_buffer(token)) {
-                (Some(r), Some(d)) => {
-                    let replay = BufferReplay::of(&ref_frame, &dist_frame, (&r, &d));
-                    (Some(Box::new((r, d))), replay)
-                }
-                _ => (None, None),
-            };
+        let distorted = self.dist_pad.current_buffer(token);
+        self.note_pairing(running_time(&self.dist_pad, distorted.as_ref()))?;
+        let (keep, replay): (Option<KeepAlive>, _) = match (reference, distorted) {
+            (Some(r), Some(d)) => {
+                let replay = BufferReplay::of(&ref_frame, &dist_frame, (&r, &d));
+                (Some(Box::new((r, d))), replay)
+            }
+            _ => (None, None),
+        };
         let msgs = self
             .score(&ref_frame, &dist_frame, (keep, replay), outbuf)?
             .map_err(|err| {

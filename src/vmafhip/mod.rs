@@ -24,10 +24,12 @@
 //! Since: 0.1
 
 mod imp;
+mod live;
 mod pad;
 mod pinned_copy;
 mod pinned_pool;
 
+pub use live::Pairing;
 pub use pad::VmafHipPad;
 pub use pinned_pool::PinnedPool;
 
@@ -227,6 +229,10 @@ pub struct VmafPooledMessage {
     /// Mean of every other metric, by libvmaf name.
     pub features: Vec<(String, f64)>,
     pub backend: String,
+    /// How the reference frames were paired: `frames-fresh`,
+    /// `frames-repeated`, `frames-unscored` (live pipelines: see
+    /// `late-frame-wait`).
+    pub pairing: Pairing,
 }
 
 const CORE_FIELDS: &[&str] = &[
@@ -249,6 +255,9 @@ const CORE_FIELDS: &[&str] = &[
     "harmonic-mean",
     "frames",
     "reason",
+    "frames-fresh",
+    "frames-repeated",
+    "frames-unscored",
 ];
 
 /// The fields both message types end with: optional metrics, every other
@@ -355,7 +364,10 @@ impl From<&VmafPooledMessage> for gst::Structure {
             .field("max", m.max)
             .field("mean", m.mean)
             .field("harmonic-mean", m.harmonic_mean)
-            .field("frames", m.frames);
+            .field("frames", m.frames)
+            .field("frames-fresh", m.pairing.fresh)
+            .field("frames-repeated", m.pairing.repeated)
+            .field("frames-unscored", m.pairing.unscored);
         finish(b, [m.psnr_y, m.ssim, m.ms_ssim], &m.features, &m.backend)
     }
 }
@@ -383,6 +395,11 @@ impl TryFrom<&gst::StructureRef> for VmafPooledMessage {
             ms_ssim: s.get("ms-ssim").ok(),
             features: extra_features(s),
             backend: s.get::<String>("backend").unwrap_or_default(),
+            pairing: Pairing {
+                fresh: s.get("frames-fresh").unwrap_or_default(),
+                repeated: s.get("frames-repeated").unwrap_or_default(),
+                unscored: s.get("frames-unscored").unwrap_or_default(),
+            },
         })
     }
 }
@@ -441,6 +458,11 @@ mod tests {
             ms_ssim: None,
             features: vec![("integer_motion2".into(), 3.0)],
             backend: "cpu".into(),
+            pairing: Pairing {
+                fresh: 10,
+                repeated: 2,
+                unscored: 1,
+            },
         };
         let s = gst::Structure::from(&m);
         assert_eq!(VmafPooledMessage::try_from(s.as_ref()).unwrap(), m);

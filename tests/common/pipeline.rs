@@ -1,7 +1,27 @@
-//! What the element said on a pipeline's bus: shared by the element and GPU
-//! memory tests.
+//! Pipelines with the element, and what it said on their bus: shared by
+//! the element, live and GPU memory tests.
 
+use gst::prelude::*;
 use gstvmafhip::{VmafFrameMessage, VmafPooledMessage};
+use std::sync::Once;
+
+/// GStreamer initialised, with the plugin registered (once per process).
+pub fn init() {
+    static INIT: Once = Once::new();
+    INIT.call_once(|| {
+        gst::init().unwrap();
+        gstvmafhip::plugin_register_static().unwrap();
+    });
+}
+
+/// The pipeline a gst-launch description describes, the plugin registered.
+pub fn launch(desc: &str) -> gst::Pipeline {
+    init();
+    gst::parse::launch(desc)
+        .unwrap()
+        .downcast::<gst::Pipeline>()
+        .unwrap()
+}
 
 #[derive(Debug, Default)]
 pub struct Outcome {
