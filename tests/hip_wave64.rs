@@ -20,12 +20,12 @@ mod common;
 
 use common::parity::{
     FLOAT_OPTION_MODELS, Seq, config, diff, failover_scorer, golden_runs_bit_exact, hip_scorer,
-    push_seq, sizes_bit_exact,
+    push_seq, sizes_bit_exact, where_it_ran,
 };
 use common::{golden_runs, golden_runs_features, golden_runs_v1};
 use gst::prelude::*;
 use gstvmafhip::hip::{HipBackend, HipOptions};
-use gstvmafhip::vmaf::{Engine, FeatureBackend, Picture, PixelFormat, Plane, Scorer};
+use gstvmafhip::vmaf::{Engine, FailoverNote, FeatureBackend, Picture, PixelFormat, Plane, Scorer};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -276,6 +276,9 @@ fn temporal_extractors_under_subsample_at_wave64() {
 /// read-back, a failed set-up, a lost device), at the first frame,
 /// mid-stream and in the drain at the end: the stream moves to the CPU
 /// engine and every frame's scores equal the CPU engine's, each frame once.
+/// For v0.6.1 with every extractor beside it, and v1 (CAMBI, speed_chroma,
+/// motion's five-frame window); a fault strikes once per process, so each
+/// (fault, model) runs in a child of its own.
 #[test]
 fn gpu_faults_fail_over_to_the_cpu_at_wave64() {
     const NAME: &str = "gpu_faults_fail_over_to_the_cpu_at_wave64";
@@ -291,10 +294,52 @@ fn gpu_faults_fail_over_to_the_cpu_at_wave64() {
             "device-lost:frame=6",
             "device-lost:frame=11",
         ] {
-            in_emulator(NAME, &[("VMAFHIP_FAULT", spec)]);
+            for model in ["vmaf_v0.6.1", "vmaf_v1.0.16_3d0h"] {
+                in_emulator(NAME, &[("VMAFHIP_FAULT", spec), (MODEL, model)]);
+            }
         }
         return;
     }
+    let moves = faulty_run(false);
+    assert_eq!(moves.len(), 1, "one move to the CPU: {moves:?}");
+}
+
+/// `on-gpu-error=retry`: after each of several faults the stream moves to
+/// the CPU and comes back to a GPU opened again at the next frame (primed
+/// with the two frames before it), ending on the GPU, every frame's scores
+/// equal to the CPU engine's.
+#[test]
+fn gpu_faults_and_returns_at_wave64() {
+    const NAME: &str = "gpu_faults_and_returns_at_wave64";
+    if std::env::var_os(CHILD).is_none() {
+        for spec in [
+            "launch:frame=0,sync:frame=4,device-lost:frame=8",
+            "alloc:frame=0,launch:frame=3,sync:frame=7",
+        ] {
+            for model in ["vmaf_v0.6.1", "vmaf_v1.0.16_3d0h"] {
+                in_emulator(NAME, &[("VMAFHIP_FAULT", spec), (MODEL, model)]);
+            }
+        }
+        return;
+    }
+    let moves = faulty_run(true);
+    assert_eq!(
+        moves.iter().filter(|m| m.error.is_some()).count(),
+        3,
+        "{moves:?}"
+    );
+    assert!(
+        moves.last().is_some_and(|m| m.error.is_none()),
+        "ends on the GPU: {moves:?}"
+    );
+}
+
+/// The model a fault child runs.
+const MODEL: &str = "VMAFHIP_TEST_MODEL";
+
+/// In a fault child: 12 frames of its model through the failover engine
+/// (with `retry` or not), compared with the CPU engine; the moves it made.
+fn faulty_run(retry: bool) -> Vec<FailoverNote> {
     let seq = Seq {
         w: 320,
         h: 240,
@@ -302,41 +347,43 @@ fn gpu_faults_fail_over_to_the_cpu_at_wave64() {
         bpc: 10,
         pad: 2,
     };
-    // v0.6.1 with every extractor beside it; v1 (CAMBI, speed_chroma,
-    // motion's five-frame window).
-    for model in ["vmaf_v0.6.1", "vmaf_v1.0.16_3d0h"] {
-        let c = config(model == "vmaf_v0.6.1", model);
-        let mut gpu = failover_scorer(&c).expect("emulated device");
-        let mut cpu = Scorer::cpu(&c).unwrap();
-        let (a, b) = (
-            push_seq(&mut cpu, &seq, 12, None),
-            push_seq(&mut gpu, &seq, 12, None),
-        );
-        assert_eq!((a.len(), b.len()), (12, 12), "{model}: every frame once");
-        let bad = diff(&a, &b);
-        assert!(bad.is_empty(), "{model}: {}", bad.join("\n"));
-        let note = gpu
-            .failover()
-            .expect("the fault moved the stream to the CPU");
-        eprintln!(
-            "  {model}: {} frames identical, on the CPU from frame {} ({})",
-            b.len(),
-            note.frame,
-            note.error
-        );
-    }
+    let model = std::env::var(MODEL).unwrap();
+    let c = config(model == "vmaf_v0.6.1", &model);
+    let mut gpu = failover_scorer(&c, retry).expect("emulated device");
+    let mut cpu = Scorer::cpu(&c).unwrap();
+    let (a, b) = (
+        push_seq(&mut cpu, &seq, 12, None),
+        push_seq(&mut gpu, &seq, 12, None),
+    );
+    assert_eq!((a.len(), b.len()), (12, 12), "{model}: every frame once");
+    let bad = diff(&a, &b);
+    assert!(bad.is_empty(), "{model}: {}", bad.join("\n"));
+    eprintln!(
+        "  {model}: {} frames identical, {}",
+        b.len(),
+        where_it_ran(gpu.failover())
+    );
+    gpu.failover().to_vec()
 }
 
-/// The element with the default `on-gpu-error` (and `backend=auto`): a
-/// read-back fault mid-stream posts a warning naming the frame, the CPU
-/// engine takes over, and every frame's score equals a CPU-only run; the
-/// pooled message's backend says which frames ran where. With
-/// `backend=hip` the same fault ends the stream, as `on-gpu-error=auto`
-/// means there.
+/// The element, a read-back fault at frame 8 (each setting in a child of
+/// its own: a fault strikes once per process):
+/// - by default (`backend=auto`, so `on-gpu-error=retry`; here with
+///   `gpu-retry-delay=0`), a warning names the frame, the CPU engine takes
+///   over and the GPU comes back at the next frame;
+/// - with `on-gpu-error=cpu` the stream stays on the CPU;
+/// - either way every frame's score equals a CPU-only run, and the pooled
+///   message's backend says which frames ran where;
+/// - with `backend=hip` the fault ends the stream (`on-gpu-error=auto`
+///   means `fail` there).
 #[test]
 fn the_element_fails_over_at_wave64() {
     const NAME: &str = "the_element_fails_over_at_wave64";
-    if !in_emulator(NAME, &[("VMAFHIP_FAULT", "sync:frame=8")]) {
+    const PROPS: &str = "VMAFHIP_TEST_PROPS";
+    if std::env::var_os(CHILD).is_none() {
+        for props in ["gpu-retry-delay=0", "on-gpu-error=cpu", "backend=hip"] {
+            in_emulator(NAME, &[("VMAFHIP_FAULT", "sync:frame=8"), (PROPS, props)]);
+        }
         return;
     }
     gst::init().unwrap();
@@ -357,8 +404,18 @@ fn the_element_fails_over_at_wave64() {
         pipeline.set_state(gst::State::Null).unwrap();
         out
     };
+    let props = std::env::var(PROPS).unwrap();
     let cpu = run("backend=cpu");
-    let gpu = run("");
+    let gpu = run(&props);
+    if props == "backend=hip" {
+        assert!(
+            gpu.errors.iter().any(|e| e.contains("injected fault")),
+            "{:?}",
+            gpu.errors
+        );
+        eprintln!("  backend=hip: {}", gpu.errors[0]);
+        return;
+    }
     assert!(gpu.errors.is_empty(), "{:?}", gpu.errors);
     assert_eq!(gpu.frames.len(), 24);
     for (a, b) in cpu.frames.iter().zip(&gpu.frames) {
@@ -370,18 +427,17 @@ fn the_element_fails_over_at_wave64() {
         .find(|w| w.contains("GPU error at frame"));
     assert!(warned.is_some(), "{:?}", gpu.warnings);
     let pooled = &gpu.pooled.last().expect("pooled").backend;
-    assert!(pooled.contains("then cpu"), "{pooled}");
+    let moved = if props == "on-gpu-error=cpu" {
+        "then cpu"
+    } else {
+        "after GPU errors"
+    };
+    assert!(pooled.contains(moved), "{pooled}");
     assert_eq!(
         gpu.pooled.last().unwrap().score,
         cpu.pooled.last().unwrap().score
     );
-    let strict = run("backend=hip");
-    assert!(
-        strict.errors.iter().any(|e| e.contains("injected fault")),
-        "{:?}",
-        strict.errors
-    );
-    eprintln!("  {}; pooled backend: {pooled}", warned.unwrap());
+    eprintln!("  {props}: {}; pooled backend: {pooled}", warned.unwrap());
 }
 
 /// The same frames with the threads of every block run in index order and

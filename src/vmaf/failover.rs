@@ -14,6 +14,13 @@
 //! and every later frame. The two engines are bit-exact twins, so the
 //! scores are the GPU's (ciede2000 within the device libm's 1e-6).
 //!
+//! With a [`Retry`], the GPU is opened again after a back-off (doubling
+//! after each failed return, up to a minute), and the stream goes back to
+//! it at a frame boundary: the CPU's frames are all collected first, and the
+//! new GPU backend is given the two frames before (their features computed
+//! again and dropped), so that it holds the previous pictures the next
+//! frame reads. While on the CPU, those two frames are kept for this.
+//!
 //! Pictures in GPU memory cannot be copied in on the host: a stream of them
 //! keeps no history, and a GPU error there ends it as before.
 
@@ -26,13 +33,61 @@ use super::{
 };
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-/// Where a stream moved to the CPU: the first frame the CPU computed and
-/// the GPU's error.
+/// Where a stream moved between the engines: the first frame the other
+/// engine computed, that engine, and, for a move to the CPU, the GPU's
+/// error (None: the GPU came back).
 #[derive(Clone, Debug, PartialEq)]
 pub struct FailoverNote {
     pub frame: u64,
-    pub error: String,
+    pub engine: String,
+    pub error: Option<String>,
+}
+
+/// The longest back-off between attempts to reopen the GPU.
+const MAX_RETRY_DELAY: Duration = Duration::from_secs(60);
+
+/// How a failed GPU is opened again, and when.
+pub struct Retry<G> {
+    reopen: Box<dyn FnMut() -> Result<G, VmafError> + Send>,
+    /// The back-off after a GPU that worked fails.
+    first: Duration,
+    /// The back-off after the next failure.
+    delay: Duration,
+    /// When the next attempt is due, while on the CPU.
+    due: Option<Instant>,
+}
+
+impl<G> Retry<G> {
+    /// Reopens with `reopen`, `delay` after a GPU error (doubling while
+    /// the GPU keeps failing, up to a minute).
+    pub fn new(
+        reopen: impl FnMut() -> Result<G, VmafError> + Send + 'static,
+        delay: Duration,
+    ) -> Self {
+        Self {
+            reopen: Box::new(reopen),
+            first: delay,
+            delay,
+            due: None,
+        }
+    }
+
+    /// The GPU failed: the next attempt after the back-off, which doubles.
+    fn failed(&mut self) {
+        self.due = Some(Instant::now() + self.delay);
+        self.delay = (self.delay * 2).clamp(Duration::from_millis(1), MAX_RETRY_DELAY);
+    }
+
+    /// The GPU came back and computed a frame: the back-off starts over.
+    fn worked(&mut self) {
+        self.delay = self.first;
+    }
+
+    fn is_due(&self) -> bool {
+        self.due.is_some_and(|d| Instant::now() >= d)
+    }
 }
 
 /// Samples as they came: 8-bit, or 9..16-bit in `u16`.
@@ -112,12 +167,11 @@ impl PictureCopy {
         };
     }
 
-    /// The copy as the CPU backend's frame (of its format, with only the
-    /// luma where only the luma was copied).
-    fn frame(&self) -> Result<Frame, VmafError> {
+    /// Calls `f` with the copy as a picture (of its format, or GRAY where
+    /// only the luma was copied).
+    fn picture<R>(&self, f: impl FnOnce(&Picture<'_>) -> R) -> Result<R, VmafError> {
         let chroma = self.sizes.len() > 1;
-        // A luma-only copy is a valid picture as GRAY; the frame keeps the
-        // stream's format.
+        // A luma-only copy is a valid picture as GRAY.
         let format = if chroma {
             self.format
         } else {
@@ -145,7 +199,13 @@ impl PictureCopy {
                 Picture::new_u16(format, self.bpc, &planes?)?
             }
         };
-        let mut frame = Frame::from_picture(&pic, chroma);
+        Ok(f(&pic))
+    }
+
+    /// The copy as the CPU backend's frame, which keeps the stream's format.
+    fn frame(&self) -> Result<Frame, VmafError> {
+        let chroma = self.sizes.len() > 1;
+        let mut frame = self.picture(|pic| Frame::from_picture(pic, chroma))?;
         frame.format = self.format;
         Ok(frame)
     }
@@ -172,6 +232,30 @@ impl Pictures {
             }
         }
     }
+
+    /// Gives the pair to `backend` again, as frame `index`.
+    fn submit_to(
+        &self,
+        backend: &mut dyn FeatureBackend,
+        (index, scored): (u64, bool),
+    ) -> Result<(), VmafError> {
+        let mut submit = |r: &Picture<'_>, d: &Picture<'_>, replay| {
+            backend.submit(FrameInput {
+                index,
+                scored,
+                reference: r,
+                distorted: d,
+                keep: None,
+                replay,
+            })
+        };
+        match self {
+            Pictures::Copied([r, d]) => r.picture(|r| d.picture(|d| submit(r, d, None)))??,
+            Pictures::Replay(replay) => {
+                replay.pictures(&mut |r, d| submit(r, d, Some(replay.clone())))
+            }
+        }
+    }
 }
 
 /// One frame's pictures, kept until the frames after it no longer need them.
@@ -187,8 +271,9 @@ pub struct Failover<G: FeatureBackend> {
     cpu: Option<CpuBackend>,
     plan: Plan,
     threads: usize,
-    /// Frames since the last flush not collected yet, and up to two
-    /// collected ones before them.
+    /// On the GPU: frames since the last flush not collected yet, and up
+    /// to two collected ones before them. On the CPU with a retry: the two
+    /// frames submitted last.
     kept: VecDeque<Kept>,
     /// Collected frames at the front of `kept`.
     collected: usize,
@@ -196,7 +281,14 @@ pub struct Failover<G: FeatureBackend> {
     copies: bool,
     /// Copies no frame holds any more, for the next frames.
     spare: Vec<PictureCopy>,
-    note: Option<FailoverNote>,
+    /// Every move between the engines, in order.
+    moves: Vec<FailoverNote>,
+    retry: Option<Retry<G>>,
+    /// The CPU's last features, collected before the GPU came back.
+    ready: Vec<RawFeatures>,
+    /// Features a reopened GPU gives first for the frames it was primed
+    /// with (already delivered by the CPU): dropped.
+    primed: usize,
 }
 
 impl<G: FeatureBackend> Failover<G> {
@@ -212,8 +304,17 @@ impl<G: FeatureBackend> Failover<G> {
             collected: 0,
             copies: true,
             spare: Vec::new(),
-            note: None,
+            moves: Vec::new(),
+            retry: None,
+            ready: Vec::new(),
+            primed: 0,
         }
+    }
+
+    /// Goes back to a GPU that `retry` opens after an error.
+    pub fn with_retry(mut self, retry: Retry<G>) -> Self {
+        self.retry = Some(retry);
+        self
     }
 
     /// Keeps a host copy of the frame (nothing for pictures in GPU memory).
@@ -229,7 +330,8 @@ impl<G: FeatureBackend> Failover<G> {
         let pictures = match &input.replay {
             Some(replay) => Pictures::Replay(replay.clone()),
             None => {
-                let chroma = self.plan.reads_chroma();
+                // A GPU primed again from the copies needs whole pictures.
+                let chroma = self.plan.reads_chroma() || self.retry.is_some();
                 let mut copy = |pic: &Picture<'_>| {
                     let mut c = self.spare.pop().unwrap_or_else(PictureCopy::new);
                     c.fill(pic, chroma);
@@ -255,6 +357,14 @@ impl<G: FeatureBackend> Failover<G> {
         {
             self.spare.extend(copies);
         }
+    }
+
+    /// Forgets the kept frames (a new sequence starts).
+    fn forget(&mut self) {
+        while !self.kept.is_empty() {
+            self.drop_oldest();
+        }
+        self.collected = 0;
     }
 
     /// Frames collected from the GPU: the copies before them no longer
@@ -283,6 +393,7 @@ impl<G: FeatureBackend> Failover<G> {
             return Err(err);
         }
         self.gpu = None;
+        self.primed = 0;
         let mut cpu = CpuBackend::new(self.plan.clone(), self.threads);
         let chroma = self.plan.reads_chroma();
         let done: Vec<&Kept> = self.kept.iter().take(self.collected).collect();
@@ -298,24 +409,103 @@ impl<G: FeatureBackend> Failover<G> {
             one.map(|[_, d]| d),
         );
         let pending: Vec<&Kept> = self.kept.iter().skip(self.collected).collect();
-        self.note = Some(FailoverNote {
-            frame: pending.first().map_or(0, |k| k.index),
-            error: err.to_string(),
+        let next = self.kept.back().map_or(0, |k| k.index + 1);
+        self.moves.push(FailoverNote {
+            frame: pending.first().map_or(next, |k| k.index),
+            engine: cpu.describe(),
+            error: Some(err.to_string()),
         });
         for k in pending {
             let [r, d] = k.pictures.frames(chroma)?;
             cpu.submit_frames((k.index, k.scored), r, d)?;
         }
-        self.kept.clear();
-        self.collected = 0;
         self.cpu = Some(cpu);
+        if let Some(r) = &mut self.retry {
+            r.failed();
+        }
+        // On the CPU, only a retry needs frames: the last two submitted.
+        let keep = if self.retry.is_some() { 2 } else { 0 };
+        while self.kept.len() > keep {
+            self.drop_oldest();
+        }
+        self.collected = self.kept.len();
         Ok(())
+    }
+
+    /// On the CPU, when a retry is due: opens the GPU again and gives it
+    /// the two frames before frame `next` (their features to be dropped),
+    /// then collects every frame the CPU has and leaves it. A GPU that will
+    /// not open, or fails while primed, leaves the stream on the CPU until
+    /// the next attempt.
+    fn go_back(&mut self, next: u64) -> Result<(), VmafError> {
+        let Some(retry) = self.retry.as_mut().filter(|r| r.is_due()) else {
+            return Ok(());
+        };
+        let primed = (retry.reopen)().and_then(|mut gpu| {
+            for k in &self.kept {
+                k.pictures.submit_to(&mut gpu, (k.index, k.scored))?;
+            }
+            Ok(gpu)
+        });
+        let Ok(gpu) = primed else {
+            self.retry.as_mut().expect("a retry").failed();
+            return Ok(());
+        };
+        let raws = self.cpu()?.collect(true)?;
+        self.ready.extend(raws);
+        self.cpu = None;
+        self.moves.push(FailoverNote {
+            frame: next,
+            engine: gpu.describe(),
+            error: None,
+        });
+        self.gpu = Some(gpu);
+        self.primed = self.kept.len();
+        self.collected = self.kept.len();
+        Ok(())
+    }
+
+    /// The GPU's features less those of the frames it was primed with,
+    /// after what the CPU delivered before.
+    fn from_gpu(&mut self, mut raws: Vec<RawFeatures>) -> Vec<RawFeatures> {
+        let drop = self.primed.min(raws.len());
+        raws.drain(..drop);
+        self.primed -= drop;
+        if !raws.is_empty()
+            && let Some(r) = &mut self.retry
+        {
+            r.worked();
+        }
+        self.collected_up_to(&raws);
+        self.with_ready(raws)
+    }
+
+    /// `raws` after the CPU's features collected before the GPU came back.
+    fn with_ready(&mut self, raws: Vec<RawFeatures>) -> Vec<RawFeatures> {
+        if self.ready.is_empty() {
+            return raws;
+        }
+        let mut out = std::mem::take(&mut self.ready);
+        out.extend(raws);
+        out
     }
 
     fn cpu(&mut self) -> Result<&mut CpuBackend, VmafError> {
         self.cpu
             .as_mut()
             .ok_or_else(|| VmafError::Backend("no backend after a GPU failure".into()))
+    }
+
+    /// On the CPU: keeps the frame for a retry (the last two), then submits it.
+    fn submit_to_cpu(&mut self, input: FrameInput<'_>) -> Result<(), VmafError> {
+        if self.retry.is_some() {
+            self.keep(&input);
+            while self.kept.len() > 2 {
+                self.drop_oldest();
+            }
+            self.collected = self.kept.len();
+        }
+        self.cpu()?.submit(input)
     }
 }
 
@@ -329,8 +519,11 @@ impl<G: FeatureBackend> FeatureBackend for Failover<G> {
     }
 
     fn submit(&mut self, input: FrameInput<'_>) -> Result<(), VmafError> {
-        if let Some(cpu) = &mut self.cpu {
-            return cpu.submit(input);
+        if self.cpu.is_some() {
+            self.go_back(input.index)?;
+        }
+        if self.cpu.is_some() {
+            return self.submit_to_cpu(input);
         }
         self.keep(&input);
         let gpu = self.gpu.as_mut().expect("a backend");
@@ -345,35 +538,36 @@ impl<G: FeatureBackend> FeatureBackend for Failover<G> {
     fn collect(&mut self, wait: bool) -> Result<Vec<RawFeatures>, VmafError> {
         if let Some(gpu) = &mut self.gpu {
             match gpu.collect(wait) {
-                Ok(raws) => {
-                    self.collected_up_to(&raws);
-                    return Ok(raws);
-                }
+                Ok(raws) => return Ok(self.from_gpu(raws)),
                 Err(e) => self.fail_over(e)?,
             }
         }
-        self.cpu()?.collect(wait)
+        let raws = self.cpu()?.collect(wait)?;
+        Ok(self.with_ready(raws))
     }
 
     fn flush(&mut self) -> Result<Vec<RawFeatures>, VmafError> {
         if let Some(gpu) = &mut self.gpu {
             match gpu.flush() {
                 Ok(raws) => {
+                    let raws = self.from_gpu(raws);
                     // The next frame starts a new sequence: nothing before it.
-                    self.kept.clear();
-                    self.collected = 0;
+                    self.forget();
                     return Ok(raws);
                 }
                 Err(e) => self.fail_over(e)?,
             }
         }
-        self.cpu()?.flush()
+        let raws = self.cpu()?.flush()?;
+        self.forget();
+        Ok(self.with_ready(raws))
     }
 
     fn reset(&mut self) -> Result<(), VmafError> {
-        self.kept.clear();
-        self.collected = 0;
+        self.forget();
         self.copies = true;
+        self.ready.clear();
+        self.primed = 0;
         match (&mut self.gpu, &mut self.cpu) {
             (Some(g), _) => g.reset(),
             (None, Some(c)) => c.reset(),
@@ -392,9 +586,51 @@ impl<G: FeatureBackend> FeatureBackend for Failover<G> {
             .unwrap_or_default()
     }
 
-    fn failover(&self) -> Option<FailoverNote> {
-        self.note.clone()
+    fn failover(&self) -> &[FailoverNote] {
+        &self.moves
     }
+}
+
+/// Which engine computed which frames: `first` (the GPU's description)
+/// and the `moves` after it, with frame numbers `offset` later.
+pub fn engines_line(first: &str, moves: &[FailoverNote], offset: u64) -> String {
+    let Some(last_error) = moves.iter().rev().find_map(|m| m.error.as_deref()) else {
+        return first.to_string();
+    };
+    if let [m] = moves {
+        let f = m.frame + offset;
+        return if f == 0 {
+            format!(
+                "{} for every frame: {first} failed before delivering one (GPU error: {last_error})",
+                m.engine
+            )
+        } else {
+            format!(
+                "{first} before frame {f}, then {} from frame {f} on (GPU error: {last_error})",
+                m.engine
+            )
+        };
+    }
+    let cpu = moves
+        .iter()
+        .find(|m| m.error.is_some())
+        .map_or("cpu", |m| m.engine.as_str());
+    // The CPU's spans: each move to it, to the GPU's return after it.
+    let mut spans = Vec::new();
+    for (i, m) in moves.iter().enumerate().filter(|(_, m)| m.error.is_some()) {
+        let from = m.frame + offset;
+        spans.push(match moves.get(i + 1) {
+            Some(back) if back.frame + offset > from => {
+                format!("{from}-{}", back.frame + offset - 1)
+            }
+            Some(_) => continue,
+            None => format!("from {from} on"),
+        });
+    }
+    format!(
+        "{first}, and {cpu} for frames {} after GPU errors (the last: {last_error})",
+        spans.join(", ")
+    )
 }
 
 #[cfg(test)]
@@ -474,24 +710,92 @@ mod tests {
         }
     }
 
+    fn faulty(plan: &Plan, fail_at: u64, in_collect: bool) -> Faulty {
+        Faulty {
+            inner: CpuBackend::new(plan.clone(), 1),
+            fail_at,
+            in_collect,
+            failed: false,
+        }
+    }
+
     fn fail_at_each_place(config: &EngineConfig) {
         let want = run(&mut Scorer::cpu(config).unwrap(), 10);
         for (fail_at, in_collect) in [(0, false), (4, false), (4, true), (9, true)] {
             let plan = config.plan().unwrap();
-            let faulty = Faulty {
-                inner: CpuBackend::new(plan.clone(), 1),
-                fail_at,
-                in_collect,
-                failed: false,
-            };
-            let mut e = Scorer::with_backend(config, Failover::new(faulty, plan, 1)).unwrap();
+            let failover = Failover::new(faulty(&plan, fail_at, in_collect), plan, 1);
+            let mut e = Scorer::with_backend(config, failover).unwrap();
             let got = run(&mut e, 10);
             assert_eq!(got, want, "fault at {fail_at} (collect: {in_collect})");
-            let note = e.failover().expect("moved to the CPU");
+            let [note] = e.failover() else {
+                panic!("one move to the CPU: {:?}", e.failover())
+            };
             assert!(
-                note.frame <= fail_at && note.error.contains("injected"),
+                note.frame <= fail_at
+                    && note.error.as_ref().is_some_and(|e| e.contains("injected")),
                 "{note:?}"
             );
         }
+    }
+
+    /// With a retry (no back-off), the stream goes back to a "GPU" opened
+    /// again at the next frame, primed with the frames before it, and
+    /// every frame's scores stay the CPU engine's.
+    #[test]
+    fn a_retry_goes_back_to_the_reopened_backend() {
+        let mut config = EngineConfig::new(ModelSet::load("vmaf_v0.6.1").unwrap());
+        config.psnr = true;
+        let want = run(&mut Scorer::cpu(&config).unwrap(), 10);
+        for (fail_at, in_collect) in [(0, false), (4, false), (4, true), (6, false)] {
+            let plan = config.plan().unwrap();
+            let reopen_plan = plan.clone();
+            let retry = Retry::new(
+                move || Ok(faulty(&reopen_plan, u64::MAX, false)),
+                Duration::ZERO,
+            );
+            let failover =
+                Failover::new(faulty(&plan, fail_at, in_collect), plan, 1).with_retry(retry);
+            let mut e = Scorer::with_backend(&config, failover).unwrap();
+            let got = run(&mut e, 10);
+            assert_eq!(got, want, "fault at {fail_at} (collect: {in_collect})");
+            let [away, back] = e.failover() else {
+                panic!("away and back: {:?}", e.failover())
+            };
+            assert!(
+                away.error.is_some() && back.error.is_none(),
+                "{away:?} {back:?}"
+            );
+            assert!(
+                away.frame <= fail_at && back.frame > away.frame,
+                "{away:?} {back:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_engines_line_says_which_frames_ran_where() {
+        let to_cpu = |frame| FailoverNote {
+            frame,
+            engine: "cpu (2 threads)".into(),
+            error: Some(format!("failed at {frame}")),
+        };
+        let back = |frame| FailoverNote {
+            frame,
+            engine: "hip: GPU".into(),
+            error: None,
+        };
+        assert_eq!(engines_line("hip: GPU", &[], 0), "hip: GPU");
+        assert_eq!(
+            engines_line("hip: GPU", &[to_cpu(8)], 0),
+            "hip: GPU before frame 8, then cpu (2 threads) from frame 8 on (GPU error: failed at 8)"
+        );
+        assert_eq!(
+            engines_line("hip: GPU", &[to_cpu(0)], 0),
+            "cpu (2 threads) for every frame: hip: GPU failed before delivering one (GPU error: failed at 0)"
+        );
+        assert_eq!(
+            engines_line("hip: GPU", &[to_cpu(8), back(10), to_cpu(20)], 100),
+            "hip: GPU, and cpu (2 threads) for frames 108-109, from 120 on after GPU errors (the last: failed at 20)"
+        );
     }
 }

@@ -20,7 +20,7 @@ pub mod y4m;
 pub mod yuv;
 
 pub use cpu::CpuBackend;
-pub use failover::{Failover, FailoverNote};
+pub use failover::{Failover, FailoverNote, Retry};
 pub use features::{Plan, RawFeatures};
 pub use model::{Bootstrap, ModelFlags, ModelSet};
 pub use picture::{DevicePlane, Frame, Picture, PixelFormat, Plane};
@@ -152,9 +152,9 @@ pub trait FeatureBackend: Send {
     fn input_counts(&self) -> InputCounts {
         InputCounts::default()
     }
-    /// Where the stream moved from the GPU to the CPU ([`Failover`]).
-    fn failover(&self) -> Option<FailoverNote> {
-        None
+    /// Every move of the stream between the GPU and the CPU ([`Failover`]).
+    fn failover(&self) -> &[FailoverNote] {
+        &[]
     }
 }
 
@@ -199,8 +199,8 @@ pub trait Engine: Send {
     fn reads_device_memory(&self) -> bool;
     /// How the input planes reached the GPU so far.
     fn input_counts(&self) -> InputCounts;
-    /// Where the stream moved from the GPU to the CPU, once it has.
-    fn failover(&self) -> Option<FailoverNote> {
-        None
+    /// Every move of the stream between the GPU and the CPU, in order.
+    fn failover(&self) -> &[FailoverNote] {
+        &[]
     }
 }

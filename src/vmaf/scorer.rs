@@ -484,7 +484,7 @@ impl<B: FeatureBackend> Engine for Scorer<B> {
         self.backend.input_counts()
     }
 
-    fn failover(&self) -> Option<super::FailoverNote> {
+    fn failover(&self) -> &[super::FailoverNote] {
         self.backend.failover()
     }
 }

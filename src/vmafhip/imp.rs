@@ -13,7 +13,7 @@ use crate::report;
 use crate::vmaf::output::{Format, ResultsWriter};
 use crate::vmaf::{
     self, DevicePlane, Engine, EngineConfig, Failover, FrameScores, KeepAlive, ModelFlags,
-    ModelSet, Picture, PixelFormat, Plane, PooledScores, Scorer,
+    ModelSet, Picture, PixelFormat, Plane, PooledScores, Retry, Scorer,
 };
 use gst::glib;
 use gst::prelude::*;
@@ -53,6 +53,7 @@ const DEFAULT_BACKEND: Backend = Backend::Auto;
 const DEFAULT_VENDOR: Vendor = Vendor::Auto;
 const DEFAULT_ON_GPU_ERROR: OnGpuError = OnGpuError::Auto;
 const DEFAULT_DEVICE_ID: i32 = 0;
+const DEFAULT_GPU_RETRY_DELAY: u32 = 1000;
 /// -1: three frames' time (`live::late_frame_wait`).
 const DEFAULT_LATE_FRAME_WAIT: i64 = -1;
 
@@ -97,6 +98,8 @@ struct Settings {
     device_id: i32,
     vendor: Vendor,
     on_gpu_error: OnGpuError,
+    /// Milliseconds before a failed GPU is opened again (`on-gpu-error=retry`).
+    gpu_retry_delay: u32,
     /// Nanoseconds a live pipeline waits for a late distorted frame (`live`).
     late_frame_wait: i64,
 }
@@ -127,6 +130,7 @@ impl Default for Settings {
             vendor: DEFAULT_VENDOR,
             on_gpu_error: DEFAULT_ON_GPU_ERROR,
             late_frame_wait: DEFAULT_LATE_FRAME_WAIT,
+            gpu_retry_delay: DEFAULT_GPU_RETRY_DELAY,
         }
     }
 }
@@ -397,8 +401,13 @@ struct State {
     size: (usize, usize),
     /// Whether the engine's move from the GPU to the CPU was noted, and
     /// the warning about it until it is posted.
-    failed_over: bool,
-    failover_warning: Option<String>,
+    moves_seen: usize,
+    /// The engine's first backend (the GPU), which `backend` names with
+    /// the moves after it.
+    first_backend: String,
+    /// Messages about the moves, until they are posted: warnings (a GPU
+    /// error) and infos (the GPU back).
+    engine_notices: Vec<(bool, String)>,
     /// The last scored frame's timing and the frames' summed duration (None
     /// once a frame had none), for the pooled message.
     last_timing: Option<Pending>,
@@ -663,7 +672,17 @@ fn open_engine(s: &Settings) -> Result<Opened, gst::ErrorMessage> {
         let backend = HipBackend::new(plan.clone(), &options).map_err(|e| e.to_string())?;
         let device = backend.device().clone();
         let engine: Box<dyn Engine> = if s.on_gpu_error.fails_over(s.backend) {
-            let failover = Failover::new(backend, plan, config.threads);
+            let mut failover = Failover::new(backend, plan.clone(), config.threads);
+            if s.on_gpu_error.resolve(s.backend) == OnGpuError::Retry {
+                let delay = std::time::Duration::from_millis(s.gpu_retry_delay.into());
+                failover = failover.with_retry(Retry::new(
+                    move || {
+                        HipBackend::new(plan.clone(), &options)
+                            .map_err(|e| vmaf::VmafError::Backend(e.to_string()))
+                    },
+                    delay,
+                ));
+            }
             Box::new(Scorer::with_backend(&config, failover).map_err(|e| e.to_string())?)
         } else {
             Box::new(Scorer::with_backend(&config, backend).map_err(|e| e.to_string())?)
@@ -1061,6 +1080,8 @@ impl VmafHip {
                 return Ok(true);
             }
             st.last_ref = ref_time;
+            st.pairings
+                .reference(ref_time, reference.and_then(|b| b.duration()));
             st.report.is_some() && st.inputs.is_none()
         };
         if ask_inputs {
@@ -1142,45 +1163,58 @@ impl VmafHip {
     /// messages and the report carry names both and the frame where the CPU
     /// took over, and a warning waits to be posted.
     fn note_failover(state: &mut State) {
-        if state.failed_over {
+        let moves = state.engine.failover();
+        if moves.len() == state.moves_seen {
             return;
         }
-        let Some(note) = state.engine.failover() else {
-            return;
-        };
-        state.failed_over = true;
-        let first = note.frame + state.index_offset;
-        state.backend = if first == 0 {
-            format!(
-                "{} for every frame: {} failed before delivering one (GPU error: {})",
-                state.engine.describe(),
-                state.backend,
-                note.error
-            )
-        } else {
-            format!(
-                "{} before frame {first}, then {} from frame {first} on (GPU error: {})",
-                state.backend,
-                state.engine.describe(),
-                note.error
-            )
-        };
-        state.failover_warning = Some(format!(
-            "GPU error at frame {first} ({}): the CPU engine computes frame {first} and every later frame, with the same numbers",
-            note.error
-        ));
+        let retry =
+            state.settings.on_gpu_error.resolve(state.settings.backend) == OnGpuError::Retry;
+        for m in &moves[state.moves_seen..] {
+            let f = m.frame + state.index_offset;
+            state.engine_notices.push(match &m.error {
+                Some(e) => (
+                    true,
+                    format!(
+                        "GPU error at frame {f} ({e}): the CPU engine computes frame {f} and every later frame{}, with the same numbers",
+                        if retry { " until the GPU is back" } else { "" }
+                    ),
+                ),
+                None => (
+                    false,
+                    format!("the GPU is back: it computes frame {f} and every later frame"),
+                ),
+            });
+        }
+        state.moves_seen = moves.len();
+        state.backend =
+            vmaf::failover::engines_line(&state.first_backend, moves, state.index_offset);
     }
 
-    /// Posts the failover warning, once, outside the state lock.
+    /// Posts the messages about the engine's moves, outside the state lock.
     fn post_failover_warning(&self) {
-        let warning = self
+        let notices = self
             .state
             .lock()
             .unwrap()
             .as_mut()
-            .and_then(|st| st.failover_warning.take());
-        if let Some(w) = warning {
-            gst::element_imp_warning!(self, gst::StreamError::Failed, ("{w}"), ["on-gpu-error"]);
+            .map(|st| std::mem::take(&mut st.engine_notices))
+            .unwrap_or_default();
+        for (warning, text) in notices {
+            if warning {
+                gst::element_imp_warning!(
+                    self,
+                    gst::StreamError::Failed,
+                    ("{text}"),
+                    ["on-gpu-error"]
+                );
+            } else {
+                gst::element_imp_info!(
+                    self,
+                    gst::StreamError::Failed,
+                    ("{text}"),
+                    ["on-gpu-error=retry"]
+                );
+            }
         }
     }
 
@@ -1498,8 +1532,9 @@ impl ObjectImpl for VmafHip {
                 glib::ParamSpecString::builder("features").nick("Extra features").blurb("Comma-separated extractors computed beside the model's and reported by their libvmaf names: cambi, speed_chroma, speed_temporal, float_psnr, float_ansnr, float_moment, ciede, psnr_hvs, float_adm, float_vif, float_motion").mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("log-level", DEFAULT_LOG_LEVEL).nick("Log level").blurb("Threshold of the vmafhip debug category").mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("backend", DEFAULT_BACKEND).nick("Backend").blurb("Where features are computed: auto (GPU if usable, else CPU with a warning), cpu, hip").mutable_ready().build(),
-                glib::ParamSpecEnum::builder_with_default("on-gpu-error", DEFAULT_ON_GPU_ERROR).nick("On GPU error").blurb("What a GPU error in the middle of a stream does: auto (cpu with backend=auto, fail with backend=hip), fail (the stream ends with the error), cpu (the CPU engine takes the stream over from the first frame not finished, with the same numbers; a warning names the error and the frame, and the messages' backend field says which frames ran where)").mutable_ready().build(),
-                glib::ParamSpecInt64::builder("late-frame-wait").nick("Late frame wait").blurb("Live pipelines: nanoseconds to wait, beyond the upstream latency, for a distorted frame that is late before the reference frame is scored against the distorted pad's last picture (counted as repeated); also, at start-up, the element waits up to 10 s for the distorted branch's first frame. Reported as the element's latency. -1: three frames' time at the reference's frame rate (100 ms when unknown); 0: no wait at all (a stalled pad's last picture is scored at once, and reference frames before the distorted branch's first frame pass through unscored)").minimum(-1).default_value(DEFAULT_LATE_FRAME_WAIT).mutable_ready().build(),
+                glib::ParamSpecEnum::builder_with_default("on-gpu-error", DEFAULT_ON_GPU_ERROR).nick("On GPU error").blurb("What a GPU error in the middle of a stream does: auto (retry with backend=auto, fail with backend=hip), fail (the stream ends with the error), cpu (the CPU engine takes the stream over from the first frame not finished, with the same numbers; a warning names the error and the frame, and the messages' backend field says which frames ran where), retry (as cpu, and the stream goes back to the GPU once it opens again, after gpu-retry-delay; an info message says from which frame)").mutable_ready().build(),
+                glib::ParamSpecUInt::builder("gpu-retry-delay").nick("GPU retry delay").blurb("With on-gpu-error=retry (the default with backend=auto): milliseconds after a GPU error before the GPU is opened again and the stream goes back to it; doubles after each failed return, up to a minute; 0 tries at the next frame").default_value(DEFAULT_GPU_RETRY_DELAY).mutable_ready().build(),
+                glib::ParamSpecInt64::builder("late-frame-wait").nick("Late frame wait").blurb("Live pipelines: nanoseconds to wait, beyond the upstream latency, for a distorted frame that is late before the reference frame is scored against the distorted pad's last picture (counted as repeated); also, at start-up, the element waits up to 10 s for the distorted branch's first frame. Reported as the element's latency. -1: three frames' time at the reference's frame rate, at least 40 ms (100 ms when unknown); 0: no wait at all (a stalled pad's last picture is scored at once, and reference frames before the distorted branch's first frame pass through unscored)").minimum(-1).default_value(DEFAULT_LATE_FRAME_WAIT).mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("vendor", DEFAULT_VENDOR).nick("Vendor").blurb("GPU stack for the HIP backend: auto (AMD, then NVIDIA; VMAFHIP_VENDOR overrides), amd, nvidia").mutable_ready().build(),
                 glib::ParamSpecInt::builder("device-id").nick("Device").blurb("GPU index for the HIP backend").minimum(0).default_value(DEFAULT_DEVICE_ID).mutable_ready().build(),
                 glib::ParamSpecBoxed::builder::<gst::Structure>("stats").nick("Statistics").blurb("How input planes reached the GPU since start: planes-staged (copied on the host into staging memory), planes-pinned (uploaded from pinned memory: the element's pinned pool, or the sink pads' copy), planes-copied-on-arrival (planes the sink pads copied into pinned memory as frames arrived in ordinary memory: the luma, and the chroma where PSNR or speed_chroma read it; uploaded from there, they count under planes-pinned), planes-registered (host memory page-locked where it lay, NVIDIA), planes-device (GStreamer GPU memory, copied on the device); pinned-blocks (page-locked host blocks allocated for the sink pads' pools and copies, each recycled once its frame is done); gpu-memory: the GPU memory caps feature the sink pads take, or none").read_only().build(),
@@ -1568,6 +1603,7 @@ impl ObjectImpl for VmafHip {
             "backend" => s.backend = value.get().unwrap(),
             "on-gpu-error" => s.on_gpu_error = value.get().unwrap(),
             "late-frame-wait" => s.late_frame_wait = value.get().unwrap(),
+            "gpu-retry-delay" => s.gpu_retry_delay = value.get().unwrap(),
             "device-id" => s.device_id = value.get().unwrap(),
             "vendor" => s.vendor = value.get().unwrap(),
             other => unreachable!("unknown property {other}"),
@@ -1628,6 +1664,7 @@ impl ObjectImpl for VmafHip {
             "backend" => s.backend.to_value(),
             "on-gpu-error" => s.on_gpu_error.to_value(),
             "late-frame-wait" => s.late_frame_wait.to_value(),
+            "gpu-retry-delay" => s.gpu_retry_delay.to_value(),
             "device-id" => s.device_id.to_value(),
             "vendor" => s.vendor.to_value(),
             other => unreachable!("unknown property {other}"),
@@ -1763,6 +1800,7 @@ impl AggregatorImpl for VmafHip {
             .map(|_| report::Report::new());
         *self.state.lock().unwrap() = Some(State {
             engine,
+            first_backend: backend.clone(),
             backend,
             device,
             settings,
@@ -1773,8 +1811,8 @@ impl AggregatorImpl for VmafHip {
             dist_ended_warned: false,
             last_ref: None,
             size: (0, 0),
-            failed_over: false,
-            failover_warning: None,
+            moves_seen: 0,
+            engine_notices: Vec::new(),
             last_timing: None,
             total_duration: None,
             index_offset: 0,

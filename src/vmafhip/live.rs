@@ -27,14 +27,16 @@ use std::time::{Duration, Instant};
 /// The longest wait for the distorted branch's first frame.
 pub(super) const FIRST_FRAME_WAIT: Duration = Duration::from_secs(10);
 
-/// `late-frame-wait`'s default: three frames' time.
+/// `late-frame-wait`'s default: three frames' time, and at least
+/// [`LATE_WAIT_FLOOR`] (a scheduling hiccup lasts as long at any rate).
 const LATE_FRAMES: u64 = 3;
+const LATE_WAIT_FLOOR: gst::ClockTime = gst::ClockTime::from_mseconds(40);
 
 /// `late-frame-wait` when the frame rate is unknown (or variable).
 const LATE_WAIT_UNKNOWN_RATE: gst::ClockTime = gst::ClockTime::from_mseconds(100);
 
 /// The wait for a late distorted frame that `late-frame-wait` asks for
-/// (nanoseconds; -1: three frames' time at `fps`).
+/// (nanoseconds; -1: three frames' time at `fps`, at least 40 ms).
 pub(super) fn late_frame_wait(setting: i64, fps: Option<gst::Fraction>) -> gst::ClockTime {
     if setting >= 0 {
         return gst::ClockTime::from_nseconds(setting as u64);
@@ -42,7 +44,7 @@ pub(super) fn late_frame_wait(setting: i64, fps: Option<gst::Fraction>) -> gst::
     match fps {
         Some(f) if f.numer() > 0 && f.denom() > 0 => gst::ClockTime::SECOND
             .mul_div_round(LATE_FRAMES * f.denom() as u64, f.numer() as u64)
-            .unwrap_or(LATE_WAIT_UNKNOWN_RATE),
+            .map_or(LATE_WAIT_UNKNOWN_RATE, |w| w.max(LATE_WAIT_FLOOR)),
         _ => LATE_WAIT_UNKNOWN_RATE,
     }
 }
@@ -54,7 +56,9 @@ pub struct Pairing {
     pub fresh: u64,
     /// Scored against the distorted picture of an earlier frame.
     pub repeated: u64,
-    /// Passed through with no distorted frame to score against.
+    /// Passed through with no distorted frame to score against, or
+    /// dropped by the aggregator (its time had passed: the reference pad
+    /// was late beyond the wait).
     pub unscored: u64,
 }
 
@@ -64,6 +68,8 @@ pub(super) struct Pairings {
     pub counts: Pairing,
     /// Running time of the distorted frame last scored.
     last: Option<gst::ClockTime>,
+    /// Running time and duration of the reference frame last seen.
+    last_reference: Option<(gst::ClockTime, gst::ClockTime)>,
     /// The distorted branch delivered a frame, or its first frame was
     /// waited for in vain: no start-up wait any more.
     started: bool,
@@ -84,6 +90,21 @@ impl Pairings {
 
     pub fn unscored(&mut self) {
         self.counts.unscored += 1;
+    }
+
+    /// A new reference frame at running time `at` lasting `duration`:
+    /// frames the aggregator dropped since the last one (more than one
+    /// frame's time between them, with half a frame's slack) are counted
+    /// as not scored.
+    pub fn reference(&mut self, at: Option<gst::ClockTime>, duration: Option<gst::ClockTime>) {
+        if let (Some(at), Some((last, d))) = (at, self.last_reference)
+            && d > gst::ClockTime::ZERO
+            && at > last + d + d / 2
+        {
+            let gap = (at - last).nseconds() as f64 / d.nseconds() as f64;
+            self.counts.unscored += (gap.round() as u64).saturating_sub(1).max(1);
+        }
+        self.last_reference = at.zip(duration);
     }
 
     /// Whether a reference frame waits for the distorted branch's first frame.
@@ -145,6 +166,7 @@ mod tests {
             gst::ClockTime::from_mseconds(100)
         );
         assert_eq!(late_frame_wait(-1, at(60000, 1001)).nseconds(), 50_050_000);
+        assert_eq!(late_frame_wait(-1, at(2000, 1)), LATE_WAIT_FLOOR);
         assert_eq!(late_frame_wait(-1, at(0, 1)), LATE_WAIT_UNKNOWN_RATE);
         assert_eq!(late_frame_wait(-1, None), LATE_WAIT_UNKNOWN_RATE);
         assert_eq!(late_frame_wait(0, at(30, 1)), gst::ClockTime::ZERO);
@@ -164,12 +186,17 @@ mod tests {
             p.scored(dist);
         }
         assert!(!p.awaiting_first());
+        // References 40 ms apart, then one 160 ms on: three were dropped.
+        let d = Some(gst::ClockTime::from_mseconds(40));
+        for at in [0, 40, 80, 240] {
+            p.reference(t(at), d);
+        }
         assert_eq!(
             p.counts,
             Pairing {
                 fresh: 5,
                 repeated: 2,
-                unscored: 1
+                unscored: 4
             }
         );
     }

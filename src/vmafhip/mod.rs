@@ -118,7 +118,7 @@ pub enum Backend {
 #[repr(u32)]
 #[enum_type(name = "GstVmafHipOnGpuError")]
 pub enum OnGpuError {
-    #[enum_value(name = "cpu with backend=auto, fail with backend=hip", nick = "auto")]
+    #[enum_value(name = "retry with backend=auto, fail with backend=hip", nick = "auto")]
     Auto = 0,
     #[enum_value(name = "the stream ends with the error", nick = "fail")]
     Fail = 1,
@@ -127,16 +127,28 @@ pub enum OnGpuError {
         nick = "cpu"
     )]
     Cpu = 2,
+    #[enum_value(
+        name = "the CPU engine takes over, and the stream goes back to the GPU once it opens again (tried after gpu-retry-delay, doubling to a minute while it fails)",
+        nick = "retry"
+    )]
+    Retry = 3,
 }
 
 impl OnGpuError {
+    /// What `auto` means under `backend`: a live stream on `backend=auto`
+    /// wants to go on (on the CPU) and to get the GPU's speed back as soon
+    /// as it can; `backend=hip` asked for the GPU only.
+    pub fn resolve(self, backend: Backend) -> OnGpuError {
+        match (self, backend) {
+            (OnGpuError::Auto, Backend::Auto) => OnGpuError::Retry,
+            (OnGpuError::Auto, _) => OnGpuError::Fail,
+            (policy, _) => policy,
+        }
+    }
+
     /// Whether a GPU error moves the stream to the CPU under `backend`.
     pub fn fails_over(self, backend: Backend) -> bool {
-        match self {
-            OnGpuError::Auto => backend == Backend::Auto,
-            OnGpuError::Fail => false,
-            OnGpuError::Cpu => true,
-        }
+        self.resolve(backend) != OnGpuError::Fail
     }
 }
 

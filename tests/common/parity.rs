@@ -4,8 +4,8 @@
 
 use gstvmafhip::hip::{HipBackend, HipOptions, PinnedHostMem, pinned_owner};
 use gstvmafhip::vmaf::{
-    Engine, EngineConfig, Failover, FrameScores, KeepAlive, ModelSet, Picture, PixelFormat, Plane,
-    Scorer,
+    Engine, EngineConfig, Failover, FailoverNote, FrameScores, KeepAlive, ModelSet, Picture,
+    PixelFormat, Plane, Retry, Scorer, VmafError,
 };
 
 pub fn hip_scorer(config: &EngineConfig) -> Option<Scorer<HipBackend>> {
@@ -29,11 +29,35 @@ pub fn hip_scorer(config: &EngineConfig) -> Option<Scorer<HipBackend>> {
 }
 
 /// The HIP scorer with the CPU engine behind it (`Failover`), as the
-/// element and the command run it by default.
-pub fn failover_scorer(config: &EngineConfig) -> Option<Scorer<Failover<HipBackend>>> {
+/// element and the command run it by default; with `retry`, going back to
+/// a GPU opened again at the next frame after an error.
+pub fn failover_scorer(config: &EngineConfig, retry: bool) -> Option<Scorer<Failover<HipBackend>>> {
     let plan = config.plan().unwrap();
     let gpu = HipBackend::new(plan.clone(), &HipOptions::default()).ok()?;
-    Some(Scorer::with_backend(config, Failover::new(gpu, plan, 2)).unwrap())
+    let mut failover = Failover::new(gpu, plan.clone(), 2);
+    if retry {
+        let reopen = move || {
+            HipBackend::new(plan.clone(), &HipOptions::default())
+                .map_err(|e| VmafError::Backend(e.to_string()))
+        };
+        failover = failover.with_retry(Retry::new(reopen, std::time::Duration::ZERO));
+    }
+    Some(Scorer::with_backend(config, failover).unwrap())
+}
+
+/// Where a stream ran, as the test logs say it: "on the GPU", or each move.
+pub fn where_it_ran(moves: &[FailoverNote]) -> String {
+    if moves.is_empty() {
+        return "all on the GPU".into();
+    }
+    let each: Vec<String> = moves
+        .iter()
+        .map(|m| match &m.error {
+            Some(e) => format!("on the CPU from frame {} ({e})", m.frame),
+            None => format!("back on the GPU from frame {}", m.frame),
+        })
+        .collect();
+    each.join(", ")
 }
 
 /// Metrics whose GPU values come through the device's libm (its `pow`,

@@ -44,9 +44,13 @@ scored against the distorted frame shown at that time.
       --subsample N      score every Nth frame
       --threads N        CPU threads (0 = one per core)
       --backend B        auto (default: GPU if usable, else CPU), cpu, hip
-      --on-gpu-error E   a GPU error mid-stream: auto (default: cpu with
+      --on-gpu-error E   a GPU error mid-stream: auto (default: retry with
                          --backend auto, fail with hip), fail, cpu (the CPU
-                         engine takes over, same numbers, with a warning)
+                         engine takes over, same numbers, with a warning),
+                         retry (as cpu, back to the GPU once it reopens)
+      --gpu-retry-delay MS
+                         with retry: wait before reopening the GPU (default
+                         1000; doubles while it fails, up to a minute)
       --device-id N[,M…] GPU index (with --pairs, pairs are spread over them)
       --decoder D        media files: auto (default: the GPU's decoders when
                          the engine runs on a GPU, else the CPU's), gpu, cpu
@@ -125,6 +129,7 @@ pub struct Args {
     threads: u32,
     backend: String,
     on_gpu_error: String,
+    gpu_retry_delay: u32,
     device_ids: Vec<i32>,
     decoder: DecoderChoice,
     scale: bool,
@@ -160,6 +165,7 @@ impl Args {
             threads: 0,
             backend: "auto".into(),
             on_gpu_error: "auto".into(),
+            gpu_retry_delay: 1000,
             device_ids: vec![0],
             decoder: DecoderChoice::Auto,
             scale: true,
@@ -318,13 +324,14 @@ fn engine_option(
         }
         "--on-gpu-error" => {
             a.on_gpu_error = val()?;
-            if !matches!(a.on_gpu_error.as_str(), "auto" | "fail" | "cpu") {
+            if !matches!(a.on_gpu_error.as_str(), "auto" | "fail" | "cpu" | "retry") {
                 return Err(usage(format!(
-                    "--on-gpu-error {}: use auto, fail or cpu",
+                    "--on-gpu-error {}: use auto, fail, cpu or retry",
                     a.on_gpu_error
                 )));
             }
         }
+        "--gpu-retry-delay" => a.gpu_retry_delay = num(arg, val()?)?,
         "--device-id" => {
             let v = val()?;
             a.device_ids = v

@@ -228,6 +228,7 @@ fn configure_element(
     v.set_property("threads", a.threads);
     v.set_property_from_str("backend", &a.backend);
     v.set_property_from_str("on-gpu-error", &a.on_gpu_error);
+    v.set_property("gpu-retry-delay", a.gpu_retry_delay);
     v.set_property("device-id", pair.device_id);
     v.set_property("frame-message", frame_messages);
     if let Some(r) = &pair.report {
@@ -378,6 +379,14 @@ fn watch_bus(
                     eprint!("\r\x1b[K");
                 }
                 eprintln!("warning: {what}{}", wm.error());
+            }
+            gst::MessageView::Info(im)
+                if voice.notes && msg.src().is_some_and(|s| s.name() == "v") =>
+            {
+                if progress.enabled {
+                    eprint!("\r\x1b[K");
+                }
+                eprintln!("note: {}", im.error());
             }
             gst::MessageView::Error(em) => return Err(error_of(&msg, em, inputs)),
             gst::MessageView::Eos(_) => return Ok(pooled),
