@@ -467,7 +467,7 @@ impl<G: FeatureBackend> Failover<G> {
 
     /// The GPU's features less those of the frames it was primed with,
     /// after what the CPU delivered before.
-    fn from_gpu(&mut self, mut raws: Vec<RawFeatures>) -> Vec<RawFeatures> {
+    fn take_gpu_features(&mut self, mut raws: Vec<RawFeatures>) -> Vec<RawFeatures> {
         let drop = self.primed.min(raws.len());
         raws.drain(..drop);
         self.primed -= drop;
@@ -538,7 +538,7 @@ impl<G: FeatureBackend> FeatureBackend for Failover<G> {
     fn collect(&mut self, wait: bool) -> Result<Vec<RawFeatures>, VmafError> {
         if let Some(gpu) = &mut self.gpu {
             match gpu.collect(wait) {
-                Ok(raws) => return Ok(self.from_gpu(raws)),
+                Ok(raws) => return Ok(self.take_gpu_features(raws)),
                 Err(e) => self.fail_over(e)?,
             }
         }
@@ -550,7 +550,7 @@ impl<G: FeatureBackend> FeatureBackend for Failover<G> {
         if let Some(gpu) = &mut self.gpu {
             match gpu.flush() {
                 Ok(raws) => {
-                    let raws = self.from_gpu(raws);
+                    let raws = self.take_gpu_features(raws);
                     // The next frame starts a new sequence: nothing before it.
                     self.forget();
                     return Ok(raws);
