@@ -12,7 +12,9 @@ use common::parity::{
 };
 use common::{golden_runs, golden_runs_features, golden_runs_v1};
 use gstvmafhip::hip::{HipBackend, HipOptions};
-use gstvmafhip::vmaf::{Engine, FrameScores, Picture, PixelFormat, Plan, Plane, Scorer};
+use gstvmafhip::vmaf::{
+    Engine, FailoverNote, FrameScores, Picture, PixelFormat, Plan, Plane, Scorer,
+};
 use std::sync::Arc;
 
 #[test]
@@ -115,39 +117,11 @@ fn sizes_formats_and_depths_bit_exact() {
 /// the CPU, and either way every frame's values equal the CPU engine's.
 #[test]
 fn failover_equals_the_cpu_engine() {
-    let seq = Seq {
-        w: 1920,
-        h: 1080,
-        format: PixelFormat::Yuv420,
-        bpc: 8,
-        pad: 0,
-    };
-    let c = config(true, "vmaf_v0.6.1");
-    let Some(mut gpu) = failover_scorer(&c, false) else {
-        assert!(std::env::var("VMAFHIP_REQUIRE_GPU").as_deref() != Ok("1"));
+    let Some(moves) = failover_run(false, 24) else {
         return;
     };
-    let mut cpu = Scorer::cpu(&c).unwrap();
-    let n = 24;
-    let (a, b) = (
-        push_seq(&mut cpu, &seq, n, None),
-        push_seq(&mut gpu, &seq, n, None),
-    );
-    assert_eq!((a.len(), b.len()), (n as usize, n as usize));
-    let bad = diff(&a, &b);
-    assert!(bad.is_empty(), "{}", bad.join("\n"));
-    let fault = std::env::var("VMAFHIP_FAULT").ok();
-    let moves = gpu.failover();
-    eprintln!(
-        "VMAFHIP_FAULT={}: {n} frames identical, {}",
-        fault.as_deref().unwrap_or("none"),
-        where_it_ran(moves)
-    );
-    assert_eq!(
-        moves.len(),
-        fault.iter().len(),
-        "one move to the CPU per fault"
-    );
+    let faults = std::env::var("VMAFHIP_FAULT").iter().len();
+    assert_eq!(moves.len(), faults, "one move to the CPU per fault");
 }
 
 /// `on-gpu-error=retry` on the GPU: after each fault `VMAFHIP_FAULT` injects
@@ -156,6 +130,23 @@ fn failover_equals_the_cpu_engine() {
 /// frame's values equal the CPU engine's.
 #[test]
 fn retry_returns_to_the_gpu_with_the_same_numbers() {
+    let Some(moves) = failover_run(true, 40) else {
+        return;
+    };
+    let fault = std::env::var("VMAFHIP_FAULT").unwrap_or_default();
+    let faults = fault.split(',').filter(|f| !f.is_empty()).count();
+    let away = moves.iter().filter(|m| m.error.is_some()).count();
+    assert_eq!(away, faults, "one move to the CPU per fault");
+    assert!(
+        moves.last().is_none_or(|m| m.error.is_none()),
+        "ends on the GPU"
+    );
+}
+
+/// `n` 1080p frames (v0.6.1 with PSNR, SSIM and every extra extractor)
+/// through the failover engine (with `retry` or not), every value equal to
+/// the CPU engine's; the moves it made (None without a GPU).
+fn failover_run(retry: bool, n: u32) -> Option<Vec<FailoverNote>> {
     let seq = Seq {
         w: 1920,
         h: 1080,
@@ -164,12 +155,11 @@ fn retry_returns_to_the_gpu_with_the_same_numbers() {
         pad: 0,
     };
     let c = config(true, "vmaf_v0.6.1");
-    let Some(mut gpu) = failover_scorer(&c, true) else {
+    let Some(mut gpu) = failover_scorer(&c, retry) else {
         assert!(std::env::var("VMAFHIP_REQUIRE_GPU").as_deref() != Ok("1"));
-        return;
+        return None;
     };
     let mut cpu = Scorer::cpu(&c).unwrap();
-    let n = 40;
     let (a, b) = (
         push_seq(&mut cpu, &seq, n, None),
         push_seq(&mut gpu, &seq, n, None),
@@ -177,19 +167,13 @@ fn retry_returns_to_the_gpu_with_the_same_numbers() {
     assert_eq!((a.len(), b.len()), (n as usize, n as usize));
     let bad = diff(&a, &b);
     assert!(bad.is_empty(), "{}", bad.join("\n"));
-    let fault = std::env::var("VMAFHIP_FAULT").unwrap_or_default();
-    let moves = gpu.failover();
+    let fault = std::env::var("VMAFHIP_FAULT").ok();
     eprintln!(
-        "VMAFHIP_FAULT={fault}: {n} frames identical, {}",
-        where_it_ran(moves)
+        "VMAFHIP_FAULT={}: {n} frames identical, {}",
+        fault.as_deref().unwrap_or("none"),
+        where_it_ran(gpu.failover())
     );
-    let faults = fault.split(',').filter(|f| !f.is_empty()).count();
-    let away = moves.iter().filter(|m| m.error.is_some()).count();
-    assert_eq!(away, faults, "one move to the CPU per fault");
-    assert!(
-        moves.last().is_none_or(|m| m.error.is_none()),
-        "ends on the GPU"
-    );
+    Some(gpu.failover().to_vec())
 }
 
 /// float_vif's prescale (each method) and float_motion's halves and

@@ -361,10 +361,16 @@ impl<G: FeatureBackend> Failover<G> {
 
     /// Forgets the kept frames (a new sequence starts).
     fn forget(&mut self) {
-        while !self.kept.is_empty() {
+        self.keep_last(0);
+    }
+
+    /// Keeps only the last `n` frames, all of them done (on the CPU, the
+    /// frames a reopened GPU is primed with).
+    fn keep_last(&mut self, n: usize) {
+        while self.kept.len() > n {
             self.drop_oldest();
         }
-        self.collected = 0;
+        self.collected = self.kept.len();
     }
 
     /// Frames collected from the GPU: the copies before them no longer
@@ -424,11 +430,7 @@ impl<G: FeatureBackend> Failover<G> {
             r.failed();
         }
         // On the CPU, only a retry needs frames: the last two submitted.
-        let keep = if self.retry.is_some() { 2 } else { 0 };
-        while self.kept.len() > keep {
-            self.drop_oldest();
-        }
-        self.collected = self.kept.len();
+        self.keep_last(if self.retry.is_some() { 2 } else { 0 });
         Ok(())
     }
 
@@ -500,10 +502,7 @@ impl<G: FeatureBackend> Failover<G> {
     fn submit_to_cpu(&mut self, input: FrameInput<'_>) -> Result<(), VmafError> {
         if self.retry.is_some() {
             self.keep(&input);
-            while self.kept.len() > 2 {
-                self.drop_oldest();
-            }
-            self.collected = self.kept.len();
+            self.keep_last(2);
         }
         self.cpu()?.submit(input)
     }

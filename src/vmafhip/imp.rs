@@ -173,8 +173,6 @@ fn report_io_error(path: &str, e: std::io::Error) -> gst::ErrorMessage {
     )
 }
 
-/// What an input is, as upstream answers the URI query (a file's path for
-/// `file://`), else the upstream element's name.
 /// A buffer's running time in its pad's segment.
 fn running_time(
     pad: &gst_video::VideoAggregatorPad,
@@ -187,6 +185,8 @@ fn running_time(
         .to_running_time(pts)
 }
 
+/// What an input is, as upstream answers the URI query (a file's path for
+/// `file://`), else the upstream element's name.
 fn input_name(pad: &gst_video::VideoAggregatorPad) -> String {
     let mut q = gst::query::Uri::new();
     if pad.peer_query(&mut q)
@@ -399,8 +399,7 @@ struct State {
     /// through but not scored a second time.
     last_ref: Option<gst::ClockTime>,
     size: (usize, usize),
-    /// Whether the engine's move from the GPU to the CPU was noted, and
-    /// the warning about it until it is posted.
+    /// The engine's moves between the GPU and the CPU already noted.
     moves_seen: usize,
     /// The engine's first backend (the GPU), which `backend` names with
     /// the moves after it.
@@ -1159,9 +1158,10 @@ impl VmafHip {
         Ok(pushed.and_then(|ready| Self::finalize(state, ready).map_err(|e| e.to_string())))
     }
 
-    /// Once the engine moved from the GPU to the CPU: the backend that
-    /// messages and the report carry names both and the frame where the CPU
-    /// took over, and a warning waits to be posted.
+    /// After each move of the engine between the GPU and the CPU: the
+    /// backend that messages and the report carry says which frames ran
+    /// where, and a warning (to the CPU) or an info (back on the GPU) waits
+    /// to be posted.
     fn note_failover(state: &mut State) {
         let moves = state.engine.failover();
         if moves.len() == state.moves_seen {
@@ -1191,7 +1191,7 @@ impl VmafHip {
     }
 
     /// Posts the messages about the engine's moves, outside the state lock.
-    fn post_failover_warning(&self) {
+    fn post_engine_notices(&self) {
         let notices = self
             .state
             .lock()
@@ -1382,7 +1382,7 @@ impl VmafHip {
             let counts = state.engine.input_counts();
             (msgs, pooled_msg, counts)
         };
-        self.post_failover_warning();
+        self.post_engine_notices();
         for m in &frames {
             self.post(gst::Structure::from(m));
         }
@@ -2095,7 +2095,7 @@ impl VideoAggregatorImpl for VmafHip {
                 );
                 gst::FlowError::Error
             })?;
-        self.post_failover_warning();
+        self.post_engine_notices();
         for m in &msgs {
             self.post(gst::Structure::from(m));
         }
