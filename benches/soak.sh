@@ -10,8 +10,10 @@
 # find the plugin. SIZE (WxH, default 64x48), RATE (default 30/1), LIVE
 # (true: a live source at RATE; default false) and PROPS (more element
 # properties) shape the stream; OUTCSV names the results file. Prints
-# "rss_kb" samples, then the results file's frame count, and the pooled
-# message's counts.
+# "rss_kb" samples, then the results file's frame count, an md5 of the
+# whole file and of each block of 100,000 frames (so that two runs on
+# different machines can be compared, and a difference found), and the
+# pooled message's counts.
 set -eu
 FRAMES=${1:-1000000}
 BACKEND=${2:-cpu}
@@ -51,6 +53,15 @@ END=$(date +%s)
 grep -q "type=(string)pooled" "$LOG" || { echo "gst-launch failed:"; tail -5 "$LOG"; exit 1; }
 ROWS=$(($(wc -l < "$OUTCSV") - 1))
 echo "frames in results file: $ROWS of $FRAMES; elapsed $((END - START)) s"
+echo "results md5: $(md5sum < "$OUTCSV" | cut -c1-32)"
+awk -F, 'NR > 1 && $1 != NR - 2 {bad++} END {print "frame indices out of sequence: " bad + 0}' "$OUTCSV"
+awk -v dir="${OUTCSV%.csv}" 'NR > 1 {print > (dir ".block" sprintf("%03d", int(($1 + 0) / 100000)))}' "$OUTCSV"
+for b in "${OUTCSV%.csv}".block*; do
+  i=$(echo "${b##*.block}" | sed "s/^0*//")
+  i=${i:-0}
+  echo "frames $((i * 100000))-$((i * 100000 + 99999)): md5 $(md5sum < "$b" | cut -c1-32), $(wc -l < "$b") rows"
+  rm -f "$b"
+done
 grep -o 'frames=(guint64)[0-9]*, frames-fresh=(guint64)[0-9]*, frames-repeated=(guint64)[0-9]*, frames-unscored=(guint64)[0-9]*' "$LOG"
 grep -o 'backend=(string)"[^"]*"' "$LOG" | tail -1 | cut -c1-600
 grep -c "GPU error at frame" "$LOG" | sed 's/^/GPU error warnings: /'
