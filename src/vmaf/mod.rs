@@ -15,6 +15,7 @@ pub mod model;
 pub mod output;
 pub mod picture;
 pub mod pool;
+pub mod scale;
 mod scorer;
 pub mod y4m;
 pub mod yuv;
@@ -25,6 +26,7 @@ pub use features::{Plan, RawFeatures};
 pub use model::{Bootstrap, ModelFlags, ModelSet};
 pub use picture::{DevicePlane, Frame, Picture, PixelFormat, Plane};
 pub use pool::{PoolMethod, Pooled};
+pub use scale::{ScaleMethod, Scaler};
 pub use scorer::{EngineConfig, FrameScores, PooledScores, Scorer};
 
 use std::fmt;
