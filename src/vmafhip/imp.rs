@@ -3,17 +3,15 @@
 use super::live::{self, FirstFrame};
 use super::pinned_copy::PinnedCopier;
 use super::pinned_pool::{PinnedBlocks, PinnedPool};
+use super::rendition::{Pending, Rendition, SegmentEnd};
 use super::{
-    Backend, LogLevel, OnGpuError, PoolMethod, ResultsFormat, Vendor, VmafFrameMessage,
-    VmafPooledMessage,
+    Backend, LogLevel, OnGpuError, PoolMethod, ResultsFormat, Scaling, Vendor, VmafFrameMessage,
 };
 use crate::hip::gst_gpu::{self, GpuMemoryKind, GstGpu};
 use crate::hip::{self, HipBackend, HipOptions};
-use crate::report;
-use crate::vmaf::output::{Format, ResultsWriter};
 use crate::vmaf::{
-    self, DevicePlane, Engine, EngineConfig, Failover, FrameScores, KeepAlive, ModelFlags,
-    ModelSet, Picture, PixelFormat, Plane, PooledScores, Retry, Scorer,
+    self, DevicePlane, Engine, EngineConfig, Failover, KeepAlive, ModelFlags, ModelSet, Picture,
+    PixelFormat, Plane, Retry, Scaler, Scorer,
 };
 use gst::glib;
 use gst::prelude::*;
@@ -24,10 +22,9 @@ use gst_video::prelude::*;
 use gst_video::subclass::prelude::*;
 use once_cell::sync::Lazy;
 use std::borrow::Cow;
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-static CAT: Lazy<gst::DebugCategory> = Lazy::new(|| {
+pub(super) static CAT: Lazy<gst::DebugCategory> = Lazy::new(|| {
     gst::DebugCategory::new(
         "vmafhip",
         gst::DebugColorFlags::empty(),
@@ -54,6 +51,7 @@ const DEFAULT_VENDOR: Vendor = Vendor::Auto;
 const DEFAULT_ON_GPU_ERROR: OnGpuError = OnGpuError::Auto;
 const DEFAULT_DEVICE_ID: i32 = 0;
 const DEFAULT_GPU_RETRY_DELAY: u32 = 1000;
+const DEFAULT_SCALER: Scaling = Scaling::Bicubic;
 /// -1: three frames' time (`live::late_frame_wait`).
 const DEFAULT_LATE_FRAME_WAIT: i64 = -1;
 
@@ -74,34 +72,36 @@ const FORMATS: &[&str] = &[
 ];
 
 #[derive(Clone, Debug)]
-struct Settings {
-    model_filename: String,
-    disable_clip: bool,
-    enable_transform: bool,
-    phone_model: bool,
-    psnr: bool,
-    ssim: bool,
-    ms_ssim: bool,
-    pool_method: PoolMethod,
-    threads: u32,
-    subsample: u32,
-    conf_interval: bool,
-    frame_message: bool,
-    results_filename: Option<String>,
-    results_format: ResultsFormat,
-    report_filename: Option<String>,
-    report_title: Option<String>,
+pub(super) struct Settings {
+    pub(super) model_filename: String,
+    pub(super) disable_clip: bool,
+    pub(super) enable_transform: bool,
+    pub(super) phone_model: bool,
+    pub(super) psnr: bool,
+    pub(super) ssim: bool,
+    pub(super) ms_ssim: bool,
+    pub(super) pool_method: PoolMethod,
+    pub(super) threads: u32,
+    pub(super) subsample: u32,
+    pub(super) conf_interval: bool,
+    pub(super) frame_message: bool,
+    pub(super) results_filename: Option<String>,
+    pub(super) results_format: ResultsFormat,
+    pub(super) report_filename: Option<String>,
+    pub(super) report_title: Option<String>,
     /// Extractors beyond the model's (`cambi`, `speed_chroma`).
-    features: Vec<String>,
-    log_level: LogLevel,
-    backend: Backend,
-    device_id: i32,
-    vendor: Vendor,
-    on_gpu_error: OnGpuError,
+    pub(super) features: Vec<String>,
+    pub(super) log_level: LogLevel,
+    pub(super) backend: Backend,
+    pub(super) device_id: i32,
+    pub(super) vendor: Vendor,
+    pub(super) on_gpu_error: OnGpuError,
     /// Milliseconds before a failed GPU is opened again (`on-gpu-error=retry`).
-    gpu_retry_delay: u32,
+    pub(super) gpu_retry_delay: u32,
     /// Nanoseconds a live pipeline waits for a late distorted frame (`live`).
-    late_frame_wait: i64,
+    pub(super) late_frame_wait: i64,
+    /// How a rendition of another size is scaled to the reference's.
+    pub(super) scaler: Scaling,
 }
 
 impl Default for Settings {
@@ -131,46 +131,9 @@ impl Default for Settings {
             on_gpu_error: DEFAULT_ON_GPU_ERROR,
             late_frame_wait: DEFAULT_LATE_FRAME_WAIT,
             gpu_retry_delay: DEFAULT_GPU_RETRY_DELAY,
+            scaler: DEFAULT_SCALER,
         }
     }
-}
-
-/// The streamed results file of one segment.
-enum ResultsFile {
-    None,
-    /// Opened (created or truncated), nothing written yet.
-    Opened(std::fs::File),
-    Writing(ResultsWriter<std::io::BufWriter<std::fs::File>>),
-    /// Finished; the next segment truncates and rewrites the file.
-    Done,
-}
-
-fn results_format(s: &Settings) -> Format {
-    match s.results_format {
-        ResultsFormat::Xml => Format::Xml,
-        ResultsFormat::Csv => Format::Csv,
-        ResultsFormat::Jsonl => Format::Jsonl,
-        // A filename without a format means JSON.
-        ResultsFormat::Json | ResultsFormat::None => Format::Json,
-    }
-}
-
-fn open_results(path: &str) -> Result<std::fs::File, gst::ErrorMessage> {
-    std::fs::File::create(path).map_err(|e| {
-        gst::error_msg!(
-            gst::ResourceError::OpenWrite,
-            ("results-filename \"{path}\" cannot be written: {e}"),
-            ["opening the results file at start"]
-        )
-    })
-}
-
-fn report_io_error(path: &str, e: std::io::Error) -> gst::ErrorMessage {
-    gst::error_msg!(
-        gst::ResourceError::OpenWrite,
-        ("report-filename \"{path}\" cannot be written: {e}"),
-        ["the HTML report"]
-    )
 }
 
 /// A buffer's running time in its pad's segment.
@@ -203,286 +166,34 @@ fn input_name(pad: &gst_video::VideoAggregatorPad) -> String {
     }
 }
 
-fn results_io_error(path: &str, e: std::io::Error) -> gst::ErrorMessage {
-    gst::error_msg!(
-        gst::ResourceError::Write,
-        ("results-filename \"{path}\": {e}"),
-        ["writing the results file"]
-    )
-}
-
-impl State {
-    /// The results file's writer, its header written: the one in use, or a
-    /// new one on the file opened at start (or reopened for a new segment).
-    fn results_writer(
-        &mut self,
-        path: &str,
-    ) -> Result<&mut ResultsWriter<std::io::BufWriter<std::fs::File>>, gst::ErrorMessage> {
-        let file = match std::mem::replace(&mut self.results, ResultsFile::None) {
-            ResultsFile::Writing(w) => {
-                self.results = ResultsFile::Writing(w);
-                None
-            }
-            ResultsFile::Opened(file) => Some(file),
-            ResultsFile::None | ResultsFile::Done => Some(open_results(path)?),
-        };
-        if let Some(file) = file {
-            let w = ResultsWriter::begin(
-                std::io::BufWriter::new(file),
-                results_format(&self.settings),
-                self.size.0,
-                self.size.1,
-                None,
-                "3.2.0",
-            )
-            .map_err(|e| results_io_error(path, e))?;
-            self.results = ResultsFile::Writing(w);
-        }
-        match &mut self.results {
-            ResultsFile::Writing(w) => Ok(w),
-            _ => unreachable!("a writer was just put there"),
-        }
-    }
-
-    /// Appends final frames to the results file (header first).
-    fn write_frames(&mut self, frames: &[FrameScores]) -> Result<(), gst::ErrorMessage> {
-        let Some(path) = self.settings.results_filename.clone() else {
-            return Ok(());
-        };
-        if frames.is_empty() {
-            return Ok(());
-        }
-        let w = self.results_writer(&path)?;
-        for f in frames {
-            w.frame(f).map_err(|e| results_io_error(&path, e))?;
-        }
-        // Every final frame reaches the file, so a crash loses none.
-        w.flush().map_err(|e| results_io_error(&path, e))
-    }
-
-    /// Closes the results file with the pooled part (an empty file gets
-    /// its header too).
-    fn finish_results(&mut self, pooled: &PooledScores) -> Result<(), gst::ErrorMessage> {
-        let Some(path) = self.settings.results_filename.clone() else {
-            return Ok(());
-        };
-        self.results_writer(&path)?;
-        if let ResultsFile::Writing(w) = std::mem::replace(&mut self.results, ResultsFile::Done) {
-            w.finish(pooled).map_err(|e| results_io_error(&path, e))?;
-        }
-        Ok(())
-    }
-}
-
-impl State {
-    /// Writes the HTML report of the segment that ended (EOS or a flushing
-    /// seek) and starts a fresh one for the next.
-    fn write_report(&mut self, why: SegmentEnd) -> Result<(), gst::ErrorMessage> {
-        let (Some(path), Some(r)) = (self.settings.report_filename.clone(), self.report.take())
-        else {
-            return Ok(());
-        };
-        let s = &self.settings;
-        let [reference, distorted] = self
-            .inputs
-            .clone()
-            .unwrap_or_else(|| ["(no frame scored)".into(), "(no frame scored)".into()]);
-        let title = s
-            .report_title
-            .clone()
-            .unwrap_or_else(|| format!("{reference} vs {distorted}"));
-        let mut facts = vec![
-            ("reference".to_string(), reference),
-            ("distorted".to_string(), distorted),
-        ];
-        if let Some(info) = &self.checked {
-            let fps = info.fps();
-            facts.push((
-                "video".into(),
-                format!(
-                    "{}x{} {} at {}",
-                    info.width(),
-                    info.height(),
-                    info.format().to_str(),
-                    if fps.numer() > 0 {
-                        format!("{:.3} fps", fps.numer() as f64 / fps.denom() as f64)
-                    } else {
-                        "a variable frame rate".into()
-                    }
-                ),
-            ));
-        }
-        let mut model = s.model_filename.clone();
-        for (on, flag) in [
-            (s.disable_clip, "disable-clip"),
-            (s.enable_transform || s.phone_model, "enable-transform"),
-        ] {
-            if on {
-                model.push_str(&format!(", {flag}"));
-            }
-        }
-        facts.push(("model".into(), model));
-        facts.push(("backend".into(), self.backend.clone()));
-        let mut frames = r.frames().to_string();
-        if s.subsample > 1 {
-            frames.push_str(&format!(" (every {}th frame scored)", s.subsample));
-        }
-        facts.push(("frames".into(), frames));
-        if let Some(d) = self.total_duration {
-            facts.push((
-                "stream duration".into(),
-                format!("{:.3} s", d.nseconds() as f64 * 1e-9),
-            ));
-        }
-        if let Some(t0) = self.report_started {
-            let secs = t0.elapsed().as_secs_f64();
-            facts.push((
-                "wall time".into(),
-                format!(
-                    "{secs:.2} s ({:.1} frames/s, decoding and scaling included)",
-                    r.frames() as f64 / secs.max(1e-9)
-                ),
-            ));
-        }
-        facts.push((
-            "segment ended by".into(),
-            match why {
-                SegmentEnd::Flush => "a flushing seek",
-                _ => "end of stream",
-            }
-            .into(),
-        ));
-        facts.push(("written".into(), report::utc_now()));
-        facts.push((
-            "vmafhip".into(),
-            concat!(
-                env!("CARGO_PKG_VERSION"),
-                " (libvmaf 3.2.0 integer extractors)"
-            )
-            .into(),
-        ));
-        std::fs::write(&path, r.render(&title, &facts)).map_err(|e| report_io_error(&path, e))?;
-        self.report = Some(report::Report::new());
-        self.report_started = None;
-        Ok(())
-    }
-}
-
-/// Timing of a frame handed to the engine, until its scores are final.
-#[derive(Clone, Copy, Debug)]
-struct Pending {
-    index: u64,
-    pts: Option<gst::ClockTime>,
-    running_time: Option<gst::ClockTime>,
-    stream_time: Option<gst::ClockTime>,
-    duration: Option<gst::ClockTime>,
-}
-
+/// What exists between `start` and `stop`: the reference's side, and one
+/// [`Rendition`] per distorted input.
 struct State {
-    engine: Box<dyn Engine>,
+    settings: Settings,
+    /// The first engine's description (`dist_sink`'s), for errors.
     backend: String,
-    /// The GPU when the engine computes on one: sink pads propose a pool of
+    /// The GPU when the engines compute on one: sink pads propose a pool of
     /// its pinned host memory.
     device: Option<Arc<hip::Device>>,
-    settings: Settings,
-    pending: VecDeque<Pending>,
-    next_index: u64,
-    /// The results file: opened at start (so an unwritable path fails
-    /// then), its header written with the first final frame, each frame
-    /// appended as it becomes final, closed with the pooled part.
-    results: ResultsFile,
-    /// The video both pads agreed on (the frames last scored).
-    checked: Option<gst_video::VideoInfo>,
-    dist_ended_warned: bool,
+    /// `dist_sink` first, then the requested pads in the order they came.
+    renditions: Vec<Rendition>,
     /// Running time of the reference frame last scored: a live timeout can
     /// hand the aggregator the same reference frame again, which is passed
     /// through but not scored a second time.
     last_ref: Option<gst::ClockTime>,
-    size: (usize, usize),
-    /// The engine's moves between the GPU and the CPU already noted.
-    moves_seen: usize,
-    /// The engine's first backend (the GPU), which `backend` names with
-    /// the moves after it.
-    first_backend: String,
-    /// Messages about the moves, until they are posted: warnings (a GPU
-    /// error) and infos (the GPU back).
-    engine_notices: Vec<(bool, String)>,
-    /// The last scored frame's timing and the frames' summed duration (None
-    /// once a frame had none), for the pooled message.
-    last_timing: Option<Pending>,
-    total_duration: Option<gst::ClockTime>,
-    /// Frames of earlier caps segments: added to the engine's indices so
-    /// that they keep counting across a caps change.
-    index_offset: u64,
-    /// Every final frame since the start (or the last flushing seek), pooled
-    /// as libvmaf pools a whole stream: the EOS message covers all segments.
-    stream_pool: StreamPool,
-    /// The HTML report of the same frames (with `report-filename`), and
-    /// when its first frame arrived (for the speed it states).
-    report: Option<report::Report>,
-    report_started: Option<std::time::Instant>,
-    /// What upstream says each input is (URI query), asked once.
-    inputs: Option<[String; 2]>,
-    /// How the reference frames since the start (or the last flushing
-    /// seek) were paired with distorted frames.
-    pairings: live::Pairings,
     /// What the distorted branch's first frame took beyond its deadline,
     /// added to the element's latency (`live`).
     first_frame_delay: gst::ClockTime,
+    /// Requested pads released (their names are not used again): the
+    /// streaming thread may still see one until the aggregator removes it.
+    released: Vec<String>,
 }
 
-/// Why a segment's pooled message is posted (its `reason` field).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum SegmentEnd {
-    Eos,
-    Flush,
-    CapsChanged,
-}
-
-impl SegmentEnd {
-    fn name(self) -> &'static str {
-        match self {
-            SegmentEnd::Eos => "eos",
-            SegmentEnd::Flush => "flush",
-            SegmentEnd::CapsChanged => "caps-changed",
-        }
+impl State {
+    fn rendition(&mut self, name: &str) -> Option<&mut Rendition> {
+        self.renditions.iter_mut().find(|r| r.name == name)
     }
 }
-
-/// Running pooled statistics by metric name, fed frame by frame in order
-/// (the same sums as the engine's own pooling, across engine resets).
-#[derive(Default)]
-struct StreamPool {
-    names: Vec<String>,
-    stats: Vec<vmaf::pool::Pooled>,
-    frames: u64,
-}
-
-impl StreamPool {
-    fn push(&mut self, f: &FrameScores) {
-        for (n, v) in f.iter() {
-            let i = match self.names.iter().position(|m| m == n) {
-                Some(i) => i,
-                None => {
-                    self.names.push(n.to_string());
-                    self.stats.push(Default::default());
-                    self.names.len() - 1
-                }
-            };
-            self.stats[i].push(v);
-        }
-        self.frames += 1;
-    }
-
-    fn scores(&self) -> PooledScores {
-        PooledScores {
-            names: Arc::from(self.names.clone()),
-            stats: self.stats.clone(),
-            frames: self.frames,
-        }
-    }
-}
-
 pub struct VmafHip {
     ref_pad: gst_video::VideoAggregatorPad,
     dist_pad: gst_video::VideoAggregatorPad,
@@ -496,6 +207,8 @@ pub struct VmafHip {
     /// into pinned memory in the sink pads' buffer probe, when the engine
     /// computes on a GPU (set at start; `pinned_copy`).
     copier: Mutex<Option<Arc<PinnedCopier>>>,
+    /// The number of the next requested `dist_sink_N`.
+    next_pad: Mutex<u32>,
     /// The recycled pinned blocks behind the sink pads' pools and copies,
     /// when the engine computes on a GPU (set at start).
     blocks: Mutex<Option<PinnedBlocks>>,
@@ -1007,12 +720,13 @@ impl VmafHip {
     /// `late-frame-wait` is 0), then adds what it took to the latency, so
     /// that the frames queued behind it have time to come as well.
     fn wait_for_first_distorted(&self) {
-        let awaiting = self
-            .state
-            .lock()
-            .unwrap()
-            .as_ref()
-            .is_some_and(|st| st.settings.late_frame_wait != 0 && st.pairings.awaiting_first());
+        let awaiting = self.state.lock().unwrap().as_ref().is_some_and(|st| {
+            st.settings.late_frame_wait != 0
+                && st
+                    .renditions
+                    .first()
+                    .is_some_and(|r| r.pairings.awaiting_first())
+        });
         if !awaiting || !self.ref_pad.has_buffer() || self.dist_pad.has_buffer() {
             return;
         }
@@ -1035,29 +749,96 @@ impl VmafHip {
                 drop(guard);
                 self.update_latency();
             }
-            FirstFrame::TimedOut => st.pairings.start(),
+            FirstFrame::TimedOut => {
+                if let Some(r) = st.renditions.first_mut() {
+                    r.pairings.start();
+                }
+            }
             FirstFrame::Stopped => {}
         }
     }
 
-    /// No distorted frame (dist_sink ended or has a gap, or has not
-    /// started): warns once; the reference frames pass through unscored.
-    fn warn_once_no_distorted(&self, outbuf: &gst::BufferRef) -> Result<(), gst::FlowError> {
+    /// The distorted inputs: `dist_sink`, then the requested `dist_sink_%u`.
+    fn distorted_pads(&self) -> Vec<gst_video::VideoAggregatorPad> {
+        let mut pads = vec![self.dist_pad.clone()];
+        pads.extend(
+            self.obj()
+                .sink_pads()
+                .into_iter()
+                .filter(|p| p.name().starts_with("dist_sink_"))
+                .filter_map(|p| p.downcast().ok()),
+        );
+        pads
+    }
+
+    /// The rendition of a requested pad, made at its first frame: its own
+    /// engine (on the same backend), results file and report. False for a
+    /// pad being released.
+    fn ensure_rendition(
+        &self,
+        pad: &gst_video::VideoAggregatorPad,
+    ) -> Result<bool, gst::FlowError> {
+        let name = pad.name().to_string();
+        let settings = {
+            let mut guard = self.state.lock().unwrap();
+            let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
+            if st.released.contains(&name) {
+                return Ok(false);
+            }
+            if st.rendition(&name).is_some() {
+                return Ok(true);
+            }
+            st.settings.clone()
+        };
+        let label = pad.property::<Option<String>>("label");
+        let made = open_engine(&settings).and_then(|o| {
+            if let Some(w) = &o.warning {
+                gst::element_imp_warning!(
+                    self,
+                    gst::LibraryError::Init,
+                    ("{name}: {w}"),
+                    ["backend=auto"]
+                );
+            }
+            Rendition::new(name.clone(), label, false, o.engine, o.name, &settings)
+        });
+        let rendition = made.map_err(|e| {
+            self.post_error_message(e);
+            gst::FlowError::Error
+        })?;
+        gst::info!(CAT, imp = self, "{name}: scored with {}", rendition.backend);
+        if let Some(st) = self.state.lock().unwrap().as_mut() {
+            st.renditions.push(rendition);
+        }
+        Ok(true)
+    }
+
+    /// No frame on a distorted input (it ended, has a gap, or has not
+    /// started): warns once per input; the reference frames pass through
+    /// unscored against it until it has one.
+    fn warn_once_no_distorted(
+        &self,
+        name: &str,
+        outbuf: &gst::BufferRef,
+    ) -> Result<(), gst::FlowError> {
         let warn = {
             let mut guard = self.state.lock().unwrap();
             let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
-            st.pairings.unscored();
-            !std::mem::replace(&mut st.dist_ended_warned, true)
+            // None: the pad is being released.
+            st.rendition(name).is_some_and(|r| {
+                r.pairings.unscored();
+                !std::mem::replace(&mut r.no_frame_warned, true)
+            })
         };
         if warn {
             gst::element_imp_warning!(
                 self,
                 gst::StreamError::Failed,
                 (
-                    "dist_sink has no frame for {}: reference frames pass through unscored until it has",
+                    "{name} has no frame for {}: reference frames pass through unscored until it has",
                     outbuf.pts().display()
                 ),
-                ["dist_sink ended or has a gap"]
+                ["{name} ended or has a gap"]
             );
         }
         Ok(())
@@ -1066,7 +847,7 @@ impl VmafHip {
     /// Whether this reference frame was scored already (the aggregator
     /// repeats it when the distorted stream runs faster), by its own
     /// running time; the first time, also learns the inputs' names for the
-    /// report (asked outside the state lock: the query travels upstream).
+    /// reports (asked outside the state lock: the query travels upstream).
     fn is_repeated_reference(
         &self,
         reference: Option<&gst::Buffer>,
@@ -1079,34 +860,95 @@ impl VmafHip {
                 return Ok(true);
             }
             st.last_ref = ref_time;
-            st.pairings
-                .reference(ref_time, reference.and_then(|b| b.duration()));
-            st.report.is_some() && st.inputs.is_none()
+            let duration = reference.and_then(|b| b.duration());
+            for r in &mut st.renditions {
+                r.pairings.reference(ref_time, duration);
+            }
+            st.renditions.iter().any(Rendition::wants_inputs)
         };
         if ask_inputs {
-            let inputs = [input_name(&self.ref_pad), input_name(&self.dist_pad)];
+            let reference = input_name(&self.ref_pad);
+            let named: Vec<(String, String)> = self
+                .distorted_pads()
+                .iter()
+                .map(|p| (p.name().to_string(), input_name(p)))
+                .collect();
             if let Some(st) = self.state.lock().unwrap().as_mut() {
-                st.inputs = Some(inputs);
+                for (name, distorted) in named {
+                    if let Some(r) = st.rendition(&name).filter(|r| r.wants_inputs()) {
+                        r.inputs = Some([reference.clone(), distorted]);
+                    }
+                }
             }
         }
         Ok(false)
     }
 
-    /// Counts a reference frame scored against the distorted frame at
+    /// Counts a reference frame scored against input `name`'s frame at
     /// running time `dist` (fresh, or repeated).
-    fn note_pairing(&self, dist: Option<gst::ClockTime>) -> Result<(), gst::FlowError> {
+    fn note_pairing(&self, name: &str, dist: Option<gst::ClockTime>) -> Result<(), gst::FlowError> {
         let mut guard = self.state.lock().unwrap();
         let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
-        st.pairings.scored(dist);
+        if let Some(r) = st.rendition(name) {
+            r.pairings.scored(dist);
+        }
         Ok(())
     }
 
-    /// Gives the pair to the engine with this output frame's timing (kept
-    /// for the frame messages and the report); returns the messages of the
-    /// frames that became final, or the engine's error (inside), or
-    /// `NotNegotiated` when the element has no state (outside).
+    /// Scores this output frame's reference against one distorted input's
+    /// frame; returns the messages of the frames that became final.
+    fn score_input(
+        &self,
+        token: &gst_video::subclass::AggregateFramesToken,
+        (ref_frame, reference): (
+            &gst_video::VideoFrameRef<&gst::BufferRef>,
+            Option<&gst::Buffer>,
+        ),
+        pad: &gst_video::VideoAggregatorPad,
+        outbuf: &gst::BufferRef,
+    ) -> Result<Vec<VmafFrameMessage>, gst::FlowError> {
+        if !self.ensure_rendition(pad)? {
+            return Ok(Vec::new());
+        }
+        let name = pad.name();
+        let Some(dist_frame) = pad.prepared_frame(token) else {
+            self.warn_once_no_distorted(&name, outbuf)?;
+            return Ok(Vec::new());
+        };
+        self.check_frames(ref_frame.info(), dist_frame.info(), &name)?;
+        // The input buffers stay referenced until a GPU backend has
+        // uploaded from them (in place, when they are pinned memory).
+        // They also let a failover to the CPU remake the pictures (no copy).
+        let distorted = pad.current_buffer(token);
+        self.note_pairing(&name, running_time(pad, distorted.as_ref()))?;
+        let (keep, replay): (Option<KeepAlive>, _) = match (reference, distorted) {
+            (Some(r), Some(d)) => {
+                let replay = BufferReplay::of(ref_frame, &dist_frame, (r, &d));
+                (Some(Box::new((r.clone(), d))), replay)
+            }
+            _ => (None, None),
+        };
+        self.score(&name, ref_frame, &dist_frame, (keep, replay), outbuf)?
+            .map_err(|err| {
+                gst::element_imp_error!(
+                    self,
+                    gst::StreamError::Failed,
+                    ("VMAF failed on {name}: {err}"),
+                    ["while scoring a frame"]
+                );
+                gst::FlowError::Error
+            })
+    }
+
+    /// Gives the pair to input `name`'s engine (its frame scaled to the
+    /// reference's size first, where it differs) with this output frame's
+    /// timing (kept for the frame messages and the report); returns the
+    /// messages of the frames that became final, or the engine's error
+    /// (inside), or `NotNegotiated` when the element has no state
+    /// (outside).
     fn score(
         &self,
+        name: &str,
         ref_frame: &gst_video::VideoFrameRef<&gst::BufferRef>,
         dist_frame: &gst_video::VideoFrameRef<&gst::BufferRef>,
         (keep, replay): (Option<KeepAlive>, Option<Arc<dyn vmaf::Replay>>),
@@ -1128,76 +970,53 @@ impl VmafHip {
         };
         let mut guard = self.state.lock().unwrap();
         let state = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
-        let index = state.next_index;
-        state.next_index += 1;
-        // Timings are consumed by frame messages and the report.
-        if state.settings.frame_message || state.report.is_some() {
-            state.pending.push_back(timing(index));
-        }
-        if state.report.is_some() && state.report_started.is_none() {
-            state.report_started = Some(std::time::Instant::now());
-        }
-        let t = timing(index);
-        state.total_duration = if index == 0 {
-            t.duration
-        } else {
-            state.total_duration.zip(t.duration).map(|(a, b)| a + b)
+        let Some(r) = state.rendition(name) else {
+            // Released meanwhile.
+            return Ok(Ok(Vec::new()));
         };
-        state.last_timing = Some(t);
-        let engine = &mut state.engine;
-        let pushed = with_picture(ref_frame, |r| {
-            with_picture(dist_frame, |d| {
-                engine
-                    .push_replayable(r, d, keep, replay)
-                    .map_err(|e| e.to_string())
+        r.start_frame(timing);
+        let (engine, scaler) = (&mut r.engine, &mut r.scaler);
+        let pushed = with_picture(ref_frame, |rp| {
+            with_picture(dist_frame, |dp| match scaler {
+                // The scaled picture is the scaler's: no replay of the buffers.
+                Some(s) => s
+                    .scale(dp, |sp| engine.push_replayable(rp, sp, keep, None))
+                    .and_then(|pushed| pushed)
+                    .map_err(|e| e.to_string()),
+                None => engine
+                    .push_replayable(rp, dp, keep, replay)
+                    .map_err(|e| e.to_string()),
             })
         })
         .flatten()
         .flatten();
-        Self::note_failover(state);
-        Ok(pushed.and_then(|ready| Self::finalize(state, ready).map_err(|e| e.to_string())))
+        r.note_failover();
+        Ok(pushed.and_then(|ready| r.finalize(ready).map_err(|e| e.to_string())))
     }
 
-    /// After each move of the engine between the GPU and the CPU: the
-    /// backend that messages and the report carry says which frames ran
-    /// where, and a warning (to the CPU) or an info (back on the GPU) waits
-    /// to be posted.
-    fn note_failover(state: &mut State) {
-        let moves = state.engine.failover();
-        if moves.len() == state.moves_seen {
-            return;
-        }
-        let retry =
-            state.settings.on_gpu_error.resolve(state.settings.backend) == OnGpuError::Retry;
-        for m in &moves[state.moves_seen..] {
-            let f = m.frame + state.index_offset;
-            state.engine_notices.push(match &m.error {
-                Some(e) => (
-                    true,
-                    format!(
-                        "GPU error at frame {f} ({e}): the CPU engine computes frame {f} and every later frame{}, with the same numbers",
-                        if retry { " until the GPU is back" } else { "" }
-                    ),
-                ),
-                None => (
-                    false,
-                    format!("the GPU is back: it computes frame {f} and every later frame"),
-                ),
-            });
-        }
-        state.moves_seen = moves.len();
-        state.backend =
-            vmaf::failover::engines_line(&state.first_backend, moves, state.index_offset);
-    }
-
-    /// Posts the messages about the engine's moves, outside the state lock.
+    /// Posts the messages about the engines' moves, outside the state lock
+    /// (a requested input's name first).
     fn post_engine_notices(&self) {
-        let notices = self
+        let notices: Vec<(bool, String)> = self
             .state
             .lock()
             .unwrap()
             .as_mut()
-            .map(|st| std::mem::take(&mut st.engine_notices))
+            .map(|st| {
+                st.renditions
+                    .iter_mut()
+                    .flat_map(|r| {
+                        let prefix = if r.name == "dist_sink" {
+                            String::new()
+                        } else {
+                            format!("{}: ", r.name)
+                        };
+                        std::mem::take(&mut r.engine_notices)
+                            .into_iter()
+                            .map(move |(w, t)| (w, format!("{prefix}{t}")))
+                    })
+                    .collect()
+            })
             .unwrap_or_default();
         for (warning, text) in notices {
             if warning {
@@ -1224,173 +1043,46 @@ impl VmafHip {
             .post_message(gst::message::Element::builder(s).src(&*self.obj()).build());
     }
 
-    /// The timing of a frame whose scores became final (frames finalise in
-    /// index order; a frame without a pending entry has none).
-    fn take_timing(state: &mut State, index: u64) -> Option<Pending> {
-        while state.pending.front().is_some_and(|p| p.index < index) {
-            state.pending.pop_front();
-        }
-        match state.pending.front() {
-            Some(p) if p.index == index => state.pending.pop_front(),
-            _ => None,
-        }
-    }
-
-    fn frame_message(
-        state: &State,
-        scores: &FrameScores,
-        timing: Option<Pending>,
-    ) -> VmafFrameMessage {
-        let mut features = Vec::new();
-        let (mut psnr_y, mut ssim, mut ms_ssim, mut score) = (None, None, None, f64::NAN);
-        for (n, v) in scores.iter() {
-            match n {
-                "vmaf" => score = v,
-                "psnr_y" => psnr_y = Some(v),
-                "float_ssim" => ssim = Some(v),
-                "float_ms_ssim" => ms_ssim = Some(v),
-                _ => features.push((n.to_string(), v)),
-            }
-        }
-        VmafFrameMessage {
-            index: scores.index + state.index_offset,
-            timestamp: timing.and_then(|t| t.pts),
-            stream_time: timing.and_then(|t| t.stream_time),
-            running_time: timing.and_then(|t| t.running_time),
-            duration: timing.and_then(|t| t.duration),
-            score,
-            psnr_y,
-            ssim,
-            ms_ssim,
-            features,
-            backend: state.backend.clone(),
-        }
-    }
-
-    /// Frames whose scores became final: their messages (when asked), the
-    /// whole-stream pool, and the results file, all with stream-wide indices.
-    fn finalize(
-        state: &mut State,
-        frames: Vec<FrameScores>,
-    ) -> Result<Vec<VmafFrameMessage>, gst::ErrorMessage> {
-        let mut msgs = Vec::new();
-        let mut frames = frames;
-        for f in &mut frames {
-            let timing = Self::take_timing(state, f.index);
-            if state.settings.frame_message {
-                msgs.push(Self::frame_message(state, f, timing));
-            }
-            f.index += state.index_offset;
-            state.stream_pool.push(f);
-            if let Some(r) = &mut state.report {
-                let time = timing
-                    .and_then(|t| t.pts)
-                    .map(|t| t.nseconds() as f64 * 1e-9);
-                r.push(f.index, time, f.iter());
-            }
-        }
-        state.write_frames(&frames)?;
-        Ok(msgs)
-    }
-
-    fn pooled_message(state: &State, pooled: &PooledScores) -> Option<VmafPooledMessage> {
-        let v = pooled.get("vmaf")?;
-        let method = state.settings.pool_method;
-        let pm = match method {
-            PoolMethod::Min => vmaf::PoolMethod::Min,
-            PoolMethod::Max => vmaf::PoolMethod::Max,
-            PoolMethod::Mean => vmaf::PoolMethod::Mean,
-            PoolMethod::HarmonicMean => vmaf::PoolMethod::HarmonicMean,
-        };
-        let mean = |n: &str| pooled.get(n).map(|p| p.mean());
-        let last = state.last_timing;
-        Some(VmafPooledMessage {
-            reason: String::new(),
-            timestamp: last.and_then(|t| t.pts),
-            stream_time: last.and_then(|t| t.stream_time),
-            running_time: last.and_then(|t| t.running_time),
-            duration: state.total_duration,
-            score: v.get(pm),
-            pool_method: match method {
-                PoolMethod::Min => "min",
-                PoolMethod::Max => "max",
-                PoolMethod::Mean => "mean",
-                PoolMethod::HarmonicMean => "harmonic_mean",
-            }
-            .to_string(),
-            min: v.min,
-            max: v.max,
-            mean: v.mean(),
-            harmonic_mean: v.harmonic_mean(),
-            frames: pooled.frames,
-            psnr_y: mean("psnr_y"),
-            ssim: mean("float_ssim"),
-            ms_ssim: mean("float_ms_ssim"),
-            features: pooled
-                .iter()
-                .filter(|(n, _)| !matches!(*n, "vmaf" | "psnr_y" | "float_ssim" | "float_ms_ssim"))
-                .map(|(n, p)| (n.to_string(), p.mean()))
-                .collect(),
-            backend: state.backend.clone(),
-            pairing: state.pairings.counts,
-        })
-    }
-
-    /// Drain the engine: last frame messages, the pooled message, the results
-    /// file; then reset for a possible next segment.
-    /// Ends a segment: the engine's last frames, a pooled message, and
-    /// then, at EOS or a flushing seek, the results file's end and a fresh
-    /// start; at a caps change the stream goes on (indices, results file and
-    /// the whole-stream pool continue) with an engine rebuilt for the new caps.
+    /// Ends a segment of every input (`drain_inputs`).
     fn drain(&self, why: SegmentEnd) -> Result<(), gst::ErrorMessage> {
-        let (frames, pooled, counts) = {
+        self.drain_inputs(why, |_| true)
+    }
+
+    /// Ends a segment of the inputs `which` names: their last frame
+    /// messages and pooled messages, their results files (`Rendition::end_segment`).
+    fn drain_inputs(
+        &self,
+        why: SegmentEnd,
+        which: impl Fn(&str) -> bool,
+    ) -> Result<(), gst::ErrorMessage> {
+        let mut frames = Vec::new();
+        let mut pooled = Vec::new();
+        let mut failed = None;
+        {
             let mut guard = self.state.lock().unwrap();
             let Some(state) = guard.as_mut() else {
                 return Ok(());
             };
-            let rest = state
-                .engine
-                .flush()
-                .map_err(|e| gst::error_msg!(gst::StreamError::Failed, ["VMAF failed: {e}"]));
-            Self::note_failover(state);
-            let msgs = Self::finalize(state, rest?)?;
-            let pooled = if why == SegmentEnd::CapsChanged {
-                state.engine.pooled()
-            } else {
-                state.stream_pool.scores()
-            };
-            let mut pooled_msg = Self::pooled_message(state, &pooled);
-            if let Some(p) = &mut pooled_msg {
-                p.reason = why.name().to_string();
+            for r in state.renditions.iter_mut().filter(|r| which(&r.name)) {
+                match r.end_segment(why) {
+                    Ok((msgs, p)) => {
+                        frames.extend(msgs);
+                        pooled.extend(p.map(|p| (p, r.engine.input_counts())));
+                    }
+                    Err(e) => failed = failed.or(Some(e)),
+                }
             }
-            if why == SegmentEnd::CapsChanged {
-                state.index_offset += state.next_index;
-            } else {
-                state.finish_results(&pooled)?;
-                state.write_report(why)?;
-                state.index_offset = 0;
-                state.stream_pool = StreamPool::default();
-                state.pairings = live::Pairings::default();
-                state.last_timing = None;
-                state.total_duration = None;
-            }
-            state.pending.clear();
-            state.next_index = 0;
-            state.engine.reset().map_err(|e| {
-                gst::error_msg!(gst::StreamError::Failed, ["VMAF reset failed: {e}"])
-            })?;
-            let counts = state.engine.input_counts();
-            (msgs, pooled_msg, counts)
-        };
+        }
         self.post_engine_notices();
         for m in &frames {
             self.post(gst::Structure::from(m));
         }
-        if let Some(p) = &pooled {
+        for (p, counts) in &pooled {
             gst::info!(
                 CAT,
                 imp = self,
-                "pooled VMAF {:.6} over {} frames ({}); input planes so far: {} staged, {} from pinned memory ({} of them copied there on arrival), {} page-locked in place, {} on the device",
+                "{}: pooled VMAF {:.6} over {} frames ({}); input planes so far: {} staged, {} from pinned memory ({} of them copied there on arrival), {} page-locked in place, {} on the device",
+                p.rendition,
                 p.score,
                 p.frames,
                 why.name(),
@@ -1402,25 +1094,30 @@ impl VmafHip {
             );
             self.post(gst::Structure::from(p));
         }
-        Ok(())
+        failed.map_or(Ok(()), Err)
     }
 
-    /// Both sinks must carry the same video: same size and format. Checked
-    /// on the frames about to be scored (a pad's caps change before the
-    /// frames queued under the old caps are through). When both change to
-    /// new caps that agree, the segment scored so far ends ("caps-changed")
-    /// and the engine starts again for the new caps.
+    /// A distorted input must carry the reference's format; `dist_sink`
+    /// also its size (GStreamer 1.28's `vmaf`), while a requested input of
+    /// another size is scaled to it. Checked on the frames about to be
+    /// scored (a pad's caps change before the frames queued under the old
+    /// caps are through). When the two change to new caps that fit, the
+    /// input's segment scored so far ends ("caps-changed") and its engine
+    /// starts again for the new caps.
     fn check_frames(
         &self,
         ri: &gst_video::VideoInfo,
         di: &gst_video::VideoInfo,
+        name: &str,
     ) -> Result<(), gst::FlowError> {
         let same = |a: &gst_video::VideoInfo, b: &gst_video::VideoInfo| {
             a.width() == b.width() && a.height() == b.height() && a.format() == b.format()
         };
-        if !same(ri, di) {
+        let same_size = ri.width() == di.width() && ri.height() == di.height();
+        let scales = name != "dist_sink";
+        if ri.format() != di.format() || !(same_size || scales) {
             let mut advice = Vec::new();
-            if ri.width() != di.width() || ri.height() != di.height() {
+            if !same_size {
                 advice.push("videoscale");
             }
             if ri.format() != di.format() {
@@ -1430,27 +1127,32 @@ impl VmafHip {
                 i.to_caps()
                     .map_or_else(|_| "?".to_string(), |c| c.to_string())
             };
+            let what = if scales {
+                "format (a dist_sink_%u pad scales other sizes)"
+            } else {
+                "width, height and format (a dist_sink_%u pad scales other sizes)"
+            };
             gst::element_imp_error!(
                 self,
                 gst::StreamError::Format,
                 (
-                    "ref_sink and dist_sink must carry the same width, height and format: ref_sink caps {}; dist_sink caps {}; insert {} before dist_sink",
+                    "ref_sink and {name} must carry the same {what}: ref_sink caps {}; {name} caps {}; insert {} before {name}",
                     caps(ri),
                     caps(di),
                     advice.join(" and ")
                 ),
-                ["caps mismatch between the two sink pads"]
+                ["caps mismatch between two sink pads"]
             );
             return Err(gst::FlowError::NotNegotiated);
         }
         let changed = {
-            let guard = self.state.lock().unwrap();
-            match guard.as_ref() {
-                Some(st) => match &st.checked {
-                    Some(old) if same(old, ri) => return Ok(()),
-                    Some(_) => st.next_index > 0,
-                    None => false,
-                },
+            let mut guard = self.state.lock().unwrap();
+            let Some(r) = guard.as_mut().and_then(|st| st.rendition(name)) else {
+                return Ok(()); // released meanwhile
+            };
+            match &r.checked {
+                Some((old_r, old_d)) if same(old_r, ri) && same(old_d, di) => return Ok(()),
+                Some(_) => r.next_index > 0,
                 None => false,
             }
         };
@@ -1458,22 +1160,59 @@ impl VmafHip {
             gst::info!(
                 CAT,
                 imp = self,
-                "caps changed on both sink pads to {}x{} {:?}",
+                "caps changed: ref_sink {}x{}, {name} {}x{} {:?}",
                 ri.width(),
                 ri.height(),
+                di.width(),
+                di.height(),
                 ri.format()
             );
-            if let Err(e) = self.drain(SegmentEnd::CapsChanged) {
+            if let Err(e) = self.drain_inputs(SegmentEnd::CapsChanged, |n| n == name) {
                 self.post_error_message(e);
                 return Err(gst::FlowError::Error);
             }
         }
+        let scaler = match same_size {
+            true => None,
+            false => Some(self.scaler_for(ri, di, name)?),
+        };
         let mut guard = self.state.lock().unwrap();
-        if let Some(st) = guard.as_mut() {
-            st.checked = Some(ri.clone());
-            st.size = (ri.width() as usize, ri.height() as usize);
+        if let Some(r) = guard.as_mut().and_then(|st| st.rendition(name)) {
+            r.checked = Some((ri.clone(), di.clone()));
+            r.size = (ri.width() as usize, ri.height() as usize);
+            r.scaler = scaler;
         }
         Ok(())
+    }
+
+    /// The scaler from input `name`'s size to the reference's.
+    fn scaler_for(
+        &self,
+        ri: &gst_video::VideoInfo,
+        di: &gst_video::VideoInfo,
+        name: &str,
+    ) -> Result<Scaler, gst::FlowError> {
+        let method = self.settings.lock().unwrap().scaler.method();
+        let size = |i: &gst_video::VideoInfo| (i.width() as usize, i.height() as usize);
+        engine_format(di.format())
+            .and_then(|(pf, bpc)| {
+                Scaler::new(method, pf, bpc, size(di), size(ri)).map_err(|e| e.to_string())
+            })
+            .map_err(|e| {
+                gst::element_imp_error!(
+                    self,
+                    gst::StreamError::Format,
+                    (
+                        "{name}: cannot scale {}x{} to the reference's {}x{}: {e}",
+                        di.width(),
+                        di.height(),
+                        ri.width(),
+                        ri.height()
+                    ),
+                    ["scaler"]
+                );
+                gst::FlowError::NotNegotiated
+            })
     }
 }
 
@@ -1498,6 +1237,7 @@ impl ObjectSubclass for VmafHip {
             settings: Mutex::new(Settings::default()),
             state: Mutex::new(None),
             gpu_input: Mutex::new(None),
+            next_pad: Mutex::new(0),
             copier: Mutex::new(None),
             blocks: Mutex::new(None),
         }
@@ -1533,6 +1273,7 @@ impl ObjectImpl for VmafHip {
                 glib::ParamSpecEnum::builder_with_default("log-level", DEFAULT_LOG_LEVEL).nick("Log level").blurb("Threshold of the vmafhip debug category").mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("backend", DEFAULT_BACKEND).nick("Backend").blurb("Where features are computed: auto (GPU if usable, else CPU with a warning), cpu, hip").mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("on-gpu-error", DEFAULT_ON_GPU_ERROR).nick("On GPU error").blurb("What a GPU error in the middle of a stream does: auto (retry with backend=auto, fail with backend=hip), fail (the stream ends with the error), cpu (the CPU engine takes the stream over from the first frame not finished, with the same numbers; a warning names the error and the frame, and the messages' backend field says which frames ran where), retry (as cpu, and the stream goes back to the GPU once it opens again, after gpu-retry-delay; an info message says from which frame)").mutable_ready().build(),
+                glib::ParamSpecEnum::builder_with_default("scaler", DEFAULT_SCALER).nick("Scaler").blurb("How a rendition on a dist_sink_%u pad of another size than the reference is scaled to the reference's size before it is scored, the same on the GPU and the CPU: bicubic (ffmpeg's default, B = 0, C = 0.6), bilinear or lanczos").mutable_ready().build(),
                 glib::ParamSpecUInt::builder("gpu-retry-delay").nick("GPU retry delay").blurb("With on-gpu-error=retry (the default with backend=auto): milliseconds after a GPU error before the GPU is opened again and the stream goes back to it; doubles after each failed return, up to a minute; 0 tries at the next frame").default_value(DEFAULT_GPU_RETRY_DELAY).mutable_ready().build(),
                 glib::ParamSpecInt64::builder("late-frame-wait").nick("Late frame wait").blurb("Live pipelines: nanoseconds to wait, beyond the upstream latency, for a distorted frame that is late before the reference frame is scored against the distorted pad's last picture (counted as repeated); also, at start-up, the element waits up to 10 s for the distorted branch's first frame. Reported as the element's latency. -1: three frames' time at the reference's frame rate, at least 40 ms (100 ms when unknown); 0: no wait at all (a stalled pad's last picture is scored at once, and reference frames before the distorted branch's first frame pass through unscored)").minimum(-1).default_value(DEFAULT_LATE_FRAME_WAIT).mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("vendor", DEFAULT_VENDOR).nick("Vendor").blurb("GPU stack for the HIP backend: auto (AMD, then NVIDIA; VMAFHIP_VENDOR overrides), amd, nvidia").mutable_ready().build(),
@@ -1604,6 +1345,7 @@ impl ObjectImpl for VmafHip {
             "on-gpu-error" => s.on_gpu_error = value.get().unwrap(),
             "late-frame-wait" => s.late_frame_wait = value.get().unwrap(),
             "gpu-retry-delay" => s.gpu_retry_delay = value.get().unwrap(),
+            "scaler" => s.scaler = value.get().unwrap(),
             "device-id" => s.device_id = value.get().unwrap(),
             "vendor" => s.vendor = value.get().unwrap(),
             other => unreachable!("unknown property {other}"),
@@ -1617,7 +1359,17 @@ impl ObjectImpl for VmafHip {
                 .lock()
                 .unwrap()
                 .as_ref()
-                .map(|st| st.engine.input_counts())
+                .map(|st| {
+                    st.renditions.iter().map(|r| r.engine.input_counts()).fold(
+                        vmaf::InputCounts::default(),
+                        |a, c| vmaf::InputCounts {
+                            staged: a.staged + c.staged,
+                            pinned: a.pinned + c.pinned,
+                            registered: a.registered + c.registered,
+                            device: a.device + c.device,
+                        },
+                    )
+                })
                 .unwrap_or_default();
             let gpu = self.gpu_input().map_or("none", |g| g.kind().caps_feature());
             return gst::Structure::builder("vmafhip-stats")
@@ -1665,6 +1417,7 @@ impl ObjectImpl for VmafHip {
             "on-gpu-error" => s.on_gpu_error.to_value(),
             "late-frame-wait" => s.late_frame_wait.to_value(),
             "gpu-retry-delay" => s.gpu_retry_delay.to_value(),
+            "scaler" => s.scaler.to_value(),
             "device-id" => s.device_id.to_value(),
             "vendor" => s.vendor.to_value(),
             other => unreachable!("unknown property {other}"),
@@ -1692,6 +1445,22 @@ impl ElementImpl for VmafHip {
             )
         });
         Some(&*META)
+    }
+
+    /// A released `dist_sink_%u` ends its rendition: its last frames, its
+    /// pooled message (`reason` "released"), its results file and report.
+    fn release_pad(&self, pad: &gst::Pad) {
+        let name = pad.name();
+        if let Some(st) = self.state.lock().unwrap().as_mut() {
+            st.released.push(name.to_string());
+        }
+        if let Err(e) = self.drain_inputs(SegmentEnd::Released, |n| n == name) {
+            self.post_error_message(e);
+        }
+        if let Some(st) = self.state.lock().unwrap().as_mut() {
+            st.renditions.retain(|r| r.name != name);
+        }
+        self.parent_release_pad(pad);
     }
 
     fn pad_templates() -> &'static [gst::PadTemplate] {
@@ -1735,6 +1504,15 @@ impl ElementImpl for VmafHip {
                     "dist_sink",
                     gst::PadDirection::Sink,
                     gst::PadPresence::Always,
+                    &caps,
+                    super::VmafHipPad::static_type(),
+                )
+                .unwrap(),
+                // More renditions of an encoding ladder, of any size.
+                gst::PadTemplate::with_gtype(
+                    "dist_sink_%u",
+                    gst::PadDirection::Sink,
+                    gst::PadPresence::Request,
                     &caps,
                     super::VmafHipPad::static_type(),
                 )
@@ -1787,44 +1565,49 @@ impl AggregatorImpl for VmafHip {
         *self.blocks.lock().unwrap() = blocks;
         // An unwritable results file or report fails now, not at the end of
         // the stream.
-        let results = match &settings.results_filename {
-            Some(path) => ResultsFile::Opened(open_results(path)?),
-            None => ResultsFile::None,
-        };
-        if let Some(path) = &settings.report_filename {
-            std::fs::File::create(path).map_err(|e| report_io_error(path, e))?;
-        }
-        let report = settings
-            .report_filename
-            .as_ref()
-            .map(|_| report::Report::new());
-        *self.state.lock().unwrap() = Some(State {
+        let label = self.dist_pad.property::<Option<String>>("label");
+        let first = Rendition::new(
+            "dist_sink".into(),
+            label,
+            true,
             engine,
-            first_backend: backend.clone(),
+            backend.clone(),
+            &settings,
+        )?;
+        *self.state.lock().unwrap() = Some(State {
             backend,
             device,
             settings,
-            pending: VecDeque::new(),
-            next_index: 0,
-            results,
-            checked: None,
-            dist_ended_warned: false,
+            renditions: vec![first],
             last_ref: None,
-            size: (0, 0),
-            moves_seen: 0,
-            engine_notices: Vec::new(),
-            last_timing: None,
-            total_duration: None,
-            index_offset: 0,
-            stream_pool: StreamPool::default(),
-            report,
-            report_started: None,
-            inputs: None,
-            pairings: live::Pairings::default(),
             first_frame_delay: gst::ClockTime::ZERO,
+            released: Vec::new(),
         });
         self.update_latency();
         Ok(())
+    }
+
+    /// Requested pads are named `dist_sink_N` (GstAggregator would name
+    /// them `sink_N`): N as asked, or the next number not used yet.
+    fn create_new_pad(
+        &self,
+        templ: &gst::PadTemplate,
+        req_name: Option<&str>,
+        _caps: Option<&gst::Caps>,
+    ) -> Option<gst_base::AggregatorPad> {
+        let mut next = self.next_pad.lock().unwrap();
+        let asked = req_name
+            .and_then(|n| n.strip_prefix("dist_sink_"))
+            .and_then(|n| n.parse::<u32>().ok());
+        let serial = match asked {
+            Some(n) if self.obj().static_pad(&format!("dist_sink_{n}")).is_none() => n,
+            _ => *next,
+        };
+        *next = (*next).max(serial + 1);
+        let pad = gst::PadBuilder::<super::VmafHipPad>::from_template(templ)
+            .name(format!("dist_sink_{serial}"))
+            .build();
+        Some(pad.upcast())
     }
 
     fn stop(&self) -> Result<(), gst::ErrorMessage> {
@@ -2019,7 +1802,9 @@ impl AggregatorImpl for VmafHip {
             self.post_error_message(e);
         }
         if let Some(st) = self.state.lock().unwrap().as_mut() {
-            st.dist_ended_warned = false;
+            for r in &mut st.renditions {
+                r.no_frame_warned = false;
+            }
             st.last_ref = None;
         }
         self.parent_flush()
@@ -2049,9 +1834,9 @@ impl VideoAggregatorImpl for VmafHip {
         Ok(Some(gst::Buffer::new()))
     }
 
-    /// One output frame: the reference passed on, and the pair scored.
-    /// Steps: an ended or missing reference; pass it on; a repeated
-    /// reference; a missing distorted frame; score; post the messages.
+    /// One output frame: the reference passed on, and scored against each
+    /// distorted input. Steps: an ended or missing reference; pass it on;
+    /// a repeated reference; each input (`score_input`); post the messages.
     fn aggregate_frames(
         &self,
         token: &gst_video::subclass::AggregateFramesToken,
@@ -2067,38 +1852,21 @@ impl VideoAggregatorImpl for VmafHip {
         if self.is_repeated_reference(reference.as_ref())? {
             return Ok(gst::FlowSuccess::Ok);
         }
-        let Some(dist_frame) = self.dist_pad.prepared_frame(token) else {
-            self.warn_once_no_distorted(outbuf)?;
-            return Ok(gst::FlowSuccess::Ok);
-        };
-        self.check_frames(ref_frame.info(), dist_frame.info())?;
-        // The input buffers stay referenced until a GPU backend has
-        // uploaded from them (in place, when they are pinned memory).
-        // They also let a failover to the CPU remake the pictures (no copy).
-        let distorted = self.dist_pad.current_buffer(token);
-        self.note_pairing(running_time(&self.dist_pad, distorted.as_ref()))?;
-        let (keep, replay): (Option<KeepAlive>, _) = match (reference, distorted) {
-            (Some(r), Some(d)) => {
-                let replay = BufferReplay::of(&ref_frame, &dist_frame, (&r, &d));
-                (Some(Box::new((r, d))), replay)
+        let mut msgs = Vec::new();
+        let mut result = Ok(());
+        for pad in self.distorted_pads() {
+            match self.score_input(token, (&ref_frame, reference.as_ref()), &pad, outbuf) {
+                Ok(m) => msgs.extend(m),
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
             }
-            _ => (None, None),
-        };
-        let msgs = self
-            .score(&ref_frame, &dist_frame, (keep, replay), outbuf)?
-            .map_err(|err| {
-                gst::element_imp_error!(
-                    self,
-                    gst::StreamError::Failed,
-                    ("VMAF failed: {err}"),
-                    ["while scoring a frame"]
-                );
-                gst::FlowError::Error
-            })?;
+        }
         self.post_engine_notices();
         for m in &msgs {
             self.post(gst::Structure::from(m));
         }
-        Ok(gst::FlowSuccess::Ok)
+        result.map(|()| gst::FlowSuccess::Ok)
     }
 }

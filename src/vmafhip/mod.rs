@@ -18,8 +18,14 @@
 //! `index`, `timestamp`, `stream-time`, `running-time`, `duration`,
 //! `psnr-y`, `ssim`, `ms-ssim`; ours: every model feature by its libvmaf
 //! name (`integer_adm2`, ...), `backend`, and in `pooled` `min`, `max`,
-//! `mean`, `harmonic-mean`, `frames`, `pool-method`. See [`VmafFrameMessage`]
+//! `mean`, `harmonic-mean`, `frames`, `pool-method`; `rendition`, the
+//! distorted input's pad, and its `label` when set. See [`VmafFrameMessage`]
 //! and [`VmafPooledMessage`].
+//!
+//! An encoding ladder: besides `dist_sink`, request pads `dist_sink_%u`
+//! take more renditions of the same source, of any size; each is scaled to
+//! the reference's size (`scaler`) and scored against it by its own engine,
+//! with its own messages, results file and report.
 //!
 //! Since: 0.1
 
@@ -28,6 +34,7 @@ mod live;
 mod pad;
 mod pinned_copy;
 mod pinned_pool;
+mod rendition;
 
 pub use live::Pairing;
 pub use pad::VmafHipPad;
@@ -47,6 +54,7 @@ pub fn register(plugin: &gst::Plugin) -> Result<(), glib::BoolError> {
         Backend::static_type().mark_as_plugin_api(gst::PluginAPIFlags::empty());
         Vendor::static_type().mark_as_plugin_api(gst::PluginAPIFlags::empty());
         OnGpuError::static_type().mark_as_plugin_api(gst::PluginAPIFlags::empty());
+        Scaling::static_type().mark_as_plugin_api(gst::PluginAPIFlags::empty());
         LogLevel::static_type().mark_as_plugin_api(gst::PluginAPIFlags::empty());
     }
     gst::Element::register(
@@ -111,6 +119,34 @@ pub enum Backend {
     Cpu = 1,
     #[enum_value(name = "HIP GPU engine; error when no GPU is usable", nick = "hip")]
     Hip = 2,
+}
+
+/// `scaler`: how a rendition of another size than the reference is scaled
+/// to it (`vmaf::scale`).
+#[derive(Debug, Eq, PartialEq, Hash, Clone, Copy, glib::Enum)]
+#[repr(u32)]
+#[enum_type(name = "GstVmafHipScaler")]
+pub enum Scaling {
+    #[enum_value(name = "Bilinear (2 taps at 1:1)", nick = "bilinear")]
+    Bilinear = 0,
+    #[enum_value(
+        name = "Bicubic, ffmpeg's default (B = 0, C = 0.6; 4 taps at 1:1)",
+        nick = "bicubic"
+    )]
+    Bicubic = 1,
+    #[enum_value(name = "Lanczos, 3 lobes (6 taps at 1:1)", nick = "lanczos")]
+    Lanczos = 2,
+}
+
+impl Scaling {
+    pub fn method(self) -> crate::vmaf::ScaleMethod {
+        use crate::vmaf::ScaleMethod as M;
+        match self {
+            Scaling::Bilinear => M::Bilinear,
+            Scaling::Bicubic => M::Bicubic,
+            Scaling::Lanczos => M::Lanczos,
+        }
+    }
 }
 
 /// `on-gpu-error`: what a GPU error in the middle of a stream does.
@@ -204,6 +240,10 @@ pub struct VmafFrameMessage {
     pub features: Vec<(String, f64)>,
     /// Which engine and device produced the numbers.
     pub backend: String,
+    /// The distorted input's pad (`dist_sink`, `dist_sink_1`, ...) and its
+    /// `label`, when set: which rendition of a ladder this is.
+    pub rendition: String,
+    pub label: Option<String>,
 }
 
 impl VmafFrameMessage {
@@ -241,6 +281,9 @@ pub struct VmafPooledMessage {
     /// Mean of every other metric, by libvmaf name.
     pub features: Vec<(String, f64)>,
     pub backend: String,
+    /// As in [`VmafFrameMessage`].
+    pub rendition: String,
+    pub label: Option<String>,
     /// How the reference frames were paired: `frames-fresh`,
     /// `frames-repeated`, `frames-unscored` (live pipelines: see
     /// `late-frame-wait`).
@@ -270,6 +313,8 @@ const CORE_FIELDS: &[&str] = &[
     "frames-fresh",
     "frames-repeated",
     "frames-unscored",
+    "rendition",
+    "label",
 ];
 
 /// The fields both message types end with: optional metrics, every other
@@ -279,6 +324,7 @@ fn finish(
     optional: [Option<f64>; 3],
     features: &[(String, f64)],
     backend: &str,
+    (rendition, label): (&str, Option<&str>),
 ) -> gst::Structure {
     for (name, v) in ["psnr-y", "ssim", "ms-ssim"].into_iter().zip(optional) {
         if let Some(v) = v {
@@ -288,7 +334,11 @@ fn finish(
     for (n, v) in features {
         b = b.field(n.as_str(), *v);
     }
-    b.field("backend", backend).build()
+    b = b.field("backend", backend).field("rendition", rendition);
+    if let Some(l) = label {
+        b = b.field("label", l);
+    }
+    b.build()
 }
 
 /// The four GstClockTime fields (guint64; GST_CLOCK_TIME_NONE when unknown).
@@ -336,7 +386,13 @@ impl From<&VmafFrameMessage> for gst::Structure {
             .field("index64", m.index);
         let b = times(b, [m.timestamp, m.stream_time, m.running_time, m.duration])
             .field("score", m.score);
-        finish(b, [m.psnr_y, m.ssim, m.ms_ssim], &m.features, &m.backend)
+        finish(
+            b,
+            [m.psnr_y, m.ssim, m.ms_ssim],
+            &m.features,
+            &m.backend,
+            (&m.rendition, m.label.as_deref()),
+        )
     }
 }
 
@@ -360,6 +416,8 @@ impl TryFrom<&gst::StructureRef> for VmafFrameMessage {
             ms_ssim: s.get("ms-ssim").ok(),
             features: extra_features(s),
             backend: s.get::<String>("backend").unwrap_or_default(),
+            rendition: s.get::<String>("rendition").unwrap_or_default(),
+            label: s.get::<String>("label").ok(),
         })
     }
 }
@@ -380,7 +438,13 @@ impl From<&VmafPooledMessage> for gst::Structure {
             .field("frames-fresh", m.pairing.fresh)
             .field("frames-repeated", m.pairing.repeated)
             .field("frames-unscored", m.pairing.unscored);
-        finish(b, [m.psnr_y, m.ssim, m.ms_ssim], &m.features, &m.backend)
+        finish(
+            b,
+            [m.psnr_y, m.ssim, m.ms_ssim],
+            &m.features,
+            &m.backend,
+            (&m.rendition, m.label.as_deref()),
+        )
     }
 }
 
@@ -407,6 +471,8 @@ impl TryFrom<&gst::StructureRef> for VmafPooledMessage {
             ms_ssim: s.get("ms-ssim").ok(),
             features: extra_features(s),
             backend: s.get::<String>("backend").unwrap_or_default(),
+            rendition: s.get::<String>("rendition").unwrap_or_default(),
+            label: s.get::<String>("label").ok(),
             pairing: Pairing {
                 fresh: s.get("frames-fresh").unwrap_or_default(),
                 repeated: s.get("frames-repeated").unwrap_or_default(),
@@ -438,6 +504,8 @@ mod tests {
                 ("integer_vif_scale0".into(), 0.7),
             ],
             backend: "cpu (1 thread)".into(),
+            rendition: "dist_sink_2".into(),
+            label: Some("720p".into()),
         };
         let s = gst::Structure::from(&m);
         assert_eq!(VmafFrameMessage::try_from(s.as_ref()).unwrap(), m);
@@ -470,6 +538,8 @@ mod tests {
             ms_ssim: None,
             features: vec![("integer_motion2".into(), 3.0)],
             backend: "cpu".into(),
+            rendition: "dist_sink".into(),
+            label: None,
             pairing: Pairing {
                 fresh: 10,
                 repeated: 2,

@@ -29,6 +29,8 @@ mod imp {
         warned: AtomicBool,
         /// The video of the pad's current caps, for the buffer probe.
         info: Mutex<Option<(gst::Caps, gst_video::VideoInfo)>>,
+        /// `label`: the rendition's name in messages and file names.
+        label: Mutex<Option<String>>,
     }
 
     impl VmafHipPad {
@@ -66,6 +68,48 @@ mod imp {
     }
 
     impl ObjectImpl for VmafHipPad {
+        fn properties() -> &'static [glib::ParamSpec] {
+            static PROPS: std::sync::OnceLock<Vec<glib::ParamSpec>> = std::sync::OnceLock::new();
+            PROPS.get_or_init(|| {
+                vec![
+                    glib::ParamSpecString::builder("label")
+                        .nick("Label")
+                        .blurb("A distorted input's name for its rendition (e.g. 720p): the messages' label field, and its results file and report are named with it (out.json -> out.720p.json) instead of with the pad's name; letters, digits, '.', '_' and '-'")
+                        .mutable_ready()
+                        .build(),
+                ]
+            })
+        }
+
+        fn set_property(&self, _id: usize, value: &glib::Value, pspec: &glib::ParamSpec) {
+            match pspec.name() {
+                "label" => {
+                    let label: Option<String> = value.get().unwrap();
+                    let ok = |l: &str| {
+                        !l.is_empty()
+                            && l.chars()
+                                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+                    };
+                    match label {
+                        Some(l) if !ok(&l) => glib::g_warning!(
+                            "vmafhip",
+                            "{}: label \"{l}\" refused: it names files, so letters, digits, '.', '_' and '-' only",
+                            self.obj().name()
+                        ),
+                        label => *self.label.lock().unwrap() = label,
+                    }
+                }
+                other => unreachable!("unknown property {other}"),
+            }
+        }
+
+        fn property(&self, _id: usize, pspec: &glib::ParamSpec) -> glib::Value {
+            match pspec.name() {
+                "label" => self.label.lock().unwrap().to_value(),
+                other => unreachable!("unknown property {other}"),
+            }
+        }
+
         fn constructed(&self) {
             self.parent_constructed();
             let weak = self.downgrade();

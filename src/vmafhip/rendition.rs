@@ -1,0 +1,648 @@
+//! One distorted input of the element, a rendition of a ladder: `dist_sink`
+//! or a requested `dist_sink_%u`, with its own engine, scaler, frame
+//! timings, results file, report and pooled statistics. The reference's
+//! side (its frames, the latency) is the element's (`imp`).
+
+use super::imp::Settings;
+use super::live;
+use super::{OnGpuError, PoolMethod, ResultsFormat, VmafFrameMessage, VmafPooledMessage};
+use crate::report;
+use crate::vmaf::output::{Format, ResultsWriter};
+use crate::vmaf::{self, Engine, FrameScores, PooledScores, Scaler};
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// The streamed results file of one segment.
+enum ResultsFile {
+    None,
+    /// Opened (created or truncated), nothing written yet.
+    Opened(std::fs::File),
+    Writing(ResultsWriter<std::io::BufWriter<std::fs::File>>),
+    /// Finished; the next segment truncates and rewrites the file.
+    Done,
+}
+
+fn results_format(s: &Settings) -> Format {
+    match s.results_format {
+        ResultsFormat::Xml => Format::Xml,
+        ResultsFormat::Csv => Format::Csv,
+        ResultsFormat::Jsonl => Format::Jsonl,
+        // A filename without a format means JSON.
+        ResultsFormat::Json | ResultsFormat::None => Format::Json,
+    }
+}
+
+fn open_results(path: &str) -> Result<std::fs::File, gst::ErrorMessage> {
+    std::fs::File::create(path).map_err(|e| {
+        gst::error_msg!(
+            gst::ResourceError::OpenWrite,
+            ("results-filename \"{path}\" cannot be written: {e}"),
+            ["opening the results file at start"]
+        )
+    })
+}
+
+fn report_io_error(path: &str, e: std::io::Error) -> gst::ErrorMessage {
+    gst::error_msg!(
+        gst::ResourceError::OpenWrite,
+        ("report-filename \"{path}\" cannot be written: {e}"),
+        ["the HTML report"]
+    )
+}
+
+fn results_io_error(path: &str, e: std::io::Error) -> gst::ErrorMessage {
+    gst::error_msg!(
+        gst::ResourceError::Write,
+        ("results-filename \"{path}\": {e}"),
+        ["writing the results file"]
+    )
+}
+
+impl Rendition {
+    /// The results file's writer, its header written: the one in use, or a
+    /// new one on the file opened at start (or reopened for a new segment).
+    fn results_writer(
+        &mut self,
+        path: &str,
+    ) -> Result<&mut ResultsWriter<std::io::BufWriter<std::fs::File>>, gst::ErrorMessage> {
+        let file = match std::mem::replace(&mut self.results, ResultsFile::None) {
+            ResultsFile::Writing(w) => {
+                self.results = ResultsFile::Writing(w);
+                None
+            }
+            ResultsFile::Opened(file) => Some(file),
+            ResultsFile::None | ResultsFile::Done => Some(open_results(path)?),
+        };
+        if let Some(file) = file {
+            let w = ResultsWriter::begin(
+                std::io::BufWriter::new(file),
+                results_format(&self.settings),
+                self.size.0,
+                self.size.1,
+                None,
+                "3.2.0",
+            )
+            .map_err(|e| results_io_error(path, e))?;
+            self.results = ResultsFile::Writing(w);
+        }
+        match &mut self.results {
+            ResultsFile::Writing(w) => Ok(w),
+            _ => unreachable!("a writer was just put there"),
+        }
+    }
+
+    /// Appends final frames to the results file (header first).
+    fn write_frames(&mut self, frames: &[FrameScores]) -> Result<(), gst::ErrorMessage> {
+        let Some(path) = self.settings.results_filename.clone() else {
+            return Ok(());
+        };
+        if frames.is_empty() {
+            return Ok(());
+        }
+        let w = self.results_writer(&path)?;
+        for f in frames {
+            w.frame(f).map_err(|e| results_io_error(&path, e))?;
+        }
+        // Every final frame reaches the file, so a crash loses none.
+        w.flush().map_err(|e| results_io_error(&path, e))
+    }
+
+    /// Closes the results file with the pooled part (an empty file gets
+    /// its header too).
+    fn finish_results(&mut self, pooled: &PooledScores) -> Result<(), gst::ErrorMessage> {
+        let Some(path) = self.settings.results_filename.clone() else {
+            return Ok(());
+        };
+        self.results_writer(&path)?;
+        if let ResultsFile::Writing(w) = std::mem::replace(&mut self.results, ResultsFile::Done) {
+            w.finish(pooled).map_err(|e| results_io_error(&path, e))?;
+        }
+        Ok(())
+    }
+}
+
+impl Rendition {
+    /// Writes the HTML report of the segment that ended (EOS or a flushing
+    /// seek) and starts a fresh one for the next.
+    fn write_report(&mut self, why: SegmentEnd) -> Result<(), gst::ErrorMessage> {
+        let (Some(path), Some(r)) = (self.settings.report_filename.clone(), self.report.take())
+        else {
+            return Ok(());
+        };
+        let s = &self.settings;
+        let [reference, distorted] = self
+            .inputs
+            .clone()
+            .unwrap_or_else(|| ["(no frame scored)".into(), "(no frame scored)".into()]);
+        let title = s
+            .report_title
+            .clone()
+            .unwrap_or_else(|| format!("{reference} vs {distorted}"));
+        let mut facts = vec![
+            ("reference".to_string(), reference),
+            ("distorted".to_string(), distorted),
+        ];
+        facts.push(("rendition".into(), self.describe()));
+        if let Some((info, _)) = &self.checked {
+            let fps = info.fps();
+            facts.push((
+                "video".into(),
+                format!(
+                    "{}x{} {} at {}",
+                    info.width(),
+                    info.height(),
+                    info.format().to_str(),
+                    if fps.numer() > 0 {
+                        format!("{:.3} fps", fps.numer() as f64 / fps.denom() as f64)
+                    } else {
+                        "a variable frame rate".into()
+                    }
+                ),
+            ));
+        }
+        let mut model = s.model_filename.clone();
+        for (on, flag) in [
+            (s.disable_clip, "disable-clip"),
+            (s.enable_transform || s.phone_model, "enable-transform"),
+        ] {
+            if on {
+                model.push_str(&format!(", {flag}"));
+            }
+        }
+        facts.push(("model".into(), model));
+        facts.push(("backend".into(), self.backend.clone()));
+        let mut frames = r.frames().to_string();
+        if s.subsample > 1 {
+            frames.push_str(&format!(" (every {}th frame scored)", s.subsample));
+        }
+        facts.push(("frames".into(), frames));
+        if let Some(d) = self.total_duration {
+            facts.push((
+                "stream duration".into(),
+                format!("{:.3} s", d.nseconds() as f64 * 1e-9),
+            ));
+        }
+        if let Some(t0) = self.report_started {
+            let secs = t0.elapsed().as_secs_f64();
+            facts.push((
+                "wall time".into(),
+                format!(
+                    "{secs:.2} s ({:.1} frames/s, decoding and scaling included)",
+                    r.frames() as f64 / secs.max(1e-9)
+                ),
+            ));
+        }
+        facts.push((
+            "segment ended by".into(),
+            match why {
+                SegmentEnd::Flush => "a flushing seek",
+                SegmentEnd::Released => "its pad's release",
+                _ => "end of stream",
+            }
+            .into(),
+        ));
+        facts.push(("written".into(), report::utc_now()));
+        facts.push((
+            "vmafhip".into(),
+            concat!(
+                env!("CARGO_PKG_VERSION"),
+                " (libvmaf 3.2.0 integer extractors)"
+            )
+            .into(),
+        ));
+        std::fs::write(&path, r.render(&title, &facts)).map_err(|e| report_io_error(&path, e))?;
+        self.report = Some(report::Report::new());
+        self.report_started = None;
+        Ok(())
+    }
+}
+
+/// Timing of a frame handed to the engine, until its scores are final.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Pending {
+    pub(super) index: u64,
+    pub(super) pts: Option<gst::ClockTime>,
+    pub(super) running_time: Option<gst::ClockTime>,
+    pub(super) stream_time: Option<gst::ClockTime>,
+    pub(super) duration: Option<gst::ClockTime>,
+}
+
+pub(super) struct Rendition {
+    /// The pad's name (`dist_sink`, `dist_sink_1`, ...): the messages'
+    /// `rendition` field, and the pad's `label`, when set.
+    pub(super) name: String,
+    pub(super) label: Option<String>,
+    pub(super) engine: Box<dyn Engine>,
+    /// The engine and device, with the frames the CPU took over (messages).
+    pub(super) backend: String,
+    /// The element's settings, with this rendition's results file and
+    /// report names.
+    pub(super) settings: Settings,
+    pending: VecDeque<Pending>,
+    pub(super) next_index: u64,
+    /// The results file: opened at start (so an unwritable path fails
+    /// then), its header written with the first final frame, each frame
+    /// appended as it becomes final, closed with the pooled part.
+    results: ResultsFile,
+    /// The reference's and this input's video, last scored.
+    pub(super) checked: Option<(gst_video::VideoInfo, gst_video::VideoInfo)>,
+    /// Scales this input to the reference's size, when they differ.
+    pub(super) scaler: Option<Scaler>,
+    pub(super) no_frame_warned: bool,
+    /// The reference's size (the results file's header).
+    pub(super) size: (usize, usize),
+    /// The engine's moves between the GPU and the CPU already noted.
+    moves_seen: usize,
+    /// The engine's first backend (the GPU), which `backend` names with
+    /// the moves after it.
+    first_backend: String,
+    /// Messages about the moves, until they are posted: warnings (a GPU
+    /// error) and infos (the GPU back).
+    pub(super) engine_notices: Vec<(bool, String)>,
+    /// The last scored frame's timing and the frames' summed duration (None
+    /// once a frame had none), for the pooled message.
+    last_timing: Option<Pending>,
+    total_duration: Option<gst::ClockTime>,
+    /// Frames of earlier caps segments: added to the engine's indices so
+    /// that they keep counting across a caps change.
+    pub(super) index_offset: u64,
+    /// Every final frame since the start (or the last flushing seek), pooled
+    /// as libvmaf pools a whole stream: the EOS message covers all segments.
+    stream_pool: StreamPool,
+    /// The HTML report of the same frames (with `report-filename`), and
+    /// when its first frame arrived (for the speed it states).
+    report: Option<report::Report>,
+    report_started: Option<std::time::Instant>,
+    /// What upstream says the reference and this input are (URI query),
+    /// asked once.
+    pub(super) inputs: Option<[String; 2]>,
+    /// How the reference frames since the start (or the last flushing
+    /// seek) were paired with this input's frames.
+    pub(super) pairings: live::Pairings,
+}
+
+/// Where rendition `name`'s file goes when the element's is `path`: the
+/// same for `dist_sink`, else the name before the extension
+/// (`out.json` → `out.720p.json`).
+pub(super) fn rendition_path(path: &str, name: &str, first: bool) -> String {
+    if first {
+        return path.to_string();
+    }
+    let p = std::path::Path::new(path);
+    match (p.file_stem(), p.extension()) {
+        (Some(stem), Some(ext)) => p
+            .with_file_name(format!(
+                "{}.{name}.{}",
+                stem.to_string_lossy(),
+                ext.to_string_lossy()
+            ))
+            .display()
+            .to_string(),
+        _ => format!("{path}.{name}"),
+    }
+}
+
+impl Rendition {
+    /// Its name, label and, when scaled, from what size and how (reports).
+    fn describe(&self) -> String {
+        let mut s = self.name.clone();
+        if let Some(l) = &self.label {
+            s.push_str(&format!(" ({l})"));
+        }
+        if let Some(sc) = &self.scaler {
+            s.push_str(&format!(
+                ", {}x{} scaled to {}x{} ({})",
+                sc.from.0,
+                sc.from.1,
+                sc.to.0,
+                sc.to.1,
+                sc.method.name()
+            ));
+        }
+        s
+    }
+
+    /// A rendition scored by `engine` (described as `backend`); `first` for
+    /// `dist_sink`, whose files keep the element's names. Opens its results
+    /// file and report now, so that an unwritable path fails at once.
+    pub(super) fn new(
+        name: String,
+        label: Option<String>,
+        first: bool,
+        engine: Box<dyn Engine>,
+        backend: String,
+        settings: &Settings,
+    ) -> Result<Rendition, gst::ErrorMessage> {
+        let mut settings = settings.clone();
+        let file_name = label.clone().unwrap_or_else(|| name.clone());
+        settings.results_filename = settings
+            .results_filename
+            .map(|p| rendition_path(&p, &file_name, first));
+        settings.report_filename = settings
+            .report_filename
+            .map(|p| rendition_path(&p, &file_name, first));
+        let results = match &settings.results_filename {
+            Some(path) => ResultsFile::Opened(open_results(path)?),
+            None => ResultsFile::None,
+        };
+        if let Some(path) = &settings.report_filename {
+            std::fs::File::create(path).map_err(|e| report_io_error(path, e))?;
+        }
+        Ok(Rendition {
+            name,
+            label,
+            engine,
+            first_backend: backend.clone(),
+            backend,
+            report: settings
+                .report_filename
+                .as_ref()
+                .map(|_| report::Report::new()),
+            settings,
+            pending: VecDeque::new(),
+            next_index: 0,
+            results,
+            checked: None,
+            scaler: None,
+            no_frame_warned: false,
+            size: (0, 0),
+            moves_seen: 0,
+            engine_notices: Vec::new(),
+            last_timing: None,
+            total_duration: None,
+            index_offset: 0,
+            stream_pool: StreamPool::default(),
+            report_started: None,
+            inputs: None,
+            pairings: live::Pairings::default(),
+        })
+    }
+
+    /// Whether its report still needs the inputs' names.
+    pub(super) fn wants_inputs(&self) -> bool {
+        self.report.is_some() && self.inputs.is_none()
+    }
+
+    /// Keeps this output frame's timing for the frame's messages and report
+    /// and returns the frame's index.
+    pub(super) fn start_frame(&mut self, timing: impl Fn(u64) -> Pending) -> u64 {
+        let index = self.next_index;
+        self.next_index += 1;
+        // Timings are consumed by frame messages and the report.
+        if self.settings.frame_message || self.report.is_some() {
+            self.pending.push_back(timing(index));
+        }
+        if self.report.is_some() && self.report_started.is_none() {
+            self.report_started = Some(std::time::Instant::now());
+        }
+        let t = timing(index);
+        self.total_duration = if index == 0 {
+            t.duration
+        } else {
+            self.total_duration.zip(t.duration).map(|(a, b)| a + b)
+        };
+        self.last_timing = Some(t);
+        index
+    }
+
+    /// Ends a segment: the engine's last frames, the pooled message, and
+    /// then, unless the caps changed, the results file's end, the report
+    /// and a fresh start (at a caps change the indices, results file and
+    /// whole-stream pool go on).
+    pub(super) fn end_segment(
+        &mut self,
+        why: SegmentEnd,
+    ) -> Result<(Vec<VmafFrameMessage>, Option<VmafPooledMessage>), gst::ErrorMessage> {
+        let rest = self
+            .engine
+            .flush()
+            .map_err(|e| gst::error_msg!(gst::StreamError::Failed, ["VMAF failed: {e}"]));
+        self.note_failover();
+        let msgs = self.finalize(rest?)?;
+        let pooled = if why == SegmentEnd::CapsChanged {
+            self.engine.pooled()
+        } else {
+            self.stream_pool.scores()
+        };
+        let mut pooled_msg = self.pooled_message(&pooled);
+        if let Some(p) = &mut pooled_msg {
+            p.reason = why.name().to_string();
+        }
+        if why == SegmentEnd::CapsChanged {
+            self.index_offset += self.next_index;
+        } else {
+            self.finish_results(&pooled)?;
+            self.write_report(why)?;
+            self.index_offset = 0;
+            self.stream_pool = StreamPool::default();
+            self.pairings = live::Pairings::default();
+            self.last_timing = None;
+            self.total_duration = None;
+        }
+        self.pending.clear();
+        self.next_index = 0;
+        self.engine
+            .reset()
+            .map_err(|e| gst::error_msg!(gst::StreamError::Failed, ["VMAF reset failed: {e}"]))?;
+        Ok((msgs, pooled_msg))
+    }
+}
+
+/// Why a segment's pooled message is posted (its `reason` field).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum SegmentEnd {
+    Eos,
+    Flush,
+    CapsChanged,
+    /// The rendition's pad was released.
+    Released,
+}
+
+impl SegmentEnd {
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            SegmentEnd::Eos => "eos",
+            SegmentEnd::Flush => "flush",
+            SegmentEnd::CapsChanged => "caps-changed",
+            SegmentEnd::Released => "released",
+        }
+    }
+}
+
+/// Running pooled statistics by metric name, fed frame by frame in order
+/// (the same sums as the engine's own pooling, across engine resets).
+#[derive(Default)]
+struct StreamPool {
+    names: Vec<String>,
+    stats: Vec<vmaf::pool::Pooled>,
+    frames: u64,
+}
+
+impl StreamPool {
+    fn push(&mut self, f: &FrameScores) {
+        for (n, v) in f.iter() {
+            let i = match self.names.iter().position(|m| m == n) {
+                Some(i) => i,
+                None => {
+                    self.names.push(n.to_string());
+                    self.stats.push(Default::default());
+                    self.names.len() - 1
+                }
+            };
+            self.stats[i].push(v);
+        }
+        self.frames += 1;
+    }
+
+    fn scores(&self) -> PooledScores {
+        PooledScores {
+            names: Arc::from(self.names.clone()),
+            stats: self.stats.clone(),
+            frames: self.frames,
+        }
+    }
+}
+
+impl Rendition {
+    /// After each move of the engine between the GPU and the CPU: the
+    /// backend that messages and the report carry says which frames ran
+    /// where, and a warning (to the CPU) or an info (back on the GPU) waits
+    /// to be posted.
+    pub(super) fn note_failover(&mut self) {
+        let moves = self.engine.failover();
+        if moves.len() == self.moves_seen {
+            return;
+        }
+        let retry = self.settings.on_gpu_error.resolve(self.settings.backend) == OnGpuError::Retry;
+        for m in &moves[self.moves_seen..] {
+            let f = m.frame + self.index_offset;
+            self.engine_notices.push(match &m.error {
+                Some(e) => (
+                    true,
+                    format!(
+                        "GPU error at frame {f} ({e}): the CPU engine computes frame {f} and every later frame{}, with the same numbers",
+                        if retry { " until the GPU is back" } else { "" }
+                    ),
+                ),
+                None => (
+                    false,
+                    format!("the GPU is back: it computes frame {f} and every later frame"),
+                ),
+            });
+        }
+        self.moves_seen = moves.len();
+        self.backend = vmaf::failover::engines_line(&self.first_backend, moves, self.index_offset);
+    }
+
+    /// The timing of a frame whose scores became final (frames finalise in
+    /// index order; a frame without a pending entry has none).
+    fn take_timing(&mut self, index: u64) -> Option<Pending> {
+        while self.pending.front().is_some_and(|p| p.index < index) {
+            self.pending.pop_front();
+        }
+        match self.pending.front() {
+            Some(p) if p.index == index => self.pending.pop_front(),
+            _ => None,
+        }
+    }
+
+    fn frame_message(&self, scores: &FrameScores, timing: Option<Pending>) -> VmafFrameMessage {
+        let mut features = Vec::new();
+        let (mut psnr_y, mut ssim, mut ms_ssim, mut score) = (None, None, None, f64::NAN);
+        for (n, v) in scores.iter() {
+            match n {
+                "vmaf" => score = v,
+                "psnr_y" => psnr_y = Some(v),
+                "float_ssim" => ssim = Some(v),
+                "float_ms_ssim" => ms_ssim = Some(v),
+                _ => features.push((n.to_string(), v)),
+            }
+        }
+        VmafFrameMessage {
+            index: scores.index + self.index_offset,
+            timestamp: timing.and_then(|t| t.pts),
+            stream_time: timing.and_then(|t| t.stream_time),
+            running_time: timing.and_then(|t| t.running_time),
+            duration: timing.and_then(|t| t.duration),
+            score,
+            psnr_y,
+            ssim,
+            ms_ssim,
+            features,
+            backend: self.backend.clone(),
+            rendition: self.name.clone(),
+            label: self.label.clone(),
+        }
+    }
+
+    /// Frames whose scores became final: their messages (when asked), the
+    /// whole-stream pool, and the results file, all with stream-wide indices.
+    pub(super) fn finalize(
+        &mut self,
+        frames: Vec<FrameScores>,
+    ) -> Result<Vec<VmafFrameMessage>, gst::ErrorMessage> {
+        let mut msgs = Vec::new();
+        let mut frames = frames;
+        for f in &mut frames {
+            let timing = self.take_timing(f.index);
+            if self.settings.frame_message {
+                msgs.push(self.frame_message(f, timing));
+            }
+            f.index += self.index_offset;
+            self.stream_pool.push(f);
+            if let Some(r) = &mut self.report {
+                let time = timing
+                    .and_then(|t| t.pts)
+                    .map(|t| t.nseconds() as f64 * 1e-9);
+                r.push(f.index, time, f.iter());
+            }
+        }
+        self.write_frames(&frames)?;
+        Ok(msgs)
+    }
+
+    pub(super) fn pooled_message(&self, pooled: &PooledScores) -> Option<VmafPooledMessage> {
+        let v = pooled.get("vmaf")?;
+        let method = self.settings.pool_method;
+        let pm = match method {
+            PoolMethod::Min => vmaf::PoolMethod::Min,
+            PoolMethod::Max => vmaf::PoolMethod::Max,
+            PoolMethod::Mean => vmaf::PoolMethod::Mean,
+            PoolMethod::HarmonicMean => vmaf::PoolMethod::HarmonicMean,
+        };
+        let mean = |n: &str| pooled.get(n).map(|p| p.mean());
+        let last = self.last_timing;
+        Some(VmafPooledMessage {
+            reason: String::new(),
+            timestamp: last.and_then(|t| t.pts),
+            stream_time: last.and_then(|t| t.stream_time),
+            running_time: last.and_then(|t| t.running_time),
+            duration: self.total_duration,
+            score: v.get(pm),
+            pool_method: match method {
+                PoolMethod::Min => "min",
+                PoolMethod::Max => "max",
+                PoolMethod::Mean => "mean",
+                PoolMethod::HarmonicMean => "harmonic_mean",
+            }
+            .to_string(),
+            min: v.min,
+            max: v.max,
+            mean: v.mean(),
+            harmonic_mean: v.harmonic_mean(),
+            frames: pooled.frames,
+            psnr_y: mean("psnr_y"),
+            ssim: mean("float_ssim"),
+            ms_ssim: mean("float_ms_ssim"),
+            features: pooled
+                .iter()
+                .filter(|(n, _)| !matches!(*n, "vmaf" | "psnr_y" | "float_ssim" | "float_ms_ssim"))
+                .map(|(n, p)| (n.to_string(), p.mean()))
+                .collect(),
+            backend: self.backend.clone(),
+            rendition: self.name.clone(),
+            label: self.label.clone(),
+            pairing: self.pairings.counts,
+        })
+    }
+}

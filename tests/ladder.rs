@@ -1,0 +1,492 @@
+//! An encoding ladder in one element: `dist_sink` and requested
+//! `dist_sink_%u` pads, each rendition scaled to the reference's size and
+//! scored on its own, with exactly the numbers of scaling it first
+//! (`vmaf::scale`) and scoring the pair alone.
+
+mod common;
+
+use common::pipeline::{Outcome, collect, init};
+use gst::prelude::*;
+use gstvmafhip::vmaf::{
+    Engine, EngineConfig, FrameScores, ModelSet, Picture, PixelFormat, Plane, ScaleMethod, Scaler,
+    Scorer,
+};
+use gstvmafhip::{VmafFrameMessage, VmafPooledMessage};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+const REF: (usize, usize) = (176, 144);
+const FRAMES: u32 = 8;
+
+/// An I420 frame's three planes (stored sizes: ceil halving).
+#[derive(Clone)]
+struct Yuv {
+    size: (usize, usize),
+    planes: [Vec<u8>; 3],
+}
+
+impl Yuv {
+    fn chroma(size: (usize, usize)) -> (usize, usize) {
+        (size.0.div_ceil(2), size.1.div_ceil(2))
+    }
+
+    fn picture(&self) -> Picture<'_> {
+        let (w, h) = self.size;
+        let (cw, ch) = Self::chroma(self.size);
+        let p = |i: usize, w, h| Plane::new(&self.planes[i], w, h, w).unwrap();
+        Picture::new_u8(
+            PixelFormat::Yuv420,
+            &[p(0, w, h), p(1, cw, ch), p(2, cw, ch)],
+        )
+        .unwrap()
+    }
+
+    /// The frame in a buffer laid out as GStreamer lays I420 out (padded
+    /// strides), with its timestamp.
+    fn buffer(&self, i: u32) -> gst::Buffer {
+        let info = video_info(self.size);
+        let mut buf = gst::Buffer::with_size(info.size()).unwrap();
+        {
+            let b = buf.get_mut().unwrap();
+            b.set_pts(gst::ClockTime::from_mseconds(40 * u64::from(i)));
+            b.set_duration(gst::ClockTime::from_mseconds(40));
+            let mut f = gst_video::VideoFrameRef::from_buffer_ref_writable(b, &info).unwrap();
+            for p in 0..3 {
+                let (w, h) = if p == 0 {
+                    self.size
+                } else {
+                    Self::chroma(self.size)
+                };
+                let stride = info.stride()[p] as usize;
+                let data = f.plane_data_mut(p as u32).unwrap();
+                for y in 0..h {
+                    data[y * stride..y * stride + w]
+                        .copy_from_slice(&self.planes[p][y * w..(y + 1) * w]);
+                }
+            }
+        }
+        buf
+    }
+}
+
+fn video_info(size: (usize, usize)) -> gst_video::VideoInfo {
+    gst_video::VideoInfo::builder(gst_video::VideoFormat::I420, size.0 as u32, size.1 as u32)
+        .fps(gst::Fraction::new(25, 1))
+        .build()
+        .unwrap()
+}
+
+/// Reference frame `i`: a moving texture, chroma a gradient.
+fn reference(i: u32) -> Yuv {
+    let (cw, ch) = Yuv::chroma(REF);
+    let chroma = |k: u32| -> Vec<u8> {
+        (0..cw * ch)
+            .map(|p| ((p % cw) as u32 * 3 + (p / cw) as u32 * 2 + i * k) as u8 % 200 + 20)
+            .collect()
+    };
+    Yuv {
+        size: REF,
+        planes: [
+            common::textured_luma(i, REF.0, REF.1, 11),
+            chroma(1),
+            chroma(3),
+        ],
+    }
+}
+
+/// A rendition of reference frame `i` at `size`: each sample the mean of
+/// the reference's samples it covers, with some coding noise.
+fn rendition(i: u32, size: (usize, usize)) -> Yuv {
+    let r = reference(i);
+    let plane = |p: usize| -> Vec<u8> {
+        let (sw, sh) = if p == 0 { REF } else { Yuv::chroma(REF) };
+        let (dw, dh) = if p == 0 { size } else { Yuv::chroma(size) };
+        let mut out = Vec::with_capacity(dw * dh);
+        for y in 0..dh {
+            for x in 0..dw {
+                let (x0, x1) = (x * sw / dw, ((x + 1) * sw / dw).max(x * sw / dw + 1));
+                let (y0, y1) = (y * sh / dh, ((y + 1) * sh / dh).max(y * sh / dh + 1));
+                let mut sum = 0u32;
+                for yy in y0..y1 {
+                    for xx in x0..x1 {
+                        sum += u32::from(r.planes[p][yy * sw + xx]);
+                    }
+                }
+                let n = ((x1 - x0) * (y1 - y0)) as u32;
+                let noise = (x as u32 * 7 + y as u32 * 13 + i * 5) % 9;
+                out.push((sum / n + noise).min(255) as u8);
+            }
+        }
+        out
+    };
+    Yuv {
+        size,
+        planes: [plane(0), plane(1), plane(2)],
+    }
+}
+
+fn config() -> EngineConfig {
+    let mut c = EngineConfig::new(ModelSet::load("vmaf_v0.6.1").unwrap());
+    c.psnr = true;
+    c
+}
+
+/// What the rendition at `size` scores alone: scaled to the reference's
+/// size with the bicubic scaler first, then each pair to a lone engine.
+fn scored_alone(size: (usize, usize), frames: u32) -> Vec<FrameScores> {
+    let mut engine = Scorer::cpu(&config()).unwrap();
+    let mut scaler = Scaler::new(ScaleMethod::Bicubic, PixelFormat::Yuv420, 8, size, REF).unwrap();
+    let mut out = Vec::new();
+    for i in 0..frames {
+        let (r, d) = (reference(i), rendition(i, size));
+        let pushed = scaler
+            .scale(&d.picture(), |scaled| engine.push(&r.picture(), scaled))
+            .unwrap();
+        out.extend(pushed.unwrap());
+    }
+    out.extend(engine.flush().unwrap());
+    out
+}
+
+/// Every value of `want` equals the message's, bit for bit.
+fn assert_same(got: &[&VmafFrameMessage], want: &[FrameScores], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: frame count");
+    for (m, f) in got.iter().zip(want) {
+        assert_eq!(m.index, f.index, "{what}");
+        for (name, v) in f.iter() {
+            let g = match name {
+                "vmaf" => Some(m.score),
+                "psnr_y" => m.psnr_y,
+                n => m.feature(n),
+            };
+            assert_eq!(
+                g.map(f64::to_bits),
+                Some(v.to_bits()),
+                "{what}: frame {} {name}: {g:?} against {v} alone",
+                f.index
+            );
+        }
+    }
+}
+
+/// An element with `ref_sink` and `dist_sink` fed by appsrcs `r` and `d0`.
+fn ladder(props: &str) -> (gst::Pipeline, gst::Element) {
+    init();
+    let desc = format!(
+        "appsrc name=r format=time ! v.ref_sink appsrc name=d0 format=time ! v.dist_sink \
+         vmafhip name=v backend=cpu psnr=true frame-message=true {props} ! fakesink sync=false"
+    );
+    let p = gst::parse::launch(&desc)
+        .unwrap()
+        .downcast::<gst::Pipeline>()
+        .unwrap();
+    let v = p.by_name("v").unwrap();
+    (p, v)
+}
+
+/// A new appsrc in `pipeline` linked to a requested `dist_sink_%u`.
+fn add_rendition(
+    pipeline: &gst::Pipeline,
+    v: &gst::Element,
+    label: Option<&str>,
+) -> (gst_app::AppSrc, gst::Pad) {
+    let src = gst_app::AppSrc::builder().format(gst::Format::Time).build();
+    pipeline.add(&src).unwrap();
+    let pad = v.request_pad_simple("dist_sink_%u").unwrap();
+    if let Some(l) = label {
+        pad.set_property("label", l);
+    }
+    src.static_pad("src").unwrap().link(&pad).unwrap();
+    src.sync_state_with_parent().unwrap();
+    (src, pad)
+}
+
+fn appsrc(pipeline: &gst::Pipeline, name: &str) -> gst_app::AppSrc {
+    pipeline.by_name(name).unwrap().downcast().unwrap()
+}
+
+/// Pushes frames `0..frames` of `make` into `src` (caps first), then EOS.
+fn feed(src: &gst_app::AppSrc, size: (usize, usize), frames: u32, make: impl Fn(u32) -> Yuv) {
+    src.set_caps(Some(&video_info(size).to_caps().unwrap()));
+    for i in 0..frames {
+        src.push_buffer(make(i).buffer(i)).unwrap();
+    }
+    src.end_of_stream().unwrap();
+}
+
+fn of<'a>(out: &'a Outcome, rendition: &str) -> Vec<&'a VmafFrameMessage> {
+    out.frames
+        .iter()
+        .filter(|m| m.rendition == rendition)
+        .collect()
+}
+
+fn pooled<'a>(out: &'a Outcome, rendition: &str) -> Vec<&'a VmafPooledMessage> {
+    out.pooled
+        .iter()
+        .filter(|m| m.rendition == rendition)
+        .collect()
+}
+
+/// Plays the pipeline while the feeders push, to EOS.
+fn run(pipeline: &gst::Pipeline, feeders: Vec<Box<dyn FnOnce() + Send>>) -> Outcome {
+    let bus = pipeline.bus().unwrap();
+    pipeline.set_state(gst::State::Playing).unwrap();
+    let threads: Vec<_> = feeders.into_iter().map(std::thread::spawn).collect();
+    let out = collect(&bus);
+    for t in threads {
+        t.join().unwrap();
+    }
+    pipeline.set_state(gst::State::Null).unwrap();
+    out
+}
+
+/// Three renditions, same size, half size and an odd size: each scores
+/// exactly what it scores scaled first and scored alone, its messages and
+/// results file named after it.
+#[test]
+fn a_ladder_scores_each_rendition_as_it_scores_alone() {
+    let dir = std::env::temp_dir().join(format!("vmafhip-ladder-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("out.json");
+    let (p, v) = ladder(&format!(
+        "results-filename={} results-format=json",
+        json.display()
+    ));
+    let (half, odd) = ((88, 72), (121, 99));
+    let (s1, _) = add_rendition(&p, &v, Some("half"));
+    let (s2, _) = add_rendition(&p, &v, None);
+    let (r, d0) = (appsrc(&p, "r"), appsrc(&p, "d0"));
+    let out = run(
+        &p,
+        vec![
+            Box::new(move || feed(&r, REF, FRAMES, reference)),
+            Box::new(move || feed(&d0, REF, FRAMES, |i| rendition(i, REF))),
+            Box::new(move || feed(&s1, half, FRAMES, |i| rendition(i, half))),
+            Box::new(move || feed(&s2, odd, FRAMES, |i| rendition(i, odd))),
+        ],
+    );
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    for (name, label, size) in [
+        ("dist_sink", None, REF),
+        ("dist_sink_0", Some("half"), half),
+        ("dist_sink_1", None, odd),
+    ] {
+        let got = of(&out, name);
+        assert!(
+            got.iter().all(|m| m.label.as_deref() == label),
+            "{name}'s label"
+        );
+        assert_same(&got, &scored_alone(size, FRAMES), name);
+        let pooled = pooled(&out, name);
+        assert_eq!(pooled.len(), 1, "{name}: one pooled message");
+        assert_eq!(
+            (pooled[0].frames, pooled[0].reason.as_str()),
+            (u64::from(FRAMES), "eos")
+        );
+        println!(
+            "{name} ({label:?}, {}x{}): pooled VMAF {:.6}",
+            size.0, size.1, pooled[0].score
+        );
+    }
+    // One results file per rendition: dist_sink's has the element's name.
+    for file in ["out.json", "out.half.json", "out.dist_sink_1.json"] {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            v["frames"].as_array().unwrap().len(),
+            FRAMES as usize,
+            "{file}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Pads requested and released while PAUSED: the released one posts
+/// nothing (no frame scored) and leaves no trace; the kept one is scored
+/// from the first frame.
+#[test]
+fn renditions_can_be_requested_and_released_while_paused() {
+    let (p, v) = ladder("");
+    p.set_state(gst::State::Paused).unwrap();
+    let (s1, _) = add_rendition(&p, &v, None);
+    let (gone, gone_pad) = add_rendition(&p, &v, None);
+    gone.static_pad("src").unwrap().unlink(&gone_pad).unwrap();
+    v.release_request_pad(&gone_pad);
+    gone.set_state(gst::State::Null).unwrap();
+    p.remove(&gone).unwrap();
+    // A third, requested after the release, gets a new name.
+    let (s3, pad3) = add_rendition(&p, &v, None);
+    assert_eq!(pad3.name(), "dist_sink_2");
+    let (r, d0) = (appsrc(&p, "r"), appsrc(&p, "d0"));
+    let quarter = (44, 36);
+    let out = run(
+        &p,
+        vec![
+            Box::new(move || feed(&r, REF, FRAMES, reference)),
+            Box::new(move || feed(&d0, REF, FRAMES, |i| rendition(i, REF))),
+            Box::new(move || feed(&s1, quarter, FRAMES, |i| rendition(i, quarter))),
+            Box::new(move || feed(&s3, REF, FRAMES, |i| rendition(i, REF))),
+        ],
+    );
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    assert!(of(&out, "dist_sink_1").is_empty() && pooled(&out, "dist_sink_1").is_empty());
+    assert_same(
+        &of(&out, "dist_sink_0"),
+        &scored_alone(quarter, FRAMES),
+        "dist_sink_0",
+    );
+    assert_same(
+        &of(&out, "dist_sink_2"),
+        &scored_alone(REF, FRAMES),
+        "dist_sink_2",
+    );
+    assert_same(
+        &of(&out, "dist_sink"),
+        &scored_alone(REF, FRAMES),
+        "dist_sink",
+    );
+}
+
+/// A pad released mid-stream ends its rendition there: its last frames and
+/// a pooled message with `reason` "released"; the others go on to EOS.
+#[test]
+fn a_rendition_released_mid_stream_reports_what_it_scored() {
+    let (p, v) = ladder("");
+    let (s1, pad1) = add_rendition(&p, &v, Some("mid"));
+    let (r, d0) = (appsrc(&p, "r"), appsrc(&p, "d0"));
+    let half = (88, 72);
+    let passed = Arc::new(AtomicU32::new(0));
+    let counter = passed.clone();
+    v.static_pad("src")
+        .unwrap()
+        .add_probe(gst::PadProbeType::BUFFER, move |_, _| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            gst::PadProbeReturn::Ok
+        });
+    let bus = p.bus().unwrap();
+    p.set_state(gst::State::Playing).unwrap();
+    feed_some(&s1, half, 0..3, |i| rendition(i, half));
+    feed_some(&r, REF, 0..3, reference);
+    feed_some(&d0, REF, 0..3, |i| rendition(i, REF));
+    // Three frames in, the rendition goes: once the element has passed the
+    // third reference frame on (each after scoring it), and with no fourth
+    // there yet, it has scored exactly three frames of each input.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while passed.load(Ordering::SeqCst) < 3 {
+        assert!(std::time::Instant::now() < deadline, "three frames through");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    s1.static_pad("src").unwrap().unlink(&pad1).unwrap();
+    v.release_request_pad(&pad1);
+    feed_some(&r, REF, 3..FRAMES, reference);
+    feed_some(&d0, REF, 3..FRAMES, |i| rendition(i, REF));
+    r.end_of_stream().unwrap();
+    d0.end_of_stream().unwrap();
+    let out = collect(&bus);
+    p.set_state(gst::State::Null).unwrap();
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    let released = pooled(&out, "dist_sink_0");
+    assert_eq!(released.len(), 1);
+    assert_eq!(
+        (
+            released[0].reason.as_str(),
+            released[0].frames,
+            released[0].label.as_deref()
+        ),
+        ("released", 3, Some("mid"))
+    );
+    assert_same(&of(&out, "dist_sink_0"), &scored_alone(half, 3), "released");
+    assert_same(
+        &of(&out, "dist_sink"),
+        &scored_alone(REF, FRAMES),
+        "dist_sink",
+    );
+}
+
+fn feed_some(
+    src: &gst_app::AppSrc,
+    size: (usize, usize),
+    frames: std::ops::Range<u32>,
+    make: impl Fn(u32) -> Yuv,
+) {
+    if frames.start == 0 {
+        src.set_caps(Some(&video_info(size).to_caps().unwrap()));
+    }
+    for i in frames {
+        src.push_buffer(make(i).buffer(i)).unwrap();
+    }
+}
+
+/// A rendition that ends early leaves the others going: it has its frames
+/// scored (the rest counted as unscored), the others all of theirs.
+#[test]
+fn a_rendition_that_ends_early_leaves_the_others_going() {
+    let (p, v) = ladder("");
+    let (s1, _) = add_rendition(&p, &v, None);
+    let (r, d0) = (appsrc(&p, "r"), appsrc(&p, "d0"));
+    let odd = (99, 55);
+    let out = run(
+        &p,
+        vec![
+            Box::new(move || feed(&r, REF, FRAMES, reference)),
+            Box::new(move || feed(&d0, REF, FRAMES, |i| rendition(i, REF))),
+            Box::new(move || feed(&s1, odd, 4, |i| rendition(i, odd))),
+        ],
+    );
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    assert_same(
+        &of(&out, "dist_sink_0"),
+        &scored_alone(odd, 4),
+        "ended early",
+    );
+    assert_same(
+        &of(&out, "dist_sink"),
+        &scored_alone(REF, FRAMES),
+        "dist_sink",
+    );
+    let p0 = pooled(&out, "dist_sink_0");
+    assert_eq!(
+        (p0[0].frames, p0[0].pairing.unscored),
+        (4, u64::from(FRAMES) - 4)
+    );
+    assert!(
+        out.warnings
+            .iter()
+            .any(|w| w.contains("dist_sink_0 has no frame")),
+        "{:?}",
+        out.warnings
+    );
+}
+
+/// `dist_sink` keeps GStreamer 1.28's rule (same size as the reference);
+/// a requested pad must still carry the reference's format.
+#[test]
+fn dist_sink_still_needs_the_size_and_renditions_the_format() {
+    let (p, v) = ladder("");
+    let (s1, _) = add_rendition(&p, &v, None);
+    let (r, d0) = (appsrc(&p, "r"), appsrc(&p, "d0"));
+    let out = run(
+        &p,
+        vec![
+            Box::new(move || feed(&r, REF, 2, reference)),
+            Box::new(move || feed(&d0, REF, 2, |i| rendition(i, REF))),
+            Box::new(move || {
+                let info = gst_video::VideoInfo::builder(gst_video::VideoFormat::Y444, 88, 72)
+                    .fps(gst::Fraction::new(25, 1))
+                    .build()
+                    .unwrap();
+                s1.set_caps(Some(&info.to_caps().unwrap()));
+                let mut b = gst::Buffer::with_size(info.size()).unwrap();
+                b.get_mut().unwrap().set_pts(gst::ClockTime::ZERO);
+                let _ = s1.push_buffer(b);
+                let _ = s1.end_of_stream();
+            }),
+        ],
+    );
+    let e = out.errors.join("\n");
+    assert!(
+        e.contains("dist_sink_0") && e.contains("videoconvert"),
+        "{e}"
+    );
+}
