@@ -7,13 +7,13 @@
 mod common;
 
 use common::parity::{
-    FLOAT_OPTION_MODELS, Seq, config, diff, failover_scorer, golden_runs_bit_exact, hip_scorer,
-    push_seq, push_seq_kept, sizes_bit_exact, where_it_ran,
+    FLOAT_OPTION_MODELS, LadderCase, Seq, config, diff, failover_scorer, golden_runs_bit_exact,
+    hip_scorer, ladder_bit_exact, push_seq, push_seq_kept, sizes_bit_exact, where_it_ran,
 };
 use common::{golden_runs, golden_runs_features, golden_runs_v1};
 use gstvmafhip::hip::{HipBackend, HipOptions};
 use gstvmafhip::vmaf::{
-    Engine, FailoverNote, FrameScores, Picture, PixelFormat, Plan, Plane, Scorer,
+    Engine, FailoverNote, FrameScores, Picture, PixelFormat, Plan, Plane, ScaleMethod, Scorer,
 };
 use std::sync::Arc;
 
@@ -382,3 +382,27 @@ fn reciprocal_estimates_of_this_cpu_are_a_table() {
     eprintln!("{cpu}: reciprocal estimates from 12 mantissa bits: {holds}");
     assert!(holds, "{cpu}");
 }
+
+/// Ladder renditions (smaller, odd, larger sizes, every depth), scaled by
+/// the HIP backend on the device and by the CPU engine on the host: every
+/// value of every frame identical, for each scaler.
+#[test]
+fn ladder_renditions_scaled_on_the_gpu_equal_the_cpu() {
+    for method in [
+        ScaleMethod::Bicubic,
+        ScaleMethod::Bilinear,
+        ScaleMethod::Lanczos,
+    ] {
+        if ladder_bit_exact(&LADDER_CASES, method).is_none() {
+            return;
+        }
+    }
+}
+
+const LADDER_CASES: [LadderCase; 5] = [
+    ((176, 144), (88, 72), PixelFormat::Yuv420, 8),
+    ((176, 144), (121, 99), PixelFormat::Yuv420, 10),
+    ((96, 64), (200, 120), PixelFormat::Yuv444, 12),
+    ((160, 90), (64, 36), PixelFormat::Gray, 16),
+    ((1920, 1080), (426, 240), PixelFormat::Yuv420, 8),
+];

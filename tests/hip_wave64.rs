@@ -20,12 +20,14 @@ mod common;
 
 use common::parity::{
     FLOAT_OPTION_MODELS, Seq, config, diff, failover_scorer, golden_runs_bit_exact, hip_scorer,
-    push_seq, sizes_bit_exact, where_it_ran,
+    ladder_bit_exact, push_seq, sizes_bit_exact, where_it_ran,
 };
 use common::{golden_runs, golden_runs_features, golden_runs_v1};
 use gst::prelude::*;
 use gstvmafhip::hip::{HipBackend, HipOptions};
-use gstvmafhip::vmaf::{Engine, FailoverNote, FeatureBackend, Picture, PixelFormat, Plane, Scorer};
+use gstvmafhip::vmaf::{
+    Engine, FailoverNote, FeatureBackend, Picture, PixelFormat, Plane, ScaleMethod, Scorer,
+};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -496,4 +498,25 @@ fn amd_out_of_memory_is_a_clear_error() {
     assert!(err.contains("GPU out of memory"), "{err}");
     assert!(err.contains("of 24 MiB"), "{err}");
     eprintln!("  {err}");
+}
+
+/// Ladder renditions scaled on the emulated device (`kernels/scale.hip`)
+/// equal the CPU engine's scaling, every value of every frame.
+#[test]
+fn ladder_renditions_at_wave64_are_bit_exact() {
+    if !in_emulator("ladder_renditions_at_wave64_are_bit_exact", &[]) {
+        return;
+    }
+    for method in [ScaleMethod::Bicubic, ScaleMethod::Lanczos] {
+        ladder_bit_exact(
+            &[
+                ((176, 144), (88, 72), PixelFormat::Yuv420, 8),
+                ((96, 64), (200, 120), PixelFormat::Yuv444, 12),
+                ((80, 48), (45, 33), PixelFormat::Gray, 16),
+            ],
+            method,
+        )
+        .expect("the emulated device");
+    }
+    eprintln!("  ladder renditions at wave64: every metric bit-exact");
 }

@@ -174,7 +174,7 @@ fn ladder(props: &str) -> (gst::Pipeline, gst::Element) {
     init();
     let desc = format!(
         "appsrc name=r format=time ! v.ref_sink appsrc name=d0 format=time ! v.dist_sink \
-         vmafhip name=v backend=cpu psnr=true frame-message=true {props} ! fakesink sync=false"
+         vmafhip name=v on-gpu-error=fail psnr=true frame-message=true {props} ! fakesink sync=false"
     );
     let p = gst::parse::launch(&desc)
         .unwrap()
@@ -231,7 +231,12 @@ fn pooled<'a>(out: &'a Outcome, rendition: &str) -> Vec<&'a VmafPooledMessage> {
 /// Plays the pipeline while the feeders push, to EOS.
 fn run(pipeline: &gst::Pipeline, feeders: Vec<Box<dyn FnOnce() + Send>>) -> Outcome {
     let bus = pipeline.bus().unwrap();
-    pipeline.set_state(gst::State::Playing).unwrap();
+    if pipeline.set_state(gst::State::Playing).is_err() {
+        // The element did not start: its error is on the bus.
+        let out = collect(&bus);
+        pipeline.set_state(gst::State::Null).unwrap();
+        return out;
+    }
     let threads: Vec<_> = feeders.into_iter().map(std::thread::spawn).collect();
     let out = collect(&bus);
     for t in threads {
@@ -246,11 +251,27 @@ fn run(pipeline: &gst::Pipeline, feeders: Vec<Box<dyn FnOnce() + Send>>) -> Outc
 /// results file named after it.
 #[test]
 fn a_ladder_scores_each_rendition_as_it_scores_alone() {
-    let dir = std::env::temp_dir().join(format!("vmafhip-ladder-{}", std::process::id()));
+    three_renditions("backend=cpu");
+}
+
+/// The same ladder on the GPU (`backend=hip`): every value equal to the
+/// CPU engine's scoring of each rendition scaled first. Skipped without a
+/// GPU unless `VMAFHIP_REQUIRE_GPU=1`.
+#[test]
+fn a_ladder_on_the_gpu_scores_each_rendition_as_the_cpu_alone() {
+    three_renditions("backend=hip");
+}
+
+fn three_renditions(backend: &str) {
+    let dir = std::env::temp_dir().join(format!(
+        "vmafhip-ladder-{}-{}",
+        std::process::id(),
+        &backend[8..]
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join("out.json");
     let (p, v) = ladder(&format!(
-        "results-filename={} results-format=json",
+        "{backend} results-filename={} results-format=json",
         json.display()
     ));
     let (half, odd) = ((88, 72), (121, 99));
@@ -266,7 +287,24 @@ fn a_ladder_scores_each_rendition_as_it_scores_alone() {
             Box::new(move || feed(&s2, odd, FRAMES, |i| rendition(i, odd))),
         ],
     );
+    if backend == "backend=hip"
+        && out.errors.iter().any(|e| e.contains("no usable GPU"))
+        && std::env::var_os("VMAFHIP_REQUIRE_GPU").is_none()
+    {
+        println!("skipped: no usable GPU ({:?})", out.errors);
+        return;
+    }
     assert!(out.errors.is_empty(), "{:?}", out.errors);
+    if backend == "backend=hip" {
+        assert!(
+            out.frames.iter().all(|m| m.backend.starts_with("hip")),
+            "{:?}",
+            out.frames
+                .iter()
+                .map(|m| (&m.rendition, &m.backend))
+                .collect::<Vec<_>>()
+        );
+    }
     for (name, label, size) in [
         ("dist_sink", None, REF),
         ("dist_sink_0", Some("half"), half),
@@ -307,7 +345,7 @@ fn a_ladder_scores_each_rendition_as_it_scores_alone() {
 /// from the first frame.
 #[test]
 fn renditions_can_be_requested_and_released_while_paused() {
-    let (p, v) = ladder("");
+    let (p, v) = ladder("backend=cpu");
     p.set_state(gst::State::Paused).unwrap();
     let (s1, _) = add_rendition(&p, &v, None);
     let (gone, gone_pad) = add_rendition(&p, &v, None);
@@ -352,7 +390,7 @@ fn renditions_can_be_requested_and_released_while_paused() {
 /// a pooled message with `reason` "released"; the others go on to EOS.
 #[test]
 fn a_rendition_released_mid_stream_reports_what_it_scored() {
-    let (p, v) = ladder("");
+    let (p, v) = ladder("backend=cpu");
     let (s1, pad1) = add_rendition(&p, &v, Some("mid"));
     let (r, d0) = (appsrc(&p, "r"), appsrc(&p, "d0"));
     let half = (88, 72);
@@ -422,7 +460,7 @@ fn feed_some(
 /// scored (the rest counted as unscored), the others all of theirs.
 #[test]
 fn a_rendition_that_ends_early_leaves_the_others_going() {
-    let (p, v) = ladder("");
+    let (p, v) = ladder("backend=cpu");
     let (s1, _) = add_rendition(&p, &v, None);
     let (r, d0) = (appsrc(&p, "r"), appsrc(&p, "d0"));
     let odd = (99, 55);
@@ -463,7 +501,7 @@ fn a_rendition_that_ends_early_leaves_the_others_going() {
 /// a requested pad must still carry the reference's format.
 #[test]
 fn dist_sink_still_needs_the_size_and_renditions_the_format() {
-    let (p, v) = ladder("");
+    let (p, v) = ladder("backend=cpu");
     let (s1, _) = add_rendition(&p, &v, None);
     let (r, d0) = (appsrc(&p, "r"), appsrc(&p, "d0"));
     let out = run(

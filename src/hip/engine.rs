@@ -21,6 +21,7 @@ use super::fault;
 use super::features::{
     self, Frame, Geometry, GpuExtractor, Kernels, Retired, extractors_for, load_kernels,
 };
+use super::scale::DeviceScaler;
 use super::{
     Device, DeviceBuffer, Event, HipError, HostRegistration, PinnedBuffer, PinnedHostMem, Runtime,
     Stream, Vendor, pinned_owner, read_u64s, u16_bytes,
@@ -221,6 +222,9 @@ pub struct HipBackend {
     profiled_frames: u64,
     /// The fault `VMAFHIP_FAULT` injects (tests only; `fault.rs`).
     fault: fault::Injector,
+    /// Scales distorted pictures of another size to the reference's
+    /// (`Plan::scale`), made for the size last seen.
+    scaler: Option<DeviceScaler>,
 }
 
 impl HipBackend {
@@ -250,6 +254,9 @@ impl HipBackend {
                 .iter()
                 .map(|e| (e.memory(), n * e.slot_bytes())),
         );
+        if let Some(sc) = &self.scaler {
+            out.push(("scaling renditions", n * sc.slot_bytes()));
+        }
         out.push((
             "tables for the picture size",
             l.extractors.iter().map(|e| e.table_bytes()).sum(),
@@ -311,6 +318,7 @@ impl HipBackend {
             stage_ms: Vec::new(),
             profiled_frames: 0,
             fault: fault::Injector::from_env(),
+            scaler: None,
         })
     }
 
@@ -536,6 +544,60 @@ impl HipBackend {
         Ok(true)
     }
 
+    /// The scaler for this pair's distorted picture when it is of another
+    /// size than the reference (made again, after the frames in flight are
+    /// through, when that size changes); none when the sizes agree.
+    fn ensure_scaler(&mut self, input: &FrameInput<'_>) -> Result<(), VmafError> {
+        let (r, d) = (input.reference, input.distorted);
+        if (r.width, r.height) == (d.width, d.height) {
+            return Ok(());
+        }
+        let method = self.plan.scale.ok_or_else(|| {
+            VmafError::Mismatch(format!(
+                "reference is {}x{} but distorted is {}x{}, and no scaling was asked for",
+                r.width, r.height, d.width, d.height
+            ))
+        })?;
+        let planes = self.layout.as_ref().map_or(1, |l| l.geo.planes.len());
+        let (from, to) = ((d.width, d.height), (r.width, r.height));
+        if self
+            .scaler
+            .as_ref()
+            .is_some_and(|s| s.fits(method, from, to, planes, self.ring))
+        {
+            return Ok(());
+        }
+        self.drain()?;
+        self.scaler = None;
+        let scaler = DeviceScaler::new(
+            &self.dev,
+            method,
+            (d.format, d.bpc),
+            from,
+            to,
+            planes,
+            self.ring,
+        )?;
+        // A rendition larger than the reference is staged at its own size.
+        if let Some(l) = &self.layout {
+            let bps = l.geo.bps;
+            let need: usize = (0..planes)
+                .map(|p| {
+                    (l.geo.planes[p].0 * l.geo.planes[p].1
+                        + scaler.source_size(p).0 * scaler.source_size(p).1)
+                        * bps
+                })
+                .sum();
+            for slot in &mut self.slots {
+                if slot.staging.as_ref().len() < need {
+                    slot.staging = PinnedHostMem::new(&self.dev, need).map_err(be)?;
+                }
+            }
+        }
+        self.scaler = Some(scaler);
+        Ok(())
+    }
+
     /// One frame onto the GPU: take its ring slot, upload its planes,
     /// launch every extractor the plan asks for, read the sums back, and
     /// record what is in flight.
@@ -546,6 +608,9 @@ impl HipBackend {
         let live = live_backends(&self.kernels);
         self.mark(s, 0)?;
         let held = self.upload(s, &input, live)?;
+        if is_scaled(&input) {
+            self.scale_distorted(s)?;
+        }
         let slot = &self.slots[s];
         slot.stream.record(&slot.uploaded).map_err(be)?;
         self.mark(s, 1)?;
@@ -615,9 +680,10 @@ impl HipBackend {
         // 1,439 fps) and sixteen at once lose (3,591 → 1,120 fps; raw log
         // docs/device-runs/2026-11-23-gpu-input-pipelines-h100.txt, run 5).
         let register = self.register_host && input.keep.is_some() && live == 1;
-        for (p, &(pw, ph)) in l.planes.iter().enumerate() {
+        let scaled = is_scaled(input);
+        for p in 0..l.planes.len() {
             for (side, pic) in [input.reference, input.distorted].into_iter().enumerate() {
-                let dst = &slot.pix[2 * p + side];
+                let (dst, (pw, ph)) = self.upload_target(s, p, side, scaled);
                 let row = pw * l.bps;
                 if let Planes::Device(planes) = &pic.planes {
                     // GPU memory of this context: one copy on the device into
@@ -666,6 +732,48 @@ impl HipBackend {
         Ok(held)
     }
 
+    /// Where plane `p` of `side` (0 reference, 1 distorted) of slot `s` is
+    /// uploaded, and its size: the slot's plane, or, for a distorted
+    /// picture to be scaled, the scaler's buffer at the rendition's size.
+    fn upload_target(
+        &self,
+        s: usize,
+        p: usize,
+        side: usize,
+        scaled: bool,
+    ) -> (&DeviceBuffer, (usize, usize)) {
+        match &self.scaler {
+            Some(sc) if scaled && side == 1 => (sc.source(s, p), sc.source_size(p)),
+            _ => (
+                &self.slots[s].pix[2 * p + side],
+                self.layout
+                    .as_ref()
+                    .expect("set up before submitting")
+                    .geo
+                    .planes[p],
+            ),
+        }
+    }
+
+    /// Scales slot `s`'s uploaded rendition into its distorted planes, on
+    /// its stream after the uploads.
+    fn scale_distorted(&self, s: usize) -> Result<(), VmafError> {
+        let sc = self.scaler.as_ref().expect("made for a scaled pair");
+        let slot = &self.slots[s];
+        let planes = self.layout.as_ref().map_or(0, |l| l.geo.planes.len());
+        for p in 0..planes {
+            sc.launch(
+                &self.kernels.scale,
+                &slot.stream,
+                s,
+                p,
+                &slot.pix[2 * p + 1],
+            )
+            .map_err(be)?;
+        }
+        Ok(())
+    }
+
     /// Copies the staged planes into slot `s`'s pinned staging buffer (one
     /// packed destination each, on as many threads as the backends sharing
     /// the cores allow) and uploads them from there.
@@ -677,19 +785,23 @@ impl HipBackend {
         staged_bytes: usize,
         live: usize,
     ) -> Result<(), VmafError> {
+        let scaled = is_scaled(input);
+        let sizes: Vec<(usize, usize)> = staged
+            .iter()
+            .map(|&(p, side, _)| self.upload_target(s, p, side, scaled).1)
+            .collect();
         let l = &self.layout.as_ref().expect("set up before submitting").geo;
         let slot = &mut self.slots[s];
         let mut dst_all: &mut [u8] = slot.staging.as_mut();
         let mut jobs: Vec<(&mut [u8], &[u8], usize, usize)> = Vec::new(); // (dst, src, pitch, row)
         let mut at = 0usize;
-        for &(p, side, off) in staged {
+        for (&(p, side, off), &(pw, ph)) in staged.iter().zip(&sizes) {
             let pic = if side == 0 {
                 input.reference
             } else {
                 input.distorted
             };
             let (bytes, pitch) = plane_bytes(pic, p);
-            let (pw, ph) = l.planes[p];
             let row = pw * l.bps;
             let (_, rest) = std::mem::take(&mut dst_all).split_at_mut(off - at);
             let (dst, rest) = rest.split_at_mut(row * ph);
@@ -699,20 +811,11 @@ impl HipBackend {
         }
         stage_copy(jobs, staged_bytes, live);
         let slot = &self.slots[s];
-        for &(p, side, off) in staged {
-            let (pw, ph) = l.planes[p];
+        for (&(p, side, off), &(pw, ph)) in staged.iter().zip(&sizes) {
             let row = pw * l.bps;
+            let (dst, _) = self.upload_target(s, p, side, scaled);
             slot.stream
-                .upload_2d(
-                    &slot.pix[2 * p + side],
-                    0,
-                    row,
-                    slot.staging.shared(),
-                    off,
-                    row,
-                    row,
-                    ph,
-                )
+                .upload_2d(dst, 0, row, slot.staging.shared(), off, row, row, ph)
                 .map_err(be)?;
         }
         Ok(())
@@ -861,6 +964,13 @@ fn stage_copy(jobs: Vec<(&mut [u8], &[u8], usize, usize)>, total: usize, backend
 }
 
 /// The bytes of plane `p` of `pic` from its first sample, and its pitch in bytes.
+/// Whether the pair's distorted picture is of another size than its
+/// reference (an encoding ladder's rendition, scaled on the device).
+fn is_scaled(input: &FrameInput<'_>) -> bool {
+    (input.distorted.width, input.distorted.height)
+        != (input.reference.width, input.reference.height)
+}
+
 fn plane_bytes<'a>(pic: &'a Picture<'a>, p: usize) -> (&'a [u8], usize) {
     match &pic.planes {
         Planes::U8(pl) => {
@@ -932,6 +1042,7 @@ impl FeatureBackend for HipBackend {
             self.fault.check(fault::Kind::Alloc, input.index)?;
             self.setup(pic)?;
         }
+        self.ensure_scaler(&input)?;
         self.submit_frame(input)
     }
 

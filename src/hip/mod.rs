@@ -18,6 +18,7 @@ mod ffi;
 pub mod gst_gpu;
 mod module;
 pub mod nvdec;
+mod scale;
 
 pub use device::{
     Device, DeviceBuffer, DeviceInfo, Event, HostRegistration, PinnedBuffer, PinnedHostMem, Stream,

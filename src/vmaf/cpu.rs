@@ -9,6 +9,7 @@
 //! so a long run allocates (and page-faults in) frame memory only at start.
 
 use super::features::{CpuExtractor, Plan, RawFeatures};
+use super::scale::Scaler;
 use super::{FeatureBackend, Frame, FrameInput, FrameJob, VmafError};
 use std::collections::BTreeMap;
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -34,6 +35,9 @@ pub struct CpuBackend {
     /// Distorted picture of the previous frame, for speed_temporal.
     prev_dis: Option<Arc<Frame>>,
     spare: Spare,
+    /// Scales distorted pictures of another size to the reference's
+    /// (`Plan::scale`), made for the size last seen.
+    scaler: Option<Scaler>,
 }
 
 /// From this many worker threads on, the two pictures of a frame pair are
@@ -102,6 +106,7 @@ impl CpuBackend {
             prev_prev_ref: None,
             prev_dis: None,
             spare: Spare::default(),
+            scaler: None,
         };
         b.start();
         b
@@ -204,6 +209,11 @@ impl FeatureBackend for CpuBackend {
         while self.in_flight > self.threads {
             self.receive(true)?;
         }
+        if (input.distorted.width, input.distorted.height)
+            != (input.reference.width, input.reference.height)
+        {
+            return self.submit_scaled(input);
+        }
         let chroma = self.plan.reads_chroma();
         // The caller's thread copies both pictures in; with many workers
         // that copy is what bounds them (1080p VMAF v1 at 16 threads: the
@@ -259,6 +269,46 @@ impl FeatureBackend for CpuBackend {
 
 impl CpuBackend {
     /// Queues one frame pair already copied in (the frames `submit` copies,
+    /// A pair whose distorted picture is of another size: scaled to the
+    /// reference's (`vmaf::scale`, on this backend's threads), then copied
+    /// in as any pair.
+    fn submit_scaled(&mut self, input: FrameInput<'_>) -> Result<(), VmafError> {
+        let (r, d) = (input.reference, input.distorted);
+        let method = self.plan.scale.ok_or_else(|| {
+            VmafError::Mismatch(format!(
+                "reference is {}x{} but distorted is {}x{}, and no scaling was asked for",
+                r.width, r.height, d.width, d.height
+            ))
+        })?;
+        let fits = self.scaler.as_ref().is_some_and(|s| {
+            s.method == method
+                && (s.format, s.bpc) == (d.format, d.bpc)
+                && s.from == (d.width, d.height)
+                && s.to == (r.width, r.height)
+        });
+        if !fits {
+            let mut s = Scaler::new(
+                method,
+                d.format,
+                d.bpc,
+                (d.width, d.height),
+                (r.width, r.height),
+            )?;
+            s.threads = self.threads;
+            self.scaler = Some(s);
+        }
+        let chroma = self.plan.reads_chroma();
+        let scaler = self.scaler.as_mut().expect("made above");
+        let distorted = scaler.scale(d, |scaled| self.spare.frame_from(scaled, chroma))?;
+        let reference = self.spare.frame_from(r, chroma);
+        drop(input.keep);
+        self.submit_frames(
+            (input.index, input.scored),
+            Arc::new(reference),
+            Arc::new(distorted),
+        )
+    }
+
     /// or another backend's copies when it takes over a stream).
     pub fn submit_frames(
         &mut self,

@@ -197,6 +197,8 @@ pub struct Scaler {
     samples: Samples,
     /// The horizontal pass's sums (source rows × output columns).
     sums: Vec<i32>,
+    /// Threads each pass is split over (1 by default).
+    pub threads: usize,
 }
 
 /// The size of plane `p` of a `width × height` picture as stored (ceil
@@ -249,6 +251,7 @@ impl Scaler {
             planes,
             samples,
             sums: Vec::new(),
+            threads: 1,
         })
     }
 
@@ -261,6 +264,7 @@ impl Scaler {
     ) -> Result<R, VmafError> {
         self.check(pic)?;
         let max = (1i64 << self.bpc) - 1;
+        let threads = self.threads;
         let Scaler {
             planes,
             samples,
@@ -271,13 +275,13 @@ impl Scaler {
             (Planes::U8(src), Samples::U8(out)) => {
                 for (p, filters) in planes.iter().enumerate() {
                     let plane = src[p].as_ref().expect("validated");
-                    scale_plane(plane, filters, sums, &mut out[p], max);
+                    scale_plane(plane, filters, sums, &mut out[p], (max, threads));
                 }
             }
             (Planes::U16(src), Samples::U16(out)) => {
                 for (p, filters) in planes.iter().enumerate() {
                     let plane = src[p].as_ref().expect("validated");
-                    scale_plane(plane, filters, sums, &mut out[p], max);
+                    scale_plane(plane, filters, sums, &mut out[p], (max, threads));
                 }
             }
             _ => unreachable!("checked: the depth matches"),
@@ -347,42 +351,80 @@ impl Scaler {
     }
 }
 
+/// Rows per thread below which a pass is not split (thread start-up
+/// would cost more than it saves).
+const MIN_ROWS_PER_THREAD: usize = 16;
+
+/// Runs `f(first_row, rows)` over `data` split into bands of whole rows of
+/// `row_len` samples, on up to `threads` threads.
+fn in_bands<T: Send>(
+    data: &mut [T],
+    row_len: usize,
+    threads: usize,
+    f: impl Fn(usize, &mut [T]) + Sync,
+) {
+    let rows = data.len() / row_len.max(1);
+    let bands = threads.min(rows / MIN_ROWS_PER_THREAD).max(1);
+    if bands == 1 {
+        f(0, data);
+        return;
+    }
+    let per = rows.div_ceil(bands);
+    std::thread::scope(|scope| {
+        for (b, band) in data.chunks_mut(per * row_len).enumerate() {
+            let f = &f;
+            scope.spawn(move || f(b * per, band));
+        }
+    });
+}
+
 /// Scales one plane: horizontal sums of every source row, then the
-/// vertical pass, rounded once and clamped to `0..=max`.
-fn scale_plane<T: Copy + Into<i32> + TryFrom<i64>>(
+/// vertical pass, rounded once and clamped to `0..=max`; each pass split
+/// into bands of rows over `threads` threads (the samples do not depend on
+/// the split).
+fn scale_plane<T: Copy + Into<i32> + TryFrom<i64> + Send + Sync>(
     src: &Plane<'_, T>,
     filters: &PlaneFilters,
     sums: &mut Vec<i32>,
     out: &mut [T],
-    max: i64,
+    (max, threads): (i64, usize),
 ) {
     let (h, v) = (&filters.horizontal, &filters.vertical);
     sums.clear();
     sums.resize(v.src * h.dst, 0);
-    for (y, row_sums) in sums.chunks_exact_mut(h.dst).enumerate() {
-        let row = src.row(y);
-        for (x, sum) in row_sums.iter_mut().enumerate() {
-            *sum = h
-                .taps_of(x)
-                .iter()
-                .enumerate()
-                .map(|(t, &w)| w * row[h.source(x, t)].into())
-                .sum();
+    in_bands(sums, h.dst, threads, |first, band| {
+        for (k, row_sums) in band.chunks_exact_mut(h.dst).enumerate() {
+            let row = src.row(first + k);
+            for (x, sum) in row_sums.iter_mut().enumerate() {
+                *sum = h
+                    .taps_of(x)
+                    .iter()
+                    .enumerate()
+                    .map(|(t, &w)| w * row[h.source(x, t)].into())
+                    .sum();
+            }
         }
-    }
+    });
+    let sums = &sums[..];
     let round = 1i64 << (2 * WEIGHT_BITS - 1);
-    for (y, out_row) in out.chunks_exact_mut(h.dst).enumerate() {
-        let weights = v.taps_of(y);
-        for (x, o) in out_row.iter_mut().enumerate() {
-            let acc: i64 = weights
-                .iter()
-                .enumerate()
-                .map(|(t, &w)| i64::from(w) * i64::from(sums[v.source(y, t) * h.dst + x]))
-                .sum();
-            let value = ((acc + round) >> (2 * WEIGHT_BITS)).clamp(0, max);
-            *o = T::try_from(value).unwrap_or_else(|_| unreachable!("clamped to the depth"));
+    in_bands(out, h.dst, threads, |first, band| {
+        for (k, out_row) in band.chunks_exact_mut(h.dst).enumerate() {
+            let y = first + k;
+            let weights = v.taps_of(y);
+            let rows: Vec<&[i32]> = (0..v.taps)
+                .map(|t| &sums[v.source(y, t) * h.dst..][..h.dst])
+                .collect();
+            for (x, o) in out_row.iter_mut().enumerate() {
+                let acc: i64 = weights
+                    .iter()
+                    .zip(&rows)
+                    .map(|(&w, row)| i64::from(w) * i64::from(row[x]))
+                    .sum();
+                let value = ((acc + round) >> (2 * WEIGHT_BITS)).clamp(0, max);
+                *o = T::try_from(value).unwrap_or_else(|_| unreachable!("clamped to the depth"));
+            }
         }
-    }
+    });
 }
 
 #[cfg(test)]
@@ -530,6 +572,8 @@ mod tests {
                     let y = pattern(from.0, from.1, max as u32);
                     let want = direct(method, &y, from, to, max);
                     let mut s = Scaler::new(method, PixelFormat::Gray, bpc, from, to).unwrap();
+                    // Split into bands of rows, or not: the same samples.
+                    s.threads = if bpc == 12 { 3 } else { 1 };
                     let got: Vec<u16> = if bpc == 8 {
                         let y8: Vec<u8> = y.iter().map(|&v| v as u8).collect();
                         let pic = Picture::new_u8(

@@ -25,18 +25,23 @@ pub struct EngineConfig {
     /// Extra extractors with default options, as libvmaf's `--feature`
     /// (`cambi`, `speed_chroma`).
     pub features: Vec<String>,
+    /// Scale distorted pictures of another size than the reference to it
+    /// with this kernel (`vmaf::scale`); None refuses them.
+    pub scale: Option<super::ScaleMethod>,
 }
 
 impl EngineConfig {
     /// What the extractors compute for this configuration.
     pub fn plan(&self) -> Result<Plan, VmafError> {
-        Plan::with_features(
+        let mut plan = Plan::with_features(
             &self.models,
             self.psnr,
             self.ssim,
             self.ms_ssim,
             &self.features,
-        )
+        )?;
+        plan.scale = self.scale;
+        Ok(plan)
     }
 
     pub fn new(models: ModelSet) -> Self {
@@ -49,6 +54,7 @@ impl EngineConfig {
             threads: 1,
             subsample: 1,
             features: Vec::new(),
+            scale: None,
         }
     }
 }
@@ -417,7 +423,11 @@ impl<B: FeatureBackend> Engine for Scorer<B> {
             format: distorted.format,
             bpc: distorted.bpc,
         };
-        if g != gd {
+        let scaled = self.plan.scale.is_some()
+            && (g.format, g.bpc) == (gd.format, gd.bpc)
+            && gd.width > 0
+            && gd.height > 0;
+        if g != gd && !scaled {
             return Err(VmafError::Mismatch(format!(
                 "reference is {}x{} {:?} {}-bit but distorted is {}x{} {:?} {}-bit",
                 g.width, g.height, g.format, g.bpc, gd.width, gd.height, gd.format, gd.bpc

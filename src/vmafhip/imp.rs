@@ -11,7 +11,7 @@ use crate::hip::gst_gpu::{self, GpuMemoryKind, GstGpu};
 use crate::hip::{self, HipBackend, HipOptions};
 use crate::vmaf::{
     self, DevicePlane, Engine, EngineConfig, Failover, KeepAlive, ModelFlags, ModelSet, Picture,
-    PixelFormat, Plane, Retry, Scaler, Scorer,
+    PixelFormat, Plane, Retry, Scorer,
 };
 use gst::glib;
 use gst::prelude::*;
@@ -357,6 +357,8 @@ fn open_engine(s: &Settings) -> Result<Opened, gst::ErrorMessage> {
     config.ms_ssim = s.ms_ssim;
     config.threads = s.threads as usize;
     config.subsample = s.subsample.max(1);
+    // Renditions of other sizes (dist_sink_%u) are scaled by the engine.
+    config.scale = Some(s.scaler.method());
     for f in &s.features {
         let own = crate::vmaf::features::EXTRA_FEATURES;
         if !own.contains(&f.as_str()) {
@@ -940,8 +942,8 @@ impl VmafHip {
             })
     }
 
-    /// Gives the pair to input `name`'s engine (its frame scaled to the
-    /// reference's size first, where it differs) with this output frame's
+    /// Gives the pair to input `name`'s engine (which scales its frame to
+    /// the reference's size, where it differs) with this output frame's
     /// timing (kept for the frame messages and the report); returns the
     /// messages of the frames that became final, or the engine's error
     /// (inside), or `NotNegotiated` when the element has no state
@@ -975,17 +977,12 @@ impl VmafHip {
             return Ok(Ok(Vec::new()));
         };
         r.start_frame(timing);
-        let (engine, scaler) = (&mut r.engine, &mut r.scaler);
+        let engine = &mut r.engine;
         let pushed = with_picture(ref_frame, |rp| {
-            with_picture(dist_frame, |dp| match scaler {
-                // The scaled picture is the scaler's: no replay of the buffers.
-                Some(s) => s
-                    .scale(dp, |sp| engine.push_replayable(rp, sp, keep, None))
-                    .and_then(|pushed| pushed)
-                    .map_err(|e| e.to_string()),
-                None => engine
+            with_picture(dist_frame, |dp| {
+                engine
                     .push_replayable(rp, dp, keep, replay)
-                    .map_err(|e| e.to_string()),
+                    .map_err(|e| e.to_string())
             })
         })
         .flatten()
@@ -1172,47 +1169,12 @@ impl VmafHip {
                 return Err(gst::FlowError::Error);
             }
         }
-        let scaler = match same_size {
-            true => None,
-            false => Some(self.scaler_for(ri, di, name)?),
-        };
         let mut guard = self.state.lock().unwrap();
         if let Some(r) = guard.as_mut().and_then(|st| st.rendition(name)) {
             r.checked = Some((ri.clone(), di.clone()));
             r.size = (ri.width() as usize, ri.height() as usize);
-            r.scaler = scaler;
         }
         Ok(())
-    }
-
-    /// The scaler from input `name`'s size to the reference's.
-    fn scaler_for(
-        &self,
-        ri: &gst_video::VideoInfo,
-        di: &gst_video::VideoInfo,
-        name: &str,
-    ) -> Result<Scaler, gst::FlowError> {
-        let method = self.settings.lock().unwrap().scaler.method();
-        let size = |i: &gst_video::VideoInfo| (i.width() as usize, i.height() as usize);
-        engine_format(di.format())
-            .and_then(|(pf, bpc)| {
-                Scaler::new(method, pf, bpc, size(di), size(ri)).map_err(|e| e.to_string())
-            })
-            .map_err(|e| {
-                gst::element_imp_error!(
-                    self,
-                    gst::StreamError::Format,
-                    (
-                        "{name}: cannot scale {}x{} to the reference's {}x{}: {e}",
-                        di.width(),
-                        di.height(),
-                        ri.width(),
-                        ri.height()
-                    ),
-                    ["scaler"]
-                );
-                gst::FlowError::NotNegotiated
-            })
     }
 }
 

@@ -8,7 +8,7 @@ use super::live;
 use super::{OnGpuError, PoolMethod, ResultsFormat, VmafFrameMessage, VmafPooledMessage};
 use crate::report;
 use crate::vmaf::output::{Format, ResultsWriter};
-use crate::vmaf::{self, Engine, FrameScores, PooledScores, Scaler};
+use crate::vmaf::{self, Engine, FrameScores, PooledScores};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -246,8 +246,6 @@ pub(super) struct Rendition {
     results: ResultsFile,
     /// The reference's and this input's video, last scored.
     pub(super) checked: Option<(gst_video::VideoInfo, gst_video::VideoInfo)>,
-    /// Scales this input to the reference's size, when they differ.
-    pub(super) scaler: Option<Scaler>,
     pub(super) no_frame_warned: bool,
     /// The reference's size (the results file's header).
     pub(super) size: (usize, usize),
@@ -309,14 +307,16 @@ impl Rendition {
         if let Some(l) = &self.label {
             s.push_str(&format!(" ({l})"));
         }
-        if let Some(sc) = &self.scaler {
+        if let Some((r, d)) = &self.checked
+            && (r.width(), r.height()) != (d.width(), d.height())
+        {
             s.push_str(&format!(
                 ", {}x{} scaled to {}x{} ({})",
-                sc.from.0,
-                sc.from.1,
-                sc.to.0,
-                sc.to.1,
-                sc.method.name()
+                d.width(),
+                d.height(),
+                r.width(),
+                r.height(),
+                self.settings.scaler.method().name()
             ));
         }
         s
@@ -363,7 +363,6 @@ impl Rendition {
             next_index: 0,
             results,
             checked: None,
-            scaler: None,
             no_frame_warned: false,
             size: (0, 0),
             moves_seen: 0,

@@ -427,3 +427,114 @@ pub fn sizes_bit_exact(
         }
     }
 }
+
+/// Calls `f` with a picture of `seq`'s samples `s` (8-bit pictures for
+/// 8-bit sequences).
+fn with_picture<R>(seq: &Seq, s: &[Vec<u16>], f: impl FnOnce(&Picture<'_>) -> R) -> R {
+    let dims = seq.planes();
+    if seq.bpc == 8 {
+        let b: Vec<Vec<u8>> = s
+            .iter()
+            .map(|p| p.iter().map(|&x| x as u8).collect())
+            .collect();
+        let planes: Vec<Plane<'_, u8>> = b
+            .iter()
+            .zip(&dims)
+            .map(|(p, &(w, h))| Plane::new(p, w, h, w + seq.pad).unwrap())
+            .collect();
+        f(&Picture::new_u8(seq.format, &planes).unwrap())
+    } else {
+        let planes: Vec<Plane<'_, u16>> = s
+            .iter()
+            .zip(&dims)
+            .map(|(p, &(w, h))| Plane::new(p, w, h, w + seq.pad).unwrap())
+            .collect();
+        f(&Picture::new_u16(seq.format, seq.bpc, &planes).unwrap())
+    }
+}
+
+/// Distorted frame `i` of `from` at `to`'s size (nearest sample): a
+/// rendition that looks like the reference.
+fn resampled(from: &Seq, to: &Seq, i: u32) -> Vec<Vec<u16>> {
+    let src = from.samples(i, true);
+    src.iter()
+        .zip(from.planes().iter().zip(to.planes()))
+        .map(|(plane, (&(sw, sh), (dw, dh)))| {
+            let mut out = vec![0u16; (dw + to.pad) * dh];
+            for y in 0..dh {
+                for x in 0..dw {
+                    out[y * (dw + to.pad) + x] =
+                        plane[(y * sh / dh) * (sw + from.pad) + x * sw / dw];
+                }
+            }
+            out
+        })
+        .collect()
+}
+
+/// A ladder case: reference size, rendition size, format, depth.
+pub type LadderCase = ((usize, usize), (usize, usize), PixelFormat, u8);
+
+/// Renditions of other sizes than the reference, scaled by the engine with
+/// `method`: every value of every frame from the HIP backend equals the
+/// CPU engine's.
+pub fn ladder_bit_exact(
+    cases: &[LadderCase],
+    method: gstvmafhip::vmaf::ScaleMethod,
+) -> Option<usize> {
+    let mut checked = 0;
+    for &(r, d, format, bpc) in cases {
+        let seq = |(w, h): (usize, usize), pad| Seq {
+            w,
+            h,
+            format,
+            bpc,
+            pad,
+        };
+        let (rs, ds) = (seq(r, 3), seq(d, 1));
+        let mut c = config(format != PixelFormat::Gray, "vmaf_v0.6.1");
+        c.scale = Some(method);
+        // As `sizes_bit_exact`: what each extractor takes.
+        if format == PixelFormat::Gray || bpc > 12 {
+            c.features
+                .retain(|f| !matches!(f.as_str(), "ciede" | "psnr_hvs"));
+        }
+        if r.0 < 80 || r.1 < 80 {
+            c.features.retain(|f| f != "speed_temporal");
+        }
+        c.ms_ssim &= r.0 >= 176 && r.1 >= 176;
+        let mut gpu = hip_scorer(&c)?;
+        let mut cpu = Scorer::cpu(&c).unwrap();
+        let run = |engine: &mut dyn Engine| -> Vec<FrameScores> {
+            let mut out = Vec::new();
+            for i in 0..4 {
+                let (a, b) = (rs.samples(i, false), resampled(&rs, &ds, i));
+                let pushed = with_picture(&rs, &a, |rp| {
+                    with_picture(&ds, &b, |dp| engine.push(rp, dp).unwrap())
+                });
+                out.extend(pushed);
+            }
+            out.extend(engine.flush().unwrap());
+            out
+        };
+        let (a, b) = (run(&mut cpu), run(&mut gpu));
+        let bad = diff(&a, &b);
+        assert!(
+            bad.is_empty(),
+            "{d:?} scaled to {r:?} {format:?} {bpc}-bit {method:?}: {}",
+            bad.join("\n")
+        );
+        eprintln!(
+            "  {}x{} scaled to {}x{} {format:?} {bpc}-bit ({}): {} frames identical (last vmaf {:.4})",
+            d.0,
+            d.1,
+            r.0,
+            r.1,
+            method.name(),
+            a.len(),
+            a[a.len() - 1].get("vmaf").unwrap_or(f64::NAN)
+        );
+        checked += a.len();
+    }
+    Some(checked)
+}

@@ -50,7 +50,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The kernel sources, embedded at build time; compiled at first use.
-pub const KERNEL_SOURCES: [(&str, &str); 18] = [
+pub const KERNEL_SOURCES: [(&str, &str); 19] = [
+    ("scale.hip", include_str!("../../../kernels/scale.hip")),
     (
         "motion_sad.hip",
         include_str!("../../../kernels/motion_sad.hip"),
@@ -124,6 +125,8 @@ pub(super) struct Kernels {
     float_ansnr: float_ansnr::Kernels,
     psnr_hvs: psnr_hvs::Kernels,
     ssim: ssim::Kernels,
+    /// Scaling renditions to the reference's size (not an extractor).
+    pub(in crate::hip) scale: super::scale::Kernels,
     /// How the kernels were obtained (compiled now, or from the disk cache).
     pub compile_note: String,
 }
@@ -152,6 +155,7 @@ pub(super) fn load_kernels(dev: &Arc<Device>) -> Result<Kernels, HipError> {
         float_ansnr: float_ansnr::Kernels::load(&modules)?,
         psnr_hvs: psnr_hvs::Kernels::load(&modules)?,
         ssim: ssim::Kernels::load(&modules)?,
+        scale: super::scale::Kernels::load(&modules)?,
         compile_note: if compiled.is_empty() {
             "kernels from cache".into()
         } else {

@@ -265,6 +265,10 @@ pub const EXTRA_FEATURES: &[&str] = &[
 /// What to compute per frame, and how to name it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
+    /// Distorted pictures of another size than the reference are scaled to
+    /// it with this kernel first (an encoding ladder's renditions); None
+    /// refuses them.
+    pub scale: Option<crate::vmaf::ScaleMethod>,
     pub adm: Option<AdmParams>,
     pub vif_egl: Option<f64>,
     pub motion: Option<MotionParams>,
@@ -367,6 +371,7 @@ impl Plan {
         extra: &[String],
     ) -> Result<Self, VmafError> {
         let mut plan = Plan {
+            scale: None,
             adm: None,
             vif_egl: None,
             motion: None,
