@@ -20,7 +20,7 @@ mod common;
 
 use common::parity::{
     FLOAT_OPTION_MODELS, Seq, config, diff, failover_scorer, golden_runs_bit_exact, hip_scorer,
-    ladder_bit_exact, push_seq, sizes_bit_exact, where_it_ran,
+    ladder_bit_exact, ladder_failover_bit_exact, push_seq, sizes_bit_exact, where_it_ran,
 };
 use common::{golden_runs, golden_runs_features, golden_runs_v1};
 use gst::prelude::*;
@@ -519,4 +519,29 @@ fn ladder_renditions_at_wave64_are_bit_exact() {
         .expect("the emulated device");
     }
     eprintln!("  ladder renditions at wave64: every metric bit-exact");
+}
+
+/// A ladder rendition through a GPU fault: the CPU engine takes the
+/// rendition over (and, with retry, gives it back), scaling it the same
+/// way, every frame equal to the CPU engine's.
+#[test]
+fn a_scaled_rendition_fails_over_at_wave64() {
+    const NAME: &str = "a_scaled_rendition_fails_over_at_wave64";
+    if std::env::var_os(CHILD).is_none() {
+        for spec in [
+            "launch:frame=3",
+            "device-lost:frame=0",
+            "sync:frame=2,launch:frame=5",
+        ] {
+            in_emulator(NAME, &[("VMAFHIP_FAULT", spec)]);
+        }
+        return;
+    }
+    let retry = std::env::var("VMAFHIP_FAULT").is_ok_and(|f| f.contains(','));
+    let moves = ladder_failover_bit_exact(&((96, 80), (61, 45), PixelFormat::Yuv420, 8), retry)
+        .expect("the emulated device");
+    assert!(
+        moves.iter().any(|m| m.error.is_some()),
+        "the fault moved the stream: {moves:?}"
+    );
 }

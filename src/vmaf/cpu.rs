@@ -10,7 +10,7 @@
 
 use super::features::{CpuExtractor, Plan, RawFeatures};
 use super::scale::Scaler;
-use super::{FeatureBackend, Frame, FrameInput, FrameJob, VmafError};
+use super::{FeatureBackend, Frame, FrameInput, FrameJob, Picture, VmafError};
 use std::collections::BTreeMap;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
@@ -212,7 +212,13 @@ impl FeatureBackend for CpuBackend {
         if (input.distorted.width, input.distorted.height)
             != (input.reference.width, input.reference.height)
         {
-            return self.submit_scaled(input);
+            let (reference, distorted) = self.frames_of(input.reference, input.distorted)?;
+            drop(input.keep);
+            return self.submit_frames(
+                (input.index, input.scored),
+                Arc::new(reference),
+                Arc::new(distorted),
+            );
         }
         let chroma = self.plan.reads_chroma();
         // The caller's thread copies both pictures in; with many workers
@@ -269,11 +275,22 @@ impl FeatureBackend for CpuBackend {
 
 impl CpuBackend {
     /// Queues one frame pair already copied in (the frames `submit` copies,
-    /// A pair whose distorted picture is of another size: scaled to the
-    /// reference's (`vmaf::scale`, on this backend's threads), then copied
-    /// in as any pair.
-    fn submit_scaled(&mut self, input: FrameInput<'_>) -> Result<(), VmafError> {
-        let (r, d) = (input.reference, input.distorted);
+    /// A pair as this backend's frames (the luma, and the chroma where the
+    /// plan reads it), the distorted picture scaled to the reference's size
+    /// first where it differs (`Plan::scale`, `vmaf::scale`, on this
+    /// backend's threads).
+    pub fn frames_of(
+        &mut self,
+        r: &Picture<'_>,
+        d: &Picture<'_>,
+    ) -> Result<(Frame, Frame), VmafError> {
+        let chroma = self.plan.reads_chroma();
+        if (d.width, d.height) == (r.width, r.height) {
+            return Ok((
+                self.spare.frame_from(r, chroma),
+                self.spare.frame_from(d, chroma),
+            ));
+        }
         let method = self.plan.scale.ok_or_else(|| {
             VmafError::Mismatch(format!(
                 "reference is {}x{} but distorted is {}x{}, and no scaling was asked for",
@@ -297,16 +314,9 @@ impl CpuBackend {
             s.threads = self.threads;
             self.scaler = Some(s);
         }
-        let chroma = self.plan.reads_chroma();
         let scaler = self.scaler.as_mut().expect("made above");
         let distorted = scaler.scale(d, |scaled| self.spare.frame_from(scaled, chroma))?;
-        let reference = self.spare.frame_from(r, chroma);
-        drop(input.keep);
-        self.submit_frames(
-            (input.index, input.scored),
-            Arc::new(reference),
-            Arc::new(distorted),
-        )
+        Ok((self.spare.frame_from(r, chroma), distorted))
     }
 
     /// or another backend's copies when it takes over a stream).

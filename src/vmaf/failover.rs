@@ -201,14 +201,6 @@ impl PictureCopy {
         };
         Ok(f(&pic))
     }
-
-    /// The copy as the CPU backend's frame, which keeps the stream's format.
-    fn frame(&self) -> Result<Frame, VmafError> {
-        let chroma = self.sizes.len() > 1;
-        let mut frame = self.picture(|pic| Frame::from_picture(pic, chroma))?;
-        frame.format = self.format;
-        Ok(frame)
-    }
 }
 
 /// How a kept frame's pictures can be had again.
@@ -218,19 +210,28 @@ enum Pictures {
 }
 
 impl Pictures {
-    /// The pair as the CPU backend's frames.
-    fn frames(&self, chroma: bool) -> Result<[Arc<Frame>; 2], VmafError> {
-        match self {
-            Pictures::Copied([r, d]) => Ok([Arc::new(r.frame()?), Arc::new(d.frame()?)]),
+    /// The pair as `cpu`'s frames (a rendition scaled to the reference's
+    /// size, as `cpu` scales what it is given).
+    fn frames(&self, cpu: &mut CpuBackend) -> Result<[Arc<Frame>; 2], VmafError> {
+        let pair = match self {
+            Pictures::Copied([r, d]) => {
+                let (mut rf, mut df) =
+                    r.picture(|rp| d.picture(|dp| cpu.frames_of(rp, dp)))???;
+                // A luma-only copy is a GRAY picture; the frames keep the stream's format.
+                rf.format = r.format;
+                df.format = d.format;
+                (rf, df)
+            }
             Pictures::Replay(replay) => {
                 let mut out = None;
                 replay.pictures(&mut |r, d| {
-                    out = Some([r, d].map(|p| Arc::new(Frame::from_picture(p, chroma))));
+                    out = Some(cpu.frames_of(r, d)?);
                     Ok(())
                 })?;
-                out.ok_or_else(|| VmafError::Backend("a kept frame could not be remade".into()))
+                out.ok_or_else(|| VmafError::Backend("a kept frame could not be remade".into()))?
             }
-        }
+        };
+        Ok([Arc::new(pair.0), Arc::new(pair.1)])
     }
 
     /// Gives the pair to `backend` again, as frame `index`.
@@ -401,14 +402,14 @@ impl<G: FeatureBackend> Failover<G> {
         self.gpu = None;
         self.primed = 0;
         let mut cpu = CpuBackend::new(self.plan.clone(), self.threads);
-        let chroma = self.plan.reads_chroma();
         let done: Vec<&Kept> = self.kept.iter().take(self.collected).collect();
-        let back = |k: usize| {
+        let mut back = |k: usize| {
             done.len()
                 .checked_sub(k)
-                .map(|i| done[i].pictures.frames(chroma))
+                .map(|i| done[i].pictures.frames(&mut cpu))
+                .transpose()
         };
-        let (two, one) = (back(2).transpose()?, back(1).transpose()?);
+        let (two, one) = (back(2)?, back(1)?);
         cpu.resume_after(
             two.map(|[r, _]| r),
             one.as_ref().map(|[r, _]| r.clone()),
@@ -422,7 +423,7 @@ impl<G: FeatureBackend> Failover<G> {
             error: Some(err.to_string()),
         });
         for k in pending {
-            let [r, d] = k.pictures.frames(chroma)?;
+            let [r, d] = k.pictures.frames(&mut cpu)?;
             cpu.submit_frames((k.index, k.scored), r, d)?;
         }
         self.cpu = Some(cpu);

@@ -781,7 +781,7 @@ impl VmafHip {
         pad: &gst_video::VideoAggregatorPad,
     ) -> Result<bool, gst::FlowError> {
         let name = pad.name().to_string();
-        let settings = {
+        let (settings, first_on_gpu) = {
             let mut guard = self.state.lock().unwrap();
             let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
             if st.released.contains(&name) {
@@ -790,11 +790,12 @@ impl VmafHip {
             if st.rendition(&name).is_some() {
                 return Ok(true);
             }
-            st.settings.clone()
+            (st.settings.clone(), st.device.is_some())
         };
         let label = pad.property::<Option<String>>("label");
         let made = open_engine(&settings).and_then(|o| {
-            if let Some(w) = &o.warning {
+            // dist_sink's engine warned already if it is on the CPU too.
+            if let Some(w) = o.warning.as_ref().filter(|_| first_on_gpu) {
                 gst::element_imp_warning!(
                     self,
                     gst::LibraryError::Init,

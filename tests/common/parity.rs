@@ -5,7 +5,7 @@
 use gstvmafhip::hip::{HipBackend, HipOptions, PinnedHostMem, pinned_owner};
 use gstvmafhip::vmaf::{
     Engine, EngineConfig, Failover, FailoverNote, FrameScores, KeepAlive, ModelSet, Picture,
-    PixelFormat, Plane, Retry, Scorer, VmafError,
+    PixelFormat, Plane, Retry, ScaleMethod, Scorer, VmafError,
 };
 
 pub fn hip_scorer(config: &EngineConfig) -> Option<Scorer<HipBackend>> {
@@ -475,61 +475,73 @@ fn resampled(from: &Seq, to: &Seq, i: u32) -> Vec<Vec<u16>> {
 /// A ladder case: reference size, rendition size, format, depth.
 pub type LadderCase = ((usize, usize), (usize, usize), PixelFormat, u8);
 
+/// The engine configuration of a ladder case: the default model with
+/// PSNR and every extra extractor the size and depth take, scaling with
+/// `method`.
+fn ladder_config(&(r, _, format, bpc): &LadderCase, method: ScaleMethod) -> EngineConfig {
+    let mut c = config(format != PixelFormat::Gray, "vmaf_v0.6.1");
+    c.scale = Some(method);
+    // As `sizes_bit_exact`: what each extractor takes.
+    if format == PixelFormat::Gray || bpc > 12 {
+        c.features
+            .retain(|f| !matches!(f.as_str(), "ciede" | "psnr_hvs"));
+    }
+    if r.0 < 80 || r.1 < 80 {
+        c.features.retain(|f| f != "speed_temporal");
+    }
+    c.ms_ssim &= r.0 >= 176 && r.1 >= 176;
+    c
+}
+
+/// `n` frames of a ladder case through `engine`: the reference at its
+/// size, the rendition at its own.
+fn ladder_frames(
+    engine: &mut dyn Engine,
+    &(r, d, format, bpc): &LadderCase,
+    n: u32,
+) -> Vec<FrameScores> {
+    let seq = |(w, h): (usize, usize), pad| Seq {
+        w,
+        h,
+        format,
+        bpc,
+        pad,
+    };
+    let (rs, ds) = (seq(r, 3), seq(d, 1));
+    let mut out = Vec::new();
+    for i in 0..n {
+        let (a, b) = (rs.samples(i, false), resampled(&rs, &ds, i));
+        let pushed = with_picture(&rs, &a, |rp| {
+            with_picture(&ds, &b, |dp| engine.push(rp, dp).unwrap())
+        });
+        out.extend(pushed);
+    }
+    out.extend(engine.flush().unwrap());
+    out
+}
+
 /// Renditions of other sizes than the reference, scaled by the engine with
 /// `method`: every value of every frame from the HIP backend equals the
 /// CPU engine's.
-pub fn ladder_bit_exact(
-    cases: &[LadderCase],
-    method: gstvmafhip::vmaf::ScaleMethod,
-) -> Option<usize> {
+pub fn ladder_bit_exact(cases: &[LadderCase], method: ScaleMethod) -> Option<usize> {
     let mut checked = 0;
-    for &(r, d, format, bpc) in cases {
-        let seq = |(w, h): (usize, usize), pad| Seq {
-            w,
-            h,
-            format,
-            bpc,
-            pad,
-        };
-        let (rs, ds) = (seq(r, 3), seq(d, 1));
-        let mut c = config(format != PixelFormat::Gray, "vmaf_v0.6.1");
-        c.scale = Some(method);
-        // As `sizes_bit_exact`: what each extractor takes.
-        if format == PixelFormat::Gray || bpc > 12 {
-            c.features
-                .retain(|f| !matches!(f.as_str(), "ciede" | "psnr_hvs"));
-        }
-        if r.0 < 80 || r.1 < 80 {
-            c.features.retain(|f| f != "speed_temporal");
-        }
-        c.ms_ssim &= r.0 >= 176 && r.1 >= 176;
+    for case in cases {
+        let c = ladder_config(case, method);
         let mut gpu = hip_scorer(&c)?;
         let mut cpu = Scorer::cpu(&c).unwrap();
-        let run = |engine: &mut dyn Engine| -> Vec<FrameScores> {
-            let mut out = Vec::new();
-            for i in 0..4 {
-                let (a, b) = (rs.samples(i, false), resampled(&rs, &ds, i));
-                let pushed = with_picture(&rs, &a, |rp| {
-                    with_picture(&ds, &b, |dp| engine.push(rp, dp).unwrap())
-                });
-                out.extend(pushed);
-            }
-            out.extend(engine.flush().unwrap());
-            out
-        };
-        let (a, b) = (run(&mut cpu), run(&mut gpu));
+        let (a, b) = (
+            ladder_frames(&mut cpu, case, 4),
+            ladder_frames(&mut gpu, case, 4),
+        );
         let bad = diff(&a, &b);
+        let ((rw, rh), (dw, dh), format, bpc) = *case;
         assert!(
             bad.is_empty(),
-            "{d:?} scaled to {r:?} {format:?} {bpc}-bit {method:?}: {}",
+            "{dw}x{dh} scaled to {rw}x{rh} {format:?} {bpc}-bit {method:?}: {}",
             bad.join("\n")
         );
         eprintln!(
-            "  {}x{} scaled to {}x{} {format:?} {bpc}-bit ({}): {} frames identical (last vmaf {:.4})",
-            d.0,
-            d.1,
-            r.0,
-            r.1,
+            "  {dw}x{dh} scaled to {rw}x{rh} {format:?} {bpc}-bit ({}): {} frames identical (last vmaf {:.4})",
             method.name(),
             a.len(),
             a[a.len() - 1].get("vmaf").unwrap_or(f64::NAN)
@@ -537,4 +549,26 @@ pub fn ladder_bit_exact(
         checked += a.len();
     }
     Some(checked)
+}
+
+/// A ladder case through the failover engine (with `retry` or not) under
+/// whatever `VMAFHIP_FAULT` injects: every frame equal to the CPU engine's;
+/// the moves it made.
+pub fn ladder_failover_bit_exact(case: &LadderCase, retry: bool) -> Option<Vec<FailoverNote>> {
+    let c = ladder_config(case, ScaleMethod::Bicubic);
+    let mut gpu = failover_scorer(&c, retry)?;
+    let mut cpu = Scorer::cpu(&c).unwrap();
+    let (a, b) = (
+        ladder_frames(&mut cpu, case, 8),
+        ladder_frames(&mut gpu, case, 8),
+    );
+    let bad = diff(&a, &b);
+    assert!(bad.is_empty(), "{case:?}: {}", bad.join("\n"));
+    let moves = gpu.failover().to_vec();
+    eprintln!(
+        "  {case:?}: {} frames identical, {}",
+        a.len(),
+        where_it_ran(&moves)
+    );
+    Some(moves)
 }
