@@ -528,3 +528,56 @@ fn dist_sink_still_needs_the_size_and_renditions_the_format() {
         "{e}"
     );
 }
+
+/// A ladder of requested pads only: `dist_sink` left unlinked is ended at
+/// start, scored nothing and leaves no results file, and each rendition
+/// scores as alone.
+#[test]
+fn a_ladder_without_dist_sink() {
+    init();
+    let dir = std::env::temp_dir().join(format!("vmafhip-ladder-{}-only", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("out.json");
+    let desc = format!(
+        "appsrc name=r format=time ! v.ref_sink vmafhip name=v backend=cpu psnr=true \
+         frame-message=true results-filename={} ! fakesink sync=false",
+        json.display()
+    );
+    let p = gst::parse::launch(&desc)
+        .unwrap()
+        .downcast::<gst::Pipeline>()
+        .unwrap();
+    let v = p.by_name("v").unwrap();
+    let (half, odd) = ((88, 72), (121, 99));
+    let (s0, _) = add_rendition(&p, &v, None);
+    let (s1, _) = add_rendition(&p, &v, Some("odd"));
+    let r = appsrc(&p, "r");
+    let out = run(
+        &p,
+        vec![
+            Box::new(move || feed(&r, REF, FRAMES, reference)),
+            Box::new(move || feed(&s0, half, FRAMES, |i| rendition(i, half))),
+            Box::new(move || feed(&s1, odd, FRAMES, |i| rendition(i, odd))),
+        ],
+    );
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    assert!(of(&out, "dist_sink").is_empty() && pooled(&out, "dist_sink").is_empty());
+    assert_same(
+        &of(&out, "dist_sink_0"),
+        &scored_alone(half, FRAMES),
+        "dist_sink_0",
+    );
+    assert_same(
+        &of(&out, "dist_sink_1"),
+        &scored_alone(odd, FRAMES),
+        "dist_sink_1",
+    );
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["out.dist_sink_0.json", "out.odd.json"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1410,6 +1410,38 @@ impl ElementImpl for VmafHip {
         Some(&*META)
     }
 
+    /// A ladder of requested pads only (`dist_sink` left unlinked): the
+    /// unlinked `dist_sink` is ended as the pads become active, so that the
+    /// aggregator does not wait for it, and it is not scored.
+    fn change_state(
+        &self,
+        transition: gst::StateChange,
+    ) -> Result<gst::StateChangeSuccess, gst::StateChangeError> {
+        let ret = self.parent_change_state(transition)?;
+        let requested = self
+            .obj()
+            .sink_pads()
+            .iter()
+            .any(|p| p.name().starts_with("dist_sink_"));
+        if transition == gst::StateChange::ReadyToPaused && requested && !self.dist_pad.is_linked()
+        {
+            if let Some(st) = self.state.lock().unwrap().as_mut() {
+                st.released.push("dist_sink".into());
+                if let Some(i) = st.renditions.iter().position(|r| r.name == "dist_sink") {
+                    st.renditions.remove(i).discard();
+                }
+            }
+            gst::info!(CAT, imp = self, "dist_sink is not linked: ending it");
+            let pad = self.dist_pad.upcast_ref::<gst::Pad>();
+            let _ = pad.send_event(gst::event::StreamStart::new("vmafhip-unlinked-dist-sink"));
+            let _ = pad.send_event(gst::event::Segment::new(&gst::FormattedSegment::<
+                gst::ClockTime,
+            >::new()));
+            let _ = pad.send_event(gst::event::Eos::new());
+        }
+        Ok(ret)
+    }
+
     /// A released `dist_sink_%u` ends its rendition: its last frames, its
     /// pooled message (`reason` "released"), its results file and report.
     fn release_pad(&self, pad: &gst::Pad) {

@@ -377,6 +377,19 @@ impl Rendition {
         })
     }
 
+    /// Drops a rendition that never scored a frame, with the results file
+    /// and report it created at start.
+    pub(super) fn discard(self) {
+        if matches!(self.results, ResultsFile::Opened(_))
+            && let Some(path) = &self.settings.results_filename
+        {
+            let _ = std::fs::remove_file(path);
+        }
+        if let Some(path) = &self.settings.report_filename {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+
     /// Whether its report still needs the inputs' names.
     pub(super) fn wants_inputs(&self) -> bool {
         self.report.is_some() && self.inputs.is_none()
