@@ -8,7 +8,8 @@ mod common;
 
 use common::parity::{
     FLOAT_OPTION_MODELS, LadderCase, Seq, config, diff, failover_scorer, golden_runs_bit_exact,
-    hip_scorer, ladder_bit_exact, push_seq, push_seq_kept, sizes_bit_exact, where_it_ran,
+    hip_scorer, ladder_bit_exact, ladder_failover_bit_exact, push_seq, push_seq_kept,
+    sizes_bit_exact, where_it_ran,
 };
 use common::{golden_runs, golden_runs_features, golden_runs_v1};
 use gstvmafhip::hip::{HipBackend, HipOptions};
@@ -396,6 +397,22 @@ fn ladder_renditions_scaled_on_the_gpu_equal_the_cpu() {
         if ladder_bit_exact(&LADDER_CASES, method).is_none() {
             return;
         }
+    }
+}
+
+/// A scaled rendition through the failover engine, under the faults
+/// `VMAFHIP_FAULT` injects (the device runs set it; a comma-separated list
+/// runs with retry): every frame equal to the CPU engine's.
+#[test]
+fn a_scaled_rendition_through_failover_equals_the_cpu() {
+    let fault = std::env::var("VMAFHIP_FAULT").ok();
+    let retry = fault.as_deref().is_some_and(|f| f.contains(','));
+    let case = ((640, 360), (320, 180), PixelFormat::Yuv420, 8);
+    let Some(moves) = ladder_failover_bit_exact(&case, retry) else {
+        return;
+    };
+    if fault.is_some() {
+        assert!(moves.iter().any(|m| m.error.is_some()), "{moves:?}");
     }
 }
 
