@@ -549,15 +549,9 @@ impl HipBackend {
     /// through, when that size changes); none when the sizes agree.
     fn ensure_scaler(&mut self, input: &FrameInput<'_>) -> Result<(), VmafError> {
         let (r, d) = (input.reference, input.distorted);
-        if (r.width, r.height) == (d.width, d.height) {
+        let Some(method) = crate::vmaf::scale::method_for(self.plan.scale, r, d)? else {
             return Ok(());
-        }
-        let method = self.plan.scale.ok_or_else(|| {
-            VmafError::Mismatch(format!(
-                "reference is {}x{} but distorted is {}x{}, and no scaling was asked for",
-                r.width, r.height, d.width, d.height
-            ))
-        })?;
+        };
         let planes = self.layout.as_ref().map_or(1, |l| l.geo.planes.len());
         let (from, to) = ((d.width, d.height), (r.width, r.height));
         if self

@@ -8,8 +8,7 @@
 #![forbid(unsafe_code)]
 
 use super::device::{Device, DeviceBuffer, Stream};
-use super::features::Modules;
-use super::module::ArgKind as K;
+use super::features::{Modules, sig};
 use super::{Arg, HipError, Kernel};
 use crate::vmaf::scale::{Filter, PlaneFilters, ScaleMethod, Scaler};
 use crate::vmaf::{PixelFormat, VmafError};
@@ -25,28 +24,10 @@ pub(super) struct Kernels {
 impl Kernels {
     pub(super) fn load(m: &Modules) -> Result<Self, HipError> {
         let f = &m["scale.hip"];
-        let h = [
-            K::Ptr,
-            K::I32,
-            K::I32,
-            K::I32,
-            K::Ptr,
-            K::Ptr,
-            K::I32,
-            K::I32,
-            K::Ptr,
-        ];
-        let v = [
-            K::Ptr,
-            K::I32,
-            K::I32,
-            K::Ptr,
-            K::Ptr,
-            K::I32,
-            K::I32,
-            K::I32,
-            K::Ptr,
-        ];
+        // Source, its pitch, width and rows; the filter; output width and
+        // sums (horizontal). Sums, width, source rows; the filter; output
+        // rows, the largest sample, output (vertical).
+        let (h, v) = (sig("p iii pp i i p"), sig("p ii pp i i i p"));
         Ok(Kernels {
             h8: f.kernel("scale_h_8", &h)?,
             h16: f.kernel("scale_h_16", &h)?,

@@ -9,7 +9,7 @@
 //! so a long run allocates (and page-faults in) frame memory only at start.
 
 use super::features::{CpuExtractor, Plan, RawFeatures};
-use super::scale::Scaler;
+use super::scale::{self, Scaler};
 use super::{FeatureBackend, Frame, FrameInput, FrameJob, Picture, VmafError};
 use std::collections::BTreeMap;
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -285,32 +285,15 @@ impl CpuBackend {
         d: &Picture<'_>,
     ) -> Result<(Frame, Frame), VmafError> {
         let chroma = self.plan.reads_chroma();
-        if (d.width, d.height) == (r.width, r.height) {
+        let Some(method) = scale::method_for(self.plan.scale, r, d)? else {
             return Ok((
                 self.spare.frame_from(r, chroma),
                 self.spare.frame_from(d, chroma),
             ));
-        }
-        let method = self.plan.scale.ok_or_else(|| {
-            VmafError::Mismatch(format!(
-                "reference is {}x{} but distorted is {}x{}, and no scaling was asked for",
-                r.width, r.height, d.width, d.height
-            ))
-        })?;
-        let fits = self.scaler.as_ref().is_some_and(|s| {
-            s.method == method
-                && (s.format, s.bpc) == (d.format, d.bpc)
-                && s.from == (d.width, d.height)
-                && s.to == (r.width, r.height)
-        });
-        if !fits {
-            let mut s = Scaler::new(
-                method,
-                d.format,
-                d.bpc,
-                (d.width, d.height),
-                (r.width, r.height),
-            )?;
+        };
+        let to = (r.width, r.height);
+        if !self.scaler.as_ref().is_some_and(|s| s.fits(method, d, to)) {
+            let mut s = Scaler::new(method, d.format, d.bpc, (d.width, d.height), to)?;
             s.threads = self.threads;
             self.scaler = Some(s);
         }

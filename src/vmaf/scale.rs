@@ -211,7 +211,34 @@ fn plane_size(format: PixelFormat, p: usize, (width, height): (usize, usize)) ->
     }
 }
 
+/// The kernel that scales a pair's distorted picture `d` to its reference
+/// `r`'s size: none where the sizes agree; an error where they differ and
+/// `scale` (the plan's) asks for no scaling.
+pub fn method_for(
+    scale: Option<ScaleMethod>,
+    r: &Picture<'_>,
+    d: &Picture<'_>,
+) -> Result<Option<ScaleMethod>, VmafError> {
+    if (d.width, d.height) == (r.width, r.height) {
+        return Ok(None);
+    }
+    scale.map(Some).ok_or_else(|| {
+        VmafError::Mismatch(format!(
+            "reference is {}x{} but distorted is {}x{}, and no scaling was asked for",
+            r.width, r.height, d.width, d.height
+        ))
+    })
+}
+
 impl Scaler {
+    /// Whether this scaler takes `d` to `to` with `method`.
+    pub fn fits(&self, method: ScaleMethod, d: &Picture<'_>, to: (usize, usize)) -> bool {
+        self.method == method
+            && (self.format, self.bpc) == (d.format, d.bpc)
+            && self.from == (d.width, d.height)
+            && self.to == to
+    }
+
     /// A scaler from `from` to `to` for pictures of `format` at `bpc` bits.
     pub fn new(
         method: ScaleMethod,

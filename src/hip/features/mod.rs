@@ -186,7 +186,7 @@ fn compile_modules(dev: &Arc<Device>) -> Result<(Modules, Vec<&'static str>), Hi
 
 /// A kernel's argument list written as letters (spaces only group them):
 /// `p` pointer, `i` int32, `u` uint32, `l` int64, `d` double.
-fn sig(letters: &str) -> Vec<K> {
+pub(super) fn sig(letters: &str) -> Vec<K> {
     letters
         .chars()
         .filter(|c| !c.is_whitespace())
