@@ -6,6 +6,7 @@ mod common;
 
 use common::*;
 use gst::prelude::*;
+use gstvmafhip::vmaf::{Engine, EngineConfig, Picture, PixelFormat, Plane, Scorer};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -688,4 +689,164 @@ fn cli_h264_files_score_as_their_decoded_frames() {
     assert_eq!(from_mp4["frames"].as_array().unwrap().len(), 12);
     assert_eq!(from_mp4["frames"], from_raw["frames"]);
     assert_eq!(from_mp4["pooled_metrics"], from_raw["pooled_metrics"]);
+}
+
+/// An I420 8-bit frame's planes at `(w, h)` (stored chroma: ceil halving).
+fn i420_planes(frame: &[u8], (w, h): (usize, usize)) -> [&[u8]; 3] {
+    let (cw, ch) = (w.div_ceil(2), h.div_ceil(2));
+    let (y, rest) = frame.split_at(w * h);
+    let (u, v) = rest.split_at(cw * ch);
+    [y, u, &v[..cw * ch]]
+}
+
+/// Frame `f` of `to`'s size made from `f` at `from`: each sample the mean
+/// of the samples it covers (a rendition).
+fn box_scaled(frame: &[u8], from: (usize, usize), to: (usize, usize)) -> Vec<u8> {
+    let mut out = Vec::new();
+    let planes = i420_planes(frame, from);
+    for (p, plane) in planes.iter().enumerate() {
+        let c = |(w, h): (usize, usize)| {
+            if p == 0 {
+                (w, h)
+            } else {
+                (w.div_ceil(2), h.div_ceil(2))
+            }
+        };
+        let ((sw, sh), (dw, dh)) = (c(from), c(to));
+        for y in 0..dh {
+            for x in 0..dw {
+                let (x0, x1) = (x * sw / dw, ((x + 1) * sw / dw).max(x * sw / dw + 1));
+                let (y0, y1) = (y * sh / dh, ((y + 1) * sh / dh).max(y * sh / dh + 1));
+                let mut sum = 0u32;
+                for yy in y0..y1 {
+                    for xx in x0..x1 {
+                        sum += u32::from(plane[yy * sw + xx]);
+                    }
+                }
+                out.push((sum / ((x1 - x0) * (y1 - y0)) as u32) as u8);
+            }
+        }
+    }
+    out
+}
+
+/// An I420 8-bit frame at `(w, h)` as an engine picture.
+fn i420_picture(frame: &[u8], (w, h): (usize, usize)) -> Picture<'_> {
+    let [y, u, v] = i420_planes(frame, (w, h));
+    let (cw, ch) = (w.div_ceil(2), h.div_ceil(2));
+    Picture::new_u8(
+        PixelFormat::Yuv420,
+        &[
+            Plane::new(y, w, h, w).unwrap(),
+            Plane::new(u, cw, ch, cw).unwrap(),
+            Plane::new(v, cw, ch, cw).unwrap(),
+        ],
+    )
+    .unwrap()
+}
+
+/// A 4:2:0 8-bit Y4M file of `frames` at `(w, h)`.
+fn y4m_of(frames: &[Vec<u8>], (w, h): (usize, usize), out: &Path) {
+    let mut y4m = format!("YUV4MPEG2 W{w} H{h} F25:1 Ip A1:1 C420jpeg\n").into_bytes();
+    for f in frames {
+        y4m.extend_from_slice(b"FRAME\n");
+        y4m.extend_from_slice(f);
+    }
+    std::fs::write(out, y4m).unwrap();
+}
+
+/// `vmafhip REF DIST1 DIST2 DIST3`: one run, one element, a results file
+/// per rendition named after it, every value equal (to the file's six
+/// decimals) to scoring each rendition alone with the engine's bicubic
+/// scaling, and the table on stdout.
+#[test]
+fn cli_scores_a_ladder_in_one_run() {
+    let run = golden_run("astronaut_576x324_420p8_12f_crf23", "vmaf_v0.6.1");
+    let (r, d) = run.yuv_paths();
+    let full = (576, 324);
+    let frame_bytes = 576 * 324 * 3 / 2;
+    let (rb, db) = (std::fs::read(&r).unwrap(), std::fs::read(&d).unwrap());
+    let dir = scratch().join("ladder");
+    std::fs::create_dir_all(&dir).unwrap();
+    let sizes = [("full", full), ("half", (288, 162)), ("odd", (400, 226))];
+    let mut renditions = Vec::new();
+    for (name, size) in sizes {
+        let frames: Vec<Vec<u8>> = db
+            .chunks_exact(frame_bytes)
+            .map(|f| {
+                if size == full {
+                    f.to_vec()
+                } else {
+                    box_scaled(f, full, size)
+                }
+            })
+            .collect();
+        let path = dir.join(format!("{name}.y4m"));
+        y4m_of(&frames, size, &path);
+        renditions.push((name, size, path, frames));
+    }
+    let out = dir.join("out.json");
+    let o = vmafhip()
+        .arg(s(&r))
+        .args(renditions.iter().map(|(_, _, p, _)| s(p)))
+        .args([
+            "-w",
+            "576",
+            "-h",
+            "324",
+            "--backend",
+            "cpu",
+            "--json",
+            "-o",
+            s(&out),
+        ])
+        .output()
+        .unwrap();
+    let (stdout, err) = (String::from_utf8_lossy(&o.stdout), stderr(&o));
+    assert!(o.status.success(), "{err}");
+    println!("{stdout}{err}");
+    assert!(
+        err.contains("half.y4m (288x162) is scaled to 576x324 by the engine"),
+        "{err}"
+    );
+    let mut engine_config =
+        EngineConfig::new(gstvmafhip::vmaf::ModelSet::load("vmaf_v0.6.1").unwrap());
+    engine_config.scale = Some(gstvmafhip::vmaf::ScaleMethod::Bicubic);
+    for (name, size, _, frames) in &renditions {
+        let json = json_of(&dir.join(format!("out.{name}.json")));
+        let mut engine = Scorer::cpu(&engine_config).unwrap();
+        let mut want = Vec::new();
+        for (rf, df) in rb.chunks_exact(frame_bytes).zip(frames) {
+            let pic = i420_picture;
+            want.extend(engine.push(&pic(rf, full), &pic(df, *size)).unwrap());
+        }
+        want.extend(engine.flush().unwrap());
+        let got = json["frames"].as_array().unwrap();
+        assert_eq!(got.len(), want.len(), "{name}");
+        for (g, w) in got.iter().zip(&want) {
+            for (metric, v) in w.iter() {
+                let file = g["metrics"][metric].as_f64().unwrap_or(f64::NAN);
+                assert!(
+                    (file - v).abs() <= 5e-7,
+                    "{name} frame {} {metric}: file {file}, alone {v}",
+                    w.index
+                );
+            }
+        }
+        let pooled = json["pooled_metrics"]["vmaf"]["mean"].as_f64().unwrap();
+        let line = stdout
+            .lines()
+            .find(|l| l.contains(&format!("{name}.y4m")))
+            .unwrap();
+        assert!(
+            line.contains(&format!("{}x{}", size.0, size.1))
+                && line.contains(&format!("{pooled:.6}")),
+            "{line} / {pooled}"
+        );
+    }
+    assert!(
+        !dir.join("out.json").exists(),
+        "no file for an unlinked dist_sink"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -65,6 +65,24 @@ pub fn register(plugin: &gst::Plugin) -> Result<(), glib::BoolError> {
     )
 }
 
+/// The results file (or report) of a requested rendition named `name` (its
+/// `label`, else its pad's name) when the element's is `path`: the name
+/// before the extension (`out.json` → `out.720p.json`).
+pub fn rendition_file(path: &str, name: &str) -> String {
+    let p = std::path::Path::new(path);
+    match (p.file_stem(), p.extension()) {
+        (Some(stem), Some(ext)) => p
+            .with_file_name(format!(
+                "{}.{name}.{}",
+                stem.to_string_lossy(),
+                ext.to_string_lossy()
+            ))
+            .display()
+            .to_string(),
+        _ => format!("{path}.{name}"),
+    }
+}
+
 /// `pool-method`: GStreamer 1.28 `GstVmafPoolMethod` values and nicks.
 #[derive(Debug, Eq, PartialEq, Hash, Clone, Copy, glib::Enum)]
 #[repr(u32)]

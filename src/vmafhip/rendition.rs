@@ -280,23 +280,12 @@ pub(super) struct Rendition {
 }
 
 /// Where rendition `name`'s file goes when the element's is `path`: the
-/// same for `dist_sink`, else the name before the extension
-/// (`out.json` → `out.720p.json`).
+/// same for `dist_sink`, else [`super::rendition_file`].
 pub(super) fn rendition_path(path: &str, name: &str, first: bool) -> String {
     if first {
-        return path.to_string();
-    }
-    let p = std::path::Path::new(path);
-    match (p.file_stem(), p.extension()) {
-        (Some(stem), Some(ext)) => p
-            .with_file_name(format!(
-                "{}.{name}.{}",
-                stem.to_string_lossy(),
-                ext.to_string_lossy()
-            ))
-            .display()
-            .to_string(),
-        _ => format!("{path}.{name}"),
+        path.to_string()
+    } else {
+        super::rendition_file(path, name)
     }
 }
 

@@ -87,7 +87,7 @@ pub fn prepare(
     chroma: bool,
     readers: usize,
 ) -> Result<Prepared, Fail> {
-    let name = format!("{}-src", input.role.name());
+    let name = format!("{}-src", input.role.prefix());
     let appsrc = pipeline
         .by_name(&name)
         .and_then(|e| e.downcast::<gst_app::AppSrc>().ok())
@@ -110,7 +110,7 @@ pub fn prepare(
     appsrc.set_max_bytes(4 * info.size() as u64);
     let sink = pipeline
         .by_name("v")
-        .and_then(|v| v.static_pad(&format!("{}_sink", input.role.name())));
+        .and_then(|v| v.static_pad(&input.role.sink()));
     Ok(Prepared {
         appsrc,
         sink,

@@ -9,16 +9,39 @@ use std::io::BufReader;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
-    Reference = 0,
-    Distorted = 1,
+    Reference,
+    /// The distorted file of a pair (`dist_sink`).
+    Distorted,
+    /// Rendition `k` of a ladder (`dist_sink_k`).
+    Rendition(u32),
 }
 
 impl Role {
-    /// Prefix of its elements' names and of its `vmafhip` sink pad.
-    pub fn name(self) -> &'static str {
+    /// Prefix of its elements' names (`ref`, `dist`, `rend0`, …).
+    pub fn prefix(self) -> String {
         match self {
-            Role::Reference => "ref",
-            Role::Distorted => "dist",
+            Role::Reference => "ref".into(),
+            Role::Distorted => "dist".into(),
+            Role::Rendition(k) => format!("rend{k}"),
+        }
+    }
+
+    /// Its `vmafhip` sink pad.
+    pub fn sink(self) -> String {
+        match self {
+            Role::Reference => "ref_sink".into(),
+            Role::Distorted => "dist_sink".into(),
+            Role::Rendition(k) => format!("dist_sink_{k}"),
+        }
+    }
+
+    /// The role whose elements' names start as `name` does (`rend2-file`).
+    pub fn of_element(name: &str) -> Option<Role> {
+        let (prefix, _) = name.split_once('-')?;
+        match prefix {
+            "ref" => Some(Role::Reference),
+            "dist" => Some(Role::Distorted),
+            p => p.strip_prefix("rend")?.parse().ok().map(Role::Rendition),
         }
     }
 }
@@ -362,12 +385,12 @@ impl Input {
     /// stay in CUDA memory where they can ([`Input::cuda_path`]); every
     /// other input is converted and scaled on the CPU.
     pub fn branch(&self, target: &Video, chroma: bool) -> String {
-        let r = self.role.name();
+        let (r, sink) = (self.role.prefix(), self.role.sink());
         let (format, w, h) = (target.scoring_format(), target.width, target.height);
         if self.nvdec {
             return format!(
                 "appsrc name={r}-src ! capsfilter name={r}-caps caps=\"{}\" \
-                 ! queue name={r}-queue max-size-buffers=8 max-size-bytes=0 max-size-time=0 ! v.{r}_sink",
+                 ! queue name={r}-queue max-size-buffers=8 max-size-bytes=0 max-size-time=0 ! v.{sink}",
                 crate::nvdec::caps(self)
             );
         }
@@ -402,7 +425,7 @@ impl Input {
         // 10 MB holds less than one 4K frame).
         format!(
             "{source} ! {convert} ! capsfilter name={r}-caps caps=\"{caps}\" \
-             ! queue name={r}-queue max-size-buffers=8 max-size-bytes=0 max-size-time=0 ! v.{r}_sink"
+             ! queue name={r}-queue max-size-buffers=8 max-size-bytes=0 max-size-time=0 ! v.{sink}"
         )
     }
 }

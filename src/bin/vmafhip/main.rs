@@ -6,6 +6,7 @@
 mod decode;
 mod feed;
 mod input;
+mod ladder;
 mod nvdec;
 mod pair;
 mod pairs;
@@ -20,6 +21,7 @@ use std::io::IsTerminal;
 const USAGE: &str = "\
 usage: vmafhip REF DIST [options]
        vmafhip -r REF -d DIST [options]
+       vmafhip REF DIST1 DIST2 … [options]
        vmafhip --pairs LIST.csv [--shard I/N] [options]
 
 Inputs: any media file GStreamer decodes; raw .yuv (with -w -h [-p] [-b]);
@@ -66,7 +68,14 @@ scored against the distorted frame shown at that time.
       --progress         show progress even when stderr is not a terminal
   -q, --quiet            no progress, no summary
 
-Many pairs in one run (a catalogue, an encoding ladder):
+An encoding ladder: REF DIST1 DIST2 … scores every rendition against REF
+in one pipeline (one element; each rendition of another size scaled to
+REF's by the engine, bicubic, on the GPU when it runs there) and prints a
+table: rendition, size, VMAF (mean), harmonic mean, 1% low (the mean of the
+lowest 1% of frames), frames. With -o out.json each rendition gets
+out.NAME.json, NAME its file name without the extension (--report too).
+
+Many pairs in one run (a catalogue):
       --pairs FILE       CSV lines REF,DIST[,OUTPUT] (# comments; a header
                          line ref,dist,output is skipped); every other option
                          applies to each pair. Results go to OUTPUT, else to
@@ -122,6 +131,8 @@ enum OutFormat {
 pub struct Args {
     reference: Option<String>,
     distorted: Option<String>,
+    /// More distorted files: a ladder's renditions (`REF DIST1 DIST2 …`).
+    more: Vec<String>,
     pub raw: input::RawArgs,
     model: String,
     features: Vec<String>,
@@ -158,6 +169,7 @@ impl Args {
         Args {
             reference: None,
             distorted: None,
+            more: Vec::new(),
             raw: input::RawArgs::default(),
             model: "version=vmaf_v0.6.1".into(),
             features: Vec::new(),
@@ -219,9 +231,7 @@ fn parse(argv: impl Iterator<Item = String>) -> Result<Args, Fail> {
     if a.distorted.is_none() {
         a.distorted = positional.next();
     }
-    if let Some(extra) = positional.next() {
-        return Err(usage(format!("unexpected argument \"{extra}\"")));
-    }
+    a.more = positional.collect();
     check_mode(&a)?;
     if a.pairs.is_some() && a.format.is_none() {
         // Every pair gets a results file: libvmaf's JSON unless asked.
@@ -480,16 +490,22 @@ fn run(mut a: Args) -> Result<(), Fail> {
     }
     let gpu = warm_up.wait();
     let decoding = decode::rank_decoders(a.decoder, &a.backend, gpu.as_ref())?;
+    let voice = Voice {
+        notes: !a.quiet,
+        progress: !a.quiet && (a.progress || std::io::stderr().is_terminal()),
+    };
+    if !a.more.is_empty() {
+        let mut paths = vec![a.reference.clone().expect("checked")];
+        paths.push(a.distorted.clone().expect("checked"));
+        paths.extend(a.more.iter().cloned());
+        return ladder::run(&a, &paths, &decoding, voice);
+    }
     let pair = Pair {
         reference: a.reference.clone().expect("checked"),
         distorted: a.distorted.clone().expect("checked"),
         output: a.output.clone(),
         report: a.report.clone(),
         device_id: a.device_ids[0],
-    };
-    let voice = Voice {
-        notes: !a.quiet,
-        progress: !a.quiet && (a.progress || std::io::stderr().is_terminal()),
     };
     let scored = pair::score_pair(&a, &pair, &decoding, voice)?;
     if !a.quiet {

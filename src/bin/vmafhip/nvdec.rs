@@ -108,7 +108,7 @@ pub struct Prepared {
 /// engine's CUDA memory, and its demuxing pipeline.
 pub fn prepare(pipeline: &gst::Pipeline, input: &Input, direct: &Direct) -> Result<Prepared, Fail> {
     let failed = |e: String| Fail(Exit::Failed, format!("{}: NVDEC: {e}", input.path));
-    let name = format!("{}-src", input.role.name());
+    let name = format!("{}-src", input.role.prefix());
     let appsrc = pipeline
         .by_name(&name)
         .and_then(|e| e.downcast::<gst_app::AppSrc>().ok())

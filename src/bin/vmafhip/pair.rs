@@ -86,10 +86,9 @@ pub fn score_pair(
     let mut progress = Progress::new(voice.progress, reference.frames);
     let pooled = play(
         &pipeline,
-        [&reference, &distorted],
+        &[&reference, &distorted],
         direct.as_ref(),
-        &mut progress,
-        voice,
+        (&mut progress, voice),
         a.needs_chroma,
         a.read_threads
             .unwrap_or_else(|| feed::default_readers(a.pairs_at_once)),
@@ -98,7 +97,7 @@ pub fn score_pair(
         progress.draw();
         eprintln!();
     }
-    let (pooled, decoders) = pooled.inspect_err(|_| {
+    let (mut heard, decoders) = pooled.inspect_err(|_| {
         if let Some(t) = &temp_out {
             let _ = std::fs::remove_file(t);
         }
@@ -109,7 +108,7 @@ pub fn score_pair(
         let _ = std::fs::remove_file(t);
         print!("{text}");
     }
-    let Some(pooled) = pooled else {
+    let Some(pooled) = heard.pooled.pop() else {
         return Err(Fail::input(format!(
             "no frame was scored: {} or {} has no video frames",
             reference.path, distorted.path
@@ -118,7 +117,7 @@ pub fn score_pair(
     Ok(Scored {
         pooled,
         secs: start.elapsed().as_secs_f64(),
-        decoders,
+        decoders: [decoders[0].clone(), decoders[1].clone()],
         sizes: [
             (reference.video.width, reference.video.height),
             (distorted.video.width, distorted.video.height),
@@ -199,7 +198,7 @@ fn share_gpu_context(pipeline: &gst::Pipeline, v: &gst::Element) {
 }
 
 /// The element's properties from the command's options.
-fn configure_element(
+pub fn configure_element(
     v: &gst::Element,
     a: &Args,
     pair: &Pair,
@@ -260,7 +259,7 @@ fn report_title(reference: &Input, distorted: &Input) -> String {
 
 /// Points the element's results writer at the pair's file; with a format
 /// but no file, at a temporary file printed on stdout at the end (returned).
-fn results_target(a: &Args, pair: &Pair, v: &gst::Element) -> Option<std::path::PathBuf> {
+pub fn results_target(a: &Args, pair: &Pair, v: &gst::Element) -> Option<std::path::PathBuf> {
     let format = a.format?;
     let temp = std::env::temp_dir().join(format!(
         "vmafhip-{}-{:?}.out",
@@ -287,23 +286,22 @@ fn results_target(a: &Args, pair: &Pair, v: &gst::Element) -> Option<std::path::
 /// Plays the pipeline to its end: starts the readers of raw and Y4M inputs,
 /// follows the bus, and returns the pooled message (none when no frame was
 /// scored) with the decoders the inputs used, or the first error.
-fn play(
+pub fn play(
     pipeline: &gst::Pipeline,
-    inputs: [&Input; 2],
+    inputs: &[&Input],
     direct: Option<&crate::nvdec::Direct>,
-    progress: &mut Progress,
-    voice: Voice,
+    (progress, voice): (&mut Progress, Voice),
     needs_chroma: bool,
     readers: usize,
-) -> Result<(Option<VmafPooledMessage>, [String; 2]), Fail> {
+) -> Result<(Heard, Vec<String>), Fail> {
     let prepared = inputs
-        .into_iter()
+        .iter()
         .filter(|i| i.kind != Kind::Media)
         .map(|i| feed::prepare(pipeline, i, needs_chroma, readers))
         .collect::<Result<Vec<_>, _>>()?;
     let decoding = match direct {
         Some(d) => inputs
-            .into_iter()
+            .iter()
             .filter(|i| i.nvdec)
             .map(|i| nvdec::prepare(pipeline, i, d))
             .collect::<Result<Vec<_>, _>>()?,
@@ -327,7 +325,7 @@ fn play(
     }
     let outcome = watch_bus(&bus, started, inputs, progress, voice);
     // Read before the pipeline stops: decodebin drops its children then.
-    let decoders = inputs.map(|i| i.decoder_used(pipeline));
+    let decoders: Vec<String> = inputs.iter().map(|i| i.decoder_used(pipeline)).collect();
     let mut outcome = outcome.map(|p| (p, decoders));
     let _ = pipeline.set_state(gst::State::Null);
     let joined = feeders
@@ -342,15 +340,23 @@ fn play(
     outcome
 }
 
+/// What the bus said by the end: every pooled message, and each ladder
+/// rendition's per-frame VMAF (with frame messages on), by pad.
+#[derive(Default)]
+pub struct Heard {
+    pub pooled: Vec<VmafPooledMessage>,
+    pub frames: std::collections::HashMap<String, Vec<f64>>,
+}
+
 /// Follows the bus to EOS or the first error.
 fn watch_bus(
     bus: &gst::Bus,
     started: bool,
-    inputs: [&Input; 2],
+    inputs: &[&Input],
     progress: &mut Progress,
     voice: Voice,
-) -> Result<Option<VmafPooledMessage>, Fail> {
-    let mut pooled = None;
+) -> Result<Heard, Fail> {
+    let mut heard = Heard::default();
     loop {
         if !started && bus.peek().is_none() {
             return Err(Fail(Exit::Failed, "the pipeline failed to start".into()));
@@ -365,14 +371,21 @@ fn watch_bus(
             gst::MessageView::Element(e) => {
                 let Some(s) = e.structure() else { continue };
                 if let Ok(f) = VmafFrameMessage::try_from(s) {
-                    progress.frame(f.score);
+                    // The progress follows the first distorted input.
+                    if matches!(f.rendition.as_str(), "dist_sink" | "dist_sink_0") {
+                        progress.frame(f.score);
+                    }
+                    // A ladder's renditions keep theirs (the table's 1% low).
+                    if f.rendition.starts_with("dist_sink_") {
+                        heard.frames.entry(f.rendition).or_default().push(f.score);
+                    }
                 } else if let Ok(p) = VmafPooledMessage::try_from(s) {
-                    pooled = Some(p);
+                    heard.pooled.push(p);
                 }
             }
             gst::MessageView::Warning(wm) if voice.notes => {
-                let what = match role_of(msg.src()) {
-                    Some(r) => format!("{}: ", inputs[r as usize].path),
+                let what = match role_of(msg.src()).and_then(|r| path_of(inputs, r)) {
+                    Some(path) => format!("{path}: "),
                     None => String::new(),
                 };
                 if progress.enabled {
@@ -389,19 +402,19 @@ fn watch_bus(
                 eprintln!("note: {}", im.error());
             }
             gst::MessageView::Error(em) => return Err(error_of(&msg, em, inputs)),
-            gst::MessageView::Eos(_) => return Ok(pooled),
+            gst::MessageView::Eos(_) => return Ok(heard),
             _ => {}
         }
     }
 }
 
 /// A pipeline error as the user's error, naming the input it came from.
-fn error_of(msg: &gst::Message, em: &gst::message::Error, inputs: [&Input; 2]) -> Fail {
+fn error_of(msg: &gst::Message, em: &gst::message::Error, inputs: &[&Input]) -> Fail {
     let role = role_of(msg.src());
     let from_vmaf = msg.src().is_some_and(|s| s.name() == "v");
     let code = classify(&em.error(), role, from_vmaf);
-    let mut text = match role {
-        Some(r) => format!("{}: {}", inputs[r as usize].path, em.error()),
+    let mut text = match role.and_then(|r| path_of(inputs, r)) {
+        Some(path) => format!("{path}: {}", em.error()),
         None => em.error().to_string(),
     };
     // GStreamer's debug text starts with "file(line): function (): /element/
@@ -420,20 +433,24 @@ fn error_of(msg: &gst::Message, em: &gst::message::Error, inputs: [&Input; 2]) -
 }
 
 /// Which input an element belongs to, from its name or an ancestor's
-/// (`ref-…` / `dist-…`).
+/// (`ref-…`, `dist-…`, `rend0-…`).
 fn role_of(obj: Option<&gst::Object>) -> Option<Role> {
     let mut cur = obj.cloned();
     while let Some(o) = cur {
-        let name = o.name();
-        if name.starts_with("ref-") {
-            return Some(Role::Reference);
-        }
-        if name.starts_with("dist-") {
-            return Some(Role::Distorted);
+        if let Some(role) = Role::of_element(&o.name()) {
+            return Some(role);
         }
         cur = o.parent();
     }
     None
+}
+
+/// The input with `role`'s path.
+fn path_of<'a>(inputs: &[&'a Input], role: Role) -> Option<&'a str> {
+    inputs
+        .iter()
+        .find(|i| i.role == role)
+        .map(|i| i.path.as_str())
 }
 
 /// The exit status a pipeline error gives.
@@ -452,7 +469,7 @@ fn classify(err: &glib::Error, role: Option<Role>, from_vmaf: bool) -> Exit {
 
 /// The progress line on stderr: frames done, fps, ETA, running VMAF.
 pub struct Progress {
-    enabled: bool,
+    pub enabled: bool,
     start: Instant,
     last: Instant,
     total: Option<u64>,
@@ -461,7 +478,7 @@ pub struct Progress {
 }
 
 impl Progress {
-    fn new(enabled: bool, total: Option<u64>) -> Progress {
+    pub fn new(enabled: bool, total: Option<u64>) -> Progress {
         Progress {
             enabled,
             start: Instant::now(),
@@ -481,7 +498,7 @@ impl Progress {
         }
     }
 
-    fn draw(&self) {
+    pub fn draw(&self) {
         let secs = self.start.elapsed().as_secs_f64().max(1e-9);
         let fps = self.frames as f64 / secs;
         let done = match self.total {
@@ -514,7 +531,7 @@ fn hms(secs: f64) -> String {
 
 /// Media inputs: the decoder the probe found, checked against `--decoder`.
 impl Input {
-    fn decoder_note(&self, decoding: &Decoding) -> Result<Option<String>, Fail> {
+    pub fn decoder_note(&self, decoding: &Decoding) -> Result<Option<String>, Fail> {
         match (&self.decoder, self.kind) {
             (Some(d), Kind::Media) if !self.nvdec => decode::check_decoder(
                 decoding,
@@ -540,7 +557,7 @@ impl Input {
     /// pipeline, else [`Input::decoder_name`].
     fn decoder_used(&self, pipeline: &gst::Pipeline) -> String {
         pipeline
-            .by_name(&format!("{}-decode", self.role.name()))
+            .by_name(&format!("{}-decode", self.role.prefix()))
             .and_then(|b| b.downcast::<gst::Bin>().ok())
             .and_then(|b| input::decoder_and_codec(&b).0)
             .unwrap_or_else(|| self.decoder_name())

@@ -1,0 +1,247 @@
+//! An encoding ladder: one reference and several renditions (`vmafhip REF
+//! DIST1 DIST2 …`) scored in one pipeline by one element, each rendition on
+//! a `dist_sink_%u` pad at its own size (the engine scales it to the
+//! reference's, on the GPU with the HIP backend), then a table.
+
+use crate::decode::Decoding;
+use crate::input::{Input, Role, Video};
+use crate::pair::{self, Heard, Pair, Progress, Voice};
+use crate::{Args, Exit, Fail, feed};
+use gst::prelude::*;
+
+/// One rendition's line of the table.
+struct Line {
+    path: String,
+    size: (usize, usize),
+    mean: f64,
+    harmonic_mean: f64,
+    one_percent_low: f64,
+    frames: u64,
+}
+
+/// Scores every rendition against the reference and prints the table.
+pub fn run(a: &Args, paths: &[String], decoding: &Decoding, voice: Voice) -> Result<(), Fail> {
+    let start = std::time::Instant::now();
+    let reference = Input::open(Role::Reference, &paths[0], &a.raw)?;
+    let renditions = paths[1..]
+        .iter()
+        .enumerate()
+        .map(|(k, p)| Input::open(Role::Rendition(k as u32), p, &a.raw))
+        .collect::<Result<Vec<_>, _>>()?;
+    for i in std::iter::once(&reference).chain(&renditions) {
+        if let Some(note) = i.decoder_note(decoding)?
+            && voice.notes
+        {
+            eprintln!("{note}");
+        }
+    }
+    check_renditions(a, &reference, &renditions, voice)?;
+    let pipeline = build_pipeline(&reference, &renditions, a.needs_chroma)?;
+    let v = pipeline.by_name("v").expect("named in the description");
+    let pair = Pair {
+        reference: reference.path.clone(),
+        distorted: renditions[0].path.clone(),
+        output: a.output.clone(),
+        report: a.report.clone(),
+        device_id: a.device_ids[0],
+    };
+    pair::configure_element(&v, a, &pair, &reference, &renditions[0], true)?;
+    if a.output.is_some() {
+        // Checked: a format comes with a file, so nothing goes to stdout.
+        pair::results_target(a, &pair, &v);
+    }
+    let labels = label_pads(&v, &renditions);
+    let mut inputs: Vec<&Input> = vec![&reference];
+    inputs.extend(renditions.iter());
+    let mut progress = Progress::new(voice.progress, reference.frames);
+    let readers = a
+        .read_threads
+        .unwrap_or_else(|| feed::default_readers(renditions.len()));
+    let played = pair::play(
+        &pipeline,
+        &inputs,
+        None,
+        (&mut progress, voice),
+        a.needs_chroma,
+        readers,
+    );
+    if progress.enabled {
+        progress.draw();
+        eprintln!();
+    }
+    let (heard, decoders) = played?;
+    let lines = lines(&heard, &renditions)?;
+    print_table(&reference, &lines);
+    if !a.quiet {
+        let backend = heard.pooled.first().map_or("", |p| p.backend.as_str());
+        eprintln!(
+            "{} renditions of {} frames in {:.2} s, {backend}; decoded with {}",
+            lines.len(),
+            lines.iter().map(|l| l.frames).max().unwrap_or(0),
+            start.elapsed().as_secs_f64(),
+            decoders.join(" / ")
+        );
+        for (what, path) in [("results", &a.output), ("report", &a.report)] {
+            if let Some(path) = path {
+                let files: Vec<String> = labels
+                    .iter()
+                    .map(|l| gstvmafhip::rendition_file(path, l))
+                    .collect();
+                eprintln!("{what}: {}", files.join(", "));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Notes and errors before anything runs: the renditions must be video the
+/// engine can scale to the reference (same chroma layout and depth), and
+/// `--no-scale` forbids other sizes.
+fn check_renditions(
+    a: &Args,
+    reference: &Input,
+    renditions: &[Input],
+    voice: Voice,
+) -> Result<(), Fail> {
+    if a.format.is_some() && a.output.is_none() {
+        return Err(Fail::input(
+            "--json, --xml, --csv and --jsonl with several renditions need -o FILE: each rendition gets its own file, named after it",
+        ));
+    }
+    let rv = &reference.video;
+    for r in renditions {
+        let v = &r.video;
+        if (v.width, v.height) != (rv.width, rv.height) {
+            if !a.scale {
+                return Err(Fail::input(format!(
+                    "{} is {}x{} but {} is {}x{}: sizes differ (leave out --no-scale to scale the renditions)",
+                    reference.path, rv.width, rv.height, r.path, v.width, v.height
+                )));
+            }
+            if voice.notes {
+                eprintln!(
+                    "note: {} ({}x{}) is scaled to {}x{} by the engine",
+                    r.path, v.width, v.height, rv.width, rv.height
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The reference's branch to `ref_sink`, and each rendition's to its
+/// `dist_sink_k` in the reference's scoring format at its own size.
+fn build_pipeline(
+    reference: &Input,
+    renditions: &[Input],
+    chroma: bool,
+) -> Result<gst::Pipeline, Fail> {
+    let mut desc = reference.branch(&reference.video, chroma);
+    for r in renditions {
+        let own_size = Video {
+            width: r.video.width,
+            height: r.video.height,
+            ..reference.video.clone()
+        };
+        desc.push(' ');
+        desc.push_str(&r.branch(&own_size, chroma));
+    }
+    desc.push_str(" vmafhip name=v ! fakesink name=out sync=false");
+    gst::parse::launch(&desc)
+        .map_err(|e| Fail(Exit::Failed, format!("building the pipeline: {e}")))?
+        .downcast::<gst::Pipeline>()
+        .map_err(|_| Fail(Exit::Failed, "not a pipeline".into()))
+}
+
+/// Names each rendition's pad after its file (the results files and
+/// reports take the name: `out.r720.json`); returns the names.
+fn label_pads(v: &gst::Element, renditions: &[Input]) -> Vec<String> {
+    let mut used: Vec<String> = Vec::new();
+    for r in renditions {
+        let stem = std::path::Path::new(&r.path)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut label: String = stem
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        if label.is_empty() || used.contains(&label) {
+            label = r.role.sink();
+        }
+        if let Some(pad) = v.static_pad(&r.role.sink()) {
+            pad.set_property("label", &label);
+        }
+        used.push(label);
+    }
+    used
+}
+
+/// Each rendition's pooled values and 1% low (the mean of its lowest 1% of
+/// per-frame scores, at least one frame).
+fn lines(heard: &Heard, renditions: &[Input]) -> Result<Vec<Line>, Fail> {
+    renditions
+        .iter()
+        .map(|r| {
+            let pad = r.role.sink();
+            let p = heard
+                .pooled
+                .iter()
+                .rfind(|p| p.rendition == pad)
+                .ok_or_else(|| Fail::input(format!("{}: no frame was scored", r.path)))?;
+            let mut scores = heard.frames.get(&pad).cloned().unwrap_or_default();
+            scores.sort_by(f64::total_cmp);
+            let n = scores.len().div_ceil(100).max(1).min(scores.len());
+            let low = if n == 0 {
+                f64::NAN
+            } else {
+                scores[..n].iter().sum::<f64>() / n as f64
+            };
+            Ok(Line {
+                path: r.path.clone(),
+                size: (r.video.width, r.video.height),
+                mean: p.mean,
+                harmonic_mean: p.harmonic_mean,
+                one_percent_low: low,
+                frames: p.frames,
+            })
+        })
+        .collect()
+}
+
+/// The table on stdout.
+fn print_table(reference: &Input, lines: &[Line]) {
+    let width = lines
+        .iter()
+        .map(|l| l.path.len())
+        .chain([reference.path.len(), 9])
+        .max()
+        .unwrap_or(9);
+    println!(
+        "{:width$}  {:>9}  {:>10}  {:>10}  {:>10}  {:>6}",
+        "rendition", "size", "VMAF", "harmonic", "1% low", "frames"
+    );
+    let rv = &reference.video;
+    println!(
+        "{:width$}  {:>9}  (reference)",
+        reference.path,
+        format!("{}x{}", rv.width, rv.height)
+    );
+    for l in lines {
+        println!(
+            "{:width$}  {:>9}  {:>10.6}  {:>10.6}  {:>10.6}  {:>6}",
+            l.path,
+            format!("{}x{}", l.size.0, l.size.1),
+            l.mean,
+            l.harmonic_mean,
+            l.one_percent_low,
+            l.frames
+        );
+    }
+}
