@@ -338,6 +338,110 @@ impl Report {
         h
     }
 
+    /// One page for an encoding ladder: a table of each rendition's pooled
+    /// values and every rendition's VMAF curve (its mean per point) in one
+    /// plot, each in its own colour with a legend; then `facts`.
+    pub fn render_ladder(
+        title: &str,
+        renditions: &[(String, &Report)],
+        facts: &[(String, String)],
+    ) -> String {
+        let mut h = String::with_capacity(64 * 1024);
+        h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+        let _ = writeln!(h, "<title>VMAF ladder report: {}</title>", esc(title));
+        h.push_str(STYLE);
+        h.push_str("</head>\n<body>\n");
+        let _ = writeln!(
+            h,
+            "<h1>VMAF ladder report</h1>\n<p class=\"subtitle\">{}</p>",
+            esc(title)
+        );
+        h.push_str("<table class=\"ladder\">\n<tr><th>rendition</th><th>VMAF (mean)</th><th>harmonic mean</th><th>1% low</th><th>5% low</th><th>minimum</th><th>frames</th></tr>\n");
+        let summaries: Vec<Option<Summary>> = renditions.iter().map(|(_, r)| r.summary()).collect();
+        for (k, ((name, _), s)) in renditions.iter().zip(&summaries).enumerate() {
+            let _ = match s {
+                Some(s) => writeln!(
+                    h,
+                    "<tr><td><span class=\"key r{}\"></span>{}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{}</td></tr>",
+                    k % PALETTE,
+                    esc(name),
+                    s.mean,
+                    s.harmonic_mean,
+                    s.low_1,
+                    s.low_5,
+                    s.min,
+                    s.frames
+                ),
+                None => writeln!(
+                    h,
+                    "<tr><td>{}</td><td colspan=\"6\">no frame scored</td></tr>",
+                    esc(name)
+                ),
+            };
+        }
+        h.push_str("</table>\n<h2>VMAF over time</h2>\n");
+        Self::ladder_plot(&mut h, renditions, &summaries);
+        facts_table(&mut h, facts);
+        h.push_str("</body>\n</html>\n");
+        h
+    }
+
+    /// Every rendition's mean curve on shared axes.
+    fn ladder_plot(
+        h: &mut String,
+        renditions: &[(String, &Report)],
+        summaries: &[Option<Summary>],
+    ) {
+        let scored: Vec<&Summary> = summaries.iter().flatten().collect();
+        let Some(first) = renditions.iter().map(|(_, r)| r).find(|r| r.frames > 0) else {
+            h.push_str("<p class=\"empty\">No frame was scored.</p>\n");
+            return;
+        };
+        let min = scored.iter().map(|s| s.min).fold(f64::INFINITY, f64::min);
+        let max = scored
+            .iter()
+            .map(|s| s.max)
+            .fold(f64::NEG_INFINITY, f64::max);
+        let x = renditions
+            .iter()
+            .filter(|(_, r)| r.frames > 0)
+            .map(|(_, r)| r.x_range())
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |a, b| {
+                (a.0.min(b.0), a.1.max(b.1))
+            });
+        let (w, ht) = (960.0, 340.0);
+        let lo = ((min - 5.0) / 10.0).floor() * 10.0;
+        let area = Area {
+            left: 56.0,
+            right: w - 200.0,
+            top: 14.0,
+            bottom: ht - 44.0,
+            x,
+            y: (if min >= 0.0 { lo.max(0.0) } else { lo }, max.max(100.0)),
+        };
+        let _ = writeln!(
+            h,
+            "<svg id=\"ladder-plot\" class=\"plot\" width=\"{w}\" height=\"{ht}\" viewBox=\"0 0 {w} {ht}\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"VMAF per frame of every rendition\">"
+        );
+        area.axes(h, first.x_label(), "VMAF", 6);
+        for (k, (name, r)) in renditions.iter().enumerate() {
+            area.line(h, &r.series(0), name, &format!("curve r{}", k % PALETTE));
+            let y = area.top + 14.0 + 18.0 * k as f64;
+            let _ = writeln!(
+                h,
+                "<line class=\"curve r{0}\" x1=\"{1:.1}\" x2=\"{2:.1}\" y1=\"{3:.1}\" y2=\"{3:.1}\"/><text class=\"legend\" x=\"{4:.1}\" y=\"{5:.1}\">{6}</text>",
+                k % PALETTE,
+                area.right + 8.0,
+                area.right + 26.0,
+                y,
+                area.right + 30.0,
+                y + 4.0,
+                esc(name)
+            );
+        }
+        h.push_str("</svg>\n");
+    }
+
     fn x_label(&self) -> &'static str {
         if self.timed { "time (s)" } else { "frame" }
     }
@@ -686,6 +790,9 @@ pub fn utc_now() -> String {
     )
 }
 
+/// Distinct curve colours in a ladder report (`.r0` … `.r7`).
+const PALETTE: usize = 8;
+
 const STYLE: &str = "<style>
 body{font:14px/1.4 system-ui,-apple-system,'Segoe UI',sans-serif;color:#1d2330;background:#fff;margin:24px auto;max-width:1000px;padding:0 16px}
 h1{font-size:24px;margin:0}h2{font-size:17px;margin:28px 0 8px}
@@ -702,6 +809,10 @@ svg{display:block;overflow:visible}
 .axis-label{font-size:12px;fill:#1d2330;text-anchor:middle}
 .band{fill:#1f77b4;fill-opacity:.22;stroke:none}
 .curve{fill:none;stroke:#1f77b4;stroke-width:1.5;stroke-linejoin:round}
+.curve.r1{stroke:#ff7f0e}.curve.r2{stroke:#2ca02c}.curve.r3{stroke:#d62728}.curve.r4{stroke:#9467bd}.curve.r5{stroke:#8c564b}.curve.r6{stroke:#e377c2}.curve.r7{stroke:#7f7f7f}
+.key{display:inline-block;width:14px;height:3px;margin:0 6px 3px 0;background:#1f77b4}.key.r1{background:#ff7f0e}.key.r2{background:#2ca02c}.key.r3{background:#d62728}.key.r4{background:#9467bd}.key.r5{background:#8c564b}.key.r6{background:#e377c2}.key.r7{background:#7f7f7f}
+.legend{font-size:12px;fill:#1d2330}
+table.ladder{border-collapse:collapse}table.ladder td,table.ladder th{padding:3px 10px;border-bottom:1px solid #e3e7ee;text-align:right}table.ladder td:first-child,table.ladder th:first-child{text-align:left}
 .mark{stroke-width:1.2}.mark.pooled{stroke:#1f5fbf;stroke-dasharray:6 3}
 .mark.low5{stroke:#b7950b;stroke-dasharray:2 3}.mark.low1{stroke:#d35400;stroke-dasharray:2 3}.mark.min{stroke:#c0392b}
 .mark-label{font-size:11px}.mark-label.pooled{fill:#1f5fbf}.mark-label.low5{fill:#b7950b}.mark-label.low1{fill:#d35400}.mark-label.min{fill:#c0392b}
@@ -814,6 +925,31 @@ mod tests {
                 .render("t", &[])
                 .contains("No frame was scored")
         );
+    }
+
+    #[test]
+    fn a_ladder_page_has_one_curve_and_row_per_rendition() {
+        let mut a = Report::new();
+        let mut b = Report::new();
+        for i in 0..50 {
+            frame(&mut a, i, 90.0 - (i % 7) as f64);
+            frame(&mut b, i, 60.0 + (i % 5) as f64);
+        }
+        let page = Report::render_ladder(
+            "ref.y4m: 2 renditions",
+            &[("r720 <a>".to_string(), &a), ("r360".to_string(), &b)],
+            &[("model".into(), "vmaf_v0.6.1".into())],
+        );
+        assert_eq!(page.matches("<path class=\"curve r").count(), 2, "{page}");
+        assert!(
+            page.contains("data-series=\"r720 &lt;a&gt;\"")
+                && page.contains("data-series=\"r360\"")
+        );
+        let mean = |r: &Report| format!("{:.3}", r.summary().unwrap().mean);
+        assert!(page.contains(&mean(&a)) && page.contains(&mean(&b)));
+        assert!(page.contains("id=\"ladder-plot\"") && page.contains("vmaf_v0.6.1"));
+        let empty = Report::render_ladder("x", &[("r".to_string(), &Report::new())], &[]);
+        assert!(empty.contains("no frame scored") && empty.contains("No frame was scored."));
     }
 
     #[test]

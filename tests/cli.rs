@@ -800,6 +800,7 @@ fn cli_scores_a_ladder_in_one_run() {
             "-o",
             s(&out),
         ])
+        .args(["--report", s(&dir.join("ladder.html"))])
         .output()
         .unwrap();
     let (stdout, err) = (String::from_utf8_lossy(&o.stdout), stderr(&o));
@@ -848,5 +849,14 @@ fn cli_scores_a_ladder_in_one_run() {
         !dir.join("out.json").exists(),
         "no file for an unlinked dist_sink"
     );
+    // One report: every rendition's curve in one plot.
+    let page = std::fs::read_to_string(dir.join("ladder.html")).unwrap();
+    assert_eq!(page.matches("<path class=\"curve r").count(), 3);
+    for (name, ..) in &renditions {
+        assert!(
+            page.contains(&format!("data-series=\"{name}.y4m")),
+            "{name}"
+        );
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -38,11 +38,12 @@ pub fn run(a: &Args, paths: &[String], decoding: &Decoding, voice: Voice) -> Res
     check_renditions(a, &reference, &renditions, voice)?;
     let pipeline = build_pipeline(&reference, &renditions, a.needs_chroma)?;
     let v = pipeline.by_name("v").expect("named in the description");
+    // The report is the command's own: every rendition in one plot.
     let pair = Pair {
         reference: reference.path.clone(),
         distorted: renditions[0].path.clone(),
         output: a.output.clone(),
-        report: a.report.clone(),
+        report: None,
         device_id: a.device_ids[0],
     };
     pair::configure_element(&v, a, &pair, &reference, &renditions[0], true)?;
@@ -72,6 +73,9 @@ pub fn run(a: &Args, paths: &[String], decoding: &Decoding, voice: Voice) -> Res
     let (heard, decoders) = played?;
     let lines = lines(&heard, &renditions)?;
     print_table(&reference, &lines);
+    if let Some(path) = &a.report {
+        write_report(path, a, &reference, &renditions, &heard, &decoders)?;
+    }
     if !a.quiet {
         let backend = heard.pooled.first().map_or("", |p| p.backend.as_str());
         eprintln!(
@@ -81,14 +85,15 @@ pub fn run(a: &Args, paths: &[String], decoding: &Decoding, voice: Voice) -> Res
             start.elapsed().as_secs_f64(),
             decoders.join(" / ")
         );
-        for (what, path) in [("results", &a.output), ("report", &a.report)] {
-            if let Some(path) = path {
-                let files: Vec<String> = labels
-                    .iter()
-                    .map(|l| gstvmafhip::rendition_file(path, l))
-                    .collect();
-                eprintln!("{what}: {}", files.join(", "));
-            }
+        if let Some(path) = &a.output {
+            let files: Vec<String> = labels
+                .iter()
+                .map(|l| gstvmafhip::rendition_file(path, l))
+                .collect();
+            eprintln!("results: {}", files.join(", "));
+        }
+        if let Some(path) = &a.report {
+            eprintln!("report: {path}");
         }
     }
     Ok(())
@@ -183,8 +188,8 @@ fn label_pads(v: &gst::Element, renditions: &[Input]) -> Vec<String> {
     used
 }
 
-/// Each rendition's pooled values and 1% low (the mean of its lowest 1% of
-/// per-frame scores, at least one frame).
+/// Each rendition's pooled values and 1% low (its k-th lowest per-frame
+/// score, k = ⌈frames/100⌉, as the HTML report's).
 fn lines(heard: &Heard, renditions: &[Input]) -> Result<Vec<Line>, Fail> {
     renditions
         .iter()
@@ -197,12 +202,11 @@ fn lines(heard: &Heard, renditions: &[Input]) -> Result<Vec<Line>, Fail> {
                 .ok_or_else(|| Fail::input(format!("{}: no frame was scored", r.path)))?;
             let mut scores = heard.frames.get(&pad).cloned().unwrap_or_default();
             scores.sort_by(f64::total_cmp);
-            let n = scores.len().div_ceil(100).max(1).min(scores.len());
-            let low = if n == 0 {
-                f64::NAN
-            } else {
-                scores[..n].iter().sum::<f64>() / n as f64
-            };
+            // The k-th lowest, k = ⌈n/100⌉: the report's 1% low, unrounded.
+            let low = scores
+                .get(scores.len().div_ceil(100).max(1) - 1)
+                .copied()
+                .unwrap_or(f64::NAN);
             Ok(Line {
                 path: r.path.clone(),
                 size: (r.video.width, r.video.height),
@@ -213,6 +217,60 @@ fn lines(heard: &Heard, renditions: &[Input]) -> Result<Vec<Line>, Fail> {
             })
         })
         .collect()
+}
+
+/// One HTML page: every rendition's pooled values and curve
+/// (`report::Report::render_ladder`).
+fn write_report(
+    path: &str,
+    a: &Args,
+    reference: &Input,
+    renditions: &[Input],
+    heard: &Heard,
+    decoders: &[String],
+) -> Result<(), Fail> {
+    let reports: Vec<(String, gstvmafhip::report::Report)> = renditions
+        .iter()
+        .map(|r| {
+            let mut report = gstvmafhip::report::Report::new();
+            let scores = heard.frames.get(&r.role.sink()).map_or(&[][..], |v| &v[..]);
+            for (i, &v) in scores.iter().enumerate() {
+                report.push(i as u64, None, [("vmaf", v)]);
+            }
+            let (w, h) = (r.video.width, r.video.height);
+            let file = std::path::Path::new(&r.path)
+                .file_name()
+                .map_or(r.path.clone(), |f| f.to_string_lossy().into_owned());
+            (format!("{file} ({w}x{h})"), report)
+        })
+        .collect();
+    let named: Vec<(String, &gstvmafhip::report::Report)> =
+        reports.iter().map(|(n, r)| (n.clone(), r)).collect();
+    let rv = &reference.video;
+    let facts = vec![
+        (
+            "reference".to_string(),
+            format!("{} ({}x{})", reference.path, rv.width, rv.height),
+        ),
+        ("model".into(), a.model.clone()),
+        (
+            "backend".into(),
+            heard
+                .pooled
+                .first()
+                .map_or(String::new(), |p| p.backend.clone()),
+        ),
+        (
+            "scaling".into(),
+            "bicubic, by the engine (renditions of another size)".into(),
+        ),
+        ("decoded with".into(), decoders.join(" / ")),
+        ("written".into(), gstvmafhip::report::utc_now()),
+        ("vmafhip".into(), env!("CARGO_PKG_VERSION").into()),
+    ];
+    let title = format!("{}: {} renditions", reference.path, renditions.len());
+    let page = gstvmafhip::report::Report::render_ladder(&title, &named, &facts);
+    std::fs::write(path, page).map_err(|e| Fail(Exit::Failed, format!("--report {path}: {e}")))
 }
 
 /// The table on stdout.

@@ -71,9 +71,10 @@ scored against the distorted frame shown at that time.
 An encoding ladder: REF DIST1 DIST2 … scores every rendition against REF
 in one pipeline (one element; each rendition of another size scaled to
 REF's by the engine, bicubic, on the GPU when it runs there) and prints a
-table: rendition, size, VMAF (mean), harmonic mean, 1% low (the mean of the
-lowest 1% of frames), frames. With -o out.json each rendition gets
-out.NAME.json, NAME its file name without the extension (--report too).
+table: rendition, size, VMAF (mean), harmonic mean, 1% low (the k-th lowest
+frame, k = frames/100 rounded up), frames. With -o out.json each rendition
+gets out.NAME.json, NAME its file name without the extension; --report
+draws every rendition's curve in one plot.
 
 Many pairs in one run (a catalogue):
       --pairs FILE       CSV lines REF,DIST[,OUTPUT] (# comments; a header
