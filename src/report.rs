@@ -268,16 +268,7 @@ impl Report {
     /// The page: `title` heads it, `facts` (label, value) are listed as the
     /// run's facts, in order.
     pub fn render(&self, title: &str, facts: &[(String, String)]) -> String {
-        let mut h = String::with_capacity(64 * 1024);
-        h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-        let _ = writeln!(h, "<title>VMAF report: {}</title>", esc(title));
-        h.push_str(STYLE);
-        h.push_str("</head>\n<body>\n");
-        let _ = writeln!(
-            h,
-            "<h1>VMAF report</h1>\n<p class=\"subtitle\">{}</p>",
-            esc(title)
-        );
+        let mut h = page_head("VMAF report", title);
         let Some(s) = self.summary() else {
             h.push_str("<p class=\"empty\">No frame was scored.</p>\n");
             facts_table(&mut h, facts);
@@ -346,16 +337,7 @@ impl Report {
         renditions: &[(String, &Report)],
         facts: &[(String, String)],
     ) -> String {
-        let mut h = String::with_capacity(64 * 1024);
-        h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-        let _ = writeln!(h, "<title>VMAF ladder report: {}</title>", esc(title));
-        h.push_str(STYLE);
-        h.push_str("</head>\n<body>\n");
-        let _ = writeln!(
-            h,
-            "<h1>VMAF ladder report</h1>\n<p class=\"subtitle\">{}</p>",
-            esc(title)
-        );
+        let mut h = page_head("VMAF ladder report", title);
         h.push_str("<table class=\"ladder\">\n<tr><th>rendition</th><th>VMAF (mean)</th><th>harmonic mean</th><th>1% low</th><th>5% low</th><th>minimum</th><th>frames</th></tr>\n");
         let summaries: Vec<Option<Summary>> = renditions.iter().map(|(_, r)| r.summary()).collect();
         for (k, ((name, _), s)) in renditions.iter().zip(&summaries).enumerate() {
@@ -687,6 +669,21 @@ impl Area {
             esc(series)
         );
     }
+}
+
+/// A page's start: its head (title, style) and its heading over `title`.
+fn page_head(heading: &str, title: &str) -> String {
+    let mut h = String::with_capacity(64 * 1024);
+    h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    let _ = writeln!(h, "<title>{heading}: {}</title>", esc(title));
+    h.push_str(STYLE);
+    h.push_str("</head>\n<body>\n");
+    let _ = writeln!(
+        h,
+        "<h1>{heading}</h1>\n<p class=\"subtitle\">{}</p>",
+        esc(title)
+    );
+    h
 }
 
 /// About `n` round tick values inside [lo, hi].

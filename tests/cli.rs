@@ -699,35 +699,21 @@ fn i420_planes(frame: &[u8], (w, h): (usize, usize)) -> [&[u8]; 3] {
     [y, u, &v[..cw * ch]]
 }
 
-/// Frame `f` of `to`'s size made from `f` at `from`: each sample the mean
-/// of the samples it covers (a rendition).
+/// An I420 frame at `from` made again at `to` (`box_average`, per plane).
 fn box_scaled(frame: &[u8], from: (usize, usize), to: (usize, usize)) -> Vec<u8> {
-    let mut out = Vec::new();
-    let planes = i420_planes(frame, from);
-    for (p, plane) in planes.iter().enumerate() {
-        let c = |(w, h): (usize, usize)| {
-            if p == 0 {
-                (w, h)
+    let chroma = |(w, h): (usize, usize)| (w.div_ceil(2), h.div_ceil(2));
+    i420_planes(frame, from)
+        .iter()
+        .enumerate()
+        .flat_map(|(p, plane)| {
+            let (f, t) = if p == 0 {
+                (from, to)
             } else {
-                (w.div_ceil(2), h.div_ceil(2))
-            }
-        };
-        let ((sw, sh), (dw, dh)) = (c(from), c(to));
-        for y in 0..dh {
-            for x in 0..dw {
-                let (x0, x1) = (x * sw / dw, ((x + 1) * sw / dw).max(x * sw / dw + 1));
-                let (y0, y1) = (y * sh / dh, ((y + 1) * sh / dh).max(y * sh / dh + 1));
-                let mut sum = 0u32;
-                for yy in y0..y1 {
-                    for xx in x0..x1 {
-                        sum += u32::from(plane[yy * sw + xx]);
-                    }
-                }
-                out.push((sum / ((x1 - x0) * (y1 - y0)) as u32) as u8);
-            }
-        }
-    }
-    out
+                (chroma(from), chroma(to))
+            };
+            box_average(plane, f, t)
+        })
+        .collect()
 }
 
 /// An I420 8-bit frame at `(w, h)` as an engine picture.

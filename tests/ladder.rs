@@ -99,23 +99,15 @@ fn reference(i: u32) -> Yuv {
 fn rendition(i: u32, size: (usize, usize)) -> Yuv {
     let r = reference(i);
     let plane = |p: usize| -> Vec<u8> {
-        let (sw, sh) = if p == 0 { REF } else { Yuv::chroma(REF) };
-        let (dw, dh) = if p == 0 { size } else { Yuv::chroma(size) };
-        let mut out = Vec::with_capacity(dw * dh);
-        for y in 0..dh {
-            for x in 0..dw {
-                let (x0, x1) = (x * sw / dw, ((x + 1) * sw / dw).max(x * sw / dw + 1));
-                let (y0, y1) = (y * sh / dh, ((y + 1) * sh / dh).max(y * sh / dh + 1));
-                let mut sum = 0u32;
-                for yy in y0..y1 {
-                    for xx in x0..x1 {
-                        sum += u32::from(r.planes[p][yy * sw + xx]);
-                    }
-                }
-                let n = ((x1 - x0) * (y1 - y0)) as u32;
-                let noise = (x as u32 * 7 + y as u32 * 13 + i * 5) % 9;
-                out.push((sum / n + noise).min(255) as u8);
-            }
+        let (from, to) = if p == 0 {
+            (REF, size)
+        } else {
+            (Yuv::chroma(REF), Yuv::chroma(size))
+        };
+        let mut out = common::box_average(&r.planes[p], from, to);
+        for (k, v) in out.iter_mut().enumerate() {
+            let (x, y) = ((k % to.0) as u32, (k / to.0) as u32);
+            *v = (u32::from(*v) + (x * 7 + y * 13 + i * 5) % 9).min(255) as u8;
         }
         out
     };

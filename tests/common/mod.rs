@@ -382,3 +382,22 @@ impl GoldenRun {
         }
     }
 }
+
+/// An 8-bit plane of `from` samples at `to`: each sample the mean of the
+/// samples it covers (a rendition made for the ladder tests).
+pub fn box_average(plane: &[u8], (sw, sh): (usize, usize), (dw, dh): (usize, usize)) -> Vec<u8> {
+    let span = |i: usize, s: usize, d: usize| (i * s / d, ((i + 1) * s / d).max(i * s / d + 1));
+    let mut out = Vec::with_capacity(dw * dh);
+    for y in 0..dh {
+        let (y0, y1) = span(y, sh, dh);
+        for x in 0..dw {
+            let (x0, x1) = span(x, sw, dw);
+            let sum: u32 = (y0..y1)
+                .flat_map(|yy| plane[yy * sw + x0..yy * sw + x1].iter())
+                .map(|&v| u32::from(v))
+                .sum();
+            out.push((sum / ((x1 - x0) * (y1 - y0)) as u32) as u8);
+        }
+    }
+    out
+}
