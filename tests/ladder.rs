@@ -126,10 +126,16 @@ fn config() -> EngineConfig {
 /// What the rendition at `size` scores alone: scaled to the reference's
 /// size with the bicubic scaler first, then each pair to a lone engine.
 fn scored_alone(size: (usize, usize), frames: u32) -> Vec<FrameScores> {
+    scored_alone_from(size, 0..frames)
+}
+
+/// As [`scored_alone`], for reference frames `frames` only (a stream that
+/// starts there; indices from 0).
+fn scored_alone_from(size: (usize, usize), frames: std::ops::Range<u32>) -> Vec<FrameScores> {
     let mut engine = Scorer::cpu(&config()).unwrap();
     let mut scaler = Scaler::new(ScaleMethod::Bicubic, PixelFormat::Yuv420, 8, size, REF).unwrap();
     let mut out = Vec::new();
-    for i in 0..frames {
+    for i in frames {
         let (r, d) = (reference(i), rendition(i, size));
         let pushed = scaler
             .scale(&d.picture(), |scaled| engine.push(&r.picture(), scaled))
@@ -572,4 +578,51 @@ fn a_ladder_without_dist_sink() {
     files.sort();
     assert_eq!(files, ["out.dist_sink_0.json", "out.odd.json"]);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A rendition whose size changes mid-stream (an ABR switch): the frames
+/// before end with a `caps-changed` pooled message, the engine starts again
+/// at the new size (motion too), and every frame still equals the
+/// rendition scored alone at its size; `dist_sink` goes on untouched.
+#[test]
+fn a_rendition_that_changes_size_goes_on() {
+    let (p, v) = ladder("backend=cpu");
+    let (s0, _) = add_rendition(&p, &v, None);
+    let (r, d0) = (appsrc(&p, "r"), appsrc(&p, "d0"));
+    let (before, after) = ((88, 72), (121, 99));
+    let out = run(
+        &p,
+        vec![
+            Box::new(move || feed(&r, REF, FRAMES, reference)),
+            Box::new(move || feed(&d0, REF, FRAMES, |i| rendition(i, REF))),
+            Box::new(move || {
+                s0.set_caps(Some(&video_info(before).to_caps().unwrap()));
+                for i in 0..FRAMES {
+                    if i == 4 {
+                        s0.set_caps(Some(&video_info(after).to_caps().unwrap()));
+                    }
+                    let size = if i < 4 { before } else { after };
+                    s0.push_buffer(rendition(i, size).buffer(i)).unwrap();
+                }
+                s0.end_of_stream().unwrap();
+            }),
+        ],
+    );
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    let got = of(&out, "dist_sink_0");
+    let mut want = scored_alone(before, 4);
+    let mut later = scored_alone_from(after, 4..FRAMES);
+    later.iter_mut().for_each(|f| f.index += 4);
+    want.extend(later);
+    assert_same(&got, &want, "dist_sink_0 across the size change");
+    let reasons: Vec<(&str, u64)> = pooled(&out, "dist_sink_0")
+        .iter()
+        .map(|p| (p.reason.as_str(), p.frames))
+        .collect();
+    assert_eq!(reasons, [("caps-changed", 4), ("eos", u64::from(FRAMES))]);
+    assert_same(
+        &of(&out, "dist_sink"),
+        &scored_alone(REF, FRAMES),
+        "dist_sink",
+    );
 }
