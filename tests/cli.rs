@@ -236,7 +236,8 @@ fn cli_scales_a_smaller_distorted_video_and_says_so() {
     let err = stderr(&o);
     let json = json.unwrap_or_else(|| panic!("{err}"));
     assert!(
-        err.contains("note: scaling") && err.contains("from 288x162 to the reference's 576x324"),
+        err.contains("note: scaling")
+            && err.contains("from 288x162 to the reference's 576x324 in the engine (bicubic)"),
         "{err}"
     );
     assert_eq!(json["frames"].as_array().unwrap().len(), 12);
@@ -834,6 +835,19 @@ fn cli_scores_a_ladder_in_one_run() {
     assert!(
         !dir.join("out.json").exists(),
         "no file for an unlinked dist_sink"
+    );
+    // The two-file form scales the same way: the same numbers as the
+    // ladder's rendition.
+    let pair = dir.join("pair.json");
+    let o = vmafhip()
+        .args([s(&r), s(&renditions[1].2), "-w", "576", "-h", "324"])
+        .args(["--backend", "cpu", "--json", "-o", s(&pair), "--quiet"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        json_of(&pair)["frames"],
+        json_of(&dir.join("out.half.json"))["frames"]
     );
     // One report: every rendition's curve in one plot.
     let page = std::fs::read_to_string(dir.join("ladder.html")).unwrap();

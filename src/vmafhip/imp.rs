@@ -3,7 +3,7 @@
 use super::live::{self, FirstFrame};
 use super::pinned_copy::PinnedCopier;
 use super::pinned_pool::{PinnedBlocks, PinnedPool};
-use super::rendition::{Pending, Rendition, SegmentEnd};
+use super::rendition::{Files, Pending, Rendition, SegmentEnd};
 use super::{
     Backend, LogLevel, OnGpuError, PoolMethod, ResultsFormat, Scaling, Vendor, VmafFrameMessage,
 };
@@ -803,7 +803,16 @@ impl VmafHip {
                     ["backend=auto"]
                 );
             }
-            Rendition::new(name.clone(), label, false, o.engine, o.name, &settings)
+            let files = Files {
+                results: pad.property("results-filename"),
+                report: pad.property("report-filename"),
+            };
+            Rendition::new(
+                (name.clone(), label, false),
+                files,
+                (o.engine, o.name),
+                &settings,
+            )
         });
         let rendition = made.map_err(|e| {
             self.post_error_message(e);
@@ -1562,11 +1571,9 @@ impl AggregatorImpl for VmafHip {
         // the stream.
         let label = self.dist_pad.property::<Option<String>>("label");
         let first = Rendition::new(
-            "dist_sink".into(),
-            label,
-            true,
-            engine,
-            backend.clone(),
+            ("dist_sink".into(), label, true),
+            Files::default(),
+            (engine, backend.clone()),
             &settings,
         )?;
         *self.state.lock().unwrap() = Some(State {

@@ -31,6 +31,10 @@ mod imp {
         info: Mutex<Option<(gst::Caps, gst_video::VideoInfo)>>,
         /// `label`: the rendition's name in messages and file names.
         label: Mutex<Option<String>>,
+        /// `results-filename`, `report-filename`: where this rendition's
+        /// files go, instead of the names made from the element's.
+        results_filename: Mutex<Option<String>>,
+        report_filename: Mutex<Option<String>>,
     }
 
     impl VmafHipPad {
@@ -77,6 +81,16 @@ mod imp {
                         .blurb("A distorted input's name for its rendition (e.g. 720p): the messages' label field, and its results file and report are named with it (out.json -> out.720p.json) instead of with the pad's name; letters, digits, '.', '_' and '-'")
                         .mutable_ready()
                         .build(),
+                    glib::ParamSpecString::builder("results-filename")
+                        .nick("Results file")
+                        .blurb("A dist_sink_%u rendition's results file, instead of the element's results-filename with the label or pad name before the extension (the element's results-format)")
+                        .mutable_ready()
+                        .build(),
+                    glib::ParamSpecString::builder("report-filename")
+                        .nick("Report file")
+                        .blurb("A dist_sink_%u rendition's HTML report, instead of the element's report-filename with the label or pad name before the extension")
+                        .mutable_ready()
+                        .build(),
                 ]
             })
         }
@@ -99,6 +113,8 @@ mod imp {
                         label => *self.label.lock().unwrap() = label,
                     }
                 }
+                "results-filename" => *self.results_filename.lock().unwrap() = value.get().unwrap(),
+                "report-filename" => *self.report_filename.lock().unwrap() = value.get().unwrap(),
                 other => unreachable!("unknown property {other}"),
             }
         }
@@ -106,6 +122,8 @@ mod imp {
         fn property(&self, _id: usize, pspec: &glib::ParamSpec) -> glib::Value {
             match pspec.name() {
                 "label" => self.label.lock().unwrap().to_value(),
+                "results-filename" => self.results_filename.lock().unwrap().to_value(),
+                "report-filename" => self.report_filename.lock().unwrap().to_value(),
                 other => unreachable!("unknown property {other}"),
             }
         }

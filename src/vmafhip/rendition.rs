@@ -279,6 +279,14 @@ pub(super) struct Rendition {
     pub(super) pairings: live::Pairings,
 }
 
+/// A requested pad's own `results-filename` and `report-filename`, which
+/// take the place of the names made from the element's.
+#[derive(Default)]
+pub(super) struct Files {
+    pub(super) results: Option<String>,
+    pub(super) report: Option<String>,
+}
+
 /// Where rendition `name`'s file goes when the element's is `path`: the
 /// same for `dist_sink`, else [`super::rendition_file`].
 pub(super) fn rendition_path(path: &str, name: &str, first: bool) -> String {
@@ -311,25 +319,28 @@ impl Rendition {
         s
     }
 
-    /// A rendition scored by `engine` (described as `backend`); `first` for
-    /// `dist_sink`, whose files keep the element's names. Opens its results
-    /// file and report now, so that an unwritable path fails at once.
+    /// A rendition of pad `name` (its `label`; `first` for `dist_sink`,
+    /// whose files keep the element's names, as do the pad's own `files`)
+    /// scored by `engine` (described as `backend`). Opens its results file
+    /// and report now, so that an unwritable path fails at once.
     pub(super) fn new(
-        name: String,
-        label: Option<String>,
-        first: bool,
-        engine: Box<dyn Engine>,
-        backend: String,
+        (name, label, first): (String, Option<String>, bool),
+        files: Files,
+        (engine, backend): (Box<dyn Engine>, String),
         settings: &Settings,
     ) -> Result<Rendition, gst::ErrorMessage> {
         let mut settings = settings.clone();
         let file_name = label.clone().unwrap_or_else(|| name.clone());
-        settings.results_filename = settings
-            .results_filename
-            .map(|p| rendition_path(&p, &file_name, first));
-        settings.report_filename = settings
-            .report_filename
-            .map(|p| rendition_path(&p, &file_name, first));
+        settings.results_filename = files.results.or_else(|| {
+            settings
+                .results_filename
+                .map(|p| rendition_path(&p, &file_name, first))
+        });
+        settings.report_filename = files.report.or_else(|| {
+            settings
+                .report_filename
+                .map(|p| rendition_path(&p, &file_name, first))
+        });
         let results = match &settings.results_filename {
             Some(path) => ResultsFile::Opened(open_results(path)?),
             None => ResultsFile::None,

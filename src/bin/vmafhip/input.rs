@@ -376,6 +376,20 @@ impl Input {
         }
     }
 
+    /// The video this input enters the element as: the reference's size,
+    /// chroma layout and depth, except that a rendition (`dist_sink_k`)
+    /// keeps its own size, which the engine scales.
+    pub fn scored_as(&self, reference: &Video) -> Video {
+        match self.role {
+            Role::Rendition(_) => Video {
+                width: self.video.width,
+                height: self.video.height,
+                ..reference.clone()
+            },
+            _ => reference.clone(),
+        }
+    }
+
     /// This input's part of the pipeline description, ending at its
     /// `vmafhip` sink pad. Converter and scaler pass through untouched
     /// when the video already has the caps asked for.

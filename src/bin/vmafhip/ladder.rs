@@ -4,7 +4,7 @@
 //! reference's, on the GPU with the HIP backend), then a table.
 
 use crate::decode::Decoding;
-use crate::input::{Input, Role, Video};
+use crate::input::{Input, Role};
 use crate::pair::{self, Heard, Pair, Progress, Voice};
 use crate::{Args, Exit, Fail, feed};
 use gst::prelude::*;
@@ -125,8 +125,8 @@ fn check_renditions(
             }
             if voice.notes {
                 eprintln!(
-                    "note: {} ({}x{}) is scaled to {}x{} by the engine",
-                    r.path, v.width, v.height, rv.width, rv.height
+                    "note: {} ({}x{}) is scaled to {}x{} by the engine ({})",
+                    r.path, v.width, v.height, rv.width, rv.height, a.scaler
                 );
             }
         }
@@ -143,13 +143,8 @@ fn build_pipeline(
 ) -> Result<gst::Pipeline, Fail> {
     let mut desc = reference.branch(&reference.video, chroma);
     for r in renditions {
-        let own_size = Video {
-            width: r.video.width,
-            height: r.video.height,
-            ..reference.video.clone()
-        };
         desc.push(' ');
-        desc.push_str(&r.branch(&own_size, chroma));
+        desc.push_str(&r.branch(&r.scored_as(&reference.video), chroma));
     }
     desc.push_str(" vmafhip name=v ! fakesink name=out sync=false");
     gst::parse::launch(&desc)

@@ -57,7 +57,10 @@ scored against the distorted frame shown at that time.
       --decoder D        media files: auto (default: the GPU's decoders when
                          the engine runs on a GPU, else the CPU's), gpu, cpu
       --scale / --no-scale
-                         scale DIST to REF's size when they differ (default on)
+                         scale DIST to REF's size when they differ (default on),
+                         in the engine: the same samples on the GPU and CPU
+      --scaler K         its kernel: bicubic (default; ffmpeg's, B=0 C=0.6),
+                         bilinear or lanczos
       --json | --xml | --csv
                          results in libvmaf's layout, to -o FILE or stdout
       --jsonl            results as JSON Lines (a header line, a line per
@@ -145,6 +148,8 @@ pub struct Args {
     device_ids: Vec<i32>,
     decoder: DecoderChoice,
     scale: bool,
+    /// The engine's kernel for a DIST of another size (`--scaler`).
+    scaler: String,
     format: Option<OutFormat>,
     output: Option<String>,
     report: Option<String>,
@@ -182,6 +187,7 @@ impl Args {
             device_ids: vec![0],
             decoder: DecoderChoice::Auto,
             scale: true,
+            scaler: "bicubic".into(),
             format: None,
             output: None,
             report: None,
@@ -357,6 +363,15 @@ fn engine_option(
         }
         "--scale" => a.scale = true,
         "--no-scale" => a.scale = false,
+        "--scaler" => {
+            a.scaler = val()?;
+            if gstvmafhip::vmaf::ScaleMethod::parse(&a.scaler).is_none() {
+                return Err(usage(format!(
+                    "--scaler {}: use bicubic, bilinear or lanczos",
+                    a.scaler
+                )));
+            }
+        }
         _ => return Ok(false),
     }
     Ok(true)

@@ -63,11 +63,17 @@ pub fn score_pair(
     };
     let mut reference = Input::open(Role::Reference, &pair.reference, &a.raw)?;
     let mut distorted = Input::open(Role::Distorted, &pair.distorted, &a.raw)?;
+    let (rv, dv) = (&reference.video, &distorted.video);
+    if a.scale && (dv.width, dv.height) != (rv.width, rv.height) {
+        // Scaled by the engine, as a ladder's rendition: the same samples
+        // whatever decodes it, on the GPU and on the CPU.
+        distorted.role = Role::Rendition(0);
+    }
     let direct = decoding.direct_for(pair.device_id);
     if let Some(d) = &direct {
-        let target = reference.video.clone();
+        let reference_video = reference.video.clone();
         for i in [&mut reference, &mut distorted] {
-            i.nvdec = d.takes(i, &target, a.needs_chroma);
+            i.nvdec = d.takes(i, &i.scored_as(&reference_video), a.needs_chroma);
         }
     }
     for i in [&reference, &distorted] {
@@ -83,6 +89,9 @@ pub fn score_pair(
     share_gpu_context(&pipeline, &v);
     configure_element(&v, a, pair, &reference, &distorted, voice.progress)?;
     let temp_out = results_target(a, pair, &v);
+    if distorted.role != Role::Distorted {
+        hand_files_to(&v, &distorted.role.sink());
+    }
     let mut progress = Progress::new(voice.progress, reference.frames);
     let pooled = play(
         &pipeline,
@@ -139,8 +148,8 @@ fn pairing_notes(a: &Args, reference: &Input, distorted: &Input) -> Result<Vec<S
             )));
         }
         notes.push(format!(
-            "note: scaling {} from {}x{} to the reference's {w}x{h}",
-            distorted.path, dv.width, dv.height
+            "note: scaling {} from {}x{} to the reference's {w}x{h} in the engine ({})",
+            distorted.path, dv.width, dv.height, a.scaler
         ));
     }
     if rv.fps != dv.fps && rv.fps.0 > 0 && dv.fps.0 > 0 {
@@ -162,7 +171,7 @@ fn build_pipeline(
     let desc = format!(
         "{} {} vmafhip name=v ! fakesink name=out sync=false",
         reference.branch(&reference.video, chroma),
-        distorted.branch(&reference.video, chroma),
+        distorted.branch(&distorted.scored_as(&reference.video), chroma),
     );
     gst::info!(CAT, "pipeline: {desc}");
     gst::parse::launch(&desc)
@@ -227,6 +236,7 @@ pub fn configure_element(
     v.set_property("threads", a.threads);
     v.set_property_from_str("backend", &a.backend);
     v.set_property_from_str("on-gpu-error", &a.on_gpu_error);
+    v.set_property_from_str("scaler", &a.scaler);
     v.set_property("gpu-retry-delay", a.gpu_retry_delay);
     v.set_property("device-id", pair.device_id);
     v.set_property("frame-message", frame_messages);
@@ -281,6 +291,18 @@ pub fn results_target(a: &Args, pair: &Pair, v: &gst::Element) -> Option<std::pa
         },
     );
     temp
+}
+
+/// Moves the element's results file and report onto requested pad `pad`
+/// (a pair whose distorted video the engine scales: `dist_sink` stays
+/// unlinked and writes nothing).
+fn hand_files_to(v: &gst::Element, pad: &str) {
+    let Some(pad) = v.static_pad(pad) else { return };
+    for property in ["results-filename", "report-filename"] {
+        let file: Option<String> = v.property(property);
+        pad.set_property(property, file);
+        v.set_property(property, None::<String>);
+    }
 }
 
 /// Plays the pipeline to its end: starts the readers of raw and Y4M inputs,
