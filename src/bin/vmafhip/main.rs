@@ -231,6 +231,8 @@ fn parse(argv: impl Iterator<Item = String>) -> Result<Args, Fail> {
             _ => positional.push(arg),
         }
     }
+    // -r and -d name one pair; REF DIST1 DIST2 … a ladder.
+    let flagged = a.reference.is_some() || a.distorted.is_some();
     let mut positional = positional.into_iter();
     if a.reference.is_none() {
         a.reference = positional.next();
@@ -239,6 +241,11 @@ fn parse(argv: impl Iterator<Item = String>) -> Result<Args, Fail> {
         a.distorted = positional.next();
     }
     a.more = positional.collect();
+    if let (true, Some(extra)) = (flagged, a.more.first()) {
+        return Err(usage(format!(
+            "unexpected argument \"{extra}\" (a ladder is REF DIST1 DIST2 …, without -r and -d)"
+        )));
+    }
     check_mode(&a)?;
     if a.pairs.is_some() && a.format.is_none() {
         // Every pair gets a results file: libvmaf's JSON unless asked.
@@ -582,9 +589,14 @@ mod tests {
         );
         assert_eq!(a.format, Some(OutFormat::Csv));
         assert_eq!(a.raw.fps, (30000, 1001));
+        let a = args("r d1 d2 d3").unwrap();
+        assert_eq!(
+            (a.distorted.as_deref(), &a.more[..]),
+            (Some("d1"), &["d2".to_string(), "d3".to_string()][..])
+        );
         for (bad, needle) in [
             ("r.mp4", "two inputs"),
-            ("r d e", "unexpected argument"),
+            ("-r r -d d e", "unexpected argument"),
             ("r d --backend gpu", "use auto, cpu or hip"),
             ("r d --feature vif", "supported are"),
             ("r d -w x", "not a valid number"),
