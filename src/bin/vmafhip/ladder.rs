@@ -38,6 +38,7 @@ pub fn run(a: &Args, paths: &[String], decoding: &Decoding, voice: Voice) -> Res
     check_renditions(a, &reference, &renditions, voice)?;
     let pipeline = build_pipeline(&reference, &renditions, a.needs_chroma)?;
     let v = pipeline.by_name("v").expect("named in the description");
+    pair::share_gpu_context(&pipeline, &v);
     // The report is the command's own: every rendition in one plot.
     let pair = Pair {
         reference: reference.path.clone(),

@@ -186,7 +186,7 @@ fn build_pipeline(
 /// `need-context`, and this answers it, synchronously, with what the element
 /// gives its own upstream: frames are then allocated in the engine's context
 /// and read in place instead of being downloaded.
-fn share_gpu_context(pipeline: &gst::Pipeline, v: &gst::Element) {
+pub fn share_gpu_context(pipeline: &gst::Pipeline, v: &gst::Element) {
     let Some(sink) = v.static_pad("ref_sink") else {
         return;
     };
