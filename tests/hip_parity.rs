@@ -8,8 +8,8 @@ mod common;
 
 use common::parity::{
     FLOAT_OPTION_MODELS, LadderCase, Seq, config, diff, failover_scorer, golden_runs_bit_exact,
-    hip_scorer, ladder_bit_exact, ladder_failover_bit_exact, push_seq, push_seq_kept,
-    sizes_bit_exact, where_it_ran,
+    hip_scorer, ladder_after_reset_bit_exact, ladder_bit_exact, ladder_failover_bit_exact,
+    push_seq, push_seq_kept, sizes_bit_exact, where_it_ran,
 };
 use common::{golden_runs, golden_runs_features, golden_runs_v1};
 use gstvmafhip::hip::{HipBackend, HipOptions};
@@ -398,6 +398,11 @@ fn ladder_renditions_scaled_on_the_gpu_equal_the_cpu() {
             return;
         }
     }
+    // The same sizes at another depth after a caps change.
+    ladder_after_reset_bit_exact(
+        &((176, 144), (88, 72), PixelFormat::Yuv420, 8),
+        &((176, 144), (88, 72), PixelFormat::Yuv420, 10),
+    );
 }
 
 /// A scaled rendition through the failover engine, under the faults

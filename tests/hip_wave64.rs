@@ -20,7 +20,8 @@ mod common;
 
 use common::parity::{
     FLOAT_OPTION_MODELS, Seq, config, diff, failover_scorer, golden_runs_bit_exact, hip_scorer,
-    ladder_bit_exact, ladder_failover_bit_exact, push_seq, sizes_bit_exact, where_it_ran,
+    ladder_after_reset_bit_exact, ladder_bit_exact, ladder_failover_bit_exact, push_seq,
+    sizes_bit_exact, where_it_ran,
 };
 use common::{golden_runs, golden_runs_features, golden_runs_v1};
 use gst::prelude::*;
@@ -518,6 +519,12 @@ fn ladder_renditions_at_wave64_are_bit_exact() {
         )
         .expect("the emulated device");
     }
+    // The same sizes at another depth after a caps change.
+    ladder_after_reset_bit_exact(
+        &((176, 144), (88, 72), PixelFormat::Yuv420, 8),
+        &((176, 144), (88, 72), PixelFormat::Yuv420, 10),
+    )
+    .expect("the emulated device");
     eprintln!("  ladder renditions at wave64: every metric bit-exact");
 }
 

@@ -557,7 +557,7 @@ impl HipBackend {
         if self
             .scaler
             .as_ref()
-            .is_some_and(|s| s.fits(method, from, to, planes, self.ring))
+            .is_some_and(|s| s.fits((method, (d.format, d.bpc)), from, to, (planes, self.ring)))
         {
             return Ok(());
         }

@@ -74,6 +74,8 @@ struct ScaleSlot {
 /// Scales renditions of one size to the reference's, frame by frame.
 pub(super) struct DeviceScaler {
     pub method: ScaleMethod,
+    /// The rendition's chroma layout and depth.
+    pub layout: (PixelFormat, u8),
     pub from: (usize, usize),
     pub to: (usize, usize),
     bps: usize,
@@ -90,7 +92,7 @@ impl DeviceScaler {
     pub fn new(
         dev: &Arc<Device>,
         method: ScaleMethod,
-        (format, bpc): (PixelFormat, u8),
+        layout @ (format, bpc): (PixelFormat, u8),
         from: (usize, usize),
         to: (usize, usize),
         planes: usize,
@@ -134,6 +136,7 @@ impl DeviceScaler {
             .map_err(be)?;
         Ok(DeviceScaler {
             method,
+            layout,
             from,
             to,
             bps,
@@ -143,23 +146,17 @@ impl DeviceScaler {
         })
     }
 
-    /// Whether it scales `from` to `to` with `method` for `planes` planes
-    /// and `ring` slots.
+    /// Whether it scales renditions of `layout` from `from` to `to` with
+    /// `method`, for `planes` planes and `ring` slots.
     pub fn fits(
         &self,
-        method: ScaleMethod,
+        (method, layout): (ScaleMethod, (PixelFormat, u8)),
         from: (usize, usize),
         to: (usize, usize),
-        planes: usize,
-        ring: usize,
+        (planes, ring): (usize, usize),
     ) -> bool {
-        (
-            self.method,
-            self.from,
-            self.to,
-            self.planes.len(),
-            self.slots.len(),
-        ) == (method, from, to, planes, ring)
+        (self.method, self.layout, self.from, self.to) == (method, layout, from, to)
+            && (self.planes.len(), self.slots.len()) == (planes, ring)
     }
 
     /// Plane `p`'s size in the rendition (samples).

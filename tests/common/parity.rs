@@ -551,6 +551,27 @@ pub fn ladder_bit_exact(cases: &[LadderCase], method: ScaleMethod) -> Option<usi
     Some(checked)
 }
 
+/// `first` then, after a reset (as the element's at a caps change), `then`
+/// through one HIP engine: `then`'s frames equal the CPU engine's scoring
+/// it alone (a scaler made for the first renditions' size or depth must
+/// not serve the next ones).
+pub fn ladder_after_reset_bit_exact(first: &LadderCase, then: &LadderCase) -> Option<()> {
+    let c = ladder_config(then, ScaleMethod::Bicubic);
+    let mut gpu = hip_scorer(&c)?;
+    ladder_frames(&mut gpu, first, 3);
+    gpu.reset().unwrap();
+    let b = ladder_frames(&mut gpu, then, 4);
+    let a = ladder_frames(&mut Scorer::cpu(&c).unwrap(), then, 4);
+    let bad = diff(&a, &b);
+    assert!(
+        bad.is_empty(),
+        "{first:?} then {then:?}: {}",
+        bad.join("\n")
+    );
+    eprintln!("  {first:?} then {then:?}: {} frames identical", a.len());
+    Some(())
+}
+
 /// A ladder case through the failover engine (with `retry` or not) under
 /// whatever `VMAFHIP_FAULT` injects: every frame equal to the CPU engine's;
 /// the moves it made.
