@@ -794,7 +794,10 @@ fn cli_scores_a_ladder_in_one_run() {
     assert!(o.status.success(), "{err}");
     println!("{stdout}{err}");
     assert!(
-        err.contains("half.y4m (288x162) is scaled to 576x324 by the engine"),
+        err.contains("note: scaling")
+            && err.contains(
+                "half.y4m from 288x162 to the reference's 576x324 in the engine (bicubic)"
+            ),
         "{err}"
     );
     let mut engine_config =

@@ -602,7 +602,7 @@ impl HipBackend {
         let live = live_backends(&self.kernels);
         self.mark(s, 0)?;
         let held = self.upload(s, &input, live)?;
-        if is_scaled(&input) {
+        if input.scaled() {
             self.scale_distorted(s)?;
         }
         let slot = &self.slots[s];
@@ -674,7 +674,7 @@ impl HipBackend {
         // 1,439 fps) and sixteen at once lose (3,591 → 1,120 fps; raw log
         // docs/device-runs/2026-11-23-gpu-input-pipelines-h100.txt, run 5).
         let register = self.register_host && input.keep.is_some() && live == 1;
-        let scaled = is_scaled(input);
+        let scaled = input.scaled();
         for p in 0..l.planes.len() {
             for (side, pic) in [input.reference, input.distorted].into_iter().enumerate() {
                 let (dst, (pw, ph)) = self.upload_target(s, p, side, scaled);
@@ -779,7 +779,7 @@ impl HipBackend {
         staged_bytes: usize,
         live: usize,
     ) -> Result<(), VmafError> {
-        let scaled = is_scaled(input);
+        let scaled = input.scaled();
         let sizes: Vec<(usize, usize)> = staged
             .iter()
             .map(|&(p, side, _)| self.upload_target(s, p, side, scaled).1)
@@ -958,13 +958,6 @@ fn stage_copy(jobs: Vec<(&mut [u8], &[u8], usize, usize)>, total: usize, backend
 }
 
 /// The bytes of plane `p` of `pic` from its first sample, and its pitch in bytes.
-/// Whether the pair's distorted picture is of another size than its
-/// reference (an encoding ladder's rendition, scaled on the device).
-fn is_scaled(input: &FrameInput<'_>) -> bool {
-    (input.distorted.width, input.distorted.height)
-        != (input.reference.width, input.reference.height)
-}
-
 fn plane_bytes<'a>(pic: &'a Picture<'a>, p: usize) -> (&'a [u8], usize) {
     match &pic.planes {
         Planes::U8(pl) => {

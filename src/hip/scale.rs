@@ -8,7 +8,7 @@
 #![forbid(unsafe_code)]
 
 use super::device::{Device, DeviceBuffer, Stream};
-use super::features::{Modules, sig};
+use super::features::{Modules, blocks, sig, upload_table};
 use super::{Arg, HipError, Kernel};
 use crate::vmaf::scale::{Filter, PlaneFilters, ScaleMethod, Scaler};
 use crate::vmaf::{PixelFormat, VmafError};
@@ -48,12 +48,7 @@ struct DeviceFilter {
 
 impl DeviceFilter {
     fn upload(dev: &Arc<Device>, st: &Stream, f: &Filter) -> Result<Self, HipError> {
-        let table = |v: &[i32], what: &str| -> Result<DeviceBuffer, HipError> {
-            let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-            let b = DeviceBuffer::new(dev, bytes.len().max(4), what)?;
-            st.upload_blocking(&b, 0, &bytes)?;
-            Ok(b)
-        };
+        let table = |v: &[i32], what| upload_table(dev, st, v, |x| x.to_le_bytes().to_vec(), what);
         Ok(DeviceFilter {
             start: table(&f.start, "scaler taps' first samples")?,
             weights: table(&f.weights, "scaler weights")?,
@@ -194,7 +189,6 @@ impl DeviceScaler {
         } else {
             (&k.h16, &k.v16)
         };
-        let blocks = |n: usize| n.div_ceil(256).max(1) as u32;
         st.launch(
             kh,
             (blocks(h.dst), v.src as u32, 1),

@@ -209,9 +209,7 @@ impl FeatureBackend for CpuBackend {
         while self.in_flight > self.threads {
             self.receive(true)?;
         }
-        if (input.distorted.width, input.distorted.height)
-            != (input.reference.width, input.reference.height)
-        {
+        if input.scaled() {
             let (reference, distorted) = self.frames_of(input.reference, input.distorted)?;
             drop(input.keep);
             return self.submit_frames(
@@ -274,7 +272,6 @@ impl FeatureBackend for CpuBackend {
 }
 
 impl CpuBackend {
-    /// Queues one frame pair already copied in (the frames `submit` copies,
     /// A pair as this backend's frames (the luma, and the chroma where the
     /// plan reads it), the distorted picture scaled to the reference's size
     /// first where it differs (`Plan::scale`, `vmaf::scale`, on this
@@ -302,6 +299,7 @@ impl CpuBackend {
         Ok((self.spare.frame_from(r, chroma), distorted))
     }
 
+    /// Queues one frame pair already copied in (the frames `submit` copies,
     /// or another backend's copies when it takes over a stream).
     pub fn submit_frames(
         &mut self,

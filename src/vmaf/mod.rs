@@ -89,6 +89,15 @@ pub struct FrameInput<'a> {
     pub replay: Option<Arc<dyn Replay>>,
 }
 
+impl FrameInput<'_> {
+    /// Whether the distorted picture is of another size than the reference
+    /// (a ladder's rendition, which the backend scales: `Plan::scale`).
+    pub fn scaled(&self) -> bool {
+        (self.distorted.width, self.distorted.height)
+            != (self.reference.width, self.reference.height)
+    }
+}
+
 /// A frame pair's pictures made again from memory the caller keeps alive
 /// (the element's buffers): what [`Failover`] holds instead of copying
 /// every frame, and reads only when the CPU takes a stream over.

@@ -300,16 +300,10 @@ impl Scaler {
         } = self;
         match (&pic.planes, samples) {
             (Planes::U8(src), Samples::U8(out)) => {
-                for (p, filters) in planes.iter().enumerate() {
-                    let plane = src[p].as_ref().expect("validated");
-                    scale_plane(plane, filters, sums, &mut out[p], (max, threads));
-                }
+                scale_planes(src, planes, sums, out, (max, threads))
             }
             (Planes::U16(src), Samples::U16(out)) => {
-                for (p, filters) in planes.iter().enumerate() {
-                    let plane = src[p].as_ref().expect("validated");
-                    scale_plane(plane, filters, sums, &mut out[p], (max, threads));
-                }
+                scale_planes(src, planes, sums, out, (max, threads))
             }
             _ => unreachable!("checked: the depth matches"),
         }
@@ -319,25 +313,18 @@ impl Scaler {
 
     /// The last scaled picture.
     fn picture(&self) -> Result<Picture<'_>, VmafError> {
-        let size = |p: usize| (self.planes[p].horizontal.dst, self.planes[p].vertical.dst);
         match &self.samples {
-            Samples::U8(out) => {
-                let planes: Vec<Plane<'_, u8>> = out
-                    .iter()
-                    .enumerate()
-                    .map(|(p, v)| Plane::new(v, size(p).0, size(p).1, size(p).0))
-                    .collect::<Result<_, _>>()?;
-                Picture::new_u8(self.format, &planes)
-            }
-            Samples::U16(out) => {
-                let planes: Vec<Plane<'_, u16>> = out
-                    .iter()
-                    .enumerate()
-                    .map(|(p, v)| Plane::new(v, size(p).0, size(p).1, size(p).0))
-                    .collect::<Result<_, _>>()?;
-                Picture::new_u16(self.format, self.bpc, &planes)
-            }
+            Samples::U8(out) => Picture::new_u8(self.format, &self.packed(out)?),
+            Samples::U16(out) => Picture::new_u16(self.format, self.bpc, &self.packed(out)?),
         }
+    }
+
+    /// The output planes `out` as planes of packed rows.
+    fn packed<'a, T: Copy>(&self, out: &'a [Vec<T>]) -> Result<Vec<Plane<'a, T>>, VmafError> {
+        out.iter()
+            .zip(&self.planes)
+            .map(|(v, f)| Plane::new(v, f.horizontal.dst, f.vertical.dst, f.horizontal.dst))
+            .collect()
     }
 
     fn check(&self, pic: &Picture<'_>) -> Result<(), VmafError> {
@@ -375,6 +362,20 @@ impl Scaler {
             }
         }
         Ok(())
+    }
+}
+
+/// Scales every plane of `src` into `out` (`scale_plane`).
+fn scale_planes<T: Copy + Into<i32> + TryFrom<i64> + Send + Sync>(
+    src: &[Option<Plane<'_, T>>; 3],
+    planes: &[PlaneFilters],
+    sums: &mut Vec<i32>,
+    out: &mut [Vec<T>],
+    depth_threads: (i64, usize),
+) {
+    for ((plane, filters), out) in src.iter().zip(planes).zip(out) {
+        let plane = plane.as_ref().expect("validated");
+        scale_plane(plane, filters, sums, out, depth_threads);
     }
 }
 

@@ -1182,7 +1182,6 @@ impl VmafHip {
         let mut guard = self.state.lock().unwrap();
         if let Some(r) = guard.as_mut().and_then(|st| st.rendition(name)) {
             r.checked = Some((ri.clone(), di.clone()));
-            r.size = (ri.width() as usize, ri.height() as usize);
         }
         Ok(())
     }

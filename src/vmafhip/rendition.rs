@@ -1,6 +1,7 @@
 //! One distorted input of the element, a rendition of a ladder: `dist_sink`
-//! or a requested `dist_sink_%u`, with its own engine, scaler, frame
-//! timings, results file, report and pooled statistics. The reference's
+//! or a requested `dist_sink_%u`, with its own engine (which scales it to
+//! the reference's size), frame timings, results file, report and pooled
+//! statistics. The reference's
 //! side (its frames, the latency) is the element's (`imp`).
 
 use super::imp::Settings;
@@ -74,11 +75,16 @@ impl Rendition {
             ResultsFile::None | ResultsFile::Done => Some(open_results(path)?),
         };
         if let Some(file) = file {
+            // The header's size: the reference's, the size scored.
+            let (width, height) = self
+                .checked
+                .as_ref()
+                .map_or((0, 0), |(r, _)| (r.width() as usize, r.height() as usize));
             let w = ResultsWriter::begin(
                 std::io::BufWriter::new(file),
                 results_format(&self.settings),
-                self.size.0,
-                self.size.1,
+                width,
+                height,
                 None,
                 "3.2.0",
             )
@@ -247,8 +253,6 @@ pub(super) struct Rendition {
     /// The reference's and this input's video, last scored.
     pub(super) checked: Option<(gst_video::VideoInfo, gst_video::VideoInfo)>,
     pub(super) no_frame_warned: bool,
-    /// The reference's size (the results file's header).
-    pub(super) size: (usize, usize),
     /// The engine's moves between the GPU and the CPU already noted.
     moves_seen: usize,
     /// The engine's first backend (the GPU), which `backend` names with
@@ -364,7 +368,6 @@ impl Rendition {
             results,
             checked: None,
             no_frame_warned: false,
-            size: (0, 0),
             moves_seen: 0,
             engine_notices: Vec::new(),
             last_timing: None,
@@ -395,9 +398,8 @@ impl Rendition {
         self.report.is_some() && self.inputs.is_none()
     }
 
-    /// Keeps this output frame's timing for the frame's messages and report
-    /// and returns the frame's index.
-    pub(super) fn start_frame(&mut self, timing: impl Fn(u64) -> Pending) -> u64 {
+    /// Keeps this output frame's timing for the frame's messages and report.
+    pub(super) fn start_frame(&mut self, timing: impl Fn(u64) -> Pending) {
         let index = self.next_index;
         self.next_index += 1;
         // Timings are consumed by frame messages and the report.
@@ -414,7 +416,6 @@ impl Rendition {
             self.total_duration.zip(t.duration).map(|(a, b)| a + b)
         };
         self.last_timing = Some(t);
-        index
     }
 
     /// Ends a segment: the engine's last frames, the pooled message, and

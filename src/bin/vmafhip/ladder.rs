@@ -100,9 +100,9 @@ pub fn run(a: &Args, paths: &[String], decoding: &Decoding, voice: Voice) -> Res
     Ok(())
 }
 
-/// Notes and errors before anything runs: the renditions must be video the
-/// engine can scale to the reference (same chroma layout and depth), and
-/// `--no-scale` forbids other sizes.
+/// Notes and errors before anything runs: results in a format need a file
+/// to name each rendition's after, and each rendition gets the notes and
+/// errors of a pair (`pair::pairing_notes`).
 fn check_renditions(
     a: &Args,
     reference: &Input,
@@ -114,21 +114,12 @@ fn check_renditions(
             "--json, --xml, --csv and --jsonl with several renditions need -o FILE: each rendition gets its own file, named after it",
         ));
     }
-    let rv = &reference.video;
+    // Each rendition as a pair would be: the scaling note, or the
+    // --no-scale error; frame rates that differ.
     for r in renditions {
-        let v = &r.video;
-        if (v.width, v.height) != (rv.width, rv.height) {
-            if !a.scale {
-                return Err(Fail::input(format!(
-                    "{} is {}x{} but {} is {}x{}: sizes differ (leave out --no-scale to scale the renditions)",
-                    reference.path, rv.width, rv.height, r.path, v.width, v.height
-                )));
-            }
+        for note in pair::pairing_notes(a, reference, r)? {
             if voice.notes {
-                eprintln!(
-                    "note: {} ({}x{}) is scaled to {}x{} by the engine ({})",
-                    r.path, v.width, v.height, rv.width, rv.height, a.scaler
-                );
+                eprintln!("{note}");
             }
         }
     }

@@ -136,7 +136,7 @@ pub fn score_pair(
 
 /// Notes on scaling and frame rates; an error where `--no-scale` forbids
 /// scaling.
-fn pairing_notes(a: &Args, reference: &Input, distorted: &Input) -> Result<Vec<String>, Fail> {
+pub fn pairing_notes(a: &Args, reference: &Input, distorted: &Input) -> Result<Vec<String>, Fail> {
     let (rv, dv) = (&reference.video, &distorted.video);
     let (w, h) = (rv.width, rv.height);
     let mut notes = Vec::new();

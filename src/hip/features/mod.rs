@@ -202,12 +202,12 @@ pub(super) fn sig(letters: &str) -> Vec<K> {
 }
 
 /// Blocks of 256 threads covering `n` items (at least one).
-fn blocks(n: usize) -> u32 {
+pub(super) fn blocks(n: usize) -> u32 {
     n.div_ceil(256).max(1) as u32
 }
 
 /// A table of plain values in a new device buffer (at least 4 bytes).
-fn upload_table<T: Copy>(
+pub(super) fn upload_table<T: Copy>(
     dev: &Arc<Device>,
     st: &Stream,
     v: &[T],
