@@ -53,10 +53,12 @@ def up2(p):
 
 
 def write(path, planes_per_frame, n, dtype):
+    # Each distinct frame's bytes once, then written n times in turn.
+    frames = [b"".join(np.ascontiguousarray(p, dtype=dtype).tobytes() for p in planes)
+              for planes in planes_per_frame]
     with open(path, "wb") as f:
         for k in range(n):
-            for p in planes_per_frame[k % len(planes_per_frame)]:
-                f.write(np.ascontiguousarray(p, dtype=dtype).tobytes())
+            f.write(frames[k % len(frames)])
 
 
 def main():

@@ -416,6 +416,20 @@ pub struct PinnedBuffer {
     dev: Arc<Device>,
     ptr: *mut u8,
     len: usize,
+    /// How the memory was had, and so how it is given back.
+    origin: PinnedOrigin,
+}
+
+/// Where a pinned buffer's memory came from.
+enum PinnedOrigin {
+    /// The runtime's own pinned allocator (`cuMemHostAlloc`, `hipHostMalloc`).
+    Runtime,
+    /// Our own allocation in 2 MiB pages, then registered with the driver
+    /// (`cuMemHostRegister`): page-locking huge pages is about three times
+    /// faster than `cuMemHostAlloc`'s 4 KiB ones (12 MB: 3.4 against
+    /// 9.7 ms on an H100 host, `benches/readbw.c --alloc`), which is a raw
+    /// 2160p input's start-up. The layout frees it.
+    Registered(std::alloc::Layout),
 }
 
 // SAFETY: the allocation is plain host memory owned by this value; Rust
@@ -440,13 +454,78 @@ impl Drop for PinnedBuffer {
         PINNED.lock().unwrap().retain(|(a, _, _)| *a != me);
         // A copy may still read or write the memory: let it finish first.
         let _ = self.dev.synchronize();
-        let _ = match &self.dev.rt.api {
+        let _ = match (&self.dev.rt.api, &self.origin) {
+            (Api::Nvidia { cu, .. }, PinnedOrigin::Registered(layout)) => {
+                // SAFETY: `ptr` was registered once by `register_huge` and
+                // is unregistered once, after the synchronisation above.
+                let r = unsafe { (cu.mem_host_unregister)(self.ptr.cast()) };
+                // SAFETY: `ptr` came from `std::alloc::alloc(layout)` and is
+                // freed once, now that no copy reads it.
+                unsafe { std::alloc::dealloc(self.ptr, *layout) };
+                r
+            }
             // SAFETY: `ptr` came from cuMemHostAlloc and is freed once.
-            Api::Nvidia { cu, .. } => unsafe { (cu.mem_free_host)(self.ptr.cast()) },
+            (Api::Nvidia { cu, .. }, _) => unsafe { (cu.mem_free_host)(self.ptr.cast()) },
             // SAFETY: `ptr` came from hipHostMalloc and is freed once.
-            Api::Amd { hip, .. } => unsafe { (hip.host_free)(self.ptr.cast()) },
+            (Api::Amd { hip, .. }, _) => unsafe { (hip.host_free)(self.ptr.cast()) },
         }; // nothing to do about a failed free at teardown
     }
+}
+
+/// 2 MiB: a huge page, the alignment and granule of [`register_huge`].
+const HUGE_PAGE: usize = 2 << 20;
+
+#[cfg(target_os = "linux")]
+unsafe extern "C" {
+    /// The C library's `madvise` (std links it).
+    fn madvise(addr: *mut c_void, len: usize, advice: c_int) -> c_int;
+}
+
+/// Asks the kernel to back `[p, p + len)` with huge pages where it can (a
+/// hint: without them the memory works the same, in 4 KiB pages).
+fn advise_huge_pages(p: *mut u8, len: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        const MADV_HUGEPAGE: c_int = 14;
+        // SAFETY: `[p, p + len)` is one live allocation of ours, aligned to
+        // a huge page; the advice changes no contents.
+        let _ = unsafe { madvise(p.cast(), len, MADV_HUGEPAGE) };
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (p, len);
+}
+
+/// `len` bytes (rounded up to 2 MiB) of zeroed host memory in huge pages,
+/// page-locked with `cuMemHostRegister`; `None` for less than a huge page
+/// (rounding up would waste more than it saves) and where any step fails
+/// (the caller then asks the driver's own allocator).
+fn register_huge(dev: &Arc<Device>, len: usize) -> Option<(*mut u8, std::alloc::Layout)> {
+    let Api::Nvidia { cu, .. } = &dev.rt.api else {
+        return None;
+    };
+    if len < HUGE_PAGE {
+        return None;
+    }
+    let layout =
+        std::alloc::Layout::from_size_align(len.div_ceil(HUGE_PAGE) * HUGE_PAGE, HUGE_PAGE).ok()?;
+    // SAFETY: the layout has a non-zero size.
+    let p = unsafe { std::alloc::alloc(layout) };
+    if p.is_null() {
+        return None;
+    }
+    advise_huge_pages(p, layout.size());
+    // SAFETY: `p` holds `layout.size()` writable bytes; zeroing them faults
+    // the pages in (before registering) so they are never read uninitialised.
+    unsafe { std::ptr::write_bytes(p, 0, layout.size()) };
+    // SAFETY: `[p, p + size)` is our live allocation; registering does not
+    // write to it, and `PinnedBuffer`'s drop unregisters it before freeing.
+    let r = unsafe { (cu.mem_host_register)(p.cast(), layout.size(), 0) };
+    if r != 0 {
+        // SAFETY: `p` came from `alloc(layout)` and was not registered.
+        unsafe { std::alloc::dealloc(p, layout) };
+        return None;
+    }
+    Some((p, layout))
 }
 
 /// The exclusive host-side owner of a pinned buffer: reads and writes it as
@@ -462,6 +541,9 @@ impl PinnedHostMem {
     pub fn new(dev: &Arc<Device>, len: usize) -> Result<Self, HipError> {
         dev.make_current()?;
         let len = len.max(1);
+        if let Some((p, layout)) = register_huge(dev, len) {
+            return Ok(Self::keep(dev, p, len, PinnedOrigin::Registered(layout)));
+        }
         let mut p: *mut c_void = std::ptr::null_mut();
         let r = match &dev.rt.api {
             // SAFETY: valid out-pointer; flags 0 = default pinned memory.
@@ -490,16 +572,22 @@ impl PinnedHostMem {
         }
         // SAFETY: fresh allocation of `len` bytes; zero it so it is never read uninitialised.
         unsafe { std::ptr::write_bytes(p.cast::<u8>(), 0, len) };
+        Ok(Self::keep(dev, p.cast(), len, PinnedOrigin::Runtime))
+    }
+
+    /// Owns `len` pinned bytes at `p` and lists them for [`pinned_owner`].
+    fn keep(dev: &Arc<Device>, p: *mut u8, len: usize, origin: PinnedOrigin) -> Self {
         let buf = Arc::new(PinnedBuffer {
             dev: dev.clone(),
-            ptr: p.cast(),
+            ptr: p,
             len,
+            origin,
         });
         PINNED
             .lock()
             .unwrap()
             .push((p as usize, len, Arc::downgrade(&buf)));
-        Ok(Self { buf })
+        Self { buf }
     }
 
     /// The buffer, for uploads and downloads by address.

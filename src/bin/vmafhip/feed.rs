@@ -107,7 +107,10 @@ pub fn prepare(
     appsrc.set_caps(Some(&caps));
     appsrc.set_format(gst::Format::Time);
     appsrc.set_block(true);
-    appsrc.set_max_bytes(4 * info.size() as u64);
+    // Two frames queued in the appsrc: with the branch's queue and the
+    // readers', enough to keep the engine fed, and each one fewer is a
+    // pinned buffer fewer to allocate before the first frames.
+    appsrc.set_max_bytes(2 * info.size() as u64);
     let sink = pipeline
         .by_name("v")
         .and_then(|v| v.static_pad(&input.role.sink()));

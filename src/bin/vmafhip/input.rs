@@ -436,10 +436,14 @@ impl Input {
             ),
         };
         // The queue holds a few frames, whatever their size (its default
-        // 10 MB holds less than one 4K frame).
+        // 10 MB holds less than one 4K frame): eight behind a decoder, which
+        // delivers in bursts; two behind our own readers, which keep four
+        // frames coming and whose every frame in flight is a pinned buffer
+        // to allocate at start-up.
+        let depth = if self.kind == Kind::Media { 8 } else { 2 };
         format!(
             "{source} ! {convert} ! capsfilter name={r}-caps caps=\"{caps}\" \
-             ! queue name={r}-queue max-size-buffers=8 max-size-bytes=0 max-size-time=0 ! v.{sink}"
+             ! queue name={r}-queue max-size-buffers={depth} max-size-bytes=0 max-size-time=0 ! v.{sink}"
         )
     }
 }

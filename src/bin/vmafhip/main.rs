@@ -512,6 +512,11 @@ fn run(mut a: Args) -> Result<(), Fail> {
         return pairs::run(&a, &list, warm_up);
     }
     let gpu = warm_up.wait();
+    gst::debug!(
+        pair::CAT,
+        "GPU open: {}",
+        gpu.as_ref().is_some_and(|g| g.is_ok())
+    );
     let decoding = decode::rank_decoders(a.decoder, &a.backend, gpu.as_ref())?;
     let voice = Voice {
         notes: !a.quiet,
@@ -531,6 +536,7 @@ fn run(mut a: Args) -> Result<(), Fail> {
         device_id: a.device_ids[0],
     };
     let scored = pair::score_pair(&a, &pair, &decoding, voice)?;
+    gst::debug!(pair::CAT, "scored");
     if !a.quiet {
         let p = &scored.pooled;
         eprintln!(

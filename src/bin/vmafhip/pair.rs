@@ -9,7 +9,7 @@ use gstvmafhip::{VmafFrameMessage, VmafPooledMessage};
 use std::time::{Duration, Instant};
 
 /// The command's debug category (`GST_DEBUG=vmafhip-command:5`).
-static CAT: std::sync::LazyLock<gst::DebugCategory> = std::sync::LazyLock::new(|| {
+pub static CAT: std::sync::LazyLock<gst::DebugCategory> = std::sync::LazyLock::new(|| {
     gst::DebugCategory::new(
         "vmafhip-command",
         gst::DebugColorFlags::empty(),
@@ -333,6 +333,7 @@ pub fn play(
     // A failed start (e.g. backend=hip with no GPU) posts its error on the
     // bus: the loop below reads and classifies it.
     let started = pipeline.set_state(gst::State::Playing).is_ok();
+    gst::debug!(CAT, "pipeline playing: {started}");
     // Readers start once the pipeline runs: an appsrc that never started
     // would block them for good.
     let mut feeders = Vec::new();
@@ -346,10 +347,12 @@ pub fn play(
         }
     }
     let outcome = watch_bus(&bus, started, inputs, progress, voice);
+    gst::debug!(CAT, "the bus said the end");
     // Read before the pipeline stops: decodebin drops its children then.
     let decoders: Vec<String> = inputs.iter().map(|i| i.decoder_used(pipeline)).collect();
     let mut outcome = outcome.map(|p| (p, decoders));
     let _ = pipeline.set_state(gst::State::Null);
+    gst::debug!(CAT, "pipeline stopped");
     let joined = feeders
         .into_iter()
         .map(|f| f.join())
