@@ -521,6 +521,25 @@ fn cli_shards_split_a_list_with_nothing_lost_or_twice() {
     }
 }
 
+/// A list refused before any pair runs ends with its usage error, every
+/// time: the run waits for the GPU being opened on another thread before
+/// exiting (exiting under the GPU runtime's initialisation aborted about
+/// one run in fifty here, with ROCm's libamdhip64 present and no GPU).
+#[test]
+fn cli_an_early_error_never_aborts_while_the_gpu_opens() {
+    let dir = scratch();
+    let clash = dir.join("clash-again.csv");
+    std::fs::write(&clash, "a/x.yuv,b/d.yuv\nc/y.yuv,e/d.yuv\n").unwrap();
+    for run in 0..50 {
+        let o = vmafhip()
+            .args(["--pairs", s(&clash)])
+            .args(RAW_576)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "run {run}: {}", stderr(&o));
+    }
+}
+
 /// Bad lists and option mixes are usage errors naming the problem.
 #[test]
 fn cli_pairs_errors_name_the_problem() {

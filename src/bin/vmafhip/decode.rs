@@ -105,11 +105,24 @@ impl GpuWarmUp {
     }
 
     /// The opened GPU, or why none could be opened.
-    pub fn wait(self) -> Option<Result<Arc<hip::Device>, String>> {
-        self.0.map(|h| {
+    pub fn wait(mut self) -> Option<Result<Arc<hip::Device>, String>> {
+        self.0.take().map(|h| {
             h.join()
                 .unwrap_or_else(|_| Err("opening the GPU panicked".into()))
         })
+    }
+}
+
+impl Drop for GpuWarmUp {
+    /// A run that ends early (a bad `--pairs` list) still lets the GPU
+    /// finish opening: exiting while another thread is inside the GPU
+    /// runtime's initialisation runs the runtime's exit handlers under it
+    /// (seen: "malloc(): unsorted double linked list corrupted" with
+    /// ROCm's libamdhip64 present and no GPU).
+    fn drop(&mut self) {
+        if let Some(h) = self.0.take() {
+            let _ = h.join();
+        }
     }
 }
 
