@@ -22,12 +22,17 @@ struct Line {
 /// Scores every rendition against the reference and prints the table.
 pub fn run(a: &Args, paths: &[String], decoding: &Decoding, voice: Voice) -> Result<(), Fail> {
     let start = std::time::Instant::now();
-    let reference = Input::open(Role::Reference, &paths[0], &a.raw)?;
-    let renditions = paths[1..]
+    let mut reference = Input::open(Role::Reference, &paths[0], &a.raw)?;
+    let mut renditions = paths[1..]
         .iter()
         .enumerate()
         .map(|(k, p)| Input::open(Role::Rendition(k as u32), p, &a.raw))
         .collect::<Result<Vec<_>, _>>()?;
+    // The command's own NVDEC path where it takes the files, as for a pair.
+    let direct = decoding.direct_for(a.device_ids[0]);
+    let mut all: Vec<&mut Input> = vec![&mut reference];
+    all.extend(renditions.iter_mut());
+    pair::decode_directly(direct.as_ref(), &mut all, a.needs_chroma);
     for i in std::iter::once(&reference).chain(&renditions) {
         if let Some(note) = i.decoder_note(decoding)?
             && voice.notes
@@ -62,7 +67,7 @@ pub fn run(a: &Args, paths: &[String], decoding: &Decoding, voice: Voice) -> Res
     let played = pair::play(
         &pipeline,
         &inputs,
-        None,
+        direct.as_ref(),
         (&mut progress, voice),
         a.needs_chroma,
         readers,

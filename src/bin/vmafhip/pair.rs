@@ -70,12 +70,11 @@ pub fn score_pair(
         distorted.role = Role::Rendition(0);
     }
     let direct = decoding.direct_for(pair.device_id);
-    if let Some(d) = &direct {
-        let reference_video = reference.video.clone();
-        for i in [&mut reference, &mut distorted] {
-            i.nvdec = d.takes(i, &i.scored_as(&reference_video), a.needs_chroma);
-        }
-    }
+    decode_directly(
+        direct.as_ref(),
+        &mut [&mut reference, &mut distorted],
+        a.needs_chroma,
+    );
     for i in [&reference, &distorted] {
         if let Some(note) = i.decoder_note(decoding)? {
             say(note);
@@ -132,6 +131,23 @@ pub fn score_pair(
             (distorted.video.width, distorted.video.height),
         ],
     })
+}
+
+/// Marks the inputs that the command's own NVDEC path decodes (`direct`,
+/// where the GPU has one): each as it is scored, the first being the
+/// reference.
+pub fn decode_directly(
+    direct: Option<&crate::nvdec::Direct>,
+    inputs: &mut [&mut Input],
+    needs_chroma: bool,
+) {
+    let (Some(d), Some(first)) = (direct, inputs.first()) else {
+        return;
+    };
+    let reference = first.video.clone();
+    for i in inputs.iter_mut() {
+        i.nvdec = d.takes(i, &i.scored_as(&reference), needs_chroma);
+    }
 }
 
 /// Notes on scaling and frame rates; an error where `--no-scale` forbids
