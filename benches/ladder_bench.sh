@@ -8,15 +8,20 @@
 #             upscaled by videoscale (method=catrom) in front of its
 #             element: a ladder scored without request pads;
 #   lone      five vmafhip commands one after the other, on the renditions
-#             upscaled to 1080p beforehand (the engine alone, per pair).
+#             upscaled to 1080p beforehand (one pair per process);
+#   engine    the engine alone (examples/bench, frames preloaded in pinned
+#             memory, no start-up) on those five pairs one after the other:
+#             the bound without decoding, scaling or GStreamer.
 # Prints, per run, reference frames per second with all five renditions
 # scored. Usage, from the repository root: sh benches/ladder_bench.sh FRAMES
-# RUNS. Needs .device/ (benches/device_debs.sh, the plugin and the command).
+# RUNS. Needs .device/ (benches/device_debs.sh, the plugin, the command and
+# bin/bench, examples/bench built with --no-default-features).
 set -eu
 FRAMES=${1:-300}
 RUNS=${2:-3}
 . benches/device_gst_env.sh
 CMD=$PWD/.device/bin/vmafhip
+BENCH=$PWD/.device/bin/bench
 D=/tmp/ladder
 mkdir -p $D
 python3 - "$FRAMES" "$D" <<'PY'
@@ -80,6 +85,13 @@ for run in $(seq 1 "$RUNS"); do
   done
   t1=$(date +%s.%N)
   report lone "$run" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"
+  secs=0
+  for f in r1080 up720 up540 up360 up240; do
+    fps=$($BENCH --backend hip --width 1920 --height 1080 --frames "$FRAMES" --runs 1 --no-profile \
+      --yuv $D/ref.yuv,$D/$f.yuv | grep -o "engine fps (median of 1)[^|]*| [0-9.]*" | awk '{print $NF}')
+    secs=$(awk -v s="$secs" -v n="$FRAMES" -v f="$fps" 'BEGIN { print s + n / f }')
+  done
+  report engine "$run" "$secs"
 done
 # What the ladder element scored: each rendition's pooled frame count and
 # VMAF (every one must have all FRAMES), and any warning.
