@@ -212,6 +212,12 @@ fn feed(src: &gst_app::AppSrc, size: (usize, usize), frames: u32, make: impl Fn(
     src.end_of_stream().unwrap();
 }
 
+/// `rendition`'s frame messages equal the first `frames` of a rendition of
+/// `size` scored alone ([`scored_alone`]), bit for bit.
+fn assert_scored_alone(out: &Outcome, rendition: &str, size: (usize, usize), frames: u32) {
+    assert_same(&of(out, rendition), &scored_alone(size, frames), rendition);
+}
+
 fn of<'a>(out: &'a Outcome, rendition: &str) -> Vec<&'a VmafFrameMessage> {
     out.frames
         .iter()
@@ -367,21 +373,9 @@ fn renditions_can_be_requested_and_released_while_paused() {
     );
     assert!(out.errors.is_empty(), "{:?}", out.errors);
     assert!(of(&out, "dist_sink_1").is_empty() && pooled(&out, "dist_sink_1").is_empty());
-    assert_same(
-        &of(&out, "dist_sink_0"),
-        &scored_alone(quarter, FRAMES),
-        "dist_sink_0",
-    );
-    assert_same(
-        &of(&out, "dist_sink_2"),
-        &scored_alone(REF, FRAMES),
-        "dist_sink_2",
-    );
-    assert_same(
-        &of(&out, "dist_sink"),
-        &scored_alone(REF, FRAMES),
-        "dist_sink",
-    );
+    assert_scored_alone(&out, "dist_sink_0", quarter, FRAMES);
+    assert_scored_alone(&out, "dist_sink_2", REF, FRAMES);
+    assert_scored_alone(&out, "dist_sink", REF, FRAMES);
 }
 
 /// A pad released mid-stream ends its rendition there: its last frames and
@@ -432,12 +426,8 @@ fn a_rendition_released_mid_stream_reports_what_it_scored() {
         ),
         ("released", 3, Some("mid"))
     );
-    assert_same(&of(&out, "dist_sink_0"), &scored_alone(half, 3), "released");
-    assert_same(
-        &of(&out, "dist_sink"),
-        &scored_alone(REF, FRAMES),
-        "dist_sink",
-    );
+    assert_scored_alone(&out, "dist_sink_0", half, 3);
+    assert_scored_alone(&out, "dist_sink", REF, FRAMES);
 }
 
 fn feed_some(
@@ -471,16 +461,8 @@ fn a_rendition_that_ends_early_leaves_the_others_going() {
         ],
     );
     assert!(out.errors.is_empty(), "{:?}", out.errors);
-    assert_same(
-        &of(&out, "dist_sink_0"),
-        &scored_alone(odd, 4),
-        "ended early",
-    );
-    assert_same(
-        &of(&out, "dist_sink"),
-        &scored_alone(REF, FRAMES),
-        "dist_sink",
-    );
+    assert_scored_alone(&out, "dist_sink_0", odd, 4);
+    assert_scored_alone(&out, "dist_sink", REF, FRAMES);
     let p0 = pooled(&out, "dist_sink_0");
     assert_eq!(
         (p0[0].frames, p0[0].pairing.unscored),
@@ -561,16 +543,8 @@ fn a_ladder_without_dist_sink() {
     assert!(out.errors.is_empty(), "{:?}", out.errors);
     assert!(out.warnings.is_empty(), "{:?}", out.warnings);
     assert!(of(&out, "dist_sink").is_empty() && pooled(&out, "dist_sink").is_empty());
-    assert_same(
-        &of(&out, "dist_sink_0"),
-        &scored_alone(half, FRAMES),
-        "dist_sink_0",
-    );
-    assert_same(
-        &of(&out, "dist_sink_1"),
-        &scored_alone(odd, FRAMES),
-        "dist_sink_1",
-    );
+    assert_scored_alone(&out, "dist_sink_0", half, FRAMES);
+    assert_scored_alone(&out, "dist_sink_1", odd, FRAMES);
     let mut files: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -620,9 +594,5 @@ fn a_rendition_that_changes_size_goes_on() {
         .map(|p| (p.reason.as_str(), p.frames))
         .collect();
     assert_eq!(reasons, [("caps-changed", 4), ("eos", u64::from(FRAMES))]);
-    assert_same(
-        &of(&out, "dist_sink"),
-        &scored_alone(REF, FRAMES),
-        "dist_sink",
-    );
+    assert_scored_alone(&out, "dist_sink", REF, FRAMES);
 }

@@ -220,92 +220,58 @@ pub fn push_seq(
     for i in 0..n {
         let r = seq.samples(i, false);
         let d = seq.samples(i, true);
-        let dims = seq.planes();
-        let mk8 = |v: &Vec<Vec<u8>>| -> Vec<(Vec<u8>, usize, usize)> {
-            v.iter()
-                .zip(&dims)
-                .map(|(p, &(w, h))| (p.clone(), w, h))
-                .collect()
-        };
-        let frames: Vec<FrameScores> = if seq.bpc == 8 {
-            let r8: Vec<Vec<u8>> = r
-                .iter()
-                .map(|p| p.iter().map(|&x| x as u8).collect())
-                .collect();
-            let d8: Vec<Vec<u8>> = d
-                .iter()
-                .map(|p| p.iter().map(|&x| x as u8).collect())
-                .collect();
-            let (r8, d8) = (mk8(&r8), mk8(&d8));
-            match pinned {
-                Some(b) => {
-                    // One pinned buffer per side, planes back to back.
-                    let mut bufs = Vec::new();
-                    for side in [&r8, &d8] {
-                        let len: usize = side.iter().map(|(p, _, _)| p.len()).sum();
-                        let mut m = PinnedHostMem::new(b.device(), len).unwrap();
-                        let mut off = 0;
-                        for (p, _, _) in side {
-                            m.as_mut()[off..off + p.len()].copy_from_slice(p);
-                            off += p.len();
-                        }
-                        bufs.push(m);
+        let frames: Vec<FrameScores> = match pinned.filter(|_| seq.bpc == 8) {
+            Some(b) => {
+                let dims = seq.planes();
+                let mk8 = |v: &Vec<Vec<u16>>| -> Vec<(Vec<u8>, usize, usize)> {
+                    v.iter()
+                        .zip(&dims)
+                        .map(|(p, &(w, h))| (p.iter().map(|&x| x as u8).collect(), w, h))
+                        .collect()
+                };
+                let (r8, d8) = (mk8(&r), mk8(&d));
+                // One pinned buffer per side, planes back to back.
+                let mut bufs = Vec::new();
+                for side in [&r8, &d8] {
+                    let len: usize = side.iter().map(|(p, _, _)| p.len()).sum();
+                    let mut m = PinnedHostMem::new(b.device(), len).unwrap();
+                    let mut off = 0;
+                    for (p, _, _) in side {
+                        m.as_mut()[off..off + p.len()].copy_from_slice(p);
+                        off += p.len();
                     }
-                    let views: Vec<Vec<Plane<'_, u8>>> = bufs
-                        .iter()
-                        .zip([&r8, &d8])
-                        .map(|(m, side)| {
-                            let mut off = 0;
-                            side.iter()
-                                .map(|(p, w, h)| {
-                                    let pl = Plane::new(
-                                        &m.as_ref()[off..off + p.len()],
-                                        *w,
-                                        *h,
-                                        w + seq.pad,
-                                    )
-                                    .unwrap();
-                                    off += p.len();
-                                    pl
-                                })
-                                .collect()
-                        })
-                        .collect();
-                    assert!(pinned_owner(views[0][0].data).is_some());
-                    let rp = Picture::new_u8(seq.format, &views[0]).unwrap();
-                    let dp = Picture::new_u8(seq.format, &views[1]).unwrap();
-                    let keep: KeepAlive =
-                        Box::new(bufs.iter().map(|m| m.shared().clone()).collect::<Vec<_>>());
-                    engine.push_kept(&rp, &dp, Some(keep)).unwrap()
+                    bufs.push(m);
                 }
-                None => {
-                    let rpl: Vec<Plane<'_, u8>> = r8
-                        .iter()
-                        .map(|(p, w, h)| Plane::new(p, *w, *h, w + seq.pad).unwrap())
-                        .collect();
-                    let dpl: Vec<Plane<'_, u8>> = d8
-                        .iter()
-                        .map(|(p, w, h)| Plane::new(p, *w, *h, w + seq.pad).unwrap())
-                        .collect();
-                    let rp = Picture::new_u8(seq.format, &rpl).unwrap();
-                    let dp = Picture::new_u8(seq.format, &dpl).unwrap();
-                    engine.push(&rp, &dp).unwrap()
-                }
+                let views: Vec<Vec<Plane<'_, u8>>> = bufs
+                    .iter()
+                    .zip([&r8, &d8])
+                    .map(|(m, side)| {
+                        let mut off = 0;
+                        side.iter()
+                            .map(|(p, w, h)| {
+                                let pl = Plane::new(
+                                    &m.as_ref()[off..off + p.len()],
+                                    *w,
+                                    *h,
+                                    w + seq.pad,
+                                )
+                                .unwrap();
+                                off += p.len();
+                                pl
+                            })
+                            .collect()
+                    })
+                    .collect();
+                assert!(pinned_owner(views[0][0].data).is_some());
+                let rp = Picture::new_u8(seq.format, &views[0]).unwrap();
+                let dp = Picture::new_u8(seq.format, &views[1]).unwrap();
+                let keep: KeepAlive =
+                    Box::new(bufs.iter().map(|m| m.shared().clone()).collect::<Vec<_>>());
+                engine.push_kept(&rp, &dp, Some(keep)).unwrap()
             }
-        } else {
-            let rpl: Vec<Plane<'_, u16>> = r
-                .iter()
-                .zip(&dims)
-                .map(|(p, &(w, h))| Plane::new(p, w, h, w + seq.pad).unwrap())
-                .collect();
-            let dpl: Vec<Plane<'_, u16>> = d
-                .iter()
-                .zip(&dims)
-                .map(|(p, &(w, h))| Plane::new(p, w, h, w + seq.pad).unwrap())
-                .collect();
-            let rp = Picture::new_u16(seq.format, seq.bpc, &rpl).unwrap();
-            let dp = Picture::new_u16(seq.format, seq.bpc, &dpl).unwrap();
-            engine.push(&rp, &dp).unwrap()
+            None => with_picture(seq, &r, |rp| {
+                with_picture(seq, &d, |dp| engine.push(rp, dp).unwrap())
+            }),
         };
         out.extend(frames);
     }
