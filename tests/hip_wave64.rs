@@ -21,7 +21,7 @@ mod common;
 use common::parity::{
     FLOAT_OPTION_MODELS, Seq, config, diff, failover_scorer, golden_runs_bit_exact, hip_scorer,
     ladder_after_reset_bit_exact, ladder_bit_exact, ladder_failover_bit_exact, push_seq,
-    sizes_bit_exact, where_it_ran,
+    shared_reference_bit_exact, sizes_bit_exact, where_it_ran,
 };
 use common::{golden_runs, golden_runs_features, golden_runs_v1};
 use gst::prelude::*;
@@ -526,6 +526,60 @@ fn ladder_renditions_at_wave64_are_bit_exact() {
     )
     .expect("the emulated device");
     eprintln!("  ladder renditions at wave64: every metric bit-exact");
+}
+
+/// A ladder's renditions sharing one reference on the emulated device
+/// (its upload, VIF's decimations and ADM's DWT once per frame, as
+/// `shared_reference.rs` says): each rendition's every value equals the
+/// CPU engine's scoring it alone, also for renditions that join late or
+/// end early; the reference's work was done once per frame.
+#[test]
+fn a_ladder_shares_its_reference_at_wave64() {
+    if !in_emulator("a_ladder_shares_its_reference_at_wave64", &[]) {
+        return;
+    }
+    let cases = [
+        (
+            (176, 144),
+            vec![(176, 144), (88, 72), (61, 45)],
+            (PixelFormat::Yuv420, 8),
+            "vmaf_v0.6.1",
+            6,
+        ),
+        (
+            (256, 216),
+            vec![(256, 216), (131, 109)],
+            (PixelFormat::Yuv422, 10),
+            "vmaf_v1.0.16_3d0h",
+            5,
+        ),
+    ];
+    for (reference, sizes, format, model, n) in cases {
+        let counts = shared_reference_bit_exact(reference, &sizes, format, model, n)
+            .expect("the emulated device");
+        let pushed = shared_pushes(sizes.len(), n);
+        assert_eq!(
+            (counts.done, counts.shared),
+            (u64::from(n), pushed - u64::from(n)),
+            "the reference's work once per frame"
+        );
+        eprintln!(
+            "  {n} reference frames worked on once, found done {} times",
+            counts.shared
+        );
+    }
+}
+
+/// Frames pushed by `renditions` renditions over `n` reference frames in
+/// `shared_reference_bit_exact` (the second joins one frame late, the last
+/// ends two early).
+fn shared_pushes(renditions: usize, n: u32) -> u64 {
+    let n = u64::from(n);
+    match renditions {
+        1 => n,
+        2 => 2 * n - 1,
+        k => k as u64 * n - 3,
+    }
 }
 
 /// A ladder rendition through a GPU fault: the CPU engine takes the

@@ -19,8 +19,10 @@
 
 use super::fault;
 use super::features::{
-    self, Frame, Geometry, GpuExtractor, Kernels, Retired, extractors_for, load_kernels,
+    self, Earlier, Frame, Geometry, GpuExtractor, Kernels, ReferenceWork, Retired, extractors_for,
+    load_kernels,
 };
+use super::shared_reference::{ReferenceFrame, ReferenceLayout, SharedReference, Taken};
 use super::scale::DeviceScaler;
 use super::{
     Device, DeviceBuffer, Event, HipError, HostRegistration, PinnedBuffer, PinnedHostMem, Runtime,
@@ -46,6 +48,10 @@ pub struct HipOptions {
     /// slot costs device memory (~66 MiB at 1080p), so sixteen 1080p
     /// streams fit in under 4 GiB.
     pub ring: usize,
+    /// The reference shared with the other renditions of a ladder: frames
+    /// given with the same `FrameInput::reference_id` are uploaded, and
+    /// the extractors' work on the reference alone done, once.
+    pub shared_reference: Option<SharedReference>,
 }
 
 impl Default for HipOptions {
@@ -54,6 +60,7 @@ impl Default for HipOptions {
             vendor: Vendor::Auto,
             device_id: 0,
             ring: 0,
+            shared_reference: None,
         }
     }
 }
@@ -99,10 +106,12 @@ struct Layout {
     /// u64 sums of all extractors (at least one), and read-back bytes.
     sum_words: usize,
     result_bytes: usize,
+    /// A ladder's reference frame for this geometry and these extractors.
+    reference: ReferenceLayout,
 }
 
 impl Layout {
-    fn new(geo: Geometry, extractors: Vec<Box<dyn GpuExtractor>>) -> Layout {
+    fn new(dev: &Arc<Device>, geo: Geometry, extractors: Vec<Box<dyn GpuExtractor>>) -> Layout {
         let (mut sums_at, mut extra_at) = (Vec::new(), Vec::new());
         let mut words = 0;
         for e in &extractors {
@@ -115,9 +124,15 @@ impl Layout {
             extra_at.push(bytes);
             bytes += e.extra_bytes();
         }
+        let reference = ReferenceLayout::new(
+            dev,
+            geo.planes.iter().map(|&(w, h)| w * h * geo.bps).collect(),
+            extractors.iter().map(|e| e.reference_buffers()).collect(),
+        );
         Layout {
             geo,
             extractors,
+            reference,
             sums_at,
             extra_at,
             sum_words,
@@ -153,8 +168,12 @@ struct Slot {
     done: Event,
     /// Packed pictures for inputs that are not already in pinned memory.
     staging: PinnedHostMem,
-    /// Uploaded planes: reference then distorted for each plane of `Geometry::planes`.
+    /// Uploaded planes: the reference's (`Geometry::planes`), then the
+    /// distorted picture's.
     pix: Vec<DeviceBuffer>,
+    /// The ladder's reference frame this slot's frame reads instead of its
+    /// own reference planes (`shared_reference.rs`).
+    reference: Option<Arc<ReferenceFrame>>,
     /// The extractors' integer sums on the device.
     sums: DeviceBuffer,
     /// The read-back: the sums, then the extractors' extra bytes.
@@ -162,6 +181,17 @@ struct Slot {
     flight: Option<InFlight>,
     /// Events between stages, recorded only while profiling.
     marks: Vec<Event>,
+}
+
+impl Slot {
+    /// The uploaded planes (`n` of them) of the reference (`side` 0: the
+    /// ladder's, where this frame shares it) or of the distorted picture (1).
+    fn picture(&self, side: usize, n: usize) -> &[DeviceBuffer] {
+        match (&self.reference, side) {
+            (Some(r), 0) => &r.buffers().planes,
+            _ => &self.pix[side * n..(side + 1) * n],
+        }
+    }
 }
 
 /// A frame's input memory while its uploads run: page-locked host memory
@@ -225,6 +255,8 @@ pub struct HipBackend {
     /// Scales distorted pictures of another size to the reference's
     /// (`Plan::scale`), made for the size last seen.
     scaler: Option<DeviceScaler>,
+    /// The ladder this backend is a rendition of.
+    share: Option<SharedReference>,
 }
 
 impl HipBackend {
@@ -319,6 +351,7 @@ impl HipBackend {
             profiled_frames: 0,
             fault: fault::Injector::from_env(),
             scaler: None,
+            share: options.shared_reference.clone(),
         })
     }
 
@@ -395,7 +428,7 @@ impl HipBackend {
         extractors
             .iter_mut()
             .for_each(|e| e.set_host_pooling(self.host_pooling));
-        let mut layout = Layout::new(geo, extractors);
+        let mut layout = Layout::new(&self.dev, geo, extractors);
         self.stage_ms = vec![0.0; layout.stages().len()];
         let mut slots: Vec<Slot> = Vec::with_capacity(self.ring);
         while slots.len() < self.ring {
@@ -474,8 +507,8 @@ impl HipBackend {
         let g = &l.geo;
         let mut pix = Vec::new();
         let mut staging_len = 0;
-        for &(pw, ph) in &g.planes {
-            for side in ["reference", "distorted"] {
+        for side in ["reference", "distorted"] {
+            for &(pw, ph) in &g.planes {
                 pix.push(DeviceBuffer::new(dev, pw * ph * g.bps, side)?);
                 staging_len += pw * ph * g.bps;
             }
@@ -489,6 +522,7 @@ impl HipBackend {
             done: Event::blocking(dev)?,
             staging: PinnedHostMem::new(dev, staging_len)?,
             pix,
+            reference: None,
             sums: DeviceBuffer::new(dev, l.sum_words * 8, "feature sums")?,
             result: PinnedHostMem::new(dev, l.result_bytes)?,
             flight: None,
@@ -601,7 +635,12 @@ impl HipBackend {
         // Counted before anything else clones the kernels' Arc.
         let live = live_backends(&self.kernels);
         self.mark(s, 0)?;
-        let held = self.upload(s, &input, live)?;
+        let new_reference = self.take_reference(s, &input)?;
+        let upload_reference = new_reference.is_some() || self.slots[s].reference.is_none();
+        let held = self.upload(s, &input, live, upload_reference)?;
+        if let Some(frame) = new_reference {
+            self.launch_reference_work(s, &frame, input.scored)?;
+        }
         if input.scaled() {
             self.scale_distorted(s)?;
         }
@@ -659,7 +698,13 @@ impl HipBackend {
     /// memory copied on the device, pinned memory read in place, large
     /// kept host memory page-locked where it lies, the rest staged.
     /// Returns the host memory the uploads read until they are done.
-    fn upload(&mut self, s: usize, input: &FrameInput<'_>, live: usize) -> Result<Held, VmafError> {
+    fn upload(
+        &mut self,
+        s: usize,
+        input: &FrameInput<'_>,
+        live: usize,
+        upload_reference: bool,
+    ) -> Result<Held, VmafError> {
         let l = &self.layout.as_ref().expect("set up before submitting").geo;
         let slot = &self.slots[s];
         let st = &slot.stream;
@@ -677,6 +722,9 @@ impl HipBackend {
         let scaled = input.scaled();
         for p in 0..l.planes.len() {
             for (side, pic) in [input.reference, input.distorted].into_iter().enumerate() {
+                if side == 0 && !upload_reference {
+                    continue;
+                }
                 let (dst, (pw, ph)) = self.upload_target(s, p, side, scaled);
                 let row = pw * l.bps;
                 if let Planes::Device(planes) = &pic.planes {
@@ -726,6 +774,69 @@ impl HipBackend {
         Ok(held)
     }
 
+    /// The ladder's reference frame for slot `s`'s frame, into the slot
+    /// (none when this backend has no ladder, or for a frame without a
+    /// reference number: a replay after a failover). Returns it when it is
+    /// new, for this backend to upload and work on; when another backend
+    /// has, the slot's stream waits for that work.
+    fn take_reference(
+        &mut self,
+        s: usize,
+        input: &FrameInput<'_>,
+    ) -> Result<Option<Arc<ReferenceFrame>>, VmafError> {
+        // The frame this slot held goes first: its memory may serve now.
+        self.slots[s].reference = None;
+        let (Some(share), Some(id), Some(layout)) = (
+            &self.share,
+            input.reference_id,
+            self.layout.as_ref().map(|l| &l.reference),
+        ) else {
+            return Ok(None);
+        };
+        let slot = &mut self.slots[s];
+        match share.take(&self.dev, layout, (id, input.scored)).map_err(be)? {
+            Taken::Done(frame) => {
+                slot.stream.wait(&frame.buffers().done).map_err(be)?;
+                slot.reference = Some(frame);
+                Ok(None)
+            }
+            Taken::New(frame) => {
+                slot.reference = Some(frame.clone());
+                Ok(Some(frame))
+            }
+        }
+    }
+
+    /// The extractors' work on the reference alone of a ladder's new
+    /// reference frame (uploaded into it on slot `s`'s stream), then its
+    /// event, and the frame published for the other renditions.
+    fn launch_reference_work(
+        &self,
+        s: usize,
+        frame: &Arc<ReferenceFrame>,
+        scored: bool,
+    ) -> Result<(), VmafError> {
+        let l = self.layout.as_ref().expect("set up before submitting");
+        let (stream, b) = (&self.slots[s].stream, frame.buffers());
+        for (e, out) in l.extractors.iter().zip(&b.families) {
+            if !out.is_empty() && (scored || e.every_frame()) {
+                let w = ReferenceWork {
+                    kernels: &self.kernels,
+                    geo: &l.geo,
+                    stream,
+                    reference: &b.planes,
+                    out,
+                };
+                e.launch_reference(&w).map_err(be)?;
+            }
+        }
+        stream.record(&b.done).map_err(be)?;
+        if let Some(share) = &self.share {
+            share.publish(frame);
+        }
+        Ok(())
+    }
+
     /// Where plane `p` of `side` (0 reference, 1 distorted) of slot `s` is
     /// uploaded, and its size: the slot's plane, or, for a distorted
     /// picture to be scaled, the scaler's buffer at the rendition's size.
@@ -736,16 +847,10 @@ impl HipBackend {
         side: usize,
         scaled: bool,
     ) -> (&DeviceBuffer, (usize, usize)) {
+        let planes = &self.layout.as_ref().expect("set up before submitting").geo.planes;
         match &self.scaler {
             Some(sc) if scaled && side == 1 => (sc.source(s, p), sc.source_size(p)),
-            _ => (
-                &self.slots[s].pix[2 * p + side],
-                self.layout
-                    .as_ref()
-                    .expect("set up before submitting")
-                    .geo
-                    .planes[p],
-            ),
+            _ => (&self.slots[s].picture(side, planes.len())[p], planes[p]),
         }
     }
 
@@ -761,7 +866,7 @@ impl HipBackend {
                 &slot.stream,
                 s,
                 p,
-                &slot.pix[2 * p + 1],
+                &slot.picture(1, planes)[p],
             )
             .map_err(be)?;
         }
@@ -829,8 +934,13 @@ impl HipBackend {
         slot.stream
             .memset(&slot.sums, 0, l.sum_words * 8, 0)
             .map_err(be)?;
-        let earlier =
-            |k: Option<usize>| k.map(|p| (&self.slots[p].pix[..], &self.slots[p].uploaded));
+        let n = l.geo.planes.len();
+        let earlier = |k: Option<usize>| {
+            k.map(|p| Earlier {
+                pictures: [0, 1].map(|side| self.slots[p].picture(side, n)),
+                uploaded: &self.slots[p].uploaded,
+            })
+        };
         let mut computed = Vec::with_capacity(l.extractors.len());
         for (i, e) in l.extractors.iter_mut().enumerate() {
             let ran = if input.scored || e.every_frame() {
@@ -839,8 +949,13 @@ impl HipBackend {
                     geo: &l.geo,
                     slot: s,
                     stream: &slot.stream,
-                    pix: &slot.pix,
+                    pictures: [0, 1].map(|side| slot.picture(side, n)),
                     earlier: [earlier(self.prev_slot), earlier(self.prev_prev_slot)],
+                    shared: slot
+                        .reference
+                        .as_ref()
+                        .map(|r| &r.buffers().families[i][..])
+                        .filter(|b| !b.is_empty()),
                     sums: &slot.sums,
                     sums_at: l.sums_at[i],
                     result: &slot.result,

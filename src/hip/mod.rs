@@ -19,6 +19,7 @@ pub mod gst_gpu;
 mod module;
 pub mod nvdec;
 mod scale;
+mod shared_reference;
 
 pub use device::{
     Device, DeviceBuffer, DeviceInfo, Event, HostRegistration, PinnedBuffer, PinnedHostMem, Stream,
@@ -26,6 +27,7 @@ pub use device::{
 };
 pub use engine::{HipBackend, HipOptions, MAX_WIDTH, shared_device};
 pub use features::KERNEL_SOURCES;
+pub use shared_reference::{SharedReference, SharingCounts};
 pub use module::{Arg, ArgKind, Kernel, Module, PRELUDE, cache_dir, compile, compile_source};
 
 use ffi::{CudaFns, HipFns, RtcFns};

@@ -248,6 +248,9 @@ impl Pictures {
                 distorted: d,
                 keep: None,
                 replay,
+                // A frame made again is not shared: this backend does its
+                // reference's work itself.
+                reference_id: None,
             })
         };
         match self {

@@ -87,6 +87,10 @@ pub struct FrameInput<'a> {
     pub keep: Option<KeepAlive>,
     /// How to make the pair's pictures again later, where the caller can.
     pub replay: Option<Arc<dyn Replay>>,
+    /// The reference picture's number in a ladder, the same for every
+    /// rendition pushed with it: a GPU backend sharing the ladder's
+    /// reference uploads it, and does the work on it alone, once.
+    pub reference_id: Option<u64>,
 }
 
 impl FrameInput<'_> {
@@ -199,6 +203,19 @@ pub trait Engine: Send {
         distorted: &Picture<'_>,
         keep: Option<KeepAlive>,
         replay: Option<Arc<dyn Replay>>,
+    ) -> Result<Vec<FrameScores>, VmafError> {
+        self.push_rendition(reference, distorted, keep, replay, None)
+    }
+    /// As [`Engine::push_replayable`], for one rendition of a ladder:
+    /// `reference_id` numbers the reference picture, the same for every
+    /// rendition pushed with it ([`FrameInput::reference_id`]).
+    fn push_rendition(
+        &mut self,
+        reference: &Picture<'_>,
+        distorted: &Picture<'_>,
+        keep: Option<KeepAlive>,
+        replay: Option<Arc<dyn Replay>>,
+        reference_id: Option<u64>,
     ) -> Result<Vec<FrameScores>, VmafError>;
     /// End of stream (or segment): the remaining frames.
     fn flush(&mut self) -> Result<Vec<FrameScores>, VmafError>;

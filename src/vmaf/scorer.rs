@@ -404,12 +404,13 @@ impl<B: FeatureBackend> Engine for Scorer<B> {
         self.backend.describe()
     }
 
-    fn push_replayable(
+    fn push_rendition(
         &mut self,
         reference: &Picture<'_>,
         distorted: &Picture<'_>,
         keep: Option<KeepAlive>,
         replay: Option<Arc<dyn super::Replay>>,
+        reference_id: Option<u64>,
     ) -> Result<Vec<FrameScores>, VmafError> {
         let g = Geometry {
             width: reference.width,
@@ -449,6 +450,7 @@ impl<B: FeatureBackend> Engine for Scorer<B> {
             distorted,
             keep,
             replay,
+            reference_id,
         })?;
         let raws = check_frames(self.backend.collect(false)?)?;
         Ok(self.absorb(raws, false))

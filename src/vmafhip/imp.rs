@@ -8,7 +8,7 @@ use super::{
     Backend, LogLevel, OnGpuError, PoolMethod, ResultsFormat, Scaling, Vendor, VmafFrameMessage,
 };
 use crate::hip::gst_gpu::{self, GpuMemoryKind, GstGpu};
-use crate::hip::{self, HipBackend, HipOptions};
+use crate::hip::{self, HipBackend, HipOptions, SharedReference};
 use crate::vmaf::{
     self, DevicePlane, Engine, EngineConfig, Failover, KeepAlive, ModelFlags, ModelSet, Picture,
     PixelFormat, Plane, Retry, Scorer,
@@ -187,6 +187,13 @@ struct State {
     /// Requested pads released (their names are not used again): the
     /// streaming thread may still see one until the aggregator removes it.
     released: Vec<String>,
+    /// The reference the renditions' GPU engines share: with more than one
+    /// rendition, each reference frame is uploaded, and the work on it
+    /// alone done, once (`hip::SharedReference`).
+    shared_reference: SharedReference,
+    /// Reference frames scored so far: the number the engines know a
+    /// frame's reference by.
+    references: u64,
 }
 
 impl State {
@@ -331,7 +338,9 @@ fn hip_vendor(v: Vendor) -> hip::Vendor {
     }
 }
 
-fn open_engine(s: &Settings) -> Result<Opened, gst::ErrorMessage> {
+/// An engine for one rendition: on the GPU, a backend sharing the ladder's
+/// `reference` with the element's other renditions.
+fn open_engine(s: &Settings, reference: &SharedReference) -> Result<Opened, gst::ErrorMessage> {
     let models = ModelSet::load(&s.model_filename).map_err(|e| {
         gst::error_msg!(
             gst::LibraryError::Settings,
@@ -381,6 +390,7 @@ fn open_engine(s: &Settings) -> Result<Opened, gst::ErrorMessage> {
         let options = HipOptions {
             vendor: hip_vendor(s.vendor),
             device_id: s.device_id.max(0) as usize,
+            shared_reference: Some(reference.clone()),
             ..Default::default()
         };
         let backend = HipBackend::new(plan.clone(), &options).map_err(|e| e.to_string())?;
@@ -781,7 +791,7 @@ impl VmafHip {
         pad: &gst_video::VideoAggregatorPad,
     ) -> Result<bool, gst::FlowError> {
         let name = pad.name().to_string();
-        let (settings, first_on_gpu) = {
+        let ((settings, shared_reference), first_on_gpu) = {
             let mut guard = self.state.lock().unwrap();
             let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
             if st.released.contains(&name) {
@@ -790,10 +800,13 @@ impl VmafHip {
             if st.rendition(&name).is_some() {
                 return Ok(true);
             }
-            (st.settings.clone(), st.device.is_some())
+            (
+                (st.settings.clone(), st.shared_reference.clone()),
+                st.device.is_some(),
+            )
         };
         let label = pad.property::<Option<String>>("label");
-        let made = open_engine(&settings).and_then(|o| {
+        let made = open_engine(&settings, &shared_reference).and_then(|o| {
             // dist_sink's engine warned already if it is on the CPU too.
             if let Some(w) = o.warning.as_ref().filter(|_| first_on_gpu) {
                 gst::element_imp_warning!(
@@ -872,6 +885,8 @@ impl VmafHip {
                 return Ok(true);
             }
             st.last_ref = ref_time;
+            // A new reference frame, known to the engines by its number.
+            st.references += 1;
             let duration = reference.and_then(|b| b.duration());
             for r in &mut st.renditions {
                 r.pairings.reference(ref_time, duration);
@@ -982,8 +997,14 @@ impl VmafHip {
         };
         let mut guard = self.state.lock().unwrap();
         let state = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
-        let Some(r) = state.rendition(name) else {
+        if state.rendition(name).is_none() {
             // Released meanwhile.
+            return Ok(Ok(Vec::new()));
+        }
+        // A lone rendition does its reference's work itself, as 1.28's
+        // `vmaf` would; the renditions of a ladder share it.
+        let reference_id = (state.renditions.len() > 1).then_some(state.references);
+        let Some(r) = state.rendition(name) else {
             return Ok(Ok(Vec::new()));
         };
         r.start_frame(timing);
@@ -991,7 +1012,7 @@ impl VmafHip {
         let pushed = with_picture(ref_frame, |rp| {
             with_picture(dist_frame, |dp| {
                 engine
-                    .push_replayable(rp, dp, keep, replay)
+                    .push_rendition(rp, dp, keep, replay, reference_id)
                     .map_err(|e| e.to_string())
             })
         })
@@ -1530,13 +1551,14 @@ impl AggregatorImpl for VmafHip {
     fn start(&self) -> Result<(), gst::ErrorMessage> {
         self.parent_start()?;
         let settings = self.settings.lock().unwrap().clone();
+        let shared_reference = SharedReference::new();
         let Opened {
             engine,
             name: backend,
             device,
             warning,
             reads_chroma,
-        } = open_engine(&settings)?;
+        } = open_engine(&settings, &shared_reference)?;
         gst::info!(
             CAT,
             imp = self,
@@ -1583,6 +1605,8 @@ impl AggregatorImpl for VmafHip {
             last_ref: None,
             first_frame_delay: gst::ClockTime::ZERO,
             released: Vec::new(),
+            shared_reference,
+            references: 0,
         });
         self.update_latency();
         Ok(())

@@ -2,7 +2,9 @@
 //! tests/hip_wave64.rs (the AMD path on the CPU emulator): the HIP scorer,
 //! exact frame comparison, golden runs and synthetic sequences.
 
-use gstvmafhip::hip::{HipBackend, HipOptions, PinnedHostMem, pinned_owner};
+use gstvmafhip::hip::{
+    HipBackend, HipOptions, PinnedHostMem, SharedReference, SharingCounts, pinned_owner,
+};
 use gstvmafhip::vmaf::{
     Engine, EngineConfig, Failover, FailoverNote, FrameScores, KeepAlive, ModelSet, Picture,
     PixelFormat, Plane, Retry, ScaleMethod, Scorer, VmafError,
@@ -18,13 +20,7 @@ pub fn hip_scorer(config: &EngineConfig) -> Option<Scorer<HipBackend>> {
             );
             Some(Scorer::with_backend(config, b).unwrap())
         }
-        Err(e) => {
-            if std::env::var("VMAFHIP_REQUIRE_GPU").as_deref() == Ok("1") {
-                panic!("VMAFHIP_REQUIRE_GPU=1 but no HIP device: {e}");
-            }
-            eprintln!("skipped: no HIP device ({e})");
-            None
-        }
+        Err(e) => skip_without_gpu(e.to_string()),
     }
 }
 
@@ -464,18 +460,11 @@ fn ladder_config(&(r, _, format, bpc): &LadderCase, method: ScaleMethod) -> Engi
 fn ladder_frames(
     engine: &mut dyn Engine,
     &(r, d, format, bpc): &LadderCase,
-    n: u32,
+    frames: std::ops::Range<u32>,
 ) -> Vec<FrameScores> {
-    let seq = |(w, h): (usize, usize), pad| Seq {
-        w,
-        h,
-        format,
-        bpc,
-        pad,
-    };
-    let (rs, ds) = (seq(r, 3), seq(d, 1));
+    let (rs, ds) = (seq_of(r, (format, bpc), 3), seq_of(d, (format, bpc), 1));
     let mut out = Vec::new();
-    for i in 0..n {
+    for i in frames {
         let (a, b) = (rs.samples(i, false), resampled(&rs, &ds, i));
         let pushed = with_picture(&rs, &a, |rp| {
             with_picture(&ds, &b, |dp| engine.push(rp, dp).unwrap())
@@ -496,8 +485,8 @@ pub fn ladder_bit_exact(cases: &[LadderCase], method: ScaleMethod) -> Option<usi
         let mut gpu = hip_scorer(&c)?;
         let mut cpu = Scorer::cpu(&c).unwrap();
         let (a, b) = (
-            ladder_frames(&mut cpu, case, 4),
-            ladder_frames(&mut gpu, case, 4),
+            ladder_frames(&mut cpu, case, 0..4),
+            ladder_frames(&mut gpu, case, 0..4),
         );
         let bad = diff(&a, &b);
         let ((rw, rh), (dw, dh), format, bpc) = *case;
@@ -524,10 +513,10 @@ pub fn ladder_bit_exact(cases: &[LadderCase], method: ScaleMethod) -> Option<usi
 pub fn ladder_after_reset_bit_exact(first: &LadderCase, then: &LadderCase) -> Option<()> {
     let c = ladder_config(then, ScaleMethod::Bicubic);
     let mut gpu = hip_scorer(&c)?;
-    ladder_frames(&mut gpu, first, 3);
+    ladder_frames(&mut gpu, first, 0..3);
     gpu.reset().unwrap();
-    let b = ladder_frames(&mut gpu, then, 4);
-    let a = ladder_frames(&mut Scorer::cpu(&c).unwrap(), then, 4);
+    let b = ladder_frames(&mut gpu, then, 0..4);
+    let a = ladder_frames(&mut Scorer::cpu(&c).unwrap(), then, 0..4);
     let bad = diff(&a, &b);
     assert!(
         bad.is_empty(),
@@ -546,8 +535,8 @@ pub fn ladder_failover_bit_exact(case: &LadderCase, retry: bool) -> Option<Vec<F
     let mut gpu = failover_scorer(&c, retry)?;
     let mut cpu = Scorer::cpu(&c).unwrap();
     let (a, b) = (
-        ladder_frames(&mut cpu, case, 8),
-        ladder_frames(&mut gpu, case, 8),
+        ladder_frames(&mut cpu, case, 0..8),
+        ladder_frames(&mut gpu, case, 0..8),
     );
     let bad = diff(&a, &b);
     assert!(bad.is_empty(), "{case:?}: {}", bad.join("\n"));
@@ -558,4 +547,102 @@ pub fn ladder_failover_bit_exact(case: &LadderCase, retry: bool) -> Option<Vec<F
         where_it_ran(&moves)
     );
     Some(moves)
+}
+
+/// A ladder sharing one reference: renditions of `sizes` scored against a
+/// `reference`-sized sequence of `n` frames by HIP backends that share a
+/// [`SharedReference`] (the second rendition joins at frame 1, the last
+/// ends two frames early). Every value of every rendition equals the CPU
+/// engine's scoring that rendition alone, over the same frames; the
+/// counts say how often the reference's work was done and shared.
+pub fn shared_reference_bit_exact(
+    reference: (usize, usize),
+    sizes: &[(usize, usize)],
+    (format, bpc): (PixelFormat, u8),
+    model: &str,
+    n: u32,
+) -> Option<SharingCounts> {
+    let mut c = ladder_config(&(reference, sizes[0], format, bpc), ScaleMethod::Bicubic);
+    c.models = ModelSet::load(model).unwrap();
+    let share = SharedReference::new();
+    let options = HipOptions {
+        shared_reference: Some(share.clone()),
+        ..Default::default()
+    };
+    let mut gpus = Vec::new();
+    for _ in sizes {
+        match HipBackend::new(c.plan().unwrap(), &options) {
+            Ok(b) => gpus.push(Scorer::with_backend(&c, b).unwrap()),
+            Err(e) => return skip_without_gpu(e.to_string()),
+        }
+    }
+    let last = sizes.len() - 1;
+    // The frames rendition k is given.
+    let span = |k: usize| match k {
+        1 => 1..n,
+        k if k == last && k > 0 => 0..n - 2,
+        _ => 0..n,
+    };
+    let rs = seq_of(reference, (format, bpc), 3);
+    let mut gpu_out = vec![Vec::new(); sizes.len()];
+    for i in 0..n {
+        let a = rs.samples(i, false);
+        for (k, (&size, gpu)) in sizes.iter().zip(&mut gpus).enumerate() {
+            let ds = seq_of(size, (format, bpc), 1);
+            if !span(k).contains(&i) {
+                continue;
+            }
+            let b = resampled(&rs, &ds, i);
+            let pushed = with_picture(&rs, &a, |rp| {
+                with_picture(&ds, &b, |dp| {
+                    gpu.push_rendition(rp, dp, None, None, Some(u64::from(i)))
+                        .unwrap()
+                })
+            });
+            gpu_out[k].extend(pushed);
+            if i + 1 == span(k).end {
+                gpu_out[k].extend(gpu.flush().unwrap());
+            }
+        }
+    }
+    for (k, &size) in sizes.iter().enumerate() {
+        let case = (reference, size, format, bpc);
+        let alone = ladder_frames(&mut Scorer::cpu(&c).unwrap(), &case, span(k));
+        let bad = diff(&alone, &gpu_out[k]);
+        assert!(
+            bad.is_empty(),
+            "rendition {k} ({size:?} of {reference:?} {format:?} {bpc}-bit, {model}): {}",
+            bad.join("\n")
+        );
+        eprintln!(
+            "  rendition {}x{} of {}x{} {format:?} {bpc}-bit ({model}), frames {:?}: {} frames identical to it scored alone",
+            size.0,
+            size.1,
+            reference.0,
+            reference.1,
+            span(k),
+            alone.len()
+        );
+    }
+    Some(share.counts())
+}
+
+/// A sequence of `size` with rows padded by `pad` samples.
+fn seq_of((w, h): (usize, usize), (format, bpc): (PixelFormat, u8), pad: usize) -> Seq {
+    Seq {
+        w,
+        h,
+        format,
+        bpc,
+        pad,
+    }
+}
+
+/// None for a test without a GPU, unless `VMAFHIP_REQUIRE_GPU=1`.
+fn skip_without_gpu<T>(why: String) -> Option<T> {
+    if std::env::var("VMAFHIP_REQUIRE_GPU").as_deref() == Ok("1") {
+        panic!("VMAFHIP_REQUIRE_GPU=1 but no HIP device: {why}");
+    }
+    eprintln!("skipped: no HIP device ({why})");
+    None
 }

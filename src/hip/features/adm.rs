@@ -3,11 +3,14 @@
 //! (from the luma at scale 0, from the previous scale's bands after), the
 //! decoupling with the CSF, the contrast-masking sums and the CSF-weighted
 //! denominator sums, nine u64 per scale; the CPU twin
-//! (`vmaf::features::adm`) finishes them into the scores.
+//! (`vmaf::features::adm`) finishes them into the scores. In a ladder the
+//! reference's DWT is done once for every rendition (`launch_reference`).
 
 #![forbid(unsafe_code)]
 
-use super::{Frame, Geometry, GpuExtractor, Modules, Retired, blocks, sig, upload_table};
+use super::{
+    Frame, Geometry, GpuExtractor, Modules, ReferenceWork, Retired, blocks, sig, upload_table,
+};
 use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, Stream};
 use crate::vmaf::features::RawFeatures;
 use crate::vmaf::features::adm::{
@@ -116,14 +119,50 @@ impl Adm {
         })
     }
 
-    /// The DWT of both pictures at `scale`.
+    /// The DWT at `scale` of both pictures, or, when the ladder did the
+    /// reference's, of the distorted one only.
     fn launch_dwt(&self, f: &Frame<'_>, scale: usize) -> Result<(), HipError> {
-        let (g, k, sc) = (f.geo, &f.kernels.adm, &self.scratch[f.slot]);
+        let sc = &self.scratch[f.slot];
+        let src = match scale {
+            0 => [f.plane(0, 0), f.plane(1, 0)],
+            _ => [&sc.bands_ref[scale - 1], &sc.bands_dis[scale - 1]],
+        };
+        let (k, st) = (&f.kernels.adm, f.stream);
+        match f.shared {
+            Some(_) => {
+                let dis = &sc.bands_dis[scale];
+                self.dwt(k, st, f.geo, scale, [src[1]; 2], [dis; 2], 1)
+            }
+            None => {
+                let out = [&sc.bands_ref[scale], &sc.bands_dis[scale]];
+                self.dwt(k, st, f.geo, scale, src, out, 2)
+            }
+        }
+    }
+
+    /// The DWT at `scale` of the first `sides` of `src` (reference,
+    /// distorted: the luma at scale 0, the scale above's bands after) into
+    /// `out`.
+    #[allow(clippy::too_many_arguments)]
+    fn dwt(
+        &self,
+        k: &Kernels,
+        stream: &Stream,
+        g: &Geometry,
+        scale: usize,
+        src: [&DeviceBuffer; 2],
+        out: [&DeviceBuffer; 2],
+        sides: u32,
+    ) -> Result<(), HipError> {
         let (w, h) = self.input[scale];
         let (bw, bh) = self.band[scale];
         let (ox, oy) = self.dwt_offsets[scale];
-        let grid = (blocks(bw), bh as u32, 2);
-        let size = [
+        let grid = (blocks(bw), bh as u32, sides);
+        let mut args = vec![
+            Arg::Buf(src[0], 0),
+            Arg::Buf(src[1], 0),
+            Arg::Buf(out[0], 0),
+            Arg::Buf(out[1], 0),
             Arg::I32(w as i32),
             Arg::I32(h as i32),
             Arg::I32(bw as i32),
@@ -135,36 +174,28 @@ impl Adm {
             let shift = if g.bpc == 8 { 8 } else { i32::from(g.bpc) };
             let round = 1i32 << (shift - 1);
             let kern = if g.bps == 1 { &k.dwt0_8 } else { &k.dwt0_16 };
-            let mut args = vec![
-                Arg::Buf(&f.pix[0], 0),
-                Arg::Buf(&f.pix[1], 0),
-                Arg::Buf(&sc.bands_ref[0], 0),
-                Arg::Buf(&sc.bands_dis[0], 0),
-            ];
-            args.extend(size);
             args.extend([
                 Arg::I32(shift),
                 Arg::I32(round),
                 Arg::I32(DWT_LO_SUM.wrapping_mul(round)),
             ]);
-            return f.stream.launch(kern, grid, (256, 1, 1), 0, &args);
+            return stream.launch(kern, grid, (256, 1, 1), 0, &args);
         }
         let (v_add, v_shift) = if scale == 1 { (0, 0) } else { (32768, 16) };
         let (h_add, h_shift) = if scale == 2 { (32768, 16) } else { (16384, 15) };
-        let mut args = vec![
-            Arg::Buf(&sc.bands_ref[scale - 1], 0),
-            Arg::Buf(&sc.bands_dis[scale - 1], 0),
-            Arg::Buf(&sc.bands_ref[scale], 0),
-            Arg::Buf(&sc.bands_dis[scale], 0),
-        ];
-        args.extend(size);
         args.extend([
             Arg::I64(v_add),
             Arg::I32(v_shift),
             Arg::I64(h_add),
             Arg::I32(h_shift),
         ]);
-        f.stream.launch(&k.dwt123, grid, (256, 1, 1), 0, &args)
+        stream.launch(&k.dwt123, grid, (256, 1, 1), 0, &args)
+    }
+
+    /// The reference's bands at `scale`: this slot's, or the ladder's.
+    fn bands_ref<'a>(&'a self, f: &Frame<'a>, scale: usize) -> &'a DeviceBuffer {
+        f.shared
+            .map_or(&self.scratch[f.slot].bands_ref[scale], |b| &b[scale])
     }
 
     /// Decoupling of the distorted bands from the reference's at `scale`,
@@ -184,7 +215,7 @@ impl Adm {
             (256, 1, 1),
             0,
             &[
-                Arg::Buf(&sc.bands_ref[scale], 0),
+                Arg::Buf(self.bands_ref(f, scale), 0),
                 Arg::Buf(&sc.bands_dis[scale], 0),
                 Arg::Buf(&k.div_table, 0),
                 Arg::Buf(&sc.work, 0),
@@ -245,7 +276,7 @@ impl Adm {
             (256, 1, 1),
             0,
             &[
-                Arg::Buf(&sc.bands_ref[scale], 0),
+                Arg::Buf(self.bands_ref(f, scale), 0),
                 Arg::I32(bw as i32),
                 Arg::I32(bh as i32),
                 Arg::I32(c.top),
@@ -305,6 +336,24 @@ impl GpuExtractor for Adm {
 
     fn table_bytes(&self) -> usize {
         self.dwt_tables.bytes()
+    }
+
+    /// The reference's bands at every scale.
+    fn reference_buffers(&self) -> Vec<usize> {
+        self.band.iter().map(|&(bw, bh)| 4 * bw * bh * 4).collect()
+    }
+
+    fn launch_reference(&self, w: &ReferenceWork<'_>) -> Result<(), HipError> {
+        let k = &w.kernels.adm;
+        for scale in 0..4 {
+            let src = match scale {
+                0 => &w.reference[0],
+                _ => &w.out[scale - 1],
+            };
+            let out = &w.out[scale];
+            self.dwt(k, w.stream, w.geo, scale, [src; 2], [out; 2], 1)?;
+        }
+        Ok(())
     }
 
     fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError> {

@@ -610,7 +610,7 @@ impl GpuExtractor for Cambi {
             &f.kernels.cambi,
             f.stream,
             &self.scratch[f.slot],
-            (&f.pix[0], &f.pix[1]),
+            (f.plane(0, 0), f.plane(1, 0)),
             f.geo.bps,
             f.geo.bpc,
             f.sums,

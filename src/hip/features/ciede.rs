@@ -89,9 +89,8 @@ impl GpuExtractor for Ciede {
             _ => (0, 0),
         };
         let kern = if g.bps == 1 { &k.pixels8 } else { &k.pixels16 };
-        let mut args: Vec<Arg<'_>> = [0, 2, 4, 1, 3, 5]
-            .iter()
-            .map(|&p| Arg::Buf(&f.pix[p], 0))
+        let mut args: Vec<Arg<'_>> = (0..2)
+            .flat_map(|side| (0..3).map(move |p| Arg::Buf(f.plane(side, p), 0)))
             .collect();
         args.extend([g.w, g.h, cw, ch, sx, sy].map(|v| Arg::I32(v as i32)));
         args.push(Arg::I32(i32::from(g.bpc)));

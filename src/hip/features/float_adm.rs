@@ -313,8 +313,8 @@ impl GpuExtractor for FloatAdm {
 
     fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError> {
         let s = &self.scratch[f.slot];
-        ff::to_float(f, &f.pix[0], &s.pics[0])?;
-        ff::to_float(f, &f.pix[1], &s.pics[1])?;
+        ff::to_float(f, f.plane(0, 0), &s.pics[0])?;
+        ff::to_float(f, f.plane(1, 0), &s.pics[1])?;
         for scale in 0..4 {
             self.dwt(f, scale)?;
             if !self.skips(scale) {

@@ -77,8 +77,8 @@ impl GpuExtractor for FloatAnsnr {
     fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError> {
         let s = &self.scratch[f.slot];
         let (w, h) = self.size;
-        ff::to_float(f, &f.pix[0], &s.pics[0])?;
-        ff::to_float(f, &f.pix[1], &s.pics[1])?;
+        ff::to_float(f, f.plane(0, 0), &s.pics[0])?;
+        ff::to_float(f, f.plane(1, 0), &s.pics[1])?;
         f.stream.launch(
             &f.kernels.float_ansnr.terms,
             (blocks(w), h as u32, 1),

@@ -57,8 +57,8 @@ impl GpuExtractor for FloatMoment {
             (256, 1, 1),
             0,
             &[
-                Arg::Buf(&f.pix[0], 0),
-                Arg::Buf(&f.pix[1], 0),
+                Arg::Buf(f.plane(0, 0), 0),
+                Arg::Buf(f.plane(1, 0), 0),
                 Arg::I32(g.w as i32),
                 Arg::I32(g.h as i32),
                 Arg::Buf(f.sums, f.sums_at * 8),

@@ -102,7 +102,7 @@ impl FloatMotion {
         let s = &self.scratch[f.slot];
         let plane = &self.planes[k];
         let (w, h) = plane.size;
-        for (side, pix) in [prev, &f.pix[2 * k]].into_iter().enumerate() {
+        for (side, pix) in [prev, f.plane(0, k)].into_iter().enumerate() {
             ff::to_float_samples(f, pix, w * h, &s.pics[side])?;
             ff::filter(
                 f,
@@ -176,16 +176,16 @@ impl GpuExtractor for FloatMotion {
     /// The previous frame's reference against this one's, once that one is
     /// uploaded; false for the first frame and with motion forced to zero.
     fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError> {
-        let Some((prev, uploaded)) = f.earlier[0] else {
+        let Some(prev) = f.earlier[0] else {
             return Ok(false);
         };
         if self.p.temporal.force_zero {
             return Ok(false);
         }
-        f.stream.wait(uploaded)?;
+        f.stream.wait(prev.uploaded)?;
         let mut at = 0;
         for k in 0..self.planes.len() {
-            self.plane_rows(f, k, &prev[2 * k], at)?;
+            self.plane_rows(f, k, prev.plane(0, k), at)?;
             at += self.planes[k].rows();
         }
         let s = &self.scratch[f.slot];

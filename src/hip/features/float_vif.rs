@@ -229,10 +229,10 @@ impl GpuExtractor for FloatVif {
         for side in 0..2 {
             match (&self.prescale, &s.unscaled) {
                 (Some(pre), Some(unscaled)) => {
-                    ff::to_float(f, &f.pix[side], unscaled)?;
+                    ff::to_float(f, f.plane(side, 0), unscaled)?;
                     pre.scale(f, unscaled, &s.even[side])?;
                 }
-                _ => ff::to_float(f, &f.pix[side], &s.even[side])?,
+                _ => ff::to_float(f, f.plane(side, 0), &s.even[side])?,
             }
         }
         for scale in 0..4 {

@@ -83,7 +83,7 @@ impl Host {
         for (p, &bytes) in sizes.iter().enumerate() {
             for side in 0..2 {
                 f.stream
-                    .download(host.shared(), at, &f.pix[2 * p + side], 0, bytes)?;
+                    .download(host.shared(), at, f.plane(side, p), 0, bytes)?;
                 spans.push((p, side, at, bytes));
                 at += bytes;
             }

@@ -257,12 +257,15 @@ pub(super) struct Frame<'a> {
     /// The ring slot (families keep their scratch per slot).
     pub slot: usize,
     pub stream: &'a Stream,
-    /// Uploaded planes: reference then distorted for each of `geo.planes`.
-    pub pix: &'a [DeviceBuffer],
-    /// The uploaded planes of the frames 1 and 2 back (laid out as `pix`),
-    /// with the event that marks their upload (none at the start and after
-    /// a flush).
-    pub earlier: [Option<(&'a [DeviceBuffer], &'a Event)>; 2],
+    /// Uploaded planes (`geo.planes`) of the reference (0) and the
+    /// distorted picture (1).
+    pub pictures: [&'a [DeviceBuffer]; 2],
+    /// The frames 1 and 2 back (none at the start and after a flush).
+    pub earlier: [Option<Earlier<'a>>; 2],
+    /// This family's reference-only work, done once for every rendition of
+    /// a ladder ([`GpuExtractor::launch_reference`]): its launch then does
+    /// the distorted picture's side only. None: it does both.
+    pub shared: Option<&'a [DeviceBuffer]>,
     /// The frame's device sums, zeroed, and this family's first u64 in them.
     pub sums: &'a DeviceBuffer,
     pub sums_at: usize,
@@ -275,7 +278,39 @@ pub(super) struct Frame<'a> {
     pub input: &'a FrameInput<'a>,
 }
 
+/// An earlier frame's uploaded planes, with the event that marks their
+/// upload.
+#[derive(Clone, Copy)]
+pub(super) struct Earlier<'a> {
+    pub pictures: [&'a [DeviceBuffer]; 2],
+    pub uploaded: &'a Event,
+}
+
+impl Earlier<'_> {
+    /// Plane `p` of the reference (`side` 0) or the distorted picture (1).
+    pub fn plane(&self, side: usize, p: usize) -> &DeviceBuffer {
+        &self.pictures[side][p]
+    }
+}
+
+/// A reference frame as a family's reference-only launches see it: queued
+/// once for all the renditions of a ladder (`shared_reference.rs`).
+pub(super) struct ReferenceWork<'a> {
+    pub kernels: &'a Kernels,
+    pub geo: &'a Geometry,
+    pub stream: &'a Stream,
+    /// The reference's uploaded planes (`geo.planes`).
+    pub reference: &'a [DeviceBuffer],
+    /// The family's buffers, of the sizes [`GpuExtractor::reference_buffers`] gives.
+    pub out: &'a [DeviceBuffer],
+}
+
 impl Frame<'_> {
+    /// Plane `p` of the reference (`side` 0) or the distorted picture (1).
+    pub fn plane(&self, side: usize, p: usize) -> &DeviceBuffer {
+        &self.pictures[side][p]
+    }
+
     /// Queues the read-back of a family's extra bytes (`bytes` from the
     /// start of `src`) into the frame's pinned result.
     pub fn read_back_extra(&self, src: &DeviceBuffer, bytes: usize) -> Result<(), HipError> {
@@ -332,6 +367,17 @@ pub(super) trait GpuExtractor: Send {
     /// How many frames back it reads the reference (0: none).
     fn frames_back(&self) -> usize {
         0
+    }
+    /// Bytes of each device buffer that its work on the reference alone
+    /// fills, which the renditions of a ladder share
+    /// ([`GpuExtractor::launch_reference`]); empty: it shares nothing.
+    fn reference_buffers(&self) -> Vec<usize> {
+        Vec::new()
+    }
+    /// Queues its work on the reference alone for one scored frame, into
+    /// `w.out`; its `launch` then finds them in [`Frame::shared`].
+    fn launch_reference(&self, _w: &ReferenceWork<'_>) -> Result<(), HipError> {
+        Ok(())
     }
     /// Queues its work for one frame; false when it computed nothing.
     fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError>;

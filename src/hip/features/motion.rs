@@ -57,14 +57,14 @@ impl GpuExtractor for Motion {
     /// false when there is none (the first frame) or motion is forced to
     /// zero.
     fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError> {
-        let Some((prev, uploaded)) = f.earlier[self.frames_back() - 1] else {
+        let Some(prev) = f.earlier[self.frames_back() - 1] else {
             return Ok(false);
         };
         if self.p.force_zero {
             return Ok(false);
         }
         let (g, k) = (f.geo, &f.kernels.motion);
-        f.stream.wait(uploaded)?;
+        f.stream.wait(prev.uploaded)?;
         let kern = if g.bps == 1 { &k.sad8 } else { &k.sad16 };
         let shift = if g.bpc == 8 { 8 } else { i32::from(g.bpc) };
         // Rows per block: one block sum for several rows.
@@ -75,8 +75,8 @@ impl GpuExtractor for Motion {
             (256, 1, 1),
             0,
             &[
-                Arg::Buf(&prev[0], 0),
-                Arg::Buf(&f.pix[0], 0),
+                Arg::Buf(prev.plane(0, 0), 0),
+                Arg::Buf(f.plane(0, 0), 0),
                 Arg::I32(g.w as i32),
                 Arg::I32(g.h as i32),
                 Arg::I32(shift),

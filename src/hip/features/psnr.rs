@@ -47,8 +47,8 @@ impl GpuExtractor for Psnr {
                 (256, 1, 1),
                 0,
                 &[
-                    Arg::Buf(&f.pix[2 * p], 0),
-                    Arg::Buf(&f.pix[2 * p + 1], 0),
+                    Arg::Buf(f.plane(0, p), 0),
+                    Arg::Buf(f.plane(1, p), 0),
                     Arg::I32(pw as i32),
                     Arg::I32(ph as i32),
                     Arg::Buf(f.sums, (f.sums_at + p) * 8),

@@ -134,8 +134,8 @@ impl GpuExtractor for PsnrHvs {
                     (256, 1, 1),
                     0,
                     &[
-                        Arg::Buf(&f.pix[2 * p], 0),
-                        Arg::Buf(&f.pix[2 * p + 1], 0),
+                        Arg::Buf(f.plane(0, p), 0),
+                        Arg::Buf(f.plane(1, p), 0),
                         Arg::I32(g.planes[p].0 as i32),
                         Arg::I32(b.across as i32),
                         Arg::I32(b.count as i32),

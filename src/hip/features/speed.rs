@@ -387,7 +387,10 @@ impl GpuExtractor for Speed {
     /// read back into the frame's result.
     fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError> {
         self.images
-            .run(f, [&f.pix[2], &f.pix[3], &f.pix[4], &f.pix[5]])?;
+            .run(
+            f,
+            [f.plane(0, 1), f.plane(1, 1), f.plane(0, 2), f.plane(1, 2)],
+        )?;
         Ok(true)
     }
 
@@ -451,13 +454,14 @@ impl GpuExtractor for SpeedTemporal {
     /// The frame differences from the frame just before (scored or not),
     /// once that one is uploaded; false for the first frame (score 0).
     fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError> {
-        let Some((prev, uploaded)) = f.earlier[0] else {
+        let Some(prev) = f.earlier[0] else {
             return Ok(false);
         };
-        f.stream.wait(uploaded)?;
-        let (cur_ref, cur_dis) = (&f.pix[0], &f.pix[1]);
+        f.stream.wait(prev.uploaded)?;
+        let (cur_ref, cur_dis) = (f.plane(0, 0), f.plane(1, 0));
         let dis_now = if self.use_ref_diff { cur_ref } else { cur_dis };
-        self.images.run(f, [&prev[0], cur_ref, &prev[1], dis_now])?;
+        self.images
+            .run(f, [prev.plane(0, 0), cur_ref, prev.plane(1, 0), dis_now])?;
         Ok(true)
     }
 

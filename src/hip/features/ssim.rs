@@ -225,7 +225,7 @@ impl Ssim {
                 (256, 1, 1),
                 0,
                 &[
-                    Arg::Buf(&f.pix[side], 0),
+                    Arg::Buf(f.plane(side, 0), 0),
                     Arg::I32(n as i32),
                     Arg::U32(self.scaler.to_bits()),
                     Arg::Buf(&self.scratch[f.slot].pics[side], 0),

@@ -2,11 +2,14 @@
 //! at each of the four scales, the decimation of both pictures from the
 //! scale above, then the per-pixel statistic summed into four u64 per
 //! scale; the CPU twin (`vmaf::features::vif`) turns the sums into the
-//! scale's numerator and denominator.
+//! scale's numerator and denominator. In a ladder the reference's
+//! decimations are done once for every rendition (`launch_reference`).
 
 #![forbid(unsafe_code)]
 
-use super::{Frame, Geometry, GpuExtractor, Modules, Retired, blocks, sig};
+use super::{
+    Frame, Geometry, GpuExtractor, Modules, ReferenceWork, Retired, blocks, sig,
+};
 use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, Stream, u16_bytes};
 use crate::vmaf::features::RawFeatures;
 use crate::vmaf::features::vif::{VifAccum, VifScales, VifShifts, log2_table};
@@ -43,6 +46,8 @@ type Pair = [DeviceBuffer; 2];
 
 pub(super) struct Vif {
     egl: f64,
+    /// Image sizes of the four scales.
+    sizes: [(usize, usize); 4],
     /// Bytes of one scale image (scale 1's size, 16 bits a sample).
     image_bytes: usize,
     /// Per slot: the scale images, scale 1 and 3 in the first pair, scale 2
@@ -52,9 +57,11 @@ pub(super) struct Vif {
 
 impl Vif {
     pub(super) fn new(egl: f64, geo: &Geometry) -> Self {
-        let (w1, h1) = Self::sizes(geo.w, geo.h)[1];
+        let sizes = Self::sizes(geo.w, geo.h);
+        let (w1, h1) = sizes[1];
         Vif {
             egl,
+            sizes,
             image_bytes: w1 * h1 * 2,
             scratch: Vec::new(),
         }
@@ -69,49 +76,23 @@ impl Vif {
         s
     }
 
-    /// The decimation into `scale` (1..3) of both pictures of the scale above.
+    /// The decimation into `scale` (1..3) of the pictures of the scale
+    /// above: both, or, when the ladder did the reference's, the
+    /// distorted one's only.
     fn launch_decimate(&self, f: &Frame<'_>, scale: usize) -> Result<(), HipError> {
-        let (g, k) = (f.geo, &f.kernels.vif);
         let [a, b] = &self.scratch[f.slot];
         let bufs = [a, b, a];
-        let (pw, ph) = Self::sizes(g.w, g.h)[scale - 1];
         let out = bufs[scale - 1];
-        let grid = (blocks(pw / 2), (ph / 2) as u32, 2);
-        if scale == 1 {
-            let mut args = vec![
-                Arg::Buf(&f.pix[0], 0),
-                Arg::Buf(&f.pix[1], 0),
-                Arg::Buf(&out[0], 0),
-                Arg::Buf(&out[1], 0),
-                Arg::I32(pw as i32),
-                Arg::I32(ph as i32),
-                Arg::I32(i32::from(g.bpc)),
-                Arg::I32(i32::from(g.bpc == 8)),
-            ];
-            if g.bps == 1 {
-                return f.stream.launch(&k.dec8, grid, (256, 1, 1), 0, &args);
-            }
-            args.push(Arg::I32(1));
-            return f.stream.launch(&k.dec16, grid, (256, 1, 1), 0, &args);
+        let src = match scale {
+            1 => [f.plane(0, 0), f.plane(1, 0)],
+            _ => [&bufs[scale - 2][0], &bufs[scale - 2][1]],
+        };
+        let (stream, geo) = (f.stream, f.geo);
+        let k = &f.kernels.vif;
+        match f.shared {
+            Some(_) => decimate(k, stream, geo, scale, [src[1]; 2], [&out[1]; 2], 1),
+            None => decimate(k, stream, geo, scale, src, [&out[0], &out[1]], 2),
         }
-        let src = bufs[scale - 2];
-        f.stream.launch(
-            &k.dec16,
-            grid,
-            (256, 1, 1),
-            0,
-            &[
-                Arg::Buf(&src[0], 0),
-                Arg::Buf(&src[1], 0),
-                Arg::Buf(&out[0], 0),
-                Arg::Buf(&out[1], 0),
-                Arg::I32(pw as i32),
-                Arg::I32(ph as i32),
-                Arg::I32(16),
-                Arg::I32(0),
-                Arg::I32(scale as i32),
-            ],
-        )
     }
 
     /// The statistic of `scale` into its four sums.
@@ -121,10 +102,14 @@ impl Vif {
         let (sw, sh) = Self::sizes(g.w, g.h)[scale];
         let shifts = VifShifts::for_scale(scale, g.bpc);
         let (r, d) = match scale {
-            0 => (&f.pix[0], &f.pix[1]),
+            0 => (f.plane(0, 0), f.plane(1, 0)),
             2 => (&b[0], &b[1]),
             _ => (&a[0], &a[1]),
         };
+        let r = f.shared.map_or(r, |ref_scales| match scale {
+            0 => r,
+            _ => &ref_scales[scale - 1],
+        });
         let kern = if scale == 0 && g.bps == 1 {
             &k.stat8
         } else {
@@ -162,6 +147,39 @@ impl Vif {
     }
 }
 
+/// The decimation into `scale` (1..3) of `src` (reference, distorted:
+/// the scale above's pictures) into `out`, for the first `sides` of them.
+fn decimate(
+    k: &Kernels,
+    stream: &Stream,
+    g: &Geometry,
+    scale: usize,
+    src: [&DeviceBuffer; 2],
+    out: [&DeviceBuffer; 2],
+    sides: u32,
+) -> Result<(), HipError> {
+    let (pw, ph) = Vif::sizes(g.w, g.h)[scale - 1];
+    let grid = (blocks(pw / 2), (ph / 2) as u32, sides);
+    let mut args = vec![
+        Arg::Buf(src[0], 0),
+        Arg::Buf(src[1], 0),
+        Arg::Buf(out[0], 0),
+        Arg::Buf(out[1], 0),
+        Arg::I32(pw as i32),
+        Arg::I32(ph as i32),
+    ];
+    if scale == 1 {
+        args.extend([Arg::I32(i32::from(g.bpc)), Arg::I32(i32::from(g.bpc == 8))]);
+        if g.bps == 1 {
+            return stream.launch(&k.dec8, grid, (256, 1, 1), 0, &args);
+        }
+        args.push(Arg::I32(1));
+    } else {
+        args.extend([Arg::I32(16), Arg::I32(0), Arg::I32(scale as i32)]);
+    }
+    stream.launch(&k.dec16, grid, (256, 1, 1), 0, &args)
+}
+
 impl GpuExtractor for Vif {
     fn stage(&self) -> &'static str {
         "vif"
@@ -184,6 +202,24 @@ impl GpuExtractor for Vif {
 
     fn slot_bytes(&self) -> usize {
         4 * self.image_bytes
+    }
+
+    /// The reference's images at scales 1, 2 and 3.
+    fn reference_buffers(&self) -> Vec<usize> {
+        self.sizes[1..].iter().map(|&(w, h)| w * h * 2).collect()
+    }
+
+    fn launch_reference(&self, w: &ReferenceWork<'_>) -> Result<(), HipError> {
+        let k = &w.kernels.vif;
+        for scale in 1..4 {
+            let src = match scale {
+                1 => &w.reference[0],
+                _ => &w.out[scale - 2],
+            };
+            let out = &w.out[scale - 1];
+            decimate(k, w.stream, w.geo, scale, [src; 2], [out; 2], 1)?;
+        }
+        Ok(())
     }
 
     /// Scale s reads the raw pictures (s = 0), then alternately the first

@@ -1,0 +1,219 @@
+//! The reference of a ladder, shared by its renditions' backends on one
+//! device: each reference frame uploaded once, with the extractors' work
+//! that reads only the reference (VIF's decimations, ADM's wavelet bands:
+//! `GpuExtractor::launch_reference`) done once for every rendition.
+//!
+//! The first backend given a reference frame (by its number in the ladder,
+//! `FrameInput::reference_id`) uploads it and queues that work on its own
+//! stream, then publishes the frame with the event that marks the work
+//! done; the others make their streams wait on that event and read the
+//! same device memory. A frame's memory goes back to a spare list when the
+//! last slot holding it is reused, which is after every frame reading it
+//! has retired (`HipBackend::take_slot`), so spare memory is never in use.
+//!
+//! The numbers cannot change: the shared work is the same kernels on the
+//! same picture, only launched once, and a backend that cannot share a
+//! frame (another device, another geometry, a frame replayed after a
+//! failover) does it all itself as a lone pair does.
+
+#![forbid(unsafe_code)]
+
+use super::{Device, DeviceBuffer, Event, HipError};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+/// What a frame's shared memory is laid out for: the device, and the
+/// bytes of each reference plane and of each extractor's reference work.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct ReferenceLayout {
+    /// The device's address, as identity.
+    device: usize,
+    pub planes: Vec<usize>,
+    /// Per extractor, in launch order: its buffers' bytes (none: it shares
+    /// nothing).
+    pub families: Vec<Vec<usize>>,
+}
+
+impl ReferenceLayout {
+    pub fn new(dev: &Arc<Device>, planes: Vec<usize>, families: Vec<Vec<usize>>) -> Self {
+        ReferenceLayout {
+            device: Arc::as_ptr(dev) as usize,
+            planes,
+            families,
+        }
+    }
+}
+
+/// One reference frame's device memory.
+pub(super) struct ReferenceBuffers {
+    pub planes: Vec<DeviceBuffer>,
+    /// Per extractor: its reference work (`ReferenceLayout::families`).
+    pub families: Vec<Vec<DeviceBuffer>>,
+    /// Recorded after the upload and the work, on the stream that did them.
+    pub done: Event,
+}
+
+impl ReferenceBuffers {
+    fn new(dev: &Arc<Device>, l: &ReferenceLayout) -> Result<Self, HipError> {
+        let buffers = |sizes: &[usize], what: &str| {
+            sizes
+                .iter()
+                .map(|&b| DeviceBuffer::new(dev, b.max(4), what))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        Ok(ReferenceBuffers {
+            planes: buffers(&l.planes, "shared reference")?,
+            families: l
+                .families
+                .iter()
+                .map(|f| buffers(f, "shared reference work"))
+                .collect::<Result<_, _>>()?,
+            done: Event::new(dev)?,
+        })
+    }
+
+    fn bytes(&self) -> usize {
+        self.planes
+            .iter()
+            .chain(self.families.iter().flatten())
+            .map(DeviceBuffer::bytes)
+            .sum()
+    }
+}
+
+/// A reference frame as the backends holding it see it.
+pub(super) struct ReferenceFrame {
+    key: Key,
+    layout: ReferenceLayout,
+    buffers: Option<ReferenceBuffers>,
+    /// Set once its work is queued and it is published: only then may its
+    /// memory be reused (a frame whose work failed part-way is freed).
+    published: AtomicBool,
+    home: Weak<Mutex<Frames>>,
+}
+
+impl ReferenceFrame {
+    pub fn buffers(&self) -> &ReferenceBuffers {
+        self.buffers.as_ref().expect("held until dropped")
+    }
+}
+
+impl Drop for ReferenceFrame {
+    fn drop(&mut self) {
+        let (Some(b), Some(home)) = (self.buffers.take(), self.home.upgrade()) else {
+            return;
+        };
+        if !self.published.load(Ordering::Acquire) {
+            return;
+        }
+        let mut f = home.lock().unwrap();
+        if f.frames.get(&self.key).is_some_and(|w| std::ptr::eq(w.as_ptr(), self)) {
+            f.frames.remove(&self.key);
+        }
+        if f.layout.as_ref() == Some(&self.layout) {
+            f.spare.push(b);
+        }
+    }
+}
+
+/// A reference frame's number in the ladder, and whether it is scored
+/// (a frame `subsample` skips has no VIF or ADM work).
+type Key = (u64, bool);
+
+#[derive(Default)]
+struct Frames {
+    /// The layout the spare memory has (the last one asked for).
+    layout: Option<ReferenceLayout>,
+    frames: HashMap<Key, Weak<ReferenceFrame>>,
+    spare: Vec<ReferenceBuffers>,
+    counts: SharingCounts,
+}
+
+/// How often the reference's work was done, and how often a backend found
+/// it done.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SharingCounts {
+    /// Reference frames uploaded and worked on.
+    pub done: u64,
+    /// Times a backend used a frame another had done.
+    pub shared: u64,
+}
+
+/// The shared reference of one ladder: give the same handle to every
+/// rendition's backend (`HipOptions::shared_reference`), and the same
+/// `reference_id` with the frames that have the same reference picture.
+#[derive(Clone, Default)]
+pub struct SharedReference(Arc<Mutex<Frames>>);
+
+impl fmt::Debug for SharedReference {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SharedReference({:?})", self.counts())
+    }
+}
+
+/// A reference frame for one backend: done already by another (wait on
+/// its event), or new (upload it, do its work, then `publish`).
+pub(super) enum Taken {
+    Done(Arc<ReferenceFrame>),
+    New(Arc<ReferenceFrame>),
+}
+
+impl SharedReference {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// What the handle's frames have been so far.
+    pub fn counts(&self) -> SharingCounts {
+        self.0.lock().unwrap().counts
+    }
+
+    /// Device bytes of the spare frames.
+    pub fn spare_bytes(&self) -> usize {
+        let f = self.0.lock().unwrap();
+        f.spare.iter().map(ReferenceBuffers::bytes).sum()
+    }
+
+    /// Frame `id` for a backend with `layout`: the one published, when its
+    /// layout is the same, else new memory (spare memory when there is).
+    pub(super) fn take(
+        &self,
+        dev: &Arc<Device>,
+        layout: &ReferenceLayout,
+        key: Key,
+    ) -> Result<Taken, HipError> {
+        let mut f = self.0.lock().unwrap();
+        if let Some(frame) = f.frames.get(&key).and_then(Weak::upgrade)
+            && frame.layout == *layout
+        {
+            f.counts.shared += 1;
+            return Ok(Taken::Done(frame));
+        }
+        if f.layout.as_ref() != Some(layout) {
+            f.spare.clear();
+            f.layout = Some(layout.clone());
+        }
+        let buffers = match f.spare.pop() {
+            Some(b) => b,
+            None => ReferenceBuffers::new(dev, layout)?,
+        };
+        Ok(Taken::New(Arc::new(ReferenceFrame {
+            key,
+            layout: layout.clone(),
+            buffers: Some(buffers),
+            published: AtomicBool::new(false),
+            home: Arc::downgrade(&self.0),
+        })))
+    }
+
+    /// Makes a new frame, its work queued and its event recorded, the one
+    /// the other backends take.
+    pub(super) fn publish(&self, frame: &Arc<ReferenceFrame>) {
+        frame.published.store(true, Ordering::Release);
+        let mut f = self.0.lock().unwrap();
+        f.counts.done += 1;
+        f.frames.insert(frame.key, Arc::downgrade(frame));
+    }
+}
