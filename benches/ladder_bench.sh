@@ -3,7 +3,10 @@
 # five-rendition ladder (1080p, 720p, 540p, 360p, 240p) as raw I420 files
 # in page cache, scored three ways:
 #   ladder    one vmafhip element: dist_sink and four dist_sink_%u, each
-#             rendition scaled to 1080p by the engine (on the GPU);
+#             rendition scaled to 1080p by the engine (on the GPU), the
+#             reference uploaded and its own work done once per frame;
+#             then the same with VMAFHIP_SHARE_REFERENCE=0 (each
+#             rendition's engine does the reference's work itself);
 #   separate  five vmafhip elements in one pipeline, each smaller rendition
 #             upscaled by videoscale (method=catrom) in front of its
 #             element: a ladder scored without request pads;
@@ -76,6 +79,9 @@ for run in $(seq 1 "$RUNS"); do
   $GL $LADDER > /tmp/ladder.log 2>&1 || { tail -3 /tmp/ladder.log; exit 1; }
   report ladder "$run" "$(elapsed /tmp/ladder.log)"
   # shellcheck disable=SC2086
+  VMAFHIP_SHARE_REFERENCE=0 $GL $LADDER > /tmp/ladder-own.log 2>&1 || { tail -3 /tmp/ladder-own.log; exit 1; }
+  report "ladder, reference not shared" "$run" "$(elapsed /tmp/ladder-own.log)"
+  # shellcheck disable=SC2086
   $GL $SEPARATE > /tmp/separate.log 2>&1 || { tail -3 /tmp/separate.log; exit 1; }
   report separate "$run" "$(elapsed /tmp/separate.log)"
   t0=$(date +%s.%N)
@@ -93,10 +99,12 @@ for run in $(seq 1 "$RUNS"); do
   done
   report engine "$run" "$secs"
 done
-# What the ladder element scored: each rendition's pooled frame count and
-# VMAF (every one must have all FRAMES), and any warning.
+# What the ladder element scored: how often the reference's work was
+# shared, each rendition's pooled frame count and VMAF (every one must
+# have all FRAMES), and any warning.
 # shellcheck disable=SC2086
-$GL -m $LADDER > /tmp/ladder-m.log 2>&1
+GST_DEBUG=vmafhip:4 GST_DEBUG_NO_COLOR=1 $GL -m $LADDER > /tmp/ladder-m.log 2>&1
+grep -o "shared reference: .*" /tmp/ladder-m.log | tail -1
 grep "type=(string)pooled" /tmp/ladder-m.log \
   | sed 's/.*score=(double)\([0-9.]*\).*frames=(guint64)\([0-9]*\).*rendition=(string)\([a-z_0-9]*\).*/\3: \2 frames, pooled VMAF \1/'
 echo "warnings: $(grep -c WARNING /tmp/ladder-m.log || true)"

@@ -9,7 +9,7 @@ mod common;
 use common::parity::{
     FLOAT_OPTION_MODELS, LadderCase, Seq, config, diff, failover_scorer, golden_runs_bit_exact,
     hip_scorer, ladder_after_reset_bit_exact, ladder_bit_exact, ladder_failover_bit_exact,
-    push_seq, push_seq_kept, sizes_bit_exact, where_it_ran,
+    push_seq, push_seq_kept, shared_reference_bit_exact, sizes_bit_exact, where_it_ran,
 };
 use common::{golden_runs, golden_runs_features, golden_runs_v1};
 use gstvmafhip::hip::{HipBackend, HipOptions};
@@ -428,3 +428,22 @@ const LADDER_CASES: [LadderCase; 5] = [
     ((160, 90), (64, 36), PixelFormat::Gray, 16),
     ((1920, 1080), (426, 240), PixelFormat::Yuv420, 8),
 ];
+
+/// A ladder sharing one reference on the GPU (`shared_reference.rs`): a
+/// 1080p reference with the usual 1080p, 720p, 540p, 360p and 240p
+/// renditions (v0 with every extractor the sizes take), and a 2160p one at
+/// 10 bits with 2160p, 1080p and odd-size renditions (v1's model alone:
+/// the CPU engine's every extractor at 2160p takes minutes): each
+/// rendition equal to the CPU engine scoring it alone, also when it joins
+/// late or ends early, and the reference's work done once per frame.
+#[test]
+fn a_ladder_shares_its_reference_on_the_gpu() {
+    let hd = [(1920, 1080), (1280, 720), (960, 540), (640, 360), (426, 240)];
+    let v0 = ("vmaf_v0.6.1", true);
+    if shared_reference_bit_exact((1920, 1080), &hd, (PixelFormat::Yuv420, 8), v0, 8).is_none() {
+        return;
+    }
+    let uhd = [(3840, 2160), (1920, 1080), (1279, 717)];
+    let v1 = ("vmaf_v1.0.16_3d0h_2160", false);
+    shared_reference_bit_exact((3840, 2160), &uhd, (PixelFormat::Yuv420, 10), v1, 6);
+}

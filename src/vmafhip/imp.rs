@@ -194,6 +194,9 @@ struct State {
     /// Reference frames scored so far: the number the engines know a
     /// frame's reference by.
     references: u64,
+    /// False with `VMAFHIP_SHARE_REFERENCE=0`: every rendition does its
+    /// reference's work itself (for comparisons).
+    share_reference: bool,
 }
 
 impl State {
@@ -1003,7 +1006,8 @@ impl VmafHip {
         }
         // A lone rendition does its reference's work itself, as 1.28's
         // `vmaf` would; the renditions of a ladder share it.
-        let reference_id = (state.renditions.len() > 1).then_some(state.references);
+        let reference_id =
+            (state.renditions.len() > 1 && state.share_reference).then_some(state.references);
         let Some(r) = state.rendition(name) else {
             return Ok(Ok(Vec::new()));
         };
@@ -1091,6 +1095,16 @@ impl VmafHip {
             let Some(state) = guard.as_mut() else {
                 return Ok(());
             };
+            let c = state.shared_reference.counts();
+            if c.done > 0 {
+                gst::info!(
+                    CAT,
+                    imp = self,
+                    "shared reference: {} frames uploaded and worked on once, found done by another rendition {} times",
+                    c.done,
+                    c.shared
+                );
+            }
             for r in state.renditions.iter_mut().filter(|r| which(&r.name)) {
                 match r.end_segment(why) {
                     Ok((msgs, p)) => {
@@ -1607,6 +1621,7 @@ impl AggregatorImpl for VmafHip {
             released: Vec::new(),
             shared_reference,
             references: 0,
+            share_reference: std::env::var("VMAFHIP_SHARE_REFERENCE").map_or(true, |v| v != "0"),
         });
         self.update_latency();
         Ok(())

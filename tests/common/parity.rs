@@ -550,20 +550,25 @@ pub fn ladder_failover_bit_exact(case: &LadderCase, retry: bool) -> Option<Vec<F
 }
 
 /// A ladder sharing one reference: renditions of `sizes` scored against a
-/// `reference`-sized sequence of `n` frames by HIP backends that share a
+/// `reference`-sized sequence of `n` frames (`model`, and every extractor
+/// the sizes take or none) by HIP backends that share a
 /// [`SharedReference`] (the second rendition joins at frame 1, the last
 /// ends two frames early). Every value of every rendition equals the CPU
-/// engine's scoring that rendition alone, over the same frames; the
-/// counts say how often the reference's work was done and shared.
+/// engine's scoring that rendition alone, over the same frames, and the
+/// reference's work was done once per frame (the counts).
 pub fn shared_reference_bit_exact(
     reference: (usize, usize),
     sizes: &[(usize, usize)],
     (format, bpc): (PixelFormat, u8),
-    model: &str,
+    (model, every_extractor): (&str, bool),
     n: u32,
 ) -> Option<SharingCounts> {
-    let mut c = ladder_config(&(reference, sizes[0], format, bpc), ScaleMethod::Bicubic);
+    let mut c = match every_extractor {
+        true => ladder_config(&(reference, sizes[0], format, bpc), ScaleMethod::Bicubic),
+        false => config(false, model),
+    };
     c.models = ModelSet::load(model).unwrap();
+    c.scale = Some(ScaleMethod::Bicubic);
     let share = SharedReference::new();
     let options = HipOptions {
         shared_reference: Some(share.clone()),
@@ -624,7 +629,20 @@ pub fn shared_reference_bit_exact(
             alone.len()
         );
     }
-    Some(share.counts())
+    // Rendition 0 has every frame: each was worked on once, and found
+    // done by every other rendition given it.
+    let given: u64 = (0..sizes.len()).map(|k| span(k).len() as u64).sum();
+    let counts = share.counts();
+    assert_eq!(
+        (counts.done, counts.shared),
+        (u64::from(n), given - u64::from(n)),
+        "the reference's work once per frame"
+    );
+    eprintln!(
+        "  {n} reference frames worked on once, found done {} times",
+        counts.shared
+    );
+    Some(counts)
 }
 
 /// A sequence of `size` with rows padded by `pad` samples.
