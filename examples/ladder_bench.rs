@@ -17,8 +17,8 @@
 
 use gstvmafhip::hip::{HipBackend, HipOptions, PinnedHostMem, SharedReference};
 use gstvmafhip::vmaf::{
-    Engine, EngineConfig, FeatureBackend, KeepAlive, ModelSet, Picture, PixelFormat, Plane, Scorer,
-    ScaleMethod,
+    Engine, EngineConfig, FeatureBackend, KeepAlive, ModelSet, Picture, PixelFormat, Plane,
+    ScaleMethod, Scorer,
 };
 use std::sync::Arc;
 use std::time::Instant;
@@ -55,7 +55,9 @@ fn parse() -> Args {
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     for pair in args.chunks(2) {
-        let v = pair.get(1).unwrap_or_else(|| panic!("{} needs a value", pair[0]));
+        let v = pair
+            .get(1)
+            .unwrap_or_else(|| panic!("{} needs a value", pair[0]));
         match pair[0].as_str() {
             "--size" => a.size = size(v),
             "--renditions" => a.renditions = v.split(',').map(size).collect(),
@@ -79,7 +81,11 @@ fn luma(k: usize, (w, h): (usize, usize), (rw, rh): (usize, usize), dist: bool) 
             s = s.wrapping_mul(1664525).wrapping_add(1013904223);
             let (xf, yf) = ((x * rw / w + 3 * k) as f32, (y * rh / h) as f32);
             let base = 128.0 + 70.0 * (xf * 0.013 + yf * 0.021).sin() + 25.0 * (xf * 0.21).cos();
-            let v = if dist { (base / 12.0).round() * 12.0 } else { base };
+            let v = if dist {
+                (base / 12.0).round() * 12.0
+            } else {
+                base
+            };
             out.push((v + (s >> 29) as f32).clamp(0.0, 255.0) as u8);
         }
     }
@@ -197,7 +203,11 @@ fn main() {
                 .collect()
         })
         .collect();
-    let sizes: Vec<String> = a.renditions.iter().map(|(w, h)| format!("{w}x{h}")).collect();
+    let sizes: Vec<String> = a
+        .renditions
+        .iter()
+        .map(|(w, h)| format!("{w}x{h}"))
+        .collect();
     eprintln!(
         "reference {}x{}, renditions {}, {} frames ({DISTINCT} distinct), model {}",
         a.size.0,

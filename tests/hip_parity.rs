@@ -438,7 +438,13 @@ const LADDER_CASES: [LadderCase; 5] = [
 /// late or ends early, and the reference's work done once per frame.
 #[test]
 fn a_ladder_shares_its_reference_on_the_gpu() {
-    let hd = [(1920, 1080), (1280, 720), (960, 540), (640, 360), (426, 240)];
+    let hd = [
+        (1920, 1080),
+        (1280, 720),
+        (960, 540),
+        (640, 360),
+        (426, 240),
+    ];
     let v0 = ("vmaf_v0.6.1", true);
     if shared_reference_bit_exact((1920, 1080), &hd, (PixelFormat::Yuv420, 8), v0, 8).is_none() {
         return;

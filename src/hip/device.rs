@@ -749,6 +749,23 @@ impl Stream {
         self.copy_2d(dst, &shape, CopySource::Device(src))
     }
 
+    /// Queues a copy of `bytes` from `src` at `src_offset` to `dst` at
+    /// `dst_offset`, both buffers of this device (bounds-checked).
+    pub fn copy(
+        &self,
+        dst: &DeviceBuffer,
+        dst_offset: usize,
+        src: &DeviceBuffer,
+        src_offset: usize,
+        bytes: usize,
+    ) -> Result<(), HipError> {
+        let shape = Copy2d::new(dst_offset, bytes, bytes, bytes, 1);
+        if !shape.fits("device copy", src_offset, src.bytes(), dst)? {
+            return Ok(());
+        }
+        self.copy_2d(dst, &shape, CopySource::Device(src.ptr + src_offset as u64))
+    }
+
     /// Queues a 2D copy whose bounds `Copy2d::fits` checked.
     fn copy_2d(&self, dst: &DeviceBuffer, c: &Copy2d, src: CopySource) -> Result<(), HipError> {
         let dst_device = dst.ptr + c.dst_offset as u64;

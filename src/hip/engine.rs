@@ -22,8 +22,10 @@ use super::features::{
     self, Earlier, Frame, Geometry, GpuExtractor, Kernels, ReferenceWork, Retired, extractors_for,
     load_kernels,
 };
-use super::shared_reference::{ReferenceFrame, ReferenceLayout, SharedReference, Taken};
 use super::scale::DeviceScaler;
+use super::shared_reference::{
+    ReferenceFrame, ReferenceLayout, ReferenceWorkDone, SharedReference, Taken,
+};
 use super::{
     Device, DeviceBuffer, Event, HipError, HostRegistration, PinnedBuffer, PinnedHostMem, Runtime,
     Stream, Vendor, pinned_owner, read_u64s, u16_bytes,
@@ -794,7 +796,10 @@ impl HipBackend {
             return Ok(None);
         };
         let slot = &mut self.slots[s];
-        match share.take(&self.dev, layout, (id, input.scored)).map_err(be)? {
+        match share
+            .take(&self.dev, layout, (id, input.scored))
+            .map_err(be)?
+        {
             Taken::Done(frame) => {
                 slot.stream.wait(&frame.buffers().done).map_err(be)?;
                 slot.reference = Some(frame);
@@ -818,21 +823,33 @@ impl HipBackend {
     ) -> Result<(), VmafError> {
         let l = self.layout.as_ref().expect("set up before submitting");
         let (stream, b) = (&self.slots[s].stream, frame.buffers());
+        // The earlier frames the work may read: the ladder's ones only, so
+        // that another backend can tell whether they are its own too.
+        let back = [self.prev_slot, self.prev_prev_slot];
+        let history = history(&self.slots, back);
+        let mut earlier = earlier_frames(&self.slots, back, l.geo.planes.len());
+        for (e, h) in earlier.iter_mut().zip(history) {
+            *e = e.filter(|_| h.is_some());
+        }
+        let mut ran = Vec::with_capacity(b.families.len());
         for (e, out) in l.extractors.iter().zip(&b.families) {
+            let mut done = false;
             if !out.is_empty() && (scored || e.every_frame()) {
                 let w = ReferenceWork {
                     kernels: &self.kernels,
                     geo: &l.geo,
                     stream,
                     reference: &b.planes,
+                    earlier,
                     out,
                 };
-                e.launch_reference(&w).map_err(be)?;
+                done = e.launch_reference(&w).map_err(be)?;
             }
+            ran.push(done);
         }
         stream.record(&b.done).map_err(be)?;
         if let Some(share) = &self.share {
-            share.publish(frame);
+            share.publish(frame, ReferenceWorkDone { ran, history });
         }
         Ok(())
     }
@@ -847,7 +864,12 @@ impl HipBackend {
         side: usize,
         scaled: bool,
     ) -> (&DeviceBuffer, (usize, usize)) {
-        let planes = &self.layout.as_ref().expect("set up before submitting").geo.planes;
+        let planes = &self
+            .layout
+            .as_ref()
+            .expect("set up before submitting")
+            .geo
+            .planes;
         match &self.scaler {
             Some(sc) if scaled && side == 1 => (sc.source(s, p), sc.source_size(p)),
             _ => (&self.slots[s].picture(side, planes.len())[p], planes[p]),
@@ -935,12 +957,9 @@ impl HipBackend {
             .memset(&slot.sums, 0, l.sum_words * 8, 0)
             .map_err(be)?;
         let n = l.geo.planes.len();
-        let earlier = |k: Option<usize>| {
-            k.map(|p| Earlier {
-                pictures: [0, 1].map(|side| self.slots[p].picture(side, n)),
-                uploaded: &self.slots[p].uploaded,
-            })
-        };
+        let back = [self.prev_slot, self.prev_prev_slot];
+        let history = history(&self.slots, back);
+        let work = slot.reference.as_ref().and_then(|r| r.work());
         let mut computed = Vec::with_capacity(l.extractors.len());
         for (i, e) in l.extractors.iter_mut().enumerate() {
             let ran = if input.scored || e.every_frame() {
@@ -950,12 +969,11 @@ impl HipBackend {
                     slot: s,
                     stream: &slot.stream,
                     pictures: [0, 1].map(|side| slot.picture(side, n)),
-                    earlier: [earlier(self.prev_slot), earlier(self.prev_prev_slot)],
-                    shared: slot
-                        .reference
-                        .as_ref()
-                        .map(|r| &r.buffers().families[i][..])
-                        .filter(|b| !b.is_empty()),
+                    earlier: earlier_frames(&self.slots, back, n),
+                    shared: work
+                        .filter(|w| shares(w, i, e.frames_back(), history))
+                        .and(slot.reference.as_ref())
+                        .map(|r| &r.buffers().families[i][..]),
                     sums: &slot.sums,
                     sums_at: l.sums_at[i],
                     result: &slot.result,
@@ -1018,6 +1036,30 @@ impl Drop for HipBackend {
             let _ = slot.stream.synchronize();
         }
     }
+}
+
+/// The earlier frames of slots `back` (1 and 2 frames back), `n` planes a
+/// picture.
+fn earlier_frames(slots: &[Slot], back: [Option<usize>; 2], n: usize) -> [Option<Earlier<'_>>; 2] {
+    back.map(|k| {
+        k.map(|p| Earlier {
+            pictures: [0, 1].map(|side| slots[p].picture(side, n)),
+            uploaded: &slots[p].uploaded,
+        })
+    })
+}
+
+/// The ladder's numbers of the reference frames in slots `back` (none for
+/// a frame that is not the ladder's).
+fn history(slots: &[Slot], back: [Option<usize>; 2]) -> [Option<u64>; 2] {
+    back.map(|k| k.and_then(|p| slots[p].reference.as_ref().map(|r| r.id())))
+}
+
+/// Whether extractor `i`, which reads `frames_back` frames back, may use
+/// the ladder's work `w` on a backend whose earlier frames are `history`:
+/// the work ran, on the same earlier frames.
+fn shares(w: &ReferenceWorkDone, i: usize, frames_back: usize, history: [Option<u64>; 2]) -> bool {
+    w.ran[i] && w.history[..frames_back] == history[..frames_back]
 }
 
 /// Planes smaller than this are staged: page-locking costs more than

@@ -27,8 +27,8 @@ pub use device::{
 };
 pub use engine::{HipBackend, HipOptions, MAX_WIDTH, shared_device};
 pub use features::KERNEL_SOURCES;
-pub use shared_reference::{SharedReference, SharingCounts};
 pub use module::{Arg, ArgKind, Kernel, Module, PRELUDE, cache_dir, compile, compile_source};
+pub use shared_reference::{SharedReference, SharingCounts};
 
 use ffi::{CudaFns, HipFns, RtcFns};
 use libloading::Library;

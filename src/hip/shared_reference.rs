@@ -1,7 +1,8 @@
 //! The reference of a ladder, shared by its renditions' backends on one
 //! device: each reference frame uploaded once, with the extractors' work
-//! that reads only the reference (VIF's decimations, ADM's wavelet bands:
-//! `GpuExtractor::launch_reference`) done once for every rendition.
+//! that reads only the reference (VIF's decimations, ADM's wavelet bands,
+//! motion's difference from the frame before: `GpuExtractor::launch_reference`)
+//! done once for every rendition.
 //!
 //! The first backend given a reference frame (by its number in the ladder,
 //! `FrameInput::reference_id`) uploads it and queues that work on its own
@@ -21,8 +22,7 @@
 use super::{Device, DeviceBuffer, Event, HipError};
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 /// What a frame's shared memory is laid out for: the device, and the
 /// bytes of each reference plane and of each extractor's reference work.
@@ -90,13 +90,35 @@ pub(super) struct ReferenceFrame {
     buffers: Option<ReferenceBuffers>,
     /// Set once its work is queued and it is published: only then may its
     /// memory be reused (a frame whose work failed part-way is freed).
-    published: AtomicBool,
+    work: OnceLock<ReferenceWorkDone>,
     home: Weak<Mutex<Frames>>,
+}
+
+/// What the work on a published frame did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct ReferenceWorkDone {
+    /// Per extractor: whether its reference work ran (motion's does not
+    /// without an earlier frame).
+    pub ran: Vec<bool>,
+    /// The numbers of the frames 1 and 2 before that the work read (those
+    /// the backend that did it had): another backend may use the work of
+    /// an extractor that reads earlier frames only when it has the same.
+    pub history: [Option<u64>; 2],
 }
 
 impl ReferenceFrame {
     pub fn buffers(&self) -> &ReferenceBuffers {
         self.buffers.as_ref().expect("held until dropped")
+    }
+
+    /// Its number in the ladder.
+    pub fn id(&self) -> u64 {
+        self.key.0
+    }
+
+    /// What its work did, once published.
+    pub fn work(&self) -> Option<&ReferenceWorkDone> {
+        self.work.get()
     }
 }
 
@@ -105,11 +127,14 @@ impl Drop for ReferenceFrame {
         let (Some(b), Some(home)) = (self.buffers.take(), self.home.upgrade()) else {
             return;
         };
-        if !self.published.load(Ordering::Acquire) {
+        if self.work.get().is_none() {
             return;
         }
         let mut f = home.lock().unwrap();
-        if f.frames.get(&self.key).is_some_and(|w| std::ptr::eq(w.as_ptr(), self)) {
+        if f.frames
+            .get(&self.key)
+            .is_some_and(|w| std::ptr::eq(w.as_ptr(), self))
+        {
             f.frames.remove(&self.key);
         }
         if f.layout.as_ref() == Some(&self.layout) {
@@ -203,15 +228,17 @@ impl SharedReference {
             key,
             layout: layout.clone(),
             buffers: Some(buffers),
-            published: AtomicBool::new(false),
+            work: OnceLock::new(),
             home: Arc::downgrade(&self.0),
         })))
     }
 
     /// Makes a new frame, its work queued and its event recorded, the one
     /// the other backends take.
-    pub(super) fn publish(&self, frame: &Arc<ReferenceFrame>) {
-        frame.published.store(true, Ordering::Release);
+    pub(super) fn publish(&self, frame: &Arc<ReferenceFrame>, work: ReferenceWorkDone) {
+        if frame.work.set(work).is_err() {
+            return;
+        }
         let mut f = self.0.lock().unwrap();
         f.counts.done += 1;
         f.frames.insert(frame.key, Arc::downgrade(frame));

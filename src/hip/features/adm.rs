@@ -343,7 +343,7 @@ impl GpuExtractor for Adm {
         self.band.iter().map(|&(bw, bh)| 4 * bw * bh * 4).collect()
     }
 
-    fn launch_reference(&self, w: &ReferenceWork<'_>) -> Result<(), HipError> {
+    fn launch_reference(&self, w: &ReferenceWork<'_>) -> Result<bool, HipError> {
         let k = &w.kernels.adm;
         for scale in 0..4 {
             let src = match scale {
@@ -353,7 +353,7 @@ impl GpuExtractor for Adm {
             let out = &w.out[scale];
             self.dwt(k, w.stream, w.geo, scale, [src; 2], [out; 2], 1)?;
         }
-        Ok(())
+        Ok(true)
     }
 
     fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError> {

@@ -301,6 +301,9 @@ pub(super) struct ReferenceWork<'a> {
     pub stream: &'a Stream,
     /// The reference's uploaded planes (`geo.planes`).
     pub reference: &'a [DeviceBuffer],
+    /// The frames 1 and 2 back of the backend doing the work, when they
+    /// are the ladder's too (`ReferenceWorkDone::history`).
+    pub earlier: [Option<Earlier<'a>>; 2],
     /// The family's buffers, of the sizes [`GpuExtractor::reference_buffers`] gives.
     pub out: &'a [DeviceBuffer],
 }
@@ -374,10 +377,11 @@ pub(super) trait GpuExtractor: Send {
     fn reference_buffers(&self) -> Vec<usize> {
         Vec::new()
     }
-    /// Queues its work on the reference alone for one scored frame, into
-    /// `w.out`; its `launch` then finds them in [`Frame::shared`].
-    fn launch_reference(&self, _w: &ReferenceWork<'_>) -> Result<(), HipError> {
-        Ok(())
+    /// Queues its work on the reference alone for one frame, into
+    /// `w.out`; its `launch` then finds them in [`Frame::shared`]. False
+    /// when it computed nothing (then each rendition does it alone).
+    fn launch_reference(&self, _w: &ReferenceWork<'_>) -> Result<bool, HipError> {
+        Ok(false)
     }
     /// Queues its work for one frame; false when it computed nothing.
     fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError>;

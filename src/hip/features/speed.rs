@@ -386,8 +386,7 @@ impl GpuExtractor for Speed {
     /// The four images (U, V of reference and distorted), their statistics
     /// read back into the frame's result.
     fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError> {
-        self.images
-            .run(
+        self.images.run(
             f,
             [f.plane(0, 1), f.plane(1, 1), f.plane(0, 2), f.plane(1, 2)],
         )?;

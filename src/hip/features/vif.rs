@@ -7,9 +7,7 @@
 
 #![forbid(unsafe_code)]
 
-use super::{
-    Frame, Geometry, GpuExtractor, Modules, ReferenceWork, Retired, blocks, sig,
-};
+use super::{Frame, Geometry, GpuExtractor, Modules, ReferenceWork, Retired, blocks, sig};
 use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, Stream, u16_bytes};
 use crate::vmaf::features::RawFeatures;
 use crate::vmaf::features::vif::{VifAccum, VifScales, VifShifts, log2_table};
@@ -209,7 +207,7 @@ impl GpuExtractor for Vif {
         self.sizes[1..].iter().map(|&(w, h)| w * h * 2).collect()
     }
 
-    fn launch_reference(&self, w: &ReferenceWork<'_>) -> Result<(), HipError> {
+    fn launch_reference(&self, w: &ReferenceWork<'_>) -> Result<bool, HipError> {
         let k = &w.kernels.vif;
         for scale in 1..4 {
             let src = match scale {
@@ -219,7 +217,7 @@ impl GpuExtractor for Vif {
             let out = &w.out[scale - 1];
             decimate(k, w.stream, w.geo, scale, [src; 2], [out; 2], 1)?;
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Scale s reads the raw pictures (s = 0), then alternately the first
