@@ -209,10 +209,18 @@ impl SharedReference {
         layout: &ReferenceLayout,
         key: Key,
     ) -> Result<Taken, HipError> {
+        let found = self
+            .0
+            .lock()
+            .unwrap()
+            .frames
+            .get(&key)
+            .and_then(Weak::upgrade);
+        // A frame of another layout is let go here, with the lock free:
+        // were it the last hold on it, its drop takes the lock.
+        let found = found.filter(|fr| fr.layout == *layout);
         let mut f = self.0.lock().unwrap();
-        if let Some(frame) = f.frames.get(&key).and_then(Weak::upgrade)
-            && frame.layout == *layout
-        {
+        if let Some(frame) = found {
             f.counts.shared += 1;
             return Ok(Taken::Done(frame));
         }

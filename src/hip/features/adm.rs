@@ -9,7 +9,8 @@
 #![forbid(unsafe_code)]
 
 use super::{
-    Frame, Geometry, GpuExtractor, Modules, ReferenceWork, Retired, blocks, sig, upload_table,
+    Frame, Geometry, GpuExtractor, Modules, ReferenceWork, Retired, ZPair, blocks, sig,
+    upload_table,
 };
 use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, Stream};
 use crate::vmaf::features::RawFeatures;
@@ -127,49 +128,35 @@ impl Adm {
             0 => [f.plane(0, 0), f.plane(1, 0)],
             _ => [&sc.bands_ref[scale - 1], &sc.bands_dis[scale - 1]],
         };
-        let (k, st) = (&f.kernels.adm, f.stream);
-        match f.shared {
-            Some(_) => {
-                let dis = &sc.bands_dis[scale];
-                self.dwt(k, st, f.geo, scale, [src[1]; 2], [dis; 2], 1)
-            }
-            None => {
-                let out = [&sc.bands_ref[scale], &sc.bands_dis[scale]];
-                self.dwt(k, st, f.geo, scale, src, out, 2)
-            }
-        }
+        let pictures = match f.shared {
+            Some(_) => ZPair::one(src[1], &sc.bands_dis[scale]),
+            None => ZPair::both(src, [&sc.bands_ref[scale], &sc.bands_dis[scale]]),
+        };
+        self.dwt(&f.kernels.adm, f.stream, f.geo, scale, pictures)
     }
 
-    /// The DWT at `scale` of the first `sides` of `src` (reference,
-    /// distorted: the luma at scale 0, the scale above's bands after) into
-    /// `out`.
-    #[allow(clippy::too_many_arguments)]
+    /// The DWT at `scale` of the luma (scale 0) or the scale above's bands.
     fn dwt(
         &self,
         k: &Kernels,
         stream: &Stream,
         g: &Geometry,
         scale: usize,
-        src: [&DeviceBuffer; 2],
-        out: [&DeviceBuffer; 2],
-        sides: u32,
+        pictures: ZPair<'_>,
     ) -> Result<(), HipError> {
         let (w, h) = self.input[scale];
         let (bw, bh) = self.band[scale];
         let (ox, oy) = self.dwt_offsets[scale];
-        let grid = (blocks(bw), bh as u32, sides);
-        let mut args = vec![
-            Arg::Buf(src[0], 0),
-            Arg::Buf(src[1], 0),
-            Arg::Buf(out[0], 0),
-            Arg::Buf(out[1], 0),
+        let grid = (blocks(bw), bh as u32, pictures.depth());
+        let mut args = pictures.args();
+        args.extend([
             Arg::I32(w as i32),
             Arg::I32(h as i32),
             Arg::I32(bw as i32),
             Arg::I32(bh as i32),
             Arg::Buf(&self.dwt_tables, ox),
             Arg::Buf(&self.dwt_tables, oy),
-        ];
+        ]);
         if scale == 0 {
             let shift = if g.bpc == 8 { 8 } else { i32::from(g.bpc) };
             let round = 1i32 << (shift - 1);
@@ -350,8 +337,8 @@ impl GpuExtractor for Adm {
                 0 => &w.reference[0],
                 _ => &w.out[scale - 1],
             };
-            let out = &w.out[scale];
-            self.dwt(k, w.stream, w.geo, scale, [src; 2], [out; 2], 1)?;
+            let pictures = ZPair::one(src, &w.out[scale]);
+            self.dwt(k, w.stream, w.geo, scale, pictures)?;
         }
         Ok(true)
     }

@@ -43,7 +43,9 @@ pub(super) mod ssim;
 pub(super) mod vif;
 
 use super::module::ArgKind as K;
-use super::{Device, DeviceBuffer, Event, HipError, Module, PinnedHostMem, Stream, compile_source};
+use super::{
+    Arg, Device, DeviceBuffer, Event, HipError, Module, PinnedHostMem, Stream, compile_source,
+};
 use crate::vmaf::features::{Plan, RawFeatures};
 use crate::vmaf::{FrameInput, PixelFormat, VmafError};
 use std::collections::HashMap;
@@ -290,6 +292,43 @@ impl Earlier<'_> {
     /// Plane `p` of the reference (`side` 0) or the distorted picture (1).
     pub fn plane(&self, side: usize, p: usize) -> &DeviceBuffer {
         &self.pictures[side][p]
+    }
+}
+
+/// What a kernel that takes the two pictures in its grid's z dimension
+/// (reference 0, distorted 1: VIF's decimation, ADM's DWT) reads and
+/// writes: both, or one picture alone, in the reference's place with a grid
+/// one deep (a ladder's reference, or a distorted picture beside it).
+#[derive(Clone, Copy)]
+pub(super) struct ZPair<'a> {
+    src: [&'a DeviceBuffer; 2],
+    out: [&'a DeviceBuffer; 2],
+    depth: u32,
+}
+
+impl<'a> ZPair<'a> {
+    pub fn both(src: [&'a DeviceBuffer; 2], out: [&'a DeviceBuffer; 2]) -> Self {
+        ZPair { src, out, depth: 2 }
+    }
+
+    pub fn one(src: &'a DeviceBuffer, out: &'a DeviceBuffer) -> Self {
+        ZPair {
+            src: [src; 2],
+            out: [out; 2],
+            depth: 1,
+        }
+    }
+
+    /// The grid's z dimension.
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    /// The kernel's first four arguments: the inputs, then the outputs.
+    pub fn args(&self) -> Vec<Arg<'a>> {
+        let [a, b] = self.src;
+        let [c, d] = self.out;
+        [a, b, c, d].map(|x| Arg::Buf(x, 0)).to_vec()
     }
 }
 

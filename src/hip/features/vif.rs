@@ -7,7 +7,7 @@
 
 #![forbid(unsafe_code)]
 
-use super::{Frame, Geometry, GpuExtractor, Modules, ReferenceWork, Retired, blocks, sig};
+use super::{Frame, Geometry, GpuExtractor, Modules, ReferenceWork, Retired, ZPair, blocks, sig};
 use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, Stream, u16_bytes};
 use crate::vmaf::features::RawFeatures;
 use crate::vmaf::features::vif::{VifAccum, VifScales, VifShifts, log2_table};
@@ -87,10 +87,11 @@ impl Vif {
         };
         let (stream, geo) = (f.stream, f.geo);
         let k = &f.kernels.vif;
-        match f.shared {
-            Some(_) => decimate(k, stream, geo, scale, [src[1]; 2], [&out[1]; 2], 1),
-            None => decimate(k, stream, geo, scale, src, [&out[0], &out[1]], 2),
-        }
+        let pictures = match f.shared {
+            Some(_) => ZPair::one(src[1], &out[1]),
+            None => ZPair::both(src, [&out[0], &out[1]]),
+        };
+        decimate(k, stream, geo, scale, pictures)
     }
 
     /// The statistic of `scale` into its four sums.
@@ -145,27 +146,18 @@ impl Vif {
     }
 }
 
-/// The decimation into `scale` (1..3) of `src` (reference, distorted:
-/// the scale above's pictures) into `out`, for the first `sides` of them.
+/// The decimation into `scale` (1..3) of the pictures of the scale above.
 fn decimate(
     k: &Kernels,
     stream: &Stream,
     g: &Geometry,
     scale: usize,
-    src: [&DeviceBuffer; 2],
-    out: [&DeviceBuffer; 2],
-    sides: u32,
+    pictures: ZPair<'_>,
 ) -> Result<(), HipError> {
     let (pw, ph) = Vif::sizes(g.w, g.h)[scale - 1];
-    let grid = (blocks(pw / 2), (ph / 2) as u32, sides);
-    let mut args = vec![
-        Arg::Buf(src[0], 0),
-        Arg::Buf(src[1], 0),
-        Arg::Buf(out[0], 0),
-        Arg::Buf(out[1], 0),
-        Arg::I32(pw as i32),
-        Arg::I32(ph as i32),
-    ];
+    let grid = (blocks(pw / 2), (ph / 2) as u32, pictures.depth());
+    let mut args = pictures.args();
+    args.extend([Arg::I32(pw as i32), Arg::I32(ph as i32)]);
     if scale == 1 {
         args.extend([Arg::I32(i32::from(g.bpc)), Arg::I32(i32::from(g.bpc == 8))]);
         if g.bps == 1 {
@@ -214,8 +206,8 @@ impl GpuExtractor for Vif {
                 1 => &w.reference[0],
                 _ => &w.out[scale - 2],
             };
-            let out = &w.out[scale - 1];
-            decimate(k, w.stream, w.geo, scale, [src; 2], [out; 2], 1)?;
+            let pictures = ZPair::one(src, &w.out[scale - 1]);
+            decimate(k, w.stream, w.geo, scale, pictures)?;
         }
         Ok(true)
     }
