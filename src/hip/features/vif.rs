@@ -2,8 +2,11 @@
 //! at each of the four scales, the decimation of both pictures from the
 //! scale above, then the per-pixel statistic summed into four u64 per
 //! scale; the CPU twin (`vmaf::features::vif`) turns the sums into the
-//! scale's numerator and denominator. In a ladder the reference's
-//! decimations are done once for every rendition (`launch_reference`).
+//! scale's numerator and denominator. In a ladder the reference's side is
+//! done once for every rendition (`launch_reference`): its decimations,
+//! and its mean and variance at every pixel of every scale (its moments),
+//! beside which each rendition's statistic filters its own picture and the
+//! cross term only.
 
 #![forbid(unsafe_code)]
 
@@ -14,8 +17,12 @@ use crate::vmaf::features::vif::{VifAccum, VifScales, VifShifts, log2_table};
 use std::sync::Arc;
 
 pub(in crate::hip) struct Kernels {
-    stat8: Kernel,
-    stat16: Kernel,
+    /// The statistic of a lone pair, by bytes per sample (1, 2).
+    stat: [Kernel; 2],
+    /// A ladder's reference: its moments.
+    moments: [Kernel; 2],
+    /// A rendition beside the reference's moments.
+    beside: [Kernel; 2],
     dec8: Kernel,
     dec16: Kernel,
     /// 2048·log2 table (u16), device copy.
@@ -27,11 +34,19 @@ impl Kernels {
         let table = log2_table();
         let log_table = DeviceBuffer::new(dev, table.len() * 2, "VIF log2 table")?;
         st.upload_blocking(&log_table, 0, u16_bytes(&table))?;
-        let stat = sig("pp iiiiii d pp");
         let (dec8, dec16) = (sig("pppp iiii"), sig("pppp iiiii"));
+        let stat = &m["vif_statistic.hip"];
+        let pair = |name: &str, letters: &str| -> Result<[Kernel; 2], HipError> {
+            let s = sig(letters);
+            Ok([
+                stat.kernel(&format!("{name}_8"), &s)?,
+                stat.kernel(&format!("{name}_16"), &s)?,
+            ])
+        };
         Ok(Kernels {
-            stat8: m["vif_statistic.hip"].kernel("vif_statistic_8", &stat)?,
-            stat16: m["vif_statistic.hip"].kernel("vif_statistic_16", &stat)?,
+            stat: pair("vif_statistic", "pp iiiiii d pp")?,
+            moments: pair("vif_moments", "pp iiiiii")?,
+            beside: pair("vif_statistic_beside", "ppp iiiiii d pp")?,
             dec8: m["vif_decimate.hip"].kernel("vif_decimate_8", &dec8)?,
             dec16: m["vif_decimate.hip"].kernel("vif_decimate_16", &dec16)?,
             log_table,
@@ -94,55 +109,89 @@ impl Vif {
         decimate(k, stream, geo, scale, pictures)
     }
 
-    /// The statistic of `scale` into its four sums.
+    /// The statistic of `scale` into its four sums: of both pictures, or
+    /// of the distorted one beside the reference's moments.
     fn launch_statistic(&self, f: &Frame<'_>, scale: usize) -> Result<(), HipError> {
         let (g, k) = (f.geo, &f.kernels.vif);
         let [a, b] = &self.scratch[f.slot];
-        let (sw, sh) = Self::sizes(g.w, g.h)[scale];
-        let shifts = VifShifts::for_scale(scale, g.bpc);
         let (r, d) = match scale {
             0 => (f.plane(0, 0), f.plane(1, 0)),
             2 => (&b[0], &b[1]),
             _ => (&a[0], &a[1]),
         };
-        let r = f.shared.map_or(r, |ref_scales| match scale {
-            0 => r,
-            _ => &ref_scales[scale - 1],
-        });
-        let kern = if scale == 0 && g.bps == 1 {
-            &k.stat8
-        } else {
-            &k.stat16
+        let on = StatisticLaunch::new(g, scale);
+        let tail = [
+            Arg::F64(self.egl),
+            Arg::Buf(&k.log_table, 0),
+            Arg::Buf(f.sums, (f.sums_at + 4 * scale) * 8),
+        ];
+        let Some(shared) = f.shared else {
+            let args = [&[Arg::Buf(r, 0), Arg::Buf(d, 0)][..], &on.args(), &tail].concat();
+            return on.launch(f.stream, &k.stat[on.kernel], &args);
         };
-        // Output rows per block (kernels/vif_statistic.hip): several at
-        // the two large scales, so each input row is read fewer times; one
-        // on tiny images, where blocks would be too few.
+        let r = if scale == 0 { r } else { &shared[scale - 1] };
+        let moments = &shared[3 + scale];
+        let pictures = [Arg::Buf(r, 0), Arg::Buf(d, 0), Arg::Buf(moments, 0)];
+        let args = [&pictures[..], &on.args(), &tail].concat();
+        on.launch(f.stream, &k.beside[on.kernel], &args)
+    }
+}
+
+/// How one scale's statistic kernel is launched.
+struct StatisticLaunch {
+    /// The scale and its image size.
+    scale: usize,
+    w: usize,
+    h: usize,
+    /// Output rows per block (kernels/vif_statistic.hip).
+    rows: usize,
+    shifts: VifShifts,
+    /// Index of its kernel in a pair: 8-bit scale 0 (0) or 16-bit (1).
+    kernel: usize,
+}
+
+impl StatisticLaunch {
+    fn new(g: &Geometry, scale: usize) -> Self {
+        let (w, h) = Vif::sizes(g.w, g.h)[scale];
+        // Several output rows per block at the two large scales, so each
+        // input row is read fewer times; one on tiny images, where blocks
+        // would be too few.
         let rows: usize = match scale {
-            0 if sh >= 64 => 4,
-            1 if sh >= 128 => 4,
-            1 if sh >= 32 => 2,
+            0 if h >= 64 => 4,
+            1 if h >= 128 => 4,
+            1 if h >= 32 => 2,
             _ => 1,
         };
-        // 512 columns per block (VIF_SPAN).
-        f.stream.launch(
-            kern,
-            (sw.div_ceil(512) as u32, sh.div_ceil(rows) as u32, 1),
-            (256, 1, 1),
-            0,
-            &[
-                Arg::Buf(r, 0),
-                Arg::Buf(d, 0),
-                Arg::I32(sw as i32),
-                Arg::I32(sh as i32),
-                Arg::I32(scale as i32),
-                Arg::I32(rows as i32),
-                Arg::I32(shifts.mu_shift as i32),
-                Arg::I32(shifts.sq_shift as i32),
-                Arg::F64(self.egl),
-                Arg::Buf(&k.log_table, 0),
-                Arg::Buf(f.sums, (f.sums_at + 4 * scale) * 8),
-            ],
-        )
+        StatisticLaunch {
+            scale,
+            w,
+            h,
+            rows,
+            shifts: VifShifts::for_scale(scale, g.bpc),
+            kernel: usize::from(scale > 0 || g.bps > 1),
+        }
+    }
+
+    /// The arguments after the pictures: size, scale, rows and shifts.
+    fn args(&self) -> [Arg<'static>; 6] {
+        [
+            Arg::I32(self.w as i32),
+            Arg::I32(self.h as i32),
+            Arg::I32(self.scale as i32),
+            Arg::I32(self.rows as i32),
+            Arg::I32(self.shifts.mu_shift as i32),
+            Arg::I32(self.shifts.sq_shift as i32),
+        ]
+    }
+
+    /// 512 columns per block (VIF_SPAN), `rows` rows.
+    fn launch(&self, st: &Stream, kernel: &Kernel, args: &[Arg<'_>]) -> Result<(), HipError> {
+        let grid = (
+            self.w.div_ceil(512) as u32,
+            self.h.div_ceil(self.rows) as u32,
+            1,
+        );
+        st.launch(kernel, grid, (256, 1, 1), 0, args)
     }
 }
 
@@ -194,20 +243,33 @@ impl GpuExtractor for Vif {
         4 * self.image_bytes
     }
 
-    /// The reference's images at scales 1, 2 and 3.
+    /// The reference's images at scales 1, 2 and 3, then its moments (a
+    /// u64 a pixel) at scales 0 to 3.
     fn reference_buffers(&self) -> Vec<usize> {
-        self.sizes[1..].iter().map(|&(w, h)| w * h * 2).collect()
+        let images = self.sizes[1..].iter().map(|&(w, h)| w * h * 2);
+        let moments = self.sizes.iter().map(|&(w, h)| w * h * 8);
+        images.chain(moments).collect()
     }
 
     fn launch_reference(&self, w: &ReferenceWork<'_>) -> Result<bool, HipError> {
         let k = &w.kernels.vif;
-        for scale in 1..4 {
-            let src = match scale {
-                1 => &w.reference[0],
-                _ => &w.out[scale - 2],
+        for scale in 0..4 {
+            let image = match scale {
+                0 => &w.reference[0],
+                _ => &w.out[scale - 1],
             };
-            let pictures = ZPair::one(src, &w.out[scale - 1]);
-            decimate(k, w.stream, w.geo, scale, pictures)?;
+            if scale > 0 {
+                let above = if scale == 1 {
+                    &w.reference[0]
+                } else {
+                    &w.out[scale - 2]
+                };
+                decimate(k, w.stream, w.geo, scale, ZPair::one(above, image))?;
+            }
+            let on = StatisticLaunch::new(w.geo, scale);
+            let pictures = [Arg::Buf(image, 0), Arg::Buf(&w.out[3 + scale], 0)];
+            let args = [&pictures[..], &on.args()].concat();
+            on.launch(w.stream, &k.moments[on.kernel], &args)?;
         }
         Ok(true)
     }
