@@ -1,8 +1,8 @@
 //! The reference of a ladder, shared by its renditions' backends on one
 //! device: each reference frame uploaded once, with the extractors' work
 //! that reads only the reference (VIF's decimations and its means and
-//! variances, ADM's wavelet bands, motion's difference from the frame
-//! before: `GpuExtractor::launch_reference`)
+//! variances, ADM's wavelet bands and denominator, motion's difference
+//! from the frame before: `GpuExtractor::launch_reference`)
 //! done once for every rendition.
 //!
 //! The first backend given a reference frame (by its number in the ladder,

@@ -2,9 +2,11 @@
 //! `adm_csf_den.hip`): at each of the four scales, the DWT of both pictures
 //! (from the luma at scale 0, from the previous scale's bands after), the
 //! decoupling with the CSF, the contrast-masking sums and the CSF-weighted
-//! denominator sums, nine u64 per scale; the CPU twin
-//! (`vmaf::features::adm`) finishes them into the scores. In a ladder the
-//! reference's DWT is done once for every rendition (`launch_reference`).
+//! denominator sums (the contrast-masking sums, six u64 a scale, then the
+//! denominator's, three a scale); the CPU twin (`vmaf::features::adm`)
+//! finishes them into the scores. In a ladder the reference's DWT and the
+//! denominator, which reads the reference alone, are done once for every
+//! rendition (`launch_reference`).
 
 #![forbid(unsafe_code)]
 
@@ -222,8 +224,7 @@ impl Adm {
         )
     }
 
-    /// The contrast-masking sums and the CSF-weighted denominator sums of
-    /// `scale`, into its nine sums.
+    /// The contrast-masking sums of `scale` (num θ0..2, aim θ0..2).
     fn launch_masking(&self, f: &Frame<'_>, scale: usize, rf: [i64; 3]) -> Result<(), HipError> {
         let (k, sc) = (&f.kernels.adm, &self.scratch[f.slot]);
         let (bw, bh) = self.band[scale];
@@ -231,7 +232,6 @@ impl Adm {
         let (top, bottom) = (c.top.max(0), c.bottom.min(bh as i32));
         let (left, right) = (c.left.max(0), c.right.min(bw as i32));
         let shifts = CmShifts::new(scale, bw, bh);
-        let base = (f.sums_at + 9 * scale) * 8;
         f.stream.launch(
             &k.cm,
             (1, (bottom - top).max(0) as u32, 1),
@@ -253,17 +253,32 @@ impl Adm {
                 Arg::I32(shifts.shift_cub[1] as i32),
                 Arg::I32(shifts.shift_cub[2] as i32),
                 Arg::I32(shifts.shift_inner as i32),
-                Arg::Buf(f.sums, base),
+                Arg::Buf(f.sums, (f.sums_at + CM_WORDS * scale) * 8),
             ],
-        )?;
+        )
+    }
+
+    /// The CSF-weighted denominator sums of the reference's bands at
+    /// `scale` (θ0..2), added into `out` at byte `at`.
+    fn launch_csf_den(
+        &self,
+        k: &Kernels,
+        stream: &Stream,
+        bands_ref: &DeviceBuffer,
+        scale: usize,
+        out: &DeviceBuffer,
+        at: usize,
+    ) -> Result<(), HipError> {
+        let (bw, bh) = self.band[scale];
+        let c = Region::core(bw, bh);
         let ds = den_shifts(scale, &c);
-        f.stream.launch(
+        stream.launch(
             &k.csf_den,
             (1, (c.bottom - c.top).max(0) as u32, 1),
             (256, 1, 1),
             0,
             &[
-                Arg::Buf(self.bands_ref(f, scale), 0),
+                Arg::Buf(bands_ref, 0),
                 Arg::I32(bw as i32),
                 Arg::I32(bh as i32),
                 Arg::I32(c.top),
@@ -273,11 +288,30 @@ impl Adm {
                 Arg::I32(ds.shift_acc as i32),
                 Arg::I32(ds.shift_sq as i32),
                 Arg::I32(ds.shift_cub as i32),
-                Arg::Buf(f.sums, base + 6 * 8),
+                Arg::Buf(out, at + DEN_WORDS * scale * 8),
             ],
         )
     }
+
+    /// The denominator sums of every scale: the ladder's, copied, or
+    /// this frame's.
+    fn launch_denominators(&self, f: &Frame<'_>) -> Result<(), HipError> {
+        let at = (f.sums_at + 4 * CM_WORDS) * 8;
+        if let Some(shared) = f.shared {
+            return f.stream.copy(f.sums, at, &shared[4], 0, 4 * DEN_WORDS * 8);
+        }
+        for scale in 0..4 {
+            let bands = &self.scratch[f.slot].bands_ref[scale];
+            self.launch_csf_den(&f.kernels.adm, f.stream, bands, scale, f.sums, at)?;
+        }
+        Ok(())
+    }
 }
+
+/// u64 sums a scale: the contrast masking's (num θ0..2, aim θ0..2), then,
+/// after those of the four scales, the denominator's (θ0..2).
+const CM_WORDS: usize = 6;
+const DEN_WORDS: usize = 3;
 
 impl GpuExtractor for Adm {
     fn stage(&self) -> &'static str {
@@ -288,9 +322,9 @@ impl GpuExtractor for Adm {
         "ADM bands (4 scales, both pictures) and decouple/CSF planes"
     }
 
-    /// Four scales × (num θ0..2, aim θ0..2, den θ0..2).
+    /// Four scales × (num θ0..2, aim θ0..2), then four × den θ0..2.
     fn sum_words(&self) -> usize {
-        36
+        4 * (CM_WORDS + DEN_WORDS)
     }
 
     fn add_slot(&mut self, dev: &Arc<Device>) -> Result<(), HipError> {
@@ -325,13 +359,16 @@ impl GpuExtractor for Adm {
         self.dwt_tables.bytes()
     }
 
-    /// The reference's bands at every scale.
+    /// The reference's bands at every scale, then its denominator sums.
     fn reference_buffers(&self) -> Vec<usize> {
-        self.band.iter().map(|&(bw, bh)| 4 * bw * bh * 4).collect()
+        let bands = self.band.iter().map(|&(bw, bh)| 4 * bw * bh * 4);
+        bands.chain([4 * DEN_WORDS * 8]).collect()
     }
 
     fn launch_reference(&self, w: &ReferenceWork<'_>) -> Result<bool, HipError> {
         let k = &w.kernels.adm;
+        let den = &w.out[4];
+        w.stream.memset(den, 0, den.bytes(), 0)?;
         for scale in 0..4 {
             let src = match scale {
                 0 => &w.reference[0],
@@ -339,6 +376,7 @@ impl GpuExtractor for Adm {
             };
             let pictures = ZPair::one(src, &w.out[scale]);
             self.dwt(k, w.stream, w.geo, scale, pictures)?;
+            self.launch_csf_den(k, w.stream, &w.out[scale], scale, den, 0)?;
         }
         Ok(true)
     }
@@ -354,6 +392,7 @@ impl GpuExtractor for Adm {
             self.launch_decouple(f, scale, rf)?;
             self.launch_masking(f, scale, rf)?;
         }
+        self.launch_denominators(f)?;
         Ok(true)
     }
 
@@ -362,17 +401,11 @@ impl GpuExtractor for Adm {
         let (mut num, mut den, mut aim) = ([0f32; 4], [0f32; 4], [0f32; 4]);
         for s in 0..4 {
             let (bw, bh) = self.band[s];
-            let b = 9 * s;
-            let i3 = |o: usize| {
-                [
-                    r.sums[b + o] as i64,
-                    r.sums[b + o + 1] as i64,
-                    r.sums[b + o + 2] as i64,
-                ]
-            };
-            num[s] = cm_finish(s, i3(0), bw, bh, p.noise_weight);
-            aim[s] = cm_finish(s, i3(3), bw, bh, 0.0);
-            den[s] = csf_den_finish(s, [r.sums[b + 6], r.sums[b + 7], r.sums[b + 8]], bw, bh, p);
+            let three = |at: usize| [0, 1, 2].map(|t| r.sums[at + t]);
+            let (cm, d) = (CM_WORDS * s, 4 * CM_WORDS + DEN_WORDS * s);
+            num[s] = cm_finish(s, three(cm).map(|v| v as i64), bw, bh, p.noise_weight);
+            aim[s] = cm_finish(s, three(cm + 3).map(|v| v as i64), bw, bh, 0.0);
+            den[s] = csf_den_finish(s, three(d), bw, bh, p);
         }
         out.adm = Some(AdmScores::finish(num, den, aim, r.geo.w, r.geo.h, p));
         Ok(())
