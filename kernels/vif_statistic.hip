@@ -182,14 +182,12 @@ __device__ void vif_statistic_impl(const In* ref, const In* dis, u64* moments, i
         }
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            if (Small) {
-                sh.xx[r][t] = (u32)xx[r];
-                sh.yy[r][t] = (u32)yy[r];
-                sh.xy[r][t] = (u32)xy[r];
-            } else {
-                sh.xx[r][t] = (u32)(((u64)xx[r] + sq_round) >> sq_shift);
-                sh.yy[r][t] = (u32)(((u64)yy[r] + sq_round) >> sq_shift);
-                sh.xy[r][t] = (u32)(((u64)xy[r] + sq_round) >> sq_shift);
+            // Only the sums this side filters are stored (its taps read no others).
+            if (Side != VIF_DIS)
+                sh.xx[r][t] = Small ? (u32)xx[r] : (u32)(((u64)xx[r] + sq_round) >> sq_shift);
+            if (Side != VIF_REF) {
+                sh.yy[r][t] = Small ? (u32)yy[r] : (u32)(((u64)yy[r] + sq_round) >> sq_shift);
+                sh.xy[r][t] = Small ? (u32)xy[r] : (u32)(((u64)xy[r] + sq_round) >> sq_shift);
             }
             sh.mu[r][t] = ((m1[r] + mu_round) >> mu_shift) | (((m2[r] + mu_round) >> mu_shift) << 16);
         }

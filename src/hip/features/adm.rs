@@ -298,7 +298,8 @@ impl Adm {
     fn launch_denominators(&self, f: &Frame<'_>) -> Result<(), HipError> {
         let at = (f.sums_at + 4 * CM_WORDS) * 8;
         if let Some(shared) = f.shared {
-            return f.stream.copy(f.sums, at, &shared[4], 0, 4 * DEN_WORDS * 8);
+            let den = &shared[SHARED_DEN];
+            return f.stream.copy(f.sums, at, den, 0, 4 * DEN_WORDS * 8);
         }
         for scale in 0..4 {
             let bands = &self.scratch[f.slot].bands_ref[scale];
@@ -312,6 +313,10 @@ impl Adm {
 /// after those of the four scales, the denominator's (θ0..2).
 const CM_WORDS: usize = 6;
 const DEN_WORDS: usize = 3;
+
+/// A ladder's ADM buffers (`Adm::reference_buffers`): the reference's bands
+/// at scales 0..3, then this one, its denominator sums.
+const SHARED_DEN: usize = 4;
 
 impl GpuExtractor for Adm {
     fn stage(&self) -> &'static str {
@@ -367,7 +372,7 @@ impl GpuExtractor for Adm {
 
     fn launch_reference(&self, w: &ReferenceWork<'_>) -> Result<bool, HipError> {
         let k = &w.kernels.adm;
-        let den = &w.out[4];
+        let den = &w.out[SHARED_DEN];
         w.stream.memset(den, 0, den.bytes(), 0)?;
         for scale in 0..4 {
             let src = match scale {

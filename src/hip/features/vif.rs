@@ -129,12 +129,27 @@ impl Vif {
             let args = [&[Arg::Buf(r, 0), Arg::Buf(d, 0)][..], &on.args(), &tail].concat();
             return on.launch(f.stream, &k.stat[on.kernel], &args);
         };
-        let r = if scale == 0 { r } else { &shared[scale - 1] };
-        let moments = &shared[3 + scale];
+        let r = if scale == 0 {
+            r
+        } else {
+            shared_image(shared, scale)
+        };
+        let moments = shared_moments(shared, scale);
         let pictures = [Arg::Buf(r, 0), Arg::Buf(d, 0), Arg::Buf(moments, 0)];
         let args = [&pictures[..], &on.args(), &tail].concat();
         on.launch(f.stream, &k.beside[on.kernel], &args)
     }
+}
+
+/// The reference's image at `scale` (1..3) in a ladder's VIF buffers
+/// (`Vif::reference_buffers`).
+fn shared_image(bufs: &[DeviceBuffer], scale: usize) -> &DeviceBuffer {
+    &bufs[scale - 1]
+}
+
+/// The reference's moments at `scale` (0..3) in a ladder's VIF buffers.
+fn shared_moments(bufs: &[DeviceBuffer], scale: usize) -> &DeviceBuffer {
+    &bufs[3 + scale]
 }
 
 /// How one scale's statistic kernel is launched.
@@ -253,21 +268,16 @@ impl GpuExtractor for Vif {
 
     fn launch_reference(&self, w: &ReferenceWork<'_>) -> Result<bool, HipError> {
         let k = &w.kernels.vif;
+        let mut image = &w.reference[0];
         for scale in 0..4 {
-            let image = match scale {
-                0 => &w.reference[0],
-                _ => &w.out[scale - 1],
-            };
             if scale > 0 {
-                let above = if scale == 1 {
-                    &w.reference[0]
-                } else {
-                    &w.out[scale - 2]
-                };
+                let above = image;
+                image = shared_image(w.out, scale);
                 decimate(k, w.stream, w.geo, scale, ZPair::one(above, image))?;
             }
             let on = StatisticLaunch::new(w.geo, scale);
-            let pictures = [Arg::Buf(image, 0), Arg::Buf(&w.out[3 + scale], 0)];
+            let moments = shared_moments(w.out, scale);
+            let pictures = [Arg::Buf(image, 0), Arg::Buf(moments, 0)];
             let args = [&pictures[..], &on.args()].concat();
             on.launch(w.stream, &k.moments[on.kernel], &args)?;
         }
