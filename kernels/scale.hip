@@ -61,3 +61,13 @@ VMAF_KERNEL void scale_v_16(const i32* sums, int dst_w, int src_h, const i32* st
                             const i32* weights, int taps, int dst_h, int max_value, u16* out) {
     scale_v_impl<u16>(sums, dst_w, src_h, start, weights, taps, dst_h, max_value, out);
 }
+
+// One plane of NV12's interleaved chroma (every other byte of `src`, whose
+// address already points at the plane's first sample) into packed rows of
+// `w` samples: how GPU-decoded frames give the chroma metrics planar input.
+VMAF_KERNEL void split_interleaved_8(const u8* src, int src_pitch, int w, int h, u8* dst) {
+    const int x = blockIdx.x * VMAF_BLOCK + threadIdx.x;
+    const int y = blockIdx.y;
+    if (x >= w || y >= h) return;
+    dst[(size_t)y * w + x] = src[(size_t)y * src_pitch + 2 * (size_t)x];
+}

@@ -235,6 +235,47 @@ fn mismatched_caps_is_an_error_naming_both() {
     );
 }
 
+/// A reference and a distorted input in different memory layouts of the
+/// same picture type (I420 beside NV12 or YV12, as a lossless master read
+/// as I420 beside a decoder's NV12) score exactly as both in I420, chroma
+/// metrics included; 8 bits beside 10 is the mismatch error.
+#[test]
+fn comparable_formats_score_as_one_format() {
+    let pair = |dist_fmt: &str| {
+        format!(
+            "{} ! tee name=t t. ! queue ! v.ref_sink \
+             t. ! queue ! videobalance saturation=0.8 brightness=0.04 ! videoconvert ! video/x-raw,format={dist_fmt} ! v.dist_sink \
+             vmafhip name=v frame-message=true backend=cpu psnr=true features=ciede ! fakesink",
+            testsrc(4, 160, 120, "I420", "ball")
+        )
+    };
+    let planar = run_pipeline_checked(&pair("I420"));
+    for fmt in ["NV12", "YV12"] {
+        let mixed = run_pipeline_checked(&pair(fmt));
+        assert_eq!(mixed.frames.len(), 4, "{fmt}");
+        for (a, b) in planar.frames.iter().zip(&mixed.frames) {
+            assert_eq!(a.psnr_y, b.psnr_y, "{fmt}");
+            for name in ["integer_adm2", "psnr_cb", "psnr_cr", "ciede2000"] {
+                assert_eq!(a.feature(name), b.feature(name), "{fmt} {name}");
+                assert!(a.feature(name).is_some(), "{name}");
+            }
+            assert_eq!(a.score, b.score, "{fmt}");
+        }
+    }
+    let desc = format!(
+        "{} ! v.ref_sink {} ! v.dist_sink vmafhip name=v backend=cpu ! fakesink",
+        testsrc(3, 160, 120, "I420", "ball"),
+        testsrc(3, 160, 120, "I420_10LE", "ball")
+    );
+    let out = run(&desc);
+    assert!(
+        out.errors
+            .first()
+            .is_some_and(|e| e.contains("bit depth") && e.contains("I420_10LE")),
+        "{out:?}"
+    );
+}
+
 #[test]
 fn broken_model_file_is_a_clear_error_at_start() {
     let path = std::env::temp_dir().join("vmafhip-broken-model.json");

@@ -19,19 +19,19 @@
 
 use super::fault;
 use super::features::{
-    self, Earlier, Frame, Geometry, GpuExtractor, Kernels, ReferenceWork, Retired, extractors_for,
-    load_kernels,
+    self, Earlier, Frame, Geometry, GpuExtractor, Kernels, ReferenceWork, Retired, blocks,
+    extractors_for, load_kernels,
 };
 use super::scale::DeviceScaler;
 use super::shared_reference::{
     ReferenceFrame, ReferenceLayout, ReferenceWorkDone, SharedReference, Taken,
 };
 use super::{
-    Device, DeviceBuffer, Event, HipError, HostRegistration, PinnedBuffer, PinnedHostMem, Runtime,
-    Stream, Vendor, pinned_owner, read_u64s, u16_bytes,
+    Arg, Device, DeviceBuffer, Event, HipError, HostRegistration, PinnedBuffer, PinnedHostMem,
+    Runtime, Stream, Vendor, pinned_owner, read_u64s, u16_bytes,
 };
 use crate::vmaf::features::{Plan, RawFeatures};
-use crate::vmaf::picture::Planes;
+use crate::vmaf::picture::{DevicePlane, Planes};
 use crate::vmaf::{FeatureBackend, FrameInput, InputCounts, KeepAlive, Picture, VmafError};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -735,12 +735,11 @@ impl HipBackend {
                     // anyway, so that upstream gets its buffer back at once.
                     let src = planes[p].as_ref().expect("validated picture");
                     if src.interleaved {
-                        return Err(VmafError::InvalidPicture(format!(
-                            "plane {p} of a picture in GPU memory is interleaved (NV12 chroma), which the metrics asked for cannot read; convert to a planar format (I420) upstream"
-                        )));
+                        self.split_interleaved(st, src, dst, (pw, ph), l.bps)?;
+                    } else {
+                        st.copy_2d_from_device(dst, 0, row, src.ptr, src.bytes, src.pitch, row, ph)
+                            .map_err(be)?;
                     }
-                    st.copy_2d_from_device(dst, 0, row, src.ptr, src.bytes, src.pitch, row, ph)
-                        .map_err(be)?;
                     counts.device += 1;
                     continue;
                 }
@@ -774,6 +773,39 @@ impl HipBackend {
             self.upload_staged(s, input, &staged, staged_bytes, live)?;
         }
         Ok(held)
+    }
+
+    /// One plane of NV12's interleaved chroma in GPU memory, split on the
+    /// device into `dst`'s packed rows of `size` samples.
+    fn split_interleaved(
+        &self,
+        st: &Stream,
+        src: &DevicePlane,
+        dst: &DeviceBuffer,
+        (w, h): (usize, usize),
+        bps: usize,
+    ) -> Result<(), VmafError> {
+        let reach = (h.max(1) - 1) * src.pitch + 2 * w.max(1) - 1;
+        if bps != 1 || reach > src.bytes || dst.bytes() < w * h {
+            return Err(VmafError::InvalidPicture(format!(
+                "an interleaved chroma plane of {w}x{h} {}-byte samples in GPU memory ({} bytes mapped, pitch {}) cannot be split",
+                bps, src.bytes, src.pitch
+            )));
+        }
+        st.launch(
+            &self.kernels.scale.split8,
+            (blocks(w), h as u32, 1),
+            (256, 1, 1),
+            0,
+            &[
+                Arg::Foreign(src.ptr),
+                Arg::I32(src.pitch as i32),
+                Arg::I32(w as i32),
+                Arg::I32(h as i32),
+                Arg::Buf(dst, 0),
+            ],
+        )
+        .map_err(be)
     }
 
     /// The ladder's reference frame for slot `s`'s frame, into the slot

@@ -225,6 +225,10 @@ pub enum ArgKind {
 pub enum Arg<'a> {
     /// A device buffer, at a byte offset.
     Buf(&'a DeviceBuffer, usize),
+    /// Device memory this backend does not own (a GPU-memory frame of its
+    /// context, mapped by GStreamer), at this address; the caller checks
+    /// that the kernel stays inside the mapping.
+    Foreign(u64),
     I32(i32),
     U32(u32),
     I64(i64),
@@ -235,7 +239,7 @@ pub enum Arg<'a> {
 impl Arg<'_> {
     fn kind(&self) -> ArgKind {
         match self {
-            Arg::Buf(..) => ArgKind::Ptr,
+            Arg::Buf(..) | Arg::Foreign(_) => ArgKind::Ptr,
             Arg::I32(_) => ArgKind::I32,
             Arg::U32(_) => ArgKind::U32,
             Arg::I64(_) => ArgKind::I64,
@@ -357,6 +361,7 @@ impl Stream {
                     }
                     b.addr() + off as u64
                 }
+                Arg::Foreign(addr) => addr,
                 Arg::I32(v) => u64::from(v as u32),
                 Arg::U32(v) => u64::from(v),
                 Arg::I64(v) => v as u64,

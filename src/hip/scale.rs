@@ -19,6 +19,8 @@ pub(super) struct Kernels {
     h16: Kernel,
     v8: Kernel,
     v16: Kernel,
+    /// NV12's interleaved chroma into a plane of its own.
+    pub(super) split8: Kernel,
 }
 
 impl Kernels {
@@ -33,6 +35,7 @@ impl Kernels {
             h16: f.kernel("scale_h_16", &h)?,
             v8: f.kernel("scale_v_8", &v)?,
             v16: f.kernel("scale_v_16", &v)?,
+            split8: f.kernel("split_interleaved_8", &sig("p iii p"))?,
         })
     }
 }

@@ -490,6 +490,16 @@ fn engine_format(fmt: gst_video::VideoFormat) -> Result<(PixelFormat, u8), Strin
     })
 }
 
+/// Whether two sink pads' formats can be scored against each other: the
+/// same chroma layout and bit depth, in any memory layout (I420, YV12 and
+/// NV12 are all 8-bit 4:2:0; NV12's chroma is split where it is read).
+fn comparable_formats(a: gst_video::VideoFormat, b: gst_video::VideoFormat) -> bool {
+    match (engine_format(a), engine_format(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
 /// A frame mapped for the device (`gst_gpu::mapped_for_device`) as an
 /// engine picture of device planes, in component order (Y, U, V).
 fn device_picture(
@@ -1157,12 +1167,13 @@ impl VmafHip {
         };
         let same_size = ri.width() == di.width() && ri.height() == di.height();
         let scales = name != "dist_sink";
-        if ri.format() != di.format() || !(same_size || scales) {
+        let comparable = comparable_formats(ri.format(), di.format());
+        if !comparable || !(same_size || scales) {
             let mut advice = Vec::new();
             if !same_size {
                 advice.push("videoscale");
             }
-            if ri.format() != di.format() {
+            if !comparable {
                 advice.push("videoconvert");
             }
             let caps = |i: &gst_video::VideoInfo| {
@@ -1170,9 +1181,9 @@ impl VmafHip {
                     .map_or_else(|_| "?".to_string(), |c| c.to_string())
             };
             let what = if scales {
-                "format (a dist_sink_%u pad scales other sizes)"
+                "chroma layout and bit depth (a dist_sink_%u pad scales other sizes)"
             } else {
-                "width, height and format (a dist_sink_%u pad scales other sizes)"
+                "width, height, chroma layout and bit depth (a dist_sink_%u pad scales other sizes)"
             };
             gst::element_imp_error!(
                 self,

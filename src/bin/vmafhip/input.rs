@@ -355,10 +355,10 @@ impl Input {
 
     /// How NVDEC's frames reach the element in CUDA memory, if they can:
     /// through GStreamer's CUDA converter and scaler (to the scoring format
-    /// and size, on the GPU), or, without those, as the decoder's NV12 when
-    /// only luma is read, at 8 bits and the scoring size (the element reads
-    /// NV12's luma in place). `None`: through system memory.
-    fn cuda_path(&self, target: &Video, chroma: bool) -> Option<CudaPath> {
+    /// and size, on the GPU), or, without those, as the decoder's NV12 at
+    /// 8-bit 4:2:0 and the scoring size (the element reads NV12's luma in
+    /// place and splits its chroma on the GPU). `None`: through system memory.
+    fn cuda_path(&self, target: &Video) -> Option<CudaPath> {
         let nvdec = self
             .decoder
             .as_deref()
@@ -369,7 +369,12 @@ impl Input {
             None
         } else if found("cudaconvert") && found("cudascale") {
             Some(CudaPath::Convert)
-        } else if !chroma && same_size && self.video.bpc == 8 && target.bpc == 8 {
+        } else if same_size
+            && self.video.bpc == 8
+            && target.bpc == 8
+            && (self.video.format, target.format) == (PixelFormat::Yuv420, PixelFormat::Yuv420)
+        {
+            // The element splits NV12's chroma on the GPU where it is read.
             Some(CudaPath::Nv12)
         } else {
             None
@@ -395,10 +400,10 @@ impl Input {
     /// when the video already has the caps asked for.
     ///
     /// `target` is the video scored: the reference's size, chroma layout
-    /// and depth; `chroma`, whether the metrics read chroma. NVDEC's frames
+    /// and depth. NVDEC's frames
     /// stay in CUDA memory where they can ([`Input::cuda_path`]); every
     /// other input is converted and scaled on the CPU.
-    pub fn branch(&self, target: &Video, chroma: bool) -> String {
+    pub fn branch(&self, target: &Video) -> String {
         let (r, sink) = (self.role.prefix(), self.role.sink());
         let (format, w, h) = (target.scoring_format(), target.width, target.height);
         if self.nvdec {
@@ -416,7 +421,7 @@ impl Input {
             Kind::Raw | Kind::Y4m => format!("appsrc name={r}-src"),
         };
         let cuda = "video/x-raw(memory:CUDAMemory)";
-        let (convert, caps) = match self.cuda_path(target, chroma) {
+        let (convert, caps) = match self.cuda_path(target) {
             Some(CudaPath::Convert) => (
                 format!("cudaconvert name={r}-convert ! cudascale name={r}-scale"),
                 format!("{cuda},format={format},width={w},height={h}"),

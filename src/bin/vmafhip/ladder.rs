@@ -29,10 +29,13 @@ pub fn run(a: &Args, paths: &[String], decoding: &Decoding, voice: Voice) -> Res
         .map(|(k, p)| Input::open(Role::Rendition(k as u32), p, &a.raw))
         .collect::<Result<Vec<_>, _>>()?;
     // The command's own NVDEC path where it takes the files, as for a pair.
+    for r in &renditions {
+        pair::check_comparable(&reference, r, a.needs_chroma)?;
+    }
     let direct = decoding.direct_for(a.device_ids[0]);
     let mut all: Vec<&mut Input> = vec![&mut reference];
     all.extend(renditions.iter_mut());
-    pair::decode_directly(direct.as_ref(), &mut all, a.needs_chroma);
+    pair::decode_directly(direct.as_ref(), &mut all);
     for i in std::iter::once(&reference).chain(&renditions) {
         if let Some(note) = i.decoder_note(decoding)?
             && voice.notes
@@ -41,7 +44,7 @@ pub fn run(a: &Args, paths: &[String], decoding: &Decoding, voice: Voice) -> Res
         }
     }
     check_renditions(a, &reference, &renditions, voice)?;
-    let pipeline = build_pipeline(&reference, &renditions, a.needs_chroma)?;
+    let pipeline = build_pipeline(&reference, &renditions)?;
     let v = pipeline.by_name("v").expect("named in the description");
     pair::share_gpu_context(&pipeline, &v);
     // The report is the command's own: every rendition in one plot.
@@ -133,15 +136,11 @@ fn check_renditions(
 
 /// The reference's branch to `ref_sink`, and each rendition's to its
 /// `dist_sink_k` in the reference's scoring format at its own size.
-fn build_pipeline(
-    reference: &Input,
-    renditions: &[Input],
-    chroma: bool,
-) -> Result<gst::Pipeline, Fail> {
-    let mut desc = reference.branch(&reference.video, chroma);
+fn build_pipeline(reference: &Input, renditions: &[Input]) -> Result<gst::Pipeline, Fail> {
+    let mut desc = reference.branch(&reference.video);
     for r in renditions {
         desc.push(' ');
-        desc.push_str(&r.branch(&r.scored_as(&reference.video), chroma));
+        desc.push_str(&r.branch(&r.scored_as(&reference.video)));
     }
     desc.push_str(" vmafhip name=v ! fakesink name=out sync=false");
     gst::parse::launch(&desc)

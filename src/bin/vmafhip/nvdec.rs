@@ -21,6 +21,7 @@ use gst::prelude::*;
 use gstvmafhip::hip::gst_gpu::{GstGpu, device_plane};
 use gstvmafhip::hip::nvdec::{Codec, NvDecoder};
 use gstvmafhip::hip::{self, Device};
+use gstvmafhip::vmaf::PixelFormat;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -55,8 +56,9 @@ impl Direct {
     }
 
     /// Whether `input` decodes here when scored as `target` (the reference's
-    /// video) with or without chroma.
-    pub fn takes(&self, input: &Input, target: &Video, chroma: bool) -> bool {
+    /// video): 8-bit 4:2:0 at its own size. Its NV12 goes to the element as
+    /// it is; the GPU engine splits the chroma where a metric reads it.
+    pub fn takes(&self, input: &Input, target: &Video) -> bool {
         let v = &input.video;
         input.kind == Kind::Media
             && input
@@ -64,10 +66,10 @@ impl Direct {
                 .as_deref()
                 .and_then(Codec::from_caps_name)
                 .is_some()
-            && v.format == gstvmafhip::vmaf::PixelFormat::Yuv420
+            && v.format == PixelFormat::Yuv420
+            && target.format == PixelFormat::Yuv420
             && v.bpc == 8
             && target.bpc == 8
-            && !chroma
             && (v.width, v.height) == (target.width, target.height)
     }
 }

@@ -70,11 +70,8 @@ pub fn score_pair(
         distorted.role = Role::Rendition(0);
     }
     let direct = decoding.direct_for(pair.device_id);
-    decode_directly(
-        direct.as_ref(),
-        &mut [&mut reference, &mut distorted],
-        a.needs_chroma,
-    );
+    check_comparable(&reference, &distorted, a.needs_chroma)?;
+    decode_directly(direct.as_ref(), &mut [&mut reference, &mut distorted]);
     for i in [&reference, &distorted] {
         if let Some(note) = i.decoder_note(decoding)? {
             say(note);
@@ -83,7 +80,7 @@ pub fn score_pair(
     for note in pairing_notes(a, &reference, &distorted)? {
         say(note);
     }
-    let pipeline = build_pipeline(&reference, &distorted, a.needs_chroma)?;
+    let pipeline = build_pipeline(&reference, &distorted)?;
     let v = pipeline.by_name("v").expect("named in the description");
     share_gpu_context(&pipeline, &v);
     configure_element(&v, a, pair, &reference, &distorted, voice.progress)?;
@@ -136,18 +133,52 @@ pub fn score_pair(
 /// Marks the inputs that the command's own NVDEC path decodes (`direct`,
 /// where the GPU has one): each as it is scored, the first being the
 /// reference.
-pub fn decode_directly(
-    direct: Option<&crate::nvdec::Direct>,
-    inputs: &mut [&mut Input],
-    needs_chroma: bool,
-) {
+pub fn decode_directly(direct: Option<&crate::nvdec::Direct>, inputs: &mut [&mut Input]) {
     let (Some(d), Some(first)) = (direct, inputs.first()) else {
         return;
     };
     let reference = first.video.clone();
     for i in inputs.iter_mut() {
-        i.nvdec = d.takes(i, &i.scored_as(&reference), needs_chroma);
+        i.nvdec = d.takes(i, &i.scored_as(&reference));
     }
+}
+
+/// An error, before anything is decoded, where the two inputs cannot be
+/// compared: different bit depths (VMAF's features are defined at one
+/// depth; converting either changes the numbers), or, where a metric reads
+/// chroma, different chroma layouts. Luma-only metrics take any layouts
+/// (the distorted input is converted to the reference's; luma is untouched).
+pub fn check_comparable(reference: &Input, distorted: &Input, chroma: bool) -> Result<(), Fail> {
+    let (rv, dv) = (&reference.video, &distorted.video);
+    let depth = rv.bpc != dv.bpc;
+    let layout = chroma && rv.format != dv.format;
+    if !depth && !layout {
+        return Ok(());
+    }
+    let what = if depth {
+        "VMAF compares pictures of one bit depth: convert one of them to the other's depth first"
+    } else {
+        "the metrics asked for read chroma, which is compared in one layout: convert one of them first, or leave out the chroma metrics"
+    };
+    Err(Fail::input(format!(
+        "{} is {} and {} is {}: {what}",
+        reference.path,
+        describe(rv),
+        distorted.path,
+        describe(dv)
+    )))
+}
+
+/// `8-bit 4:2:0` and the like.
+fn describe(v: &crate::input::Video) -> String {
+    use gstvmafhip::vmaf::PixelFormat as F;
+    let layout = match v.format {
+        F::Yuv420 => "4:2:0",
+        F::Yuv422 => "4:2:2",
+        F::Yuv444 => "4:4:4",
+        F::Gray => "4:0:0",
+    };
+    format!("{}-bit {layout}", v.bpc)
 }
 
 /// Notes on scaling and frame rates; an error where `--no-scale` forbids
@@ -179,15 +210,11 @@ pub fn pairing_notes(a: &Args, reference: &Input, distorted: &Input) -> Result<V
 
 /// Both inputs' branches into a `vmafhip` named `v`, scored in the
 /// reference's size, chroma layout and depth.
-fn build_pipeline(
-    reference: &Input,
-    distorted: &Input,
-    chroma: bool,
-) -> Result<gst::Pipeline, Fail> {
+fn build_pipeline(reference: &Input, distorted: &Input) -> Result<gst::Pipeline, Fail> {
     let desc = format!(
         "{} {} vmafhip name=v ! fakesink name=out sync=false",
-        reference.branch(&reference.video, chroma),
-        distorted.branch(&distorted.scored_as(&reference.video), chroma),
+        reference.branch(&reference.video),
+        distorted.branch(&distorted.scored_as(&reference.video)),
     );
     gst::info!(CAT, "pipeline: {desc}");
     gst::parse::launch(&desc)
