@@ -117,7 +117,21 @@ __device__ float ciede2000(CiedeLab c1, CiedeLab c2) {
                        (double)(rt * chroma * hue));
 }
 
-// Chroma subsampling: sx, sy are 1 where the plane is halved that way.
+// libvmaf's walk of a 4:2:2 chroma plane (CPU twin: ciede.rs, `chroma_422`):
+// luma row i reads its picture's chroma row i / 2 at column j, running on
+// into the rows after it, in rows of `stride` samples (w / 2 rounded up to
+// 32) whose samples past w / 2 are zero. -1: a zero sample.
+__device__ __forceinline__ long ciede_chroma_422(int i, int j, int w, int cw, int ch) {
+    const int lw = w >> 1;
+    const long stride = (lw + 31) & ~31;
+    const long flat = (long)(i >> 1) * stride + j;
+    const long row = flat / stride, col = flat % stride;
+    if (col >= lw) return -1;
+    return (row < ch - 1 ? row : ch - 1) * (long)cw + col;
+}
+
+// Chroma subsampling: sx, sy are 1 where the plane is halved that way; sx 2
+// is libvmaf's 4:2:2 walk.
 template <typename In>
 __device__ void ciede_pixels_impl(const In* ry, const In* ru, const In* rv, const In* dy,
                                   const In* du, const In* dv, int w, int h, int cw, int ch,
@@ -125,11 +139,19 @@ __device__ void ciede_pixels_impl(const In* ry, const In* ru, const In* rv, cons
     const int j = blockIdx.x * VMAF_BLOCK + threadIdx.x;
     const int i = blockIdx.y;
     if (j >= w || i >= h) return;
-    const int ci = (i >> sy) < ch - 1 ? (i >> sy) : ch - 1;
-    const int cj = (j >> sx) < cw - 1 ? (j >> sx) : cw - 1;
-    const size_t k = (size_t)i * w + j, c = (size_t)ci * cw + cj;
-    const CiedeLab a = ciede_lab((double)(float)ry[k], (double)(float)ru[c], (double)(float)rv[c], bpc);
-    const CiedeLab b = ciede_lab((double)(float)dy[k], (double)(float)du[c], (double)(float)dv[c], bpc);
+    long c;
+    if (sx == 2) {
+        c = ciede_chroma_422(i, j, w, cw, ch);
+    } else {
+        const int ci = (i >> sy) < ch - 1 ? (i >> sy) : ch - 1;
+        const int cj = (j >> sx) < cw - 1 ? (j >> sx) : cw - 1;
+        c = (long)ci * cw + cj;
+    }
+    const size_t k = (size_t)i * w + j;
+    const double ru_c = c < 0 ? 0.0 : (double)(float)ru[c], rv_c = c < 0 ? 0.0 : (double)(float)rv[c];
+    const double du_c = c < 0 ? 0.0 : (double)(float)du[c], dv_c = c < 0 ? 0.0 : (double)(float)dv[c];
+    const CiedeLab a = ciede_lab((double)(float)ry[k], ru_c, rv_c, bpc);
+    const CiedeLab b = ciede_lab((double)(float)dy[k], du_c, dv_c, bpc);
     out[k] = ciede2000(a, b);
 }
 

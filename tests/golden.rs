@@ -53,13 +53,15 @@ fn every_v1_golden_run_matches_libvmaf() {
 /// The float models (`vmaf_float_v0.6.1`, its NEG, bootstrap and 4K
 /// variants) and `float_psnr`, `float_ansnr`, `float_moment`, `ciede`,
 /// `psnr_hvs` and `speed_temporal` of `manifest-features.json`: 8- and
-/// 10-bit, 1080p, identical pictures (infinite values as libvmaf's nulls).
+/// 10-bit, 1080p, identical pictures (infinite values as libvmaf's nulls);
+/// and every extractor that reads chroma (CIEDE, PSNR, SSIM, MS-SSIM,
+/// speed_chroma, psnr_hvs) at 4:2:2 and 4:4:4, 8- and 10-bit.
 #[test]
 fn every_feature_golden_run_matches_libvmaf() {
     assert_eq!(
         check_runs(golden_runs_features()),
-        8,
-        "manifest-features.json lists 8 runs"
+        13,
+        "manifest-features.json lists 13 runs"
     );
 }
 

@@ -85,7 +85,8 @@ impl GpuExtractor for Ciede {
         let (cw, ch) = g.planes[1];
         let (sx, sy) = match g.format {
             PixelFormat::Yuv420 => (1, 1),
-            PixelFormat::Yuv422 => (1, 0),
+            // libvmaf's own walk of a 4:2:2 plane (kernels/ciede.hip).
+            PixelFormat::Yuv422 => (2, 0),
             _ => (0, 0),
         };
         let kern = if g.bps == 1 { &k.pixels8 } else { &k.pixels16 };

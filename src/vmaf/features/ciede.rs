@@ -7,9 +7,10 @@
 //! libvmaf mixes float and double on purpose or not; every step here
 //! rounds where its C does (a `float` variable or return value), so that
 //! the numbers are its own. Chroma is upsampled by repetition, as libvmaf
-//! does for 4:2:0; for 4:2:2 libvmaf reads past each chroma row (its
-//! horizontal index is not halved), and this engine repeats each chroma
-//! sample horizontally instead.
+//! does for 4:2:0. For 4:2:2 libvmaf's upsampler mixes up its two
+//! directions: luma row i reads chroma row i / 2 with the column not halved,
+//! running on past the row's end into the rows after it; this engine reads
+//! the same samples (`chroma_422`), so that its numbers are libvmaf's.
 
 use super::FrameError;
 use crate::vmaf::PixelFormat;
@@ -157,10 +158,28 @@ fn chroma_at(f: &Frame, p: usize, i: usize, j: usize) -> u16 {
     let pl = &f.planes[p];
     let (ci, cj) = match f.format {
         PixelFormat::Yuv420 => (i / 2, j / 2),
-        PixelFormat::Yuv422 => (i, j / 2),
+        PixelFormat::Yuv422 => return chroma_422(f, p, i, j),
         _ => (i, j),
     };
     pl.data[ci.min(pl.height - 1) * pl.width + cj.min(pl.width - 1)]
+}
+
+/// The 4:2:2 chroma sample libvmaf's `ciede` reads at luma position
+/// (`i`, `j`). Its picture holds each chroma row in `stride` samples (half
+/// the luma width, rounded down, then up to a multiple of 32; zeros past
+/// the row's samples); luma row i reads from the start of chroma row i / 2,
+/// `j` samples on, which past the row's end are its padding and the next
+/// row's samples.
+fn chroma_422(f: &Frame, p: usize, i: usize, j: usize) -> u16 {
+    let pl = &f.planes[p];
+    let row_samples = f.luma().width / 2;
+    let stride = row_samples.next_multiple_of(32);
+    let flat = (i / 2) * stride + j;
+    let (row, col) = (flat / stride, flat % stride);
+    if col >= row_samples {
+        return 0;
+    }
+    pl.data[row.min(pl.height - 1) * pl.width + col]
 }
 
 /// `ciede2000` of two frames with chroma planes.
