@@ -90,7 +90,9 @@ fn a_slow_distorted_branch_is_waited_for() {
         Pairing {
             fresh: 60,
             repeated: 0,
-            unscored: 0
+            unscored: 0,
+            distorted: 60,
+            distorted_past_end: false,
         }
     );
     // The distorted frames are the reference's own, each scored once.

@@ -87,7 +87,7 @@ impl Results<'_> {
         for fr in self.frames {
             w.frame(fr).expect("writing to memory");
         }
-        let bytes = w.finish(self.pooled).expect("writing to memory");
+        let bytes = w.finish(self.pooled, None).expect("writing to memory");
         String::from_utf8(bytes).expect("the writer emits UTF-8")
     }
 
@@ -114,6 +114,53 @@ pub struct ResultsWriter<W: std::io::Write> {
     out: W,
     format: Format,
     frames: u64,
+    /// Where the header left room for the speed when it was not known
+    /// yet: its byte offset in the output (see [`ResultsWriter::fps_patch`]).
+    fps_slot: Option<usize>,
+    /// When the header was written (the first frame): the speed's clock.
+    started: std::time::Instant,
+}
+
+/// Bytes the header keeps for a speed it does not know yet: `null` (JSON)
+/// or `"0.00"` (XML) padded with spaces, room for `"1234567.89"`.
+const FPS_SLOT: usize = 12;
+
+/// How the two inputs were covered, written after libvmaf's parts
+/// (`inputs`; not in CSV, which has no place for it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Coverage {
+    /// Frames each input delivered, and the frames scored.
+    pub reference_frames: u64,
+    pub distorted_frames: u64,
+    pub scored_frames: u64,
+    /// One input ended before the other: only the overlap was scored.
+    pub lengths_differ: bool,
+    /// The run was stopped before its inputs ended (SIGINT, SIGTERM).
+    pub interrupted: bool,
+}
+
+impl Coverage {
+    fn json(&self) -> String {
+        format!(
+            "{{\"reference_frames\": {}, \"distorted_frames\": {}, \"scored_frames\": {}, \"lengths_differ\": {}, \"interrupted\": {}}}",
+            self.reference_frames,
+            self.distorted_frames,
+            self.scored_frames,
+            self.lengths_differ,
+            self.interrupted
+        )
+    }
+
+    fn xml(&self) -> String {
+        format!(
+            "  <inputs reference_frames=\"{}\" distorted_frames=\"{}\" scored_frames=\"{}\" lengths_differ=\"{}\" interrupted=\"{}\" />\n",
+            self.reference_frames,
+            self.distorted_frames,
+            self.scored_frames,
+            self.lengths_differ,
+            self.interrupted
+        )
+    }
 }
 
 impl<W: std::io::Write> ResultsWriter<W> {
@@ -128,16 +175,23 @@ impl<W: std::io::Write> ResultsWriter<W> {
         version: &str,
     ) -> std::io::Result<Self> {
         let mut s = String::new();
+        let mut fps_slot = None;
+        // The speed, or room for it (written in place at the end).
+        let mut speed = |s: &mut String, unknown: &str| match fps {
+            Some(f) if unknown.starts_with('"') => s.push_str(&format!("\"{f:.2}\"")),
+            Some(f) => s.push_str(&format!("{f:.2}")),
+            None => {
+                fps_slot = Some(s.len());
+                s.push_str(&format!("{unknown:<FPS_SLOT$}"));
+            }
+        };
         match format {
             Format::Json => {
                 s.push_str("{\n");
                 let _ = writeln!(s, "  \"version\": \"{version}\",");
-                let _ = writeln!(
-                    s,
-                    "  \"fps\": {},",
-                    fps.map_or("null".into(), |f| format!("{f:.2}"))
-                );
-                s.push_str("  \"frames\": [");
+                s.push_str("  \"fps\": ");
+                speed(&mut s, "null");
+                s.push_str(",\n  \"frames\": [");
             }
             Format::Xml => {
                 let _ = writeln!(s, "<VMAF version=\"{version}\">");
@@ -145,21 +199,16 @@ impl<W: std::io::Write> ResultsWriter<W> {
                     s,
                     "  <params qualityWidth=\"{width}\" qualityHeight=\"{height}\" />"
                 );
-                let _ = writeln!(
-                    s,
-                    "  <fyi fps=\"{}\" />",
-                    fps.map_or("0.00".into(), |f| format!("{f:.2}"))
-                );
-                s.push_str("  <frames>\n");
+                s.push_str("  <fyi fps=");
+                speed(&mut s, "\"0.00\"");
+                s.push_str(" />\n  <frames>\n");
             }
             // The header needs the metric names: written with the first frame.
             Format::Csv => {}
             Format::Jsonl => {
-                let _ = writeln!(
-                    s,
-                    "{{\"version\": \"{version}\", \"fps\": {}, \"width\": {width}, \"height\": {height}}}",
-                    fps.map_or("null".into(), |f| format!("{f:.2}"))
-                );
+                let _ = write!(s, "{{\"version\": \"{version}\", \"fps\": ");
+                speed(&mut s, "null");
+                let _ = writeln!(s, ", \"width\": {width}, \"height\": {height}}}");
             }
         }
         out.write_all(s.as_bytes())?;
@@ -167,7 +216,26 @@ impl<W: std::io::Write> ResultsWriter<W> {
             out,
             format,
             frames: 0,
+            fps_slot,
+            started: std::time::Instant::now(),
         })
+    }
+
+    /// The speed since the header (frames written per second), as the
+    /// bytes to write over the header's room for it at their offset; none
+    /// where the header had the speed already, or with no frames.
+    pub fn fps_patch(&self) -> Option<(u64, Vec<u8>)> {
+        let at = self.fps_slot?;
+        let secs = self.started.elapsed().as_secs_f64();
+        if self.frames == 0 || secs <= 0.0 {
+            return None;
+        }
+        let fps = self.frames as f64 / secs;
+        let value = match self.format {
+            Format::Xml => format!("\"{fps:.2}\""),
+            _ => format!("{fps:.2}"),
+        };
+        (value.len() <= FPS_SLOT).then(|| (at as u64, format!("{value:<FPS_SLOT$}").into_bytes()))
     }
 
     /// One final frame.
@@ -232,8 +300,13 @@ impl<W: std::io::Write> ResultsWriter<W> {
         self.out.flush()
     }
 
-    /// The pooled part and the closing lines; returns the writer.
-    pub fn finish(mut self, pooled: &PooledScores) -> std::io::Result<W> {
+    /// The pooled part, how the inputs were covered (where known) and the
+    /// closing lines; returns the writer.
+    pub fn finish(
+        mut self,
+        pooled: &PooledScores,
+        inputs: Option<&Coverage>,
+    ) -> std::io::Result<W> {
         let mut s = String::new();
         match self.format {
             Format::Json => {
@@ -249,7 +322,11 @@ impl<W: std::io::Write> ResultsWriter<W> {
                         json_num(p.harmonic_mean())
                     );
                 }
-                s.push_str("\n  },\n  \"aggregate_metrics\": {\n  }\n}\n");
+                s.push_str("\n  },\n  \"aggregate_metrics\": {\n  }");
+                if let Some(c) = inputs {
+                    let _ = write!(s, ",\n  \"inputs\": {}", c.json());
+                }
+                s.push_str("\n}\n");
             }
             Format::Xml => {
                 s.push_str("  </frames>\n  <pooled_metrics>\n");
@@ -263,7 +340,11 @@ impl<W: std::io::Write> ResultsWriter<W> {
                         fmt_num(p.harmonic_mean())
                     );
                 }
-                s.push_str("  </pooled_metrics>\n  <aggregate_metrics />\n</VMAF>\n");
+                s.push_str("  </pooled_metrics>\n  <aggregate_metrics />\n");
+                if let Some(c) = inputs {
+                    s.push_str(&c.xml());
+                }
+                s.push_str("</VMAF>\n");
             }
             Format::Csv => {
                 if self.frames == 0 {
@@ -283,7 +364,11 @@ impl<W: std::io::Write> ResultsWriter<W> {
                         json_num(p.harmonic_mean())
                     );
                 }
-                s.push_str("}, \"aggregate_metrics\": {}}\n");
+                s.push_str("}, \"aggregate_metrics\": {}");
+                if let Some(c) = inputs {
+                    let _ = write!(s, ", \"inputs\": {}", c.json());
+                }
+                s.push_str("}\n");
             }
         }
         self.out.write_all(s.as_bytes())?;

@@ -664,14 +664,7 @@ impl VmafHip {
         outbuf: &mut gst::BufferRef,
     ) -> Result<gst::FlowSuccess, gst::FlowError> {
         if self.ref_pad.is_eos() {
-            if !self.dist_pad.is_eos() {
-                gst::element_imp_warning!(
-                    self,
-                    gst::StreamError::Failed,
-                    ("ref_sink ended before dist_sink: the remaining distorted frames are not scored"),
-                    ["ref_sink EOS"]
-                );
-            }
+            self.note_distorted_past_end();
             return Err(gst::FlowError::Eos);
         }
         let size = self
@@ -683,6 +676,43 @@ impl VmafHip {
         outbuf.append_memory(gst::Memory::from_mut_slice(vec![0u8; size]));
         outbuf.set_flags(gst::BufferFlags::GAP);
         Ok(gst::FlowSuccess::Ok)
+    }
+
+    /// The reference has ended while distorted inputs have not, so they
+    /// have frames left (a non-live aggregator calls only once every pad
+    /// has a frame or has ended): each such input is marked, for its pooled
+    /// message and results, with one warning.
+    fn note_distorted_past_end(&self) {
+        let longer: Vec<String> = self
+            .distorted_pads()
+            .iter()
+            .filter(|p| !p.is_eos())
+            .map(|p| p.name().to_string())
+            .collect();
+        let newly = {
+            let mut guard = self.state.lock().unwrap();
+            let Some(st) = guard.as_mut() else { return };
+            longer
+                .iter()
+                .filter(|n| {
+                    st.rendition(n).is_some_and(|r| {
+                        !std::mem::replace(&mut r.pairings.counts.distorted_past_end, true)
+                    })
+                })
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        if !newly.is_empty() {
+            gst::element_imp_warning!(
+                self,
+                gst::StreamError::Failed,
+                (
+                    "ref_sink ended before {}: the distorted frames past the reference's end are not scored",
+                    newly.join(", ")
+                ),
+                ["ref_sink EOS"]
+            );
+        }
     }
 
     /// `src` passes the reference through without copying pixels, as it
@@ -1116,6 +1146,11 @@ impl VmafHip {
                 );
             }
             for r in state.renditions.iter_mut().filter(|r| which(&r.name)) {
+                if let Some(pad) = self.obj().static_pad(&r.name)
+                    && let Some(pad) = pad.downcast_ref::<super::pad::VmafHipPad>()
+                {
+                    r.pairings.counts.distorted += pad.imp().take_received();
+                }
                 match r.end_segment(why) {
                     Ok((msgs, p)) => {
                         frames.extend(msgs);
@@ -1686,6 +1721,17 @@ impl AggregatorImpl for VmafHip {
                 );
                 return false;
             }
+        }
+        if let gst::EventView::CustomDownstreamOob(e) = event.view()
+            && e.structure()
+                .is_some_and(|s| s.name() == super::INTERRUPTED_EVENT)
+        {
+            if let Some(st) = self.state.lock().unwrap().as_mut() {
+                for r in &mut st.renditions {
+                    r.interrupted = true;
+                }
+            }
+            return true;
         }
         self.parent_sink_event(pad, event)
     }

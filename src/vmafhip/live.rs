@@ -60,6 +60,24 @@ pub struct Pairing {
     /// dropped by the aggregator (its time had passed: the reference pad
     /// was late beyond the wait).
     pub unscored: u64,
+    /// Distorted frames that reached the pad in the segment.
+    pub distorted: u64,
+    /// The distorted input went on past the reference's end: frames that
+    /// no reference frame was scored against.
+    pub distorted_past_end: bool,
+}
+
+impl Pairing {
+    /// Reference frames in the segment: scored, or not.
+    pub fn reference(&self) -> u64 {
+        self.fresh + self.repeated + self.unscored
+    }
+
+    /// Whether one input ended before the other: reference frames with no
+    /// distorted frame, or distorted frames past the reference's end.
+    pub fn lengths_differ(&self) -> bool {
+        self.unscored > 0 || self.distorted_past_end
+    }
 }
 
 /// Follows the distorted frames a stream's reference frames are paired with.
@@ -196,7 +214,8 @@ mod tests {
             Pairing {
                 fresh: 5,
                 repeated: 2,
-                unscored: 4
+                unscored: 4,
+                ..Pairing::default()
             }
         );
     }

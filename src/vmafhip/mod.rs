@@ -306,7 +306,15 @@ pub struct VmafPooledMessage {
     /// `frames-repeated`, `frames-unscored` (live pipelines: see
     /// `late-frame-wait`).
     pub pairing: Pairing,
+    /// The application stopped the inputs before they ended (it sent the
+    /// [`INTERRUPTED_EVENT`]): the pooled values cover the frames scored.
+    pub interrupted: bool,
 }
+
+/// The name of a custom out-of-band event an application sends to
+/// `ref_sink` before stopping the inputs early (with EOS), so that the
+/// pooled message and the results file say the run was interrupted.
+pub const INTERRUPTED_EVENT: &str = "vmafhip-interrupted";
 
 const CORE_FIELDS: &[&str] = &[
     "type",
@@ -331,6 +339,10 @@ const CORE_FIELDS: &[&str] = &[
     "frames-fresh",
     "frames-repeated",
     "frames-unscored",
+    "frames-reference",
+    "frames-distorted",
+    "distorted-past-end",
+    "interrupted",
     "rendition",
     "label",
 ];
@@ -455,7 +467,11 @@ impl From<&VmafPooledMessage> for gst::Structure {
             .field("frames", m.frames)
             .field("frames-fresh", m.pairing.fresh)
             .field("frames-repeated", m.pairing.repeated)
-            .field("frames-unscored", m.pairing.unscored);
+            .field("frames-unscored", m.pairing.unscored)
+            .field("frames-reference", m.pairing.reference())
+            .field("frames-distorted", m.pairing.distorted)
+            .field("distorted-past-end", m.pairing.distorted_past_end)
+            .field("interrupted", m.interrupted);
         finish(
             b,
             [m.psnr_y, m.ssim, m.ms_ssim],
@@ -495,7 +511,10 @@ impl TryFrom<&gst::StructureRef> for VmafPooledMessage {
                 fresh: s.get("frames-fresh").unwrap_or_default(),
                 repeated: s.get("frames-repeated").unwrap_or_default(),
                 unscored: s.get("frames-unscored").unwrap_or_default(),
+                distorted: s.get("frames-distorted").unwrap_or_default(),
+                distorted_past_end: s.get("distorted-past-end").unwrap_or_default(),
             },
+            interrupted: s.get("interrupted").unwrap_or_default(),
         })
     }
 }
@@ -562,7 +581,10 @@ mod tests {
                 fresh: 10,
                 repeated: 2,
                 unscored: 1,
+                distorted: 12,
+                distorted_past_end: true,
             },
+            interrupted: true,
         };
         let s = gst::Structure::from(&m);
         assert_eq!(VmafPooledMessage::try_from(s.as_ref()).unwrap(), m);

@@ -21,7 +21,7 @@ mod imp {
     use gst_video::prelude::*;
     use gst_video::subclass::prelude::*;
     use std::sync::Mutex;
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
     #[derive(Default)]
     pub struct VmafHipPad {
@@ -35,9 +35,16 @@ mod imp {
         /// files go, instead of the names made from the element's.
         results_filename: Mutex<Option<String>>,
         report_filename: Mutex<Option<String>>,
+        /// Buffers that reached the pad since the last segment ended.
+        received: AtomicU64,
     }
 
     impl VmafHipPad {
+        /// The buffers that reached the pad since the last call.
+        pub(crate) fn take_received(&self) -> u64 {
+            self.received.swap(0, Ordering::Relaxed)
+        }
+
         /// The buffer probe: the planes the engine reads of a frame in
         /// ordinary host memory go into pinned memory here, on the thread
         /// that delivers it (`pinned_copy`); None leaves the buffer as it is.
@@ -135,9 +142,11 @@ mod imp {
                 .add_probe(gst::PadProbeType::BUFFER, move |_, info| {
                     if let Some(pad) = weak.upgrade()
                         && let Some(gst::PadProbeData::Buffer(buf)) = &mut info.data
-                        && let Some(copied) = pad.copy_in(buf)
                     {
-                        *buf = copied;
+                        pad.received.fetch_add(1, Ordering::Relaxed);
+                        if let Some(copied) = pad.copy_in(buf) {
+                            *buf = copied;
+                        }
                     }
                     gst::PadProbeReturn::Ok
                 });

@@ -8,7 +8,7 @@ use super::imp::Settings;
 use super::live;
 use super::{OnGpuError, PoolMethod, ResultsFormat, VmafFrameMessage, VmafPooledMessage};
 use crate::report;
-use crate::vmaf::output::{Format, ResultsWriter};
+use crate::vmaf::output::{Coverage, Format, ResultsWriter};
 use crate::vmaf::{self, Engine, FrameScores, PooledScores};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -41,6 +41,15 @@ fn open_results(path: &str) -> Result<std::fs::File, gst::ErrorMessage> {
             ["opening the results file at start"]
         )
     })
+}
+
+/// Writes `bytes` over the finished results file at offset `at`.
+fn write_at(out: std::io::BufWriter<std::fs::File>, at: u64, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::{Seek, Write};
+    let mut file = out.into_inner().map_err(|e| e.into_error())?;
+    file.seek(std::io::SeekFrom::Start(at))?;
+    file.write_all(bytes)?;
+    file.flush()
 }
 
 fn report_io_error(path: &str, e: std::io::Error) -> gst::ErrorMessage {
@@ -120,8 +129,22 @@ impl Rendition {
             return Ok(());
         };
         self.results_writer(&path)?;
+        let counts = self.pairings.counts;
+        let coverage = Coverage {
+            reference_frames: counts.reference(),
+            distorted_frames: counts.distorted,
+            scored_frames: pooled.frames,
+            lengths_differ: counts.lengths_differ() && !self.interrupted,
+            interrupted: self.interrupted,
+        };
         if let ResultsFile::Writing(w) = std::mem::replace(&mut self.results, ResultsFile::Done) {
-            w.finish(pooled).map_err(|e| results_io_error(&path, e))?;
+            let fps = w.fps_patch();
+            let out = w
+                .finish(pooled, Some(&coverage))
+                .map_err(|e| results_io_error(&path, e))?;
+            if let Some((at, bytes)) = fps {
+                write_at(out, at, &bytes).map_err(|e| results_io_error(&path, e))?;
+            }
         }
         Ok(())
     }
@@ -281,6 +304,9 @@ pub(super) struct Rendition {
     /// How the reference frames since the start (or the last flushing
     /// seek) were paired with this input's frames.
     pub(super) pairings: live::Pairings,
+    /// The application stopped the inputs before they ended (the
+    /// `vmafhip-interrupted` event): the results say so.
+    pub(super) interrupted: bool,
 }
 
 /// A requested pad's own `results-filename` and `report-filename`, which
@@ -377,6 +403,7 @@ impl Rendition {
             report_started: None,
             inputs: None,
             pairings: live::Pairings::default(),
+            interrupted: false,
         })
     }
 
@@ -440,6 +467,7 @@ impl Rendition {
         let mut pooled_msg = self.pooled_message(&pooled);
         if let Some(p) = &mut pooled_msg {
             p.reason = why.name().to_string();
+            p.interrupted = self.interrupted;
         }
         if why == SegmentEnd::CapsChanged {
             self.index_offset += self.next_index;
@@ -449,6 +477,7 @@ impl Rendition {
             self.index_offset = 0;
             self.stream_pool = StreamPool::default();
             self.pairings = live::Pairings::default();
+            self.interrupted = false;
             self.last_timing = None;
             self.total_duration = None;
         }
@@ -656,6 +685,7 @@ impl Rendition {
             rendition: self.name.clone(),
             label: self.label.clone(),
             pairing: self.pairings.counts,
+            interrupted: false,
         })
     }
 }

@@ -105,6 +105,29 @@ pub fn run(a: &Args, paths: &[String], decoding: &Decoding, voice: Voice) -> Res
             eprintln!("report: {path}");
         }
     }
+    ended_early(a, &heard, &reference, &renditions)
+}
+
+/// Exit 130 for an interrupted run, else the truncated-input error of the
+/// first rendition that ended before the reference or outlasted it.
+fn ended_early(
+    a: &Args,
+    heard: &Heard,
+    reference: &Input,
+    renditions: &[Input],
+) -> Result<(), Fail> {
+    for r in renditions {
+        let pad = r.role.sink();
+        let Some(p) = heard.pooled.iter().rfind(|p| p.rendition == pad) else {
+            continue;
+        };
+        if p.interrupted {
+            return Err(Fail(Exit::Interrupted, "interrupted".into()));
+        }
+        if let Some(fail) = pair::length_mismatch(a, p, &reference.path, &r.path) {
+            return Err(fail);
+        }
+    }
     Ok(())
 }
 

@@ -6,6 +6,7 @@
 mod decode;
 mod feed;
 mod input;
+mod interrupt;
 mod ladder;
 mod nvdec;
 mod pair;
@@ -34,6 +35,9 @@ scored against the distorted frame shown at that time.
   -p, --pixel_format F   raw .yuv chroma: 420 (default), 422, 444, 400
   -b, --bitdepth N       raw .yuv bit depth: 8 (default), 10, 12
       --fps N[/D]        raw .yuv frame rate for timestamps (default 25)
+      --allow-length-mismatch
+                         inputs of different lengths: score the frames both
+                         have and exit 0 (default: exit 5 after writing)
       --read-threads N   threads reading each raw/.y4m file (default: a
                          quarter of the cores over the pairs at once, 1-4)
   -m, --model STR        libvmaf model string: version=NAME or path=FILE,
@@ -94,7 +98,9 @@ Many pairs in one run (a catalogue):
 
 Exit status: 0 done; 2 bad arguments; 3 bad input (unreadable, not a video,
 wrong raw size, sizes differ with --no-scale); 4 --backend hip with no usable
-GPU; 5 a decode or read error while running; 1 anything else.";
+GPU; 5 a decode or read error while running, or one input ending before
+the other (the results are written); 130 interrupted (SIGINT or SIGTERM:
+the frames scored so far are written, marked interrupted); 1 anything else.";
 
 /// Exit statuses (documented in USAGE and README).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,6 +110,8 @@ pub enum Exit {
     BadInput = 3,
     NoGpu = 4,
     Decode = 5,
+    /// SIGINT or SIGTERM: the results of the frames scored are written.
+    Interrupted = 130,
 }
 
 /// An error for the user: what went wrong, and the exit status it gives.
@@ -168,6 +176,9 @@ pub struct Args {
     read_threads: Option<usize>,
     /// Pairs scored at the same time (1, or --pairs' jobs).
     pairs_at_once: usize,
+    /// Inputs of different lengths score their overlap and exit 0
+    /// (`--allow-length-mismatch`); else exit 5.
+    allow_length_mismatch: bool,
 }
 
 impl Args {
@@ -201,6 +212,7 @@ impl Args {
             needs_chroma: true,
             read_threads: None,
             pairs_at_once: 1,
+            allow_length_mismatch: false,
         }
     }
 }
@@ -297,6 +309,7 @@ fn input_option(
             }
             a.raw.fps = fps;
         }
+        "--allow-length-mismatch" => a.allow_length_mismatch = true,
         "--read-threads" => {
             let n: usize = num(arg, val()?)?;
             if n == 0 {
@@ -537,12 +550,13 @@ fn run(mut a: Args) -> Result<(), Fail> {
     };
     let scored = pair::score_pair(&a, &pair, &decoding, voice)?;
     gst::debug!(pair::CAT, "scored");
+    let p = &scored.pooled;
     if !a.quiet {
-        let p = &scored.pooled;
         eprintln!(
-            "VMAF {:.6} (mean of {} frames; harmonic mean {:.6}, min {:.6}), {:.1} fps, {}{}",
+            "VMAF {:.6} (mean of {} frames{}; harmonic mean {:.6}, min {:.6}), {:.1} fps, {}{}",
             p.mean,
             p.frames,
+            coverage_note(p),
             p.harmonic_mean,
             p.min,
             p.frames as f64 / scored.secs.max(1e-9),
@@ -555,7 +569,32 @@ fn run(mut a: Args) -> Result<(), Fail> {
             }
         }
     }
-    Ok(())
+    if p.interrupted {
+        return Err(Fail(Exit::Interrupted, "interrupted".into()));
+    }
+    match pair::length_mismatch(&a, p, &pair.reference, &pair.distorted) {
+        Some(fail) => Err(fail),
+        None => Ok(()),
+    }
+}
+
+/// `, of N reference frames` (and the distorted count) where not every
+/// reference frame was scored; `, interrupted` for a run stopped early.
+fn coverage_note(p: &gstvmafhip::VmafPooledMessage) -> String {
+    let c = &p.pairing;
+    let mut note = String::new();
+    if c.reference() != p.frames || c.distorted_past_end {
+        note = format!(
+            " of {} reference frames, {} distorted{}",
+            c.reference(),
+            c.distorted,
+            if c.distorted_past_end { "+" } else { "" }
+        );
+    }
+    if p.interrupted {
+        note.push_str(", interrupted");
+    }
+    note
 }
 
 /// `, decoded with A / B` for media inputs; nothing for raw and Y4M.
@@ -568,6 +607,7 @@ fn decoded_with(decoders: &[String; 2]) -> String {
 }
 
 fn main() {
+    interrupt::watch();
     let result = parse(std::env::args().skip(1)).and_then(run);
     if let Err(Fail(code, msg)) = result {
         eprintln!("vmafhip: {msg}");

@@ -143,6 +143,39 @@ pub fn decode_directly(direct: Option<&crate::nvdec::Direct>, inputs: &mut [&mut
     }
 }
 
+/// The truncated-input error where one input ended before the other
+/// (reference frames with no distorted frame, or distorted frames past
+/// the reference's end), unless `--allow-length-mismatch` or the run was
+/// interrupted. The results are written by then and say the same.
+pub fn length_mismatch(
+    a: &Args,
+    p: &VmafPooledMessage,
+    reference: &str,
+    distorted: &str,
+) -> Option<Fail> {
+    let c = &p.pairing;
+    if !c.lengths_differ() || p.interrupted || a.allow_length_mismatch {
+        return None;
+    }
+    let what = if c.unscored > 0 {
+        format!(
+            "{distorted} ended before {reference}: {} of {} reference frames were scored ({} distorted frames)",
+            p.frames,
+            c.reference(),
+            c.distorted
+        )
+    } else {
+        format!(
+            "{reference} ended before {distorted}: {distorted} has frames past the reference's {} (not scored)",
+            c.reference()
+        )
+    };
+    Some(Fail(
+        Exit::Decode,
+        format!("{what}; --allow-length-mismatch scores the overlap and exits 0"),
+    ))
+}
+
 /// An error, before anything is decoded, where the two inputs cannot be
 /// compared: different bit depths (VMAF's features are defined at one
 /// depth; converting either changes the numbers), or, where a metric reads
@@ -372,7 +405,6 @@ pub fn play(
             .collect::<Result<Vec<_>, _>>()?,
         None => Vec::new(),
     };
-    let bus = pipeline.bus().expect("a pipeline has a bus");
     // A failed start (e.g. backend=hip with no GPU) posts its error on the
     // bus: the loop below reads and classifies it.
     let started = pipeline.set_state(gst::State::Playing).is_ok();
@@ -389,7 +421,7 @@ pub fn play(
             nvdecs.push(nvdec::start(p)?);
         }
     }
-    let outcome = watch_bus(&bus, started, inputs, progress, voice);
+    let outcome = watch_bus(pipeline, started, inputs, progress, voice);
     gst::debug!(CAT, "the bus said the end");
     // Read before the pipeline stops: decodebin drops its children then.
     let decoders: Vec<String> = inputs.iter().map(|i| i.decoder_used(pipeline)).collect();
@@ -416,16 +448,23 @@ pub struct Heard {
     pub frames: std::collections::HashMap<String, Vec<f64>>,
 }
 
-/// Follows the bus to EOS or the first error.
+/// Follows the bus to EOS or the first error; on an interruption, stops
+/// the inputs first ([`stop_inputs`]).
 fn watch_bus(
-    bus: &gst::Bus,
+    pipeline: &gst::Pipeline,
     started: bool,
     inputs: &[&Input],
     progress: &mut Progress,
     voice: Voice,
 ) -> Result<Heard, Fail> {
+    let bus = pipeline.bus().expect("a pipeline has a bus");
     let mut heard = Heard::default();
+    let mut stopping = false;
     loop {
+        if started && !stopping && crate::interrupt::requested() {
+            stopping = true;
+            stop_inputs(pipeline);
+        }
         if !started && bus.peek().is_none() {
             return Err(Fail(Exit::Failed, "the pipeline failed to start".into()));
         }
@@ -474,6 +513,17 @@ fn watch_bus(
             _ => {}
         }
     }
+}
+
+/// Tells the element that the run is being interrupted (its pooled
+/// messages and results files say so), then ends every input where it is:
+/// the frames already read are scored and the results written whole.
+fn stop_inputs(pipeline: &gst::Pipeline) {
+    if let Some(pad) = pipeline.by_name("v").and_then(|v| v.static_pad("ref_sink")) {
+        let mark = gst::Structure::new_empty(gstvmafhip::INTERRUPTED_EVENT);
+        pad.send_event(gst::event::CustomDownstreamOob::new(mark));
+    }
+    pipeline.send_event(gst::event::Eos::new());
 }
 
 /// A pipeline error as the user's error, naming the input it came from.

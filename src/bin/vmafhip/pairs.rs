@@ -242,7 +242,7 @@ pub fn run(a: &Args, list: &str, warm_up: GpuWarmUp) -> Result<(), Fail> {
     let rows: Vec<Row> = planned
         .iter()
         .zip(&results)
-        .map(|((e, p), r)| Row::new(e, p, r))
+        .map(|((e, p), r)| Row::new(a, e, p, r))
         .collect();
     if !a.quiet {
         print_table(&rows, secs);
@@ -331,7 +331,7 @@ struct Row {
 }
 
 impl Row {
-    fn new(e: &Entry, p: &Pair, r: &Result<Scored, Fail>) -> Row {
+    fn new(a: &Args, e: &Entry, p: &Pair, r: &Result<Scored, Fail>) -> Row {
         let mut row = Row {
             reference: e.reference.clone(),
             distorted: e.distorted.clone(),
@@ -356,6 +356,11 @@ impl Row {
                 row.fps = q.frames as f64 / s.secs.max(1e-9);
                 row.backend = q.backend.clone();
                 row.decoders = format!("{} / {}", s.decoders[0], s.decoders[1]);
+                if let Some(Fail(code, why)) =
+                    crate::pair::length_mismatch(a, q, &p.reference, &p.distorted)
+                {
+                    (row.error, row.code) = (Some(why), code);
+                }
             }
             Err(Fail(code, why)) => {
                 row.error = Some(why.clone());
