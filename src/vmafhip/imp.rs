@@ -1268,6 +1268,17 @@ impl VmafHip {
     }
 }
 
+/// `model-filename`'s text: every built-in model by name.
+fn model_blurb() -> &'static str {
+    static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TEXT.get_or_init(|| {
+        format!(
+            "Built-in model version ({}) or path to a libvmaf JSON model or model collection, with optional :FEATURE.OPTION=VALUE overrides",
+            vmaf::model::built_in_names().join(", ")
+        )
+    })
+}
+
 #[glib::object_subclass]
 impl ObjectSubclass for VmafHip {
     const NAME: &'static str = "GstVmafHip";
@@ -1302,7 +1313,7 @@ impl ObjectImpl for VmafHip {
             vec![
                 glib::ParamSpecString::builder("model-filename")
                     .nick("Model")
-                    .blurb("Built-in model version (vmaf_v0.6.1, vmaf_v0.6.1neg, vmaf_4k_v0.6.1) or path to a libvmaf JSON model or model collection")
+                    .blurb(model_blurb())
                     .default_value(Some(DEFAULT_MODEL))
                     .mutable_ready()
                     .build(),

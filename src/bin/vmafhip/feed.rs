@@ -62,6 +62,9 @@ enum Source {
     },
     /// Y4M whose frame headers carry parameters: one thread, in order.
     Sequential(Box<Y4mReader<BufReader<File>>>),
+    /// A raw stream (a named pipe): one thread, frame after frame, to its
+    /// end.
+    RawStream(File, usize),
 }
 
 /// An input's `appsrc`, configured, and what its threads will read.
@@ -104,6 +107,7 @@ pub fn prepare(
     let caps = info
         .to_caps()
         .map_err(|e| Fail(Exit::Failed, format!("{}: {e}", input.path)))?;
+    answer_uri_query(&appsrc, &input.path);
     appsrc.set_caps(Some(&caps));
     appsrc.set_format(gst::Format::Time);
     appsrc.set_block(true);
@@ -126,11 +130,35 @@ pub fn prepare(
     })
 }
 
+/// Answers the URI query at the `appsrc` with the file's URI, as `filesrc`
+/// would: the element's results and report then name the file.
+fn answer_uri_query(appsrc: &gst_app::AppSrc, path: &str) {
+    let Some(pad) = appsrc.static_pad("src") else {
+        return;
+    };
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.into());
+    let Ok(uri) = glib::filename_to_uri(&absolute, None) else {
+        return;
+    };
+    pad.add_probe(gst::PadProbeType::QUERY_UPSTREAM, move |_, info| {
+        if let Some(q) = info.query_mut()
+            && let gst::QueryViewMut::Uri(u) = q.view_mut()
+        {
+            u.set_uri(Some(uri.as_str()));
+            return gst::PadProbeReturn::Handled;
+        }
+        gst::PadProbeReturn::Ok
+    });
+}
+
 fn open_source(input: &Input) -> Result<Source, Fail> {
     let fail = |e: std::io::Error| Fail::input(format!("{}: {e}", input.path));
     let file = File::open(&input.path).map_err(fail)?;
     let tight = frame_bytes(&input.video) as u64;
     let frames = input.frames.unwrap_or(0);
+    if input.kind == Kind::Raw && input.frames.is_none() {
+        return Ok(Source::RawStream(file, tight as usize));
+    }
     let layout = match input.kind {
         Kind::Raw => FrameLayout {
             first: 0,
@@ -295,9 +323,22 @@ pub fn start(p: Prepared) -> Result<Feeder, Fail> {
                 threads.push(spawn(format!("{base}-{t}"), Box::new(read))?);
             }
         }
-        Source::Sequential(reader) => {
+        Source::Sequential(mut reader) => {
             let s = shared.clone();
-            threads.push(spawn(base, Box::new(move || read_sequential(&s, *reader)))?);
+            let tight = reader.header.frame_bytes();
+            let read = move |frame: &mut [u8]| reader.read_frame(frame).map_err(|e| e.to_string());
+            threads.push(spawn(
+                base,
+                Box::new(move || read_sequential(&s, tight, read)),
+            )?);
+        }
+        Source::RawStream(mut file, tight) => {
+            let s = shared.clone();
+            let read = move |frame: &mut [u8]| read_whole(&mut file, frame);
+            threads.push(spawn(
+                base,
+                Box::new(move || read_sequential(&s, tight, read)),
+            )?);
         }
     }
     Ok(Feeder(threads))
@@ -419,8 +460,35 @@ fn read_positioned(
 }
 
 /// One thread through a Y4M file whose frame headers carry parameters.
-fn read_sequential(s: &Shared, mut reader: Y4mReader<BufReader<File>>) -> Result<(), Fail> {
-    let tight = reader.header.frame_bytes();
+/// One tightly packed frame from a stream: false at its end (nothing
+/// left), an error for a frame cut short.
+fn read_whole(file: &mut File, frame: &mut [u8]) -> Result<bool, String> {
+    use std::io::Read;
+    let mut got = 0;
+    while got < frame.len() {
+        match file.read(&mut frame[got..]) {
+            Ok(0) if got == 0 => return Ok(false),
+            Ok(0) => {
+                return Err(format!(
+                    "truncated ({got} of {} bytes of planes)",
+                    frame.len()
+                ));
+            }
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    Ok(true)
+}
+
+/// Reads frames in order with `read_frame` (tight frames of `tight`
+/// bytes; false at the end) and pushes them.
+fn read_sequential(
+    s: &Shared,
+    tight: usize,
+    mut read_frame: impl FnMut(&mut [u8]) -> Result<bool, String>,
+) -> Result<(), Fail> {
     let mut frame = vec![0u8; tight];
     let mut scratch = Vec::new();
     let mut k = 0u64;
@@ -428,7 +496,7 @@ fn read_sequential(s: &Shared, mut reader: Y4mReader<BufReader<File>>) -> Result
         let Some(mut buffer) = s.acquire(k) else {
             return Ok(());
         };
-        match reader.read_frame(&mut frame) {
+        match read_frame(&mut frame) {
             Ok(true) => {}
             Ok(false) => break,
             Err(e) => return s.fail(format!("frame {k}: {e}")),

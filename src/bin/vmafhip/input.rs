@@ -138,7 +138,10 @@ impl Input {
         }
         let lower = path.to_ascii_lowercase();
         if lower.ends_with(".yuv") {
-            Self::raw(role, path, raw, meta.len())
+            // A named pipe streams frames until its writer closes it.
+            use std::os::unix::fs::FileTypeExt;
+            let size = (!meta.file_type().is_fifo()).then_some(meta.len());
+            Self::raw(role, path, raw, size)
         } else if lower.ends_with(".y4m") {
             Self::y4m(role, path, meta.len())
         } else {
@@ -146,7 +149,8 @@ impl Input {
         }
     }
 
-    fn raw(role: Role, path: &str, raw: &RawArgs, size: u64) -> Result<Input, Fail> {
+    /// A raw file of `size` bytes, or a stream (`None`: a named pipe).
+    fn raw(role: Role, path: &str, raw: &RawArgs, size: Option<u64>) -> Result<Input, Fail> {
         let (Some(width), Some(height)) = (raw.width, raw.height) else {
             return Err(Fail(
                 Exit::Usage,
@@ -173,7 +177,9 @@ impl Input {
             par: (1, 1),
         };
         let frame = frame_bytes(&video) as u64;
-        if size == 0 || !size.is_multiple_of(frame) {
+        if let Some(size) = size
+            && (size == 0 || !size.is_multiple_of(frame))
+        {
             return Err(Fail::input(format!(
                 "{path}: {size} bytes is not a whole number of {width}x{height} {} {}-bit frames ({frame} bytes each): check -w -h -p -b",
                 match raw.format {
@@ -190,7 +196,7 @@ impl Input {
             path: path.into(),
             kind: Kind::Raw,
             video,
-            frames: Some(size / frame),
+            frames: size.map(|s| s / frame),
             decoder: None,
             codec: None,
             nvdec: false,
@@ -226,8 +232,12 @@ impl Input {
     /// parser does not say the chroma layout and depth, decodes its first
     /// frame.
     fn media(role: Role, path: &str) -> Result<Input, Fail> {
-        match crate::probe::parsed(path) {
-            Some(p) => Ok(Input {
+        match crate::probe::probe(path) {
+            crate::probe::Probe::NoVideo(streams) => Err(Fail::input(format!(
+                "{path} has no video stream (it holds {})",
+                streams.join(", ")
+            ))),
+            crate::probe::Probe::Video(p) => Ok(Input {
                 role,
                 path: path.into(),
                 kind: Kind::Media,
@@ -237,7 +247,7 @@ impl Input {
                 codec: Some(p.codec),
                 nvdec: false,
             }),
-            None => Self::decoded(role, path),
+            crate::probe::Probe::Unknown => Self::decoded(role, path),
         }
     }
 

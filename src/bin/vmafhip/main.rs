@@ -277,6 +277,21 @@ fn parse(argv: impl Iterator<Item = String>) -> Result<Args, Fail> {
     Ok(a)
 }
 
+/// A model named as the element names it (`vmaf_v0.6.1`, or a file)
+/// as libvmaf's `version=` or `path=` string; anything else as it is.
+fn bare_model(m: String) -> String {
+    let name = m.split(':').next().unwrap_or_default();
+    if name.contains('=') {
+        m
+    } else if gstvmafhip::vmaf::model::built_in_names().contains(&name) {
+        format!("version={m}")
+    } else if std::path::Path::new(name).is_file() {
+        format!("path={m}")
+    } else {
+        m
+    }
+}
+
 /// A number option's value.
 fn num<T: std::str::FromStr>(flag: &str, v: String) -> Result<T, Fail> {
     v.parse()
@@ -329,7 +344,7 @@ fn engine_option(
     val: &mut dyn FnMut() -> Result<String, Fail>,
 ) -> Result<bool, Fail> {
     match arg {
-        "-m" | "--model" => a.model = val()?,
+        "-m" | "--model" => a.model = bare_model(val()?),
         "--feature" => {
             let f = val()?;
             let own = gstvmafhip::vmaf::features::EXTRA_FEATURES;
@@ -485,6 +500,13 @@ pub fn extra_extractors(features: &[String]) -> Vec<String> {
 /// libvmaf's `--model` string as the element's properties: `model-filename`
 /// (the model with its overrides) and the two flags.
 fn model_properties(model: &str) -> Result<(String, bool, bool), Fail> {
+    let first = model.split(':').next().unwrap_or_default();
+    if !first.contains('=') {
+        return Err(usage(format!(
+            "--model {first}: not a built-in model ({}) nor a file: write version=NAME or path=FILE",
+            gstvmafhip::vmaf::model::built_in_names().join(", ")
+        )));
+    }
     // Parsed here first, so that a bad string is a usage error naming it.
     let spec = ModelSpec::parse(model).map_err(|e| usage(format!("--model: {e}")))?;
     let mut source = None;

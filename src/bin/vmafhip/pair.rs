@@ -428,6 +428,11 @@ pub fn play(
     let mut outcome = outcome.map(|p| (p, decoders));
     let _ = pipeline.set_state(gst::State::Null);
     gst::debug!(CAT, "pipeline stopped");
+    if crate::interrupt::requested() {
+        // A reader may be blocked on a pipe whose writer goes on: the
+        // results are written, and the process ends without waiting.
+        return outcome;
+    }
     let joined = feeders
         .into_iter()
         .map(|f| f.join())

@@ -18,9 +18,32 @@ pub struct Parsed {
     pub decoder: String,
 }
 
-/// Parses `path` up to its video stream's caps; `None` when parsing does not
-/// say everything the command needs (then the caller decodes a frame).
-pub fn parsed(path: &str) -> Option<Parsed> {
+/// What parsing a media file found.
+pub enum Probe {
+    Video(Parsed),
+    /// Streams, none of them video: their caps names (`audio/mpeg`, …).
+    NoVideo(Vec<String>),
+    /// Parsing did not say everything the command needs (then the caller
+    /// decodes a frame).
+    Unknown,
+}
+
+/// Parses `path` up to its streams' caps.
+pub fn probe(path: &str) -> Probe {
+    let mut names = Vec::new();
+    match parsed(path, &mut names) {
+        Some(p) => Probe::Video(p),
+        None if !names.is_empty() && !names.iter().any(|n| n.starts_with("video/")) => {
+            Probe::NoVideo(names)
+        }
+        None => Probe::Unknown,
+    }
+}
+
+/// Parses `path` up to its video stream's caps, noting every stream's caps
+/// name in `streams`; `None` when parsing does not say everything the
+/// command needs.
+fn parsed(path: &str, streams: &mut Vec<String>) -> Option<Parsed> {
     let pipeline = gst::Pipeline::new();
     let src = gst::ElementFactory::make("filesrc")
         .property("location", path)
@@ -44,18 +67,23 @@ pub fn parsed(path: &str) -> Option<Parsed> {
         }
     });
     let prerolled = preroll(&pipeline);
-    let caps = prerolled
-        .then(|| {
-            parse
-                .src_pads()
-                .into_iter()
-                .filter_map(|p| p.current_caps())
-                .find(|c| {
-                    c.structure(0)
-                        .is_some_and(|s| s.name().starts_with("video/"))
-                })
-        })
-        .flatten();
+    let all: Vec<gst::Caps> = if prerolled {
+        parse
+            .src_pads()
+            .into_iter()
+            .filter_map(|p| p.current_caps())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    streams.extend(
+        all.iter()
+            .filter_map(|c| c.structure(0).map(|s| s.name().to_string())),
+    );
+    let caps = all.into_iter().find(|c| {
+        c.structure(0)
+            .is_some_and(|s| s.name().starts_with("video/"))
+    });
     let duration = pipeline.query_duration::<gst::ClockTime>();
     let _ = pipeline.set_state(gst::State::Null);
     let caps = caps?;

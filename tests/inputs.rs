@@ -1,0 +1,270 @@
+//! What the command does with the inputs users bring: one input ending
+//! before the other (exit 5, or the overlap with --allow-length-mismatch),
+//! an interrupted run (SIGINT: whole results, exit 130), pairings that
+//! cannot be compared, files with no video, and model names as the
+//! element spells them.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn vmafhip() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_vmafhip"))
+}
+
+fn scratch() -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("inputs");
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn json_of(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// A golden 4:2:0 8-bit pair (12 frames) and its frame size in bytes.
+fn pair() -> (GoldenRun, PathBuf, PathBuf, usize) {
+    let run = golden_run("astronaut_576x324_420p8_12f_crf35", "vmaf_v0.6.1");
+    let (r, d) = run.yuv_paths();
+    (run, r, d, 576 * 324 * 3 / 2)
+}
+
+const RAW: [&str; 4] = ["-w", "576", "-h", "324"];
+
+#[test]
+fn one_input_ending_first_exits_5_after_writing_its_results() {
+    let (_, r, d, frame) = pair();
+    let dir = scratch();
+    let short = dir.join("short.yuv");
+    std::fs::write(&short, &std::fs::read(&d).unwrap()[..6 * frame]).unwrap();
+    let long_ref = dir.join("short_ref.yuv");
+    std::fs::write(&long_ref, &std::fs::read(&r).unwrap()[..6 * frame]).unwrap();
+    let out = dir.join("short.json");
+    // The distorted file ends first.
+    let o = vmafhip()
+        .args(["-r", s(&r), "-d", s(&short), "--json", "-o", s(&out)])
+        .args(RAW)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(5), "{err}");
+    assert!(
+        err.contains("short.yuv ended before") && err.contains("6 of 12 reference frames"),
+        "{err}"
+    );
+    let j = json_of(&out);
+    assert_eq!(j["frames"].as_array().unwrap().len(), 6);
+    assert!(j["pooled_metrics"]["vmaf"]["mean"].is_number());
+    assert!(j["fps"].is_number(), "fps: {}", j["fps"]);
+    let inputs = &j["inputs"];
+    assert_eq!(inputs["reference_frames"], 12);
+    assert_eq!(inputs["distorted_frames"], 6);
+    assert_eq!(inputs["scored_frames"], 6);
+    assert_eq!(inputs["lengths_differ"], true);
+    // ... scored as the overlap when the user means it.
+    let o = vmafhip()
+        .args([
+            "-r",
+            s(&r),
+            "-d",
+            s(&short),
+            "--allow-length-mismatch",
+            "-q",
+        ])
+        .args(RAW)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // The reference ends first.
+    let o = vmafhip()
+        .args(["-r", s(&long_ref), "-d", s(&d), "-q"])
+        .args(RAW)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(5), "{err}");
+    assert!(err.contains("has frames past the reference's 6"), "{err}");
+    // Equal lengths: 0, and the results say both had every frame.
+    let out = dir.join("equal.json");
+    let o = vmafhip()
+        .args(["-r", s(&r), "-d", s(&d), "--json", "-o", s(&out)])
+        .args(RAW)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let inputs = &json_of(&out)["inputs"];
+    assert_eq!(
+        (
+            inputs["reference_frames"].as_u64(),
+            inputs["distorted_frames"].as_u64()
+        ),
+        (Some(12), Some(12))
+    );
+    assert_eq!(inputs["lengths_differ"], false);
+}
+
+/// SIGINT mid-run: the reference comes through a named pipe that stays
+/// open, so the run cannot end by itself; once frames are in the results
+/// file the command is interrupted, and the file is whole JSON with the
+/// pooled metrics of the frames scored, marked interrupted; exit 130.
+#[test]
+fn sigint_writes_whole_results_and_exits_130() {
+    let (_, r, d, frame) = pair();
+    let dir = scratch();
+    let fifo = dir.join("live_ref.yuv");
+    let _ = std::fs::remove_file(&fifo);
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let out = dir.join("interrupted.json");
+    let _ = std::fs::remove_file(&out);
+    let mut child = vmafhip()
+        .args(["-r", s(&fifo), "-d", s(&d), "--json", "-o", s(&out), "-q"])
+        .args(RAW)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Opening the pipe's write end waits for the command to open it.
+    let mut writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    writer
+        .write_all(&std::fs::read(&r).unwrap()[..8 * frame])
+        .unwrap();
+    writer.flush().unwrap();
+    // Frames reach the results file as they become final.
+    loop {
+        let text = std::fs::read_to_string(&out).unwrap_or_default();
+        if text.contains("\"frameNum\": 3") {
+            break;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the command ended before it was interrupted"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let o = child.wait_with_output().unwrap();
+    drop(writer);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    let j = json_of(&out);
+    let frames = j["frames"].as_array().unwrap().len();
+    assert!((4..=8).contains(&frames), "{frames} frames");
+    assert!(j["pooled_metrics"]["vmaf"]["mean"].is_number());
+    assert_eq!(j["inputs"]["interrupted"], true);
+    assert_eq!(j["inputs"]["scored_frames"], frames);
+    eprintln!("interrupted after {frames} frames: whole JSON, exit 130");
+}
+
+/// Pairings that cannot be compared are refused at start, in one line
+/// naming both files and what differs; a file with no video says so.
+#[test]
+fn pairings_that_cannot_be_compared_fail_at_start() {
+    let (_, r, _, frame) = pair();
+    let dir = scratch();
+    // The same pictures at 10 bits, as a Y4M file.
+    let bytes = std::fs::read(&r).unwrap();
+    let mut y4m = b"YUV4MPEG2 W576 H324 F25:1 Ip A1:1 C420p10\n".to_vec();
+    for f in bytes.chunks_exact(frame) {
+        y4m.extend_from_slice(b"FRAME\n");
+        for &v in f {
+            y4m.extend_from_slice(&(u16::from(v) << 2).to_le_bytes());
+        }
+    }
+    let ten = dir.join("ten.y4m");
+    std::fs::write(&ten, y4m).unwrap();
+    let o = vmafhip()
+        .args(["-r", s(&r), "-d", s(&ten)])
+        .args(RAW)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        err.lines().count() == 1
+            && err.contains("is 8-bit 4:2:0")
+            && err.contains("ten.y4m is 10-bit 4:2:0"),
+        "{err}"
+    );
+    // An audio-only file: a clear error at once, from the parse.
+    let wav = dir.join("audio.wav");
+    let made = Command::new("gst-launch-1.0")
+        .args([
+            "-q",
+            "audiotestsrc",
+            "num-buffers=20",
+            "!",
+            "wavenc",
+            "!",
+            "filesink",
+        ])
+        .arg(format!("location={}", s(&wav)))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let t0 = std::time::Instant::now();
+    let o = vmafhip().args([s(&wav), s(&wav)]).output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(err.contains("audio.wav has no video stream"), "{err}");
+    eprintln!(
+        "audio-only: {err:?} after {:.2} s",
+        t0.elapsed().as_secs_f64()
+    );
+}
+
+/// `--model vmaf_v0.6.1neg` (the element's spelling) is libvmaf's
+/// `version=vmaf_v0.6.1neg`; an unknown bare name lists the built-in ones.
+#[test]
+fn bare_model_names_work_as_the_element_spells_them() {
+    let (_, r, d, _) = pair();
+    let dir = scratch();
+    let (a, b) = (dir.join("bare.json"), dir.join("version.json"));
+    for (model, out) in [("vmaf_v0.6.1neg", &a), ("version=vmaf_v0.6.1neg", &b)] {
+        let o = vmafhip()
+            .args([
+                "-r",
+                s(&r),
+                "-d",
+                s(&d),
+                "--model",
+                model,
+                "--json",
+                "-o",
+                s(out),
+                "-q",
+            ])
+            .args(RAW)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{model}: {}", stderr(&o));
+    }
+    assert_eq!(json_of(&a)["frames"], json_of(&b)["frames"]);
+    let o = vmafhip()
+        .args(["-r", s(&r), "-d", s(&d), "--model", "vmaf_v9"])
+        .args(RAW)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("vmaf_v9: not a built-in model") && err.contains("vmaf_v1.0.16_3d0h"),
+        "{err}"
+    );
+}
