@@ -268,3 +268,78 @@ fn bare_model_names_work_as_the_element_spells_them() {
         "{err}"
     );
 }
+
+/// Encodes the golden reference's first six frames with x264 at `profile`
+/// into an MP4.
+fn h264_mp4(r: &Path, profile: &str, out: &Path) {
+    let made = Command::new("gst-launch-1.0")
+        .args(["-q", "filesrc"])
+        .arg(format!("location={}", s(r)))
+        .args(["num-buffers=1", "blocksize=1679616", "!"])
+        .args([
+            "rawvideoparse",
+            "width=576",
+            "height=324",
+            "format=i420",
+            "framerate=25/1",
+            "!",
+        ])
+        .args(["x264enc", "pass=quant", "quantizer=30", "threads=1", "!"])
+        .arg(format!("video/x-h264,profile={profile}"))
+        .args(["!", "mp4mux", "!", "filesink"])
+        .arg(format!("location={}", s(out)))
+        .status()
+        .unwrap();
+    assert!(made.success());
+}
+
+/// Only decoders that decode exactly: without gst-libav, a High-profile
+/// H.264 file is refused, naming the package, rather than decoded by
+/// OpenH264 (whose frames differ); a Constrained Baseline one, which
+/// OpenH264 decodes exactly, scores as libavcodec's frames do.
+#[test]
+fn only_decoders_that_decode_exactly() {
+    let (_, r, _, _) = pair();
+    let dir = scratch();
+    let (high, cbp) = (dir.join("high.mp4"), dir.join("cbp.mp4"));
+    h264_mp4(&r, "high", &high);
+    h264_mp4(&r, "constrained-baseline", &cbp);
+    let score = |dist: &Path, no_libav: bool| {
+        let mut c = vmafhip();
+        c.args([
+            "-r",
+            s(&r),
+            "-d",
+            s(dist),
+            "--backend",
+            "cpu",
+            "--allow-length-mismatch",
+        ])
+        .args(RAW);
+        if no_libav {
+            c.env("GST_PLUGIN_FEATURE_RANK", "avdec_h264:NONE");
+        }
+        c.output().unwrap()
+    };
+    let o = score(&high, true);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("high.mp4: no decoder that decodes video/x-h264 exactly")
+            && err.contains("install gstreamer1.0-libav"),
+        "{err}"
+    );
+    let summary = |o: &Output| {
+        let err = stderr(o);
+        assert_eq!(o.status.code(), Some(0), "{err}");
+        err.lines()
+            .find(|l| l.starts_with("VMAF "))
+            .map(|l| (l.split(',').next().unwrap().to_string(), l.to_string()))
+            .unwrap()
+    };
+    let (with_libav, line) = summary(&score(&cbp, false));
+    assert!(line.ends_with("decoded with raw / avdec_h264"), "{line}");
+    let (openh264, line) = summary(&score(&cbp, true));
+    assert!(line.ends_with("decoded with raw / openh264dec"), "{line}");
+    assert_eq!(with_libav, openh264);
+}

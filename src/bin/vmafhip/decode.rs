@@ -66,6 +66,147 @@ const VAAPI: &[&str] = &[
     "vajpegdec",
 ];
 
+/// The codecs whose standards define the decoded samples exactly (integer
+/// transforms and prediction), with the decoders known to conform for
+/// them: the CPU's (libavcodec through gst-libav, libde265, libvpx,
+/// libaom, dav1d) and the GPUs' (NVDEC, VA-API). A conforming decoder's
+/// frames are the same bit for bit, so the score does not depend on which
+/// one GStreamer picks. Any other decoder of these codecs is not used
+/// ([`exact_decoder`]).
+/// Other codecs (MPEG-2, MPEG-4 Part 2, …) allow decoders to differ (their
+/// IDCT is specified only to a tolerance): they take GStreamer's choice.
+const EXACT: &[(&str, &[&str])] = &[
+    (
+        "video/x-h264",
+        &[
+            "avdec_h264",
+            "nvh264dec",
+            "nvh264sldec",
+            "vah264dec",
+            "vaapih264dec",
+        ],
+    ),
+    (
+        "video/x-h265",
+        &[
+            "avdec_h265",
+            "libde265dec",
+            "nvh265dec",
+            "nvh265sldec",
+            "vah265dec",
+            "vaapih265dec",
+        ],
+    ),
+    (
+        "video/x-vp8",
+        &[
+            "vp8dec",
+            "avdec_vp8",
+            "vp8alphadecodebin",
+            "nvvp8dec",
+            "nvvp8sldec",
+            "vavp8dec",
+        ],
+    ),
+    (
+        "video/x-vp9",
+        &[
+            "vp9dec",
+            "avdec_vp9",
+            "vp9alphadecodebin",
+            "nvvp9dec",
+            "nvvp9sldec",
+            "vavp9dec",
+        ],
+    ),
+    (
+        "video/x-av1",
+        &[
+            "av1dec",
+            "dav1ddec",
+            "avdec_av1",
+            "nvav1dec",
+            "nvav1sldec",
+            "vaav1dec",
+        ],
+    ),
+];
+
+/// The Debian package that brings an exact CPU decoder of each codec.
+const EXACT_PACKAGE: &[(&str, &str)] = &[
+    ("video/x-h264", "gstreamer1.0-libav (avdec_h264)"),
+    ("video/x-h265", "gstreamer1.0-libav (avdec_h265)"),
+    ("video/x-vp8", "gstreamer1.0-plugins-good (vp8dec)"),
+    ("video/x-vp9", "gstreamer1.0-plugins-good (vp9dec)"),
+    ("video/x-av1", "gstreamer1.0-plugins-bad (av1dec)"),
+];
+
+/// Whether `decoder` decodes `caps` exactly: a conforming decoder of a
+/// codec listed in [`EXACT`], or OpenH264 on the Constrained Baseline
+/// profile it was written for; any decoder of another codec.
+pub fn decodes_exactly(caps: &gst::StructureRef, decoder: &str) -> bool {
+    let Some((_, exact)) = EXACT.iter().find(|(c, _)| *c == caps.name()) else {
+        return true;
+    };
+    exact.contains(&decoder)
+        || (decoder == "openh264dec"
+            && caps
+                .get::<&str>("profile")
+                .is_ok_and(|p| p == "constrained-baseline"))
+}
+
+/// The decoder `decodebin` will pick for `caps`: the highest-ranked one
+/// that decodes them exactly ([`decodes_exactly`]); every higher-ranked
+/// one that does not is ranked out first, so that `decodebin` passes it
+/// over. `Err`: none decodes them exactly, with the names of those that
+/// would have.
+pub fn exact_decoder(caps: &gst::Caps) -> Result<String, Vec<String>> {
+    let mut found: Vec<gst::ElementFactory> = gst::ElementFactory::factories_with_type(
+        gst::ElementFactoryType::DECODER | gst::ElementFactoryType::MEDIA_VIDEO,
+        gst::Rank::MARGINAL,
+    )
+    .into_iter()
+    .filter(|f| f.can_sink_any_caps(caps))
+    .collect();
+    // decodebin's order: rank, then name.
+    found.sort_by(|a, b| {
+        b.rank()
+            .cmp(&a.rank())
+            .then_with(|| a.name().cmp(&b.name()))
+    });
+    let Some(s) = caps.structure(0) else {
+        return Err(Vec::new());
+    };
+    let Some(k) = found.iter().position(|f| decodes_exactly(s, &f.name())) else {
+        return Err(found.iter().map(|f| f.name().to_string()).collect());
+    };
+    for f in &found[..k] {
+        f.set_rank(gst::Rank::NONE);
+    }
+    Ok(found[k].name().to_string())
+}
+
+/// The error for a stream of a codec in [`EXACT`] that no installed
+/// decoder decodes exactly.
+pub fn no_exact_decoder(path: &str, caps: &gst::Caps, inexact: &[String]) -> Fail {
+    let codec = caps.structure(0).map_or("?", |s| s.name().as_str());
+    let package = EXACT_PACKAGE
+        .iter()
+        .find(|(c, _)| *c == codec)
+        .map_or("gstreamer1.0-libav", |(_, p)| p);
+    let found = if inexact.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " ({} is installed, but its frames differ from the standard's, so the score would depend on the decoder)",
+            inexact.join(", ")
+        )
+    };
+    Fail::input(format!(
+        "{path}: no decoder that decodes {codec} exactly is installed{found}: install {package}"
+    ))
+}
+
 /// Is this element factory one of the GPU decoders above (or the
 /// command's own NVDEC path)?
 pub fn is_gpu_decoder(factory: &str) -> bool {

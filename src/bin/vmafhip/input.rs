@@ -243,7 +243,9 @@ impl Input {
                 kind: Kind::Media,
                 video: p.video,
                 frames: p.frames,
-                decoder: Some(p.decoder),
+                decoder: Some(p.decoder.map_err(|(caps, inexact)| {
+                    crate::decode::no_exact_decoder(path, &caps, &inexact)
+                })?),
                 codec: Some(p.codec),
                 nvdec: false,
             }),

@@ -14,8 +14,10 @@ pub struct Parsed {
     pub frames: Option<u64>,
     /// The stream's caps name (`video/x-h264`, …).
     pub codec: String,
-    /// The decoder `decodebin` will pick for it, by rank.
-    pub decoder: String,
+    /// The decoder `decodebin` will pick for it, by rank; or, where no
+    /// installed decoder decodes it exactly, its caps and the inexact
+    /// decoders that could have ([`crate::decode::no_exact_decoder`]).
+    pub decoder: Result<String, (gst::Caps, Vec<String>)>,
 }
 
 /// What parsing a media file found.
@@ -92,7 +94,7 @@ fn parsed(path: &str, streams: &mut Vec<String>) -> Option<Parsed> {
         frames: crate::input::frames_in(duration, video.fps),
         video,
         codec: caps.structure(0)?.name().to_string(),
-        decoder: best_decoder(&caps)?,
+        decoder: crate::decode::exact_decoder(&caps).map_err(|inexact| (caps.clone(), inexact)),
     })
 }
 
@@ -146,22 +148,4 @@ fn video_of(s: &gst::StructureRef) -> Option<Video> {
         fps: (fps_n.max(0) as u32, fps_d.max(1) as u32),
         par: (par.0.max(1), par.1.max(1)),
     })
-}
-
-/// The decoder `decodebin` plugs for `caps`: the highest-ranked video
-/// decoder that takes them (rank, then name, as decodebin sorts).
-fn best_decoder(caps: &gst::Caps) -> Option<String> {
-    let mut found: Vec<gst::ElementFactory> = gst::ElementFactory::factories_with_type(
-        gst::ElementFactoryType::DECODER | gst::ElementFactoryType::MEDIA_VIDEO,
-        gst::Rank::MARGINAL,
-    )
-    .into_iter()
-    .filter(|f| f.can_sink_any_caps(caps))
-    .collect();
-    found.sort_by(|a, b| {
-        b.rank()
-            .cmp(&a.rank())
-            .then_with(|| a.name().cmp(&b.name()))
-    });
-    found.first().map(|f| f.name().to_string())
 }
