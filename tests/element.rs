@@ -238,7 +238,8 @@ fn mismatched_caps_is_an_error_naming_both() {
 /// A reference and a distorted input in different memory layouts of the
 /// same picture type (I420 beside NV12 or YV12, as a lossless master read
 /// as I420 beside a decoder's NV12) score exactly as both in I420, chroma
-/// metrics included; 8 bits beside 10 is the mismatch error.
+/// metrics included; so does P010 beside I420_10LE; 8 bits beside 10 is
+/// the mismatch error.
 #[test]
 fn comparable_formats_score_as_one_format() {
     let pair = |dist_fmt: &str| {
@@ -261,6 +262,22 @@ fn comparable_formats_score_as_one_format() {
             }
             assert_eq!(a.score, b.score, "{fmt}");
         }
+    }
+    // A 10-bit decoder's P010 beside planar 10-bit: the same numbers.
+    let pair10 = |dist_fmt: &str| {
+        format!(
+            "{} ! tee name=t t. ! queue ! v.ref_sink \
+             t. ! queue ! videoconvert ! videobalance saturation=0.8 brightness=0.04 ! videoconvert dither=none ! video/x-raw,format={dist_fmt} ! v.dist_sink \
+             vmafhip name=v frame-message=true backend=cpu psnr=true ! fakesink",
+            testsrc(4, 160, 120, "I420_10LE", "ball")
+        )
+    };
+    let planar = run_pipeline_checked(&pair10("I420_10LE"));
+    let p010 = run_pipeline_checked(&pair10("P010_10LE"));
+    assert_eq!(p010.frames.len(), 4);
+    for (a, b) in planar.frames.iter().zip(&p010.frames) {
+        assert_eq!((a.score, a.psnr_y), (b.score, b.psnr_y));
+        assert_eq!(a.feature("psnr_cb"), b.feature("psnr_cb"));
     }
     let desc = format!(
         "{} ! v.ref_sink {} ! v.dist_sink vmafhip name=v backend=cpu ! fakesink",

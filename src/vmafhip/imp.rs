@@ -476,6 +476,7 @@ fn engine_format(fmt: gst_video::VideoFormat) -> Result<(PixelFormat, u8), Strin
     use gst_video::VideoFormat as F;
     Ok(match fmt {
         F::I420 | F::Yv12 | F::Nv12 => (PixelFormat::Yuv420, 8),
+        F::P01010le => (PixelFormat::Yuv420, 10),
         F::Y42b => (PixelFormat::Yuv422, 8),
         F::Y444 => (PixelFormat::Yuv444, 8),
         F::Gray8 => (PixelFormat::Gray, 8),
@@ -578,6 +579,9 @@ fn with_picture<R>(
     let (w, h) = (info.width() as usize, info.height() as usize);
     let fmt = info.format();
     use gst_video::VideoFormat as F;
+    if fmt == F::P01010le {
+        return with_p010_picture(frame, f);
+    }
     let (pf, bpc) = engine_format(fmt)?;
     let nplanes = pf.plane_count();
     let err = |e: vmaf::VmafError| e.to_string();
@@ -653,6 +657,45 @@ fn with_picture<R>(
         let pic = Picture::new_u16(pf, bpc, &planes).map_err(err)?;
         Ok(f(&pic))
     }
+}
+
+/// A P010 frame (10-bit samples in the high bits of 16, chroma
+/// interleaved) as a planar 10-bit picture: every sample shifted down, the
+/// chroma split.
+fn with_p010_picture<R>(
+    frame: &gst_video::VideoFrameRef<&gst::BufferRef>,
+    f: impl FnOnce(&Picture<'_>) -> R,
+) -> Result<R, String> {
+    let info = frame.info();
+    let (w, h) = (info.width() as usize, info.height() as usize);
+    let (cw, ch) = (info.comp_width(1) as usize, info.comp_height(1) as usize);
+    let samples = |p: u32, count: usize, rows: usize| -> Result<Vec<Vec<u16>>, String> {
+        let data = frame.plane_data(p).map_err(|e| e.to_string())?;
+        let stride = frame.plane_stride()[p as usize] as usize;
+        (0..rows)
+            .map(|y| {
+                let row = data
+                    .get(y * stride..y * stride + 2 * count)
+                    .ok_or_else(|| format!("P010 plane {p} shorter than its rows"))?;
+                Ok(row
+                    .chunks_exact(2)
+                    .map(|b| u16::from_le_bytes([b[0], b[1]]) >> 6)
+                    .collect())
+            })
+            .collect()
+    };
+    let luma: Vec<u16> = samples(0, w, h)?.concat();
+    let uv = samples(1, 2 * cw, ch)?.concat();
+    let u: Vec<u16> = uv.iter().step_by(2).copied().collect();
+    let v: Vec<u16> = uv.iter().skip(1).step_by(2).copied().collect();
+    let err = |e: vmaf::VmafError| e.to_string();
+    let planes = [
+        Plane::new(&luma, w, h, w).map_err(err)?,
+        Plane::new(&u, cw, ch, cw).map_err(err)?,
+        Plane::new(&v, cw, ch, cw).map_err(err)?,
+    ];
+    let pic = Picture::new_u16(PixelFormat::Yuv420, 10, &planes).map_err(err)?;
+    Ok(f(&pic))
 }
 
 impl VmafHip {
@@ -1567,8 +1610,10 @@ impl ElementImpl for VmafHip {
                     .iter()
                     .map(|f| f.parse::<gst_video::VideoFormat>().unwrap())
             };
+            // P010 (a 10-bit decoder's output) in host memory, whose samples
+            // are shifted into place as the frame is read (`with_picture`).
             let mut caps = gst_video::VideoCapsBuilder::new()
-                .format_list(formats())
+                .format_list(formats().chain([gst_video::VideoFormat::P01010le]))
                 .build();
             for kind in GpuMemoryKind::ALL {
                 caps.merge(

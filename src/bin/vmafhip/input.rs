@@ -365,32 +365,22 @@ impl Input {
         })
     }
 
-    /// How NVDEC's frames reach the element in CUDA memory, if they can:
-    /// through GStreamer's CUDA converter and scaler (to the scoring format
-    /// and size, on the GPU), or, without those, as the decoder's NV12 at
-    /// 8-bit 4:2:0 and the scoring size (the element reads NV12's luma in
-    /// place and splits its chroma on the GPU). `None`: through system memory.
-    fn cuda_path(&self, target: &Video) -> Option<CudaPath> {
+    /// Whether NVDEC's frames reach the element in CUDA memory: as the
+    /// decoder's NV12, at 8-bit 4:2:0 and the scoring size (the element
+    /// reads NV12's luma in place and splits its chroma on the GPU). Other
+    /// frames go through system memory, where a 10-bit decoder's P010 is
+    /// taken as it is; no GStreamer converter touches the samples
+    /// (`cudaconvert` and `videoconvert` do not convert P010 exactly).
+    fn nv12_in_cuda(&self, target: &Video) -> bool {
         let nvdec = self
             .decoder
             .as_deref()
             .is_some_and(|d| d.starts_with("nv") && crate::decode::is_gpu_decoder(d));
-        let found = |f: &str| gst::ElementFactory::find(f).is_some();
-        let same_size = (self.video.width, self.video.height) == (target.width, target.height);
-        if !nvdec {
-            None
-        } else if found("cudaconvert") && found("cudascale") {
-            Some(CudaPath::Convert)
-        } else if same_size
+        nvdec
+            && (self.video.width, self.video.height) == (target.width, target.height)
             && self.video.bpc == 8
             && target.bpc == 8
             && (self.video.format, target.format) == (PixelFormat::Yuv420, PixelFormat::Yuv420)
-        {
-            // The element splits NV12's chroma on the GPU where it is read.
-            Some(CudaPath::Nv12)
-        } else {
-            None
-        }
     }
 
     /// The video this input enters the element as: the reference's size,
@@ -412,9 +402,9 @@ impl Input {
     /// when the video already has the caps asked for.
     ///
     /// `target` is the video scored: the reference's size, chroma layout
-    /// and depth. NVDEC's frames
-    /// stay in CUDA memory where they can ([`Input::cuda_path`]); every
-    /// other input is converted and scaled on the CPU.
+    /// and depth. NVDEC's frames stay in CUDA memory where they can
+    /// ([`Input::nv12_in_cuda`]); every other input is converted and scaled
+    /// on the CPU where it must be.
     pub fn branch(&self, target: &Video) -> String {
         let (r, sink) = (self.role.prefix(), self.role.sink());
         let (format, w, h) = (target.scoring_format(), target.width, target.height);
@@ -432,25 +422,29 @@ impl Input {
             ),
             Kind::Raw | Kind::Y4m => format!("appsrc name={r}-src"),
         };
-        let cuda = "video/x-raw(memory:CUDAMemory)";
-        let (convert, caps) = match self.cuda_path(target) {
-            Some(CudaPath::Convert) => (
-                format!("cudaconvert name={r}-convert ! cudascale name={r}-scale"),
-                format!("{cuda},format={format},width={w},height={h}"),
-            ),
-            Some(CudaPath::Nv12) => (
+        let (convert, caps) = if self.nv12_in_cuda(target) {
+            (
                 format!("identity name={r}-convert"),
-                format!("{cuda},format=NV12,width={w},height={h}"),
-            ),
-            None => (
+                format!("video/x-raw(memory:CUDAMemory),format=NV12,width={w},height={h}"),
+            )
+        } else {
+            // A 10-bit 4:2:0 decoder's P010 passes as it is (the element
+            // shifts its samples); dithering off, so that a conversion
+            // that is needed changes no sample it need not.
+            let formats = if format == "I420_10LE" {
+                "{ I420_10LE, P010_10LE }".to_string()
+            } else {
+                format.to_string()
+            };
+            (
                 format!(
-                    "videoconvert name={r}-convert ! videoscale name={r}-scale add-borders=false"
+                    "videoconvert name={r}-convert dither=none ! videoscale name={r}-scale add-borders=false"
                 ),
                 format!(
-                    "video/x-raw,format={format},width={w},height={h},pixel-aspect-ratio={}/{}",
+                    "video/x-raw,format={formats},width={w},height={h},pixel-aspect-ratio={}/{}",
                     target.par.0, target.par.1
                 ),
-            ),
+            )
         };
         // The queue holds a few frames, whatever their size (its default
         // 10 MB holds less than one 4K frame): eight behind a decoder, which
@@ -463,15 +457,6 @@ impl Input {
              ! queue name={r}-queue max-size-buffers={depth} max-size-bytes=0 max-size-time=0 ! v.{sink}"
         )
     }
-}
-
-/// How a GPU-decoded input stays in CUDA memory up to the element.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum CudaPath {
-    /// cudaconvert ! cudascale to the scoring format and size.
-    Convert,
-    /// The decoder's NV12 as it is (luma read in place).
-    Nv12,
 }
 
 /// Frames of a media file, estimated from its duration and frame rate

@@ -1,0 +1,72 @@
+#!/bin/bash
+# On the GPU machine: the inputs users bring, scored with default options
+# (GPU engine, GPU decoders) and compared with the same pairs scored here
+# on the CPU with exact CPU decoders (libavcodec), frame by frame:
+#   a Y4M master against its H.264 encode; the master as raw .yuv with
+#   -w -h; the ladder form (Y4M master, 1280x720 and 960x540 renditions);
+#   a 10-bit master against a 10-bit HEVC encode; the H.264 encode with
+#   PSNR and CIEDE (chroma read from NVDEC's NV12). The masters are made
+#   there by benches/make_pan.py from the golden 1080p photograph (their
+#   sha256 printed, to match this side's). Then hip_parity's golden runs
+#   (the 4:2:2 and 4:4:4 chroma goldens among them).
+# Needs DEV/debs (benches/device_debs.sh), DEV/bin/{vmafhip,hip_parity}.zst
+# and DEV/data (the encodes and the CPU's JSON, from this script's
+# companion steps in docs/testing.md).
+set -u
+. benches/device_gst_env.sh
+X=$D/data
+W=/tmp/inputs
+mkdir -p $W
+export PATH=/tmp/gstroot/usr/bin:$PATH VMAFHIP_CACHE_DIR=/tmp/vc
+for b in vmafhip hip_parity; do zstd -q -d -f $D/bin/$b.zst -o $W/$b && chmod +x $W/$b; done
+zstd -q -d -f tests/data/golden/eveningglow_1920x1080_420p8_3f_ref.yuv.zst -o $W/eg.yuv
+python3 benches/make_pan.py $W/eg.yuv $W/master.y4m 1280 720 60 8
+python3 benches/make_pan.py $W/eg.yuv $W/master10.y4m 1280 720 30 10
+python3 - $W/master.y4m $W/master.yuv <<'PY'
+import sys
+d = open(sys.argv[1], "rb").read()
+i, fb, out = d.index(b"\n") + 1, 1280 * 720 * 3 // 2, bytearray()
+while i < len(d):
+    i += 6
+    out += d[i:i + fb]
+    i += fb
+open(sys.argv[2], "wb").write(out)
+PY
+sha256sum $W/master.y4m $W/master10.y4m | cut -c1-16
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+V=$W/vmafhip
+R=$PWD
+# The element's log of how input planes reached the GPU (staged = through the host).
+planes() { grep -o "input planes so far: .*on the device" "$1" | sed 's/^/  /'; }
+check() { # NAME OURS EXPECTED
+  echo -n "$1: "
+  python3 "$R/benches/compare_json.py" "$2" "$3"
+}
+run() { # NAME JSON ARGS...: default options, the element's info log kept
+  local name=$1 json=$2
+  shift 2
+  GST_DEBUG=vmafhip:4 GST_DEBUG_NO_COLOR=1 $V "$@" --json -o $json 2> $W/$name.log
+  echo "== $name: vmafhip $* (exit $?)"
+  grep -E "^(VMAF|note|warning|vmafhip:)|renditions of" $W/$name.log | sed 's/^/  /'
+  planes $W/$name.log
+}
+cd $W
+run y4m_enc y4m_enc.json master.y4m $X/enc.mp4
+check "y4m vs H.264 (nvdec) against the CPU's avdec_h264" y4m_enc.json $X/exp_y4m_enc.json
+run raw_enc raw_enc.json -r master.yuv -d $X/enc.mp4 -w 1280 -h 720
+check "raw vs H.264" raw_enc.json $X/exp_raw_enc.json
+run ladder ladder.json master.y4m $X/enc.mp4 $X/r540.mp4
+check "ladder: enc" ladder.enc.json $X/exp_ladder.enc.json
+check "ladder: r540 (scaled)" ladder.r540.json $X/exp_ladder.r540.json
+run hevc10 hevc10.json master10.y4m $X/hevc10.mp4
+check "10-bit y4m vs 10-bit HEVC" hevc10.json $X/exp_hevc10.json
+run chroma chroma.json master.y4m $X/enc.mp4 --feature psnr --feature ciede
+check "y4m vs H.264, PSNR and CIEDE (NV12 chroma split on the GPU)" chroma.json $X/exp_chroma.json
+echo "== --decoder cpu here (no gst-libav on this machine; libde265 for HEVC):"
+$V master.y4m $X/enc.mp4 --decoder cpu -q 2>&1 | sed 's/^/  /'
+$V master10.y4m $X/hevc10.mp4 --decoder cpu --backend hip --json -o hevc10_cpudec.json 2>&1 | grep -E "^(VMAF|vmafhip:)" | sed 's/^/  /'
+check "10-bit HEVC through libde265 on the CPU, GPU engine" hevc10_cpudec.json $X/exp_hevc10.json
+cd - > /dev/null
+echo "== hip_parity: golden runs bit-exact with the CPU engine"
+VMAFHIP_TESTDATA=$PWD/tests/data/golden VMAFHIP_GOLDEN_CACHE=/tmp/golden $W/hip_parity \
+  golden_pairs_bit_exact_with_cpu v1_golden_runs --test-threads 1 2>&1 | grep -E "test |result|mismatch|frames" | tail -40
