@@ -4,6 +4,7 @@
 # on the CPU with exact CPU decoders (libavcodec), frame by frame:
 #   a Y4M master against its H.264 encode; the master as raw .yuv with
 #   -w -h; the ladder form (Y4M master, 1280x720 and 960x540 renditions);
+#   two H.264 encodes (NVDEC on both sides); the encode as the reference;
 #   a 10-bit master against a 10-bit HEVC encode; the H.264 encode with
 #   PSNR and CIEDE (chroma read from NVDEC's NV12). The masters are made
 #   there by benches/make_pan.py from the golden 1080p photograph (their
@@ -62,6 +63,10 @@ run hevc10 hevc10.json master10.y4m $X/hevc10.mp4
 check "10-bit y4m vs 10-bit HEVC" hevc10.json $X/exp_hevc10.json
 run chroma chroma.json master.y4m $X/enc.mp4 --feature psnr --feature ciede
 check "y4m vs H.264, PSNR and CIEDE (NV12 chroma split on the GPU)" chroma.json $X/exp_chroma.json
+run enc_enc2 enc_enc2.json $X/enc.mp4 $X/enc2.mp4
+check "H.264 against H.264 (NVDEC on both sides)" enc_enc2.json $X/exp_enc_enc2.json
+run enc_y4m enc_y4m.json $X/enc.mp4 master.y4m
+check "H.264 as the reference, the Y4M master as distorted" enc_y4m.json $X/exp_enc_y4m.json
 echo "== --decoder cpu here (no gst-libav on this machine; libde265 for HEVC):"
 $V master.y4m $X/enc.mp4 --decoder cpu -q 2>&1 | sed 's/^/  /'
 $V master10.y4m $X/hevc10.mp4 --decoder cpu --backend hip --json -o hevc10_cpudec.json 2>&1 | grep -E "^(VMAF|vmafhip:)" | sed 's/^/  /'
