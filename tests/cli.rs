@@ -2,36 +2,16 @@
 //! inputs, scaling, frame rates matched by time, progress, and an exit
 //! status and message naming the file for each kind of bad input.
 
+mod command_line;
 mod common;
 
+use command_line::*;
 use common::*;
 use gst::prelude::*;
 use gstvmafhip::vmaf::{Engine, EngineConfig, Picture, PixelFormat, Plane, Scorer};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn vmafhip() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_vmafhip"))
-}
-
-fn scratch() -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli");
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn json_of(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
+use std::process::Output;
 
 /// The CLI's arguments that reproduce a golden run's libvmaf command.
 fn run_args(run: &GoldenRun) -> Vec<String> {
@@ -881,4 +861,8 @@ fn cli_scores_a_ladder_in_one_run() {
         );
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn scratch() -> PathBuf {
+    scratch_dir("cli")
 }

@@ -242,42 +242,33 @@ fn mismatched_caps_is_an_error_naming_both() {
 /// the mismatch error.
 #[test]
 fn comparable_formats_score_as_one_format() {
-    let pair = |dist_fmt: &str| {
-        format!(
-            "{} ! tee name=t t. ! queue ! v.ref_sink \
-             t. ! queue ! videobalance saturation=0.8 brightness=0.04 ! videoconvert ! video/x-raw,format={dist_fmt} ! v.dist_sink \
-             vmafhip name=v frame-message=true backend=cpu psnr=true features=ciede ! fakesink",
-            testsrc(4, 160, 120, "I420", "ball")
-        )
-    };
-    let planar = run_pipeline_checked(&pair("I420"));
-    for fmt in ["NV12", "YV12"] {
-        let mixed = run_pipeline_checked(&pair(fmt));
-        assert_eq!(mixed.frames.len(), 4, "{fmt}");
-        for (a, b) in planar.frames.iter().zip(&mixed.frames) {
-            assert_eq!(a.psnr_y, b.psnr_y, "{fmt}");
-            for name in ["integer_adm2", "psnr_cb", "psnr_cr", "ciede2000"] {
-                assert_eq!(a.feature(name), b.feature(name), "{fmt} {name}");
-                assert!(a.feature(name).is_some(), "{name}");
-            }
-            assert_eq!(a.score, b.score, "{fmt}");
-        }
-    }
-    // A 10-bit decoder's P010 beside planar 10-bit: the same numbers.
-    let pair10 = |dist_fmt: &str| {
+    // The reference in `ref_fmt`; the distorted, a changed copy, in `dist_fmt`.
+    let pair = |ref_fmt: &str, dist_fmt: &str| {
         format!(
             "{} ! tee name=t t. ! queue ! v.ref_sink \
              t. ! queue ! videoconvert ! videobalance saturation=0.8 brightness=0.04 ! videoconvert dither=none ! video/x-raw,format={dist_fmt} ! v.dist_sink \
-             vmafhip name=v frame-message=true backend=cpu psnr=true ! fakesink",
-            testsrc(4, 160, 120, "I420_10LE", "ball")
+             vmafhip name=v frame-message=true backend=cpu psnr=true features=ciede ! fakesink",
+            testsrc(4, 160, 120, ref_fmt, "ball")
         )
     };
-    let planar = run_pipeline_checked(&pair10("I420_10LE"));
-    let p010 = run_pipeline_checked(&pair10("P010_10LE"));
-    assert_eq!(p010.frames.len(), 4);
-    for (a, b) in planar.frames.iter().zip(&p010.frames) {
-        assert_eq!((a.score, a.psnr_y), (b.score, b.psnr_y));
-        assert_eq!(a.feature("psnr_cb"), b.feature("psnr_cb"));
+    // NV12 and YV12 beside I420; a 10-bit decoder's P010 beside I420_10LE.
+    for (planar, others) in [
+        ("I420", &["NV12", "YV12"][..]),
+        ("I420_10LE", &["P010_10LE"][..]),
+    ] {
+        let want = run_pipeline_checked(&pair(planar, planar));
+        for fmt in others {
+            let mixed = run_pipeline_checked(&pair(planar, fmt));
+            assert_eq!(mixed.frames.len(), 4, "{fmt}");
+            for (a, b) in want.frames.iter().zip(&mixed.frames) {
+                assert_eq!(a.psnr_y, b.psnr_y, "{fmt}");
+                for name in ["integer_adm2", "psnr_cb", "psnr_cr", "ciede2000"] {
+                    assert_eq!(a.feature(name), b.feature(name), "{fmt} {name}");
+                    assert!(a.feature(name).is_some(), "{name}");
+                }
+                assert_eq!(a.score, b.score, "{fmt}");
+            }
+        }
     }
     let desc = format!(
         "{} ! v.ref_sink {} ! v.dist_sink vmafhip name=v backend=cpu ! fakesink",

@@ -4,35 +4,14 @@
 //! cannot be compared, files with no video, and model names as the
 //! element spells them.
 
+mod command_line;
 mod common;
 
+use command_line::*;
 use common::*;
-use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-
-fn vmafhip() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_vmafhip"))
-}
-
-fn scratch() -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("inputs");
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn json_of(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
 
 /// A golden 4:2:0 8-bit pair (12 frames) and its frame size in bytes.
 fn pair() -> (GoldenRun, PathBuf, PathBuf, usize) {
@@ -342,4 +321,8 @@ fn only_decoders_that_decode_exactly() {
     let (openh264, line) = summary(&score(&cbp, true));
     assert!(line.ends_with("decoded with raw / openh264dec"), "{line}");
     assert_eq!(with_libav, openh264);
+}
+
+fn scratch() -> PathBuf {
+    scratch_dir("inputs")
 }

@@ -10,30 +10,14 @@
 //! case expects. Prints how many cases scored and how many were refused,
 //! and why.
 
+mod command_line;
 mod common;
 
+use command_line::*;
 use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn vmafhip() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_vmafhip"))
-}
-
-fn dir() -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("matrix");
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use std::process::Command;
 
 fn gst(desc: &str) {
     let o = Command::new("gst-launch-1.0")
@@ -254,6 +238,16 @@ fn frames(args: &[&str], tag: &str) -> Vec<Value> {
     j["frames"].as_array().unwrap().clone()
 }
 
+/// The command's error for `args`, which must be refused at start (exit
+/// 3) with `needle` in its one line.
+fn refusal(args: &[&str], name: &str, needle: &str) -> String {
+    let o = vmafhip().args(args).arg("-q").output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(3), "{name}: {err}");
+    assert!(err.contains(needle), "{name}: {err}");
+    err.trim().to_string()
+}
+
 #[test]
 fn every_pairing_of_inputs_scores_as_the_decoded_frames() {
     if Command::new("ffmpeg").arg("-version").output().is_err() {
@@ -335,32 +329,21 @@ fn every_pairing_of_inputs_scores_as_the_decoded_frames() {
         // which reads chroma) another chroma layout.
         let other = if f.bits == 8 { I420_10 } else { I420 };
         let (_, other_y4m) = master(other, e.size);
-        let o = vmafhip()
-            .args([s(&other_y4m), s(&enc), "-q"])
-            .output()
-            .unwrap();
-        let err = stderr(&o);
-        assert_eq!(o.status.code(), Some(3), "{}: {err}", e.name);
-        assert!(err.contains("bit depth"), "{err}");
+        let why = refusal(&[s(&other_y4m), s(&enc)], e.name, "bit depth");
         refused.push(format!(
-            "{} against a {}-bit master: {}",
-            e.name,
-            other.bits,
-            err.trim()
+            "{} against a {}-bit master: {why}",
+            e.name, other.bits
         ));
         if f.p != "420" {
             let (_, y420) = master(if f.bits == 8 { I420 } else { I420_10 }, e.size);
-            let o = vmafhip()
-                .args([s(&y420), s(&enc), "--feature", "psnr", "-q"])
-                .output()
-                .unwrap();
-            let err = stderr(&o);
-            assert_eq!(o.status.code(), Some(3), "{}: {err}", e.name);
-            assert!(err.contains("read chroma"), "{err}");
-            refused.push(format!(
-                "{} against a 4:2:0 master with PSNR: {}",
+            let why = refusal(
+                &[s(&y420), s(&enc), "--feature", "psnr"],
                 e.name,
-                err.trim()
+                "read chroma",
+            );
+            refused.push(format!(
+                "{} against a 4:2:0 master with PSNR: {why}",
+                e.name
             ));
         }
     }
@@ -399,4 +382,8 @@ fn every_pairing_of_inputs_scores_as_the_decoded_frames() {
     for r in &refused {
         eprintln!("  refused: {r}");
     }
+}
+
+fn dir() -> PathBuf {
+    scratch_dir("matrix")
 }

@@ -507,6 +507,10 @@ fn device_picture(
     frame: &gst_video::VideoFrameRef<&gst::BufferRef>,
 ) -> Result<Picture<'static>, String> {
     let info = frame.info();
+    if info.format() == gst_video::VideoFormat::P01010le {
+        // Its samples need shifting: the sink pads take it in host memory only.
+        return Err("P010 in GPU memory is not read in place (host memory is)".into());
+    }
     let (pf, bpc) = engine_format(info.format())?;
     let mut planes = Vec::new();
     for c in 0..pf.plane_count() as u8 {

@@ -459,7 +459,6 @@ fn read_positioned(
     Ok(())
 }
 
-/// One thread through a Y4M file whose frame headers carry parameters.
 /// One tightly packed frame from a stream: false at its end (nothing
 /// left), an error for a frame cut short.
 fn read_whole(file: &mut File, frame: &mut [u8]) -> Result<bool, String> {
@@ -482,8 +481,9 @@ fn read_whole(file: &mut File, frame: &mut [u8]) -> Result<bool, String> {
     Ok(true)
 }
 
-/// Reads frames in order with `read_frame` (tight frames of `tight`
-/// bytes; false at the end) and pushes them.
+/// One thread through a stream (a Y4M file whose frame headers carry
+/// parameters, a raw pipe): frames read in order with `read_frame` (tight
+/// frames of `tight` bytes; false at the end) and pushed.
 fn read_sequential(
     s: &Shared,
     tight: usize,

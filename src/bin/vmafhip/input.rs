@@ -243,9 +243,7 @@ impl Input {
                 kind: Kind::Media,
                 video: p.video,
                 frames: p.frames,
-                decoder: Some(p.decoder.map_err(|(caps, inexact)| {
-                    crate::decode::no_exact_decoder(path, &caps, &inexact)
-                })?),
+                decoder: Some(p.decoder?),
                 codec: Some(p.codec),
                 nvdec: false,
             }),

@@ -14,10 +14,10 @@ pub struct Parsed {
     pub frames: Option<u64>,
     /// The stream's caps name (`video/x-h264`, …).
     pub codec: String,
-    /// The decoder `decodebin` will pick for it, by rank; or, where no
-    /// installed decoder decodes it exactly, its caps and the inexact
-    /// decoders that could have ([`crate::decode::no_exact_decoder`]).
-    pub decoder: Result<String, (gst::Caps, Vec<String>)>,
+    /// The decoder `decodebin` will pick for it, by rank; or the error
+    /// where no installed decoder decodes it exactly
+    /// ([`crate::decode::no_exact_decoder`]).
+    pub decoder: Result<String, crate::Fail>,
 }
 
 /// What parsing a media file found.
@@ -94,7 +94,8 @@ fn parsed(path: &str, streams: &mut Vec<String>) -> Option<Parsed> {
         frames: crate::input::frames_in(duration, video.fps),
         video,
         codec: caps.structure(0)?.name().to_string(),
-        decoder: crate::decode::exact_decoder(&caps).map_err(|inexact| (caps.clone(), inexact)),
+        decoder: crate::decode::exact_decoder(&caps)
+            .map_err(|inexact| crate::decode::no_exact_decoder(path, &caps, &inexact)),
     })
 }
 
