@@ -6,7 +6,9 @@
 #   -w -h; the ladder form (Y4M master, 1280x720 and 960x540 renditions);
 #   two H.264 encodes (NVDEC on both sides); the encode as the reference;
 #   a 10-bit master against a 10-bit HEVC encode; the H.264 encode with
-#   PSNR and CIEDE (chroma read from NVDEC's NV12). The masters are made
+#   PSNR and CIEDE (chroma read from NVDEC's NV12); tests/matrix.rs's
+#   encodes (VP9, AV1, 4:2:2, 4:4:4, 10-bit; benches/device_matrix_data.sh
+#   makes them and their CPU JSON here). The masters are made
 #   there by benches/make_pan.py from the golden 1080p photograph (their
 #   sha256 printed, to match this side's). Then hip_parity's golden runs
 #   (the 4:2:2 and 4:4:4 chroma goldens among them).
@@ -69,8 +71,46 @@ run enc_y4m enc_y4m.json $X/enc.mp4 master.y4m
 check "H.264 as the reference, the Y4M master as distorted" enc_y4m.json $X/exp_enc_y4m.json
 echo "== --decoder cpu here (no gst-libav on this machine; libde265 for HEVC):"
 $V master.y4m $X/enc.mp4 --decoder cpu -q 2>&1 | sed 's/^/  /'
-$V master10.y4m $X/hevc10.mp4 --decoder cpu --backend hip --json -o hevc10_cpudec.json 2>&1 | grep -E "^(VMAF|vmafhip:)" | sed 's/^/  /'
+$V master10.y4m $X/hevc10.mp4 --decoder cpu --backend hip --json -o hevc10_cpudec.json 2>&1 | grep -v "^frame" | sed 's/^/  /'
 check "10-bit HEVC through libde265 on the CPU, GPU engine" hevc10_cpudec.json $X/exp_hevc10.json
+echo "== the input matrix (benches/device_matrix_data.sh): each encode against its"
+echo "   Y4M master, --feature psnr, default options, then --decoder gpu"
+M=$X/matrix
+for z in $M/*.y4m.zst; do zstd -q -d -f $z -o $W/$(basename $z .zst); done
+python3 - $W/master_I420_576x324.y4m $W/master_I420_448x256.y4m <<'PY'
+# The 448x256 master: the 576x324 one's top-left corner, as videocrop cut it.
+import sys
+d = open(sys.argv[1], "rb").read()
+i, out = d.index(b"\n") + 1, bytearray(b"YUV4MPEG2 W448 H256 F25:1 Ip A1:1 C420jpeg\n")
+while i < len(d):
+    i += 6
+    out += b"FRAME\n"
+    for w, h, cw, ch in ((576, 324, 448, 256), (288, 162, 224, 128), (288, 162, 224, 128)):
+        for r in range(ch):
+            out += d[i + r * w:i + r * w + cw]
+        i += w * h
+open(sys.argv[2], "wb").write(out)
+PY
+master() { # ENCODE: its master's file name
+  case $1 in
+    h264_422*) echo master_Y42B_576x324.y4m ;;
+    hevc_444*) echo master_Y444_576x324.y4m ;;
+    *10bit*) echo master_I420_10LE_576x324.y4m ;;
+    *small*) echo master_I420_448x256.y4m ;;
+    *) echo master_I420_576x324.y4m ;;
+  esac
+}
+for e in $M/*.mp4 $M/*.mkv $M/*.webm $M/*.ts; do
+  n=$(basename ${e%.*})
+  run m_$n m_$n.json $(master $n) $e --feature psnr
+  check "matrix $n (auto)" m_$n.json $M/exp_$n.json
+  run g_$n g_$n.json $(master $n) $e --feature psnr --decoder gpu
+  [ -s g_$n.json ] && check "matrix $n (--decoder gpu)" g_$n.json $M/exp_$n.json
+done
+run m_vp9_av1 m_vp9_av1.json $M/vp9_webm.webm $M/av1_mkv.mkv --feature psnr
+check "matrix VP9 against AV1" m_vp9_av1.json $M/exp_vp9_av1.json
+run m_h264_vp9 m_h264_vp9.json $M/h264_mp4.mp4 $M/vp9_webm.webm --feature psnr
+check "matrix H.264 against VP9" m_h264_vp9.json $M/exp_h264_vp9.json
 cd - > /dev/null
 echo "== hip_parity: golden runs bit-exact with the CPU engine"
 VMAFHIP_TESTDATA=$PWD/tests/data/golden VMAFHIP_GOLDEN_CACHE=/tmp/golden $W/hip_parity \

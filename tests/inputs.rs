@@ -323,6 +323,50 @@ fn only_decoders_that_decode_exactly() {
     assert_eq!(with_libav, openh264);
 }
 
+/// A decoder that conforms but cannot output the stream's format is not
+/// used: without gst-libav, a 10-bit HEVC file is refused rather than
+/// decoded by GStreamer 1.22's libde265dec (8-bit 4:2:0 only: it would hand
+/// over truncated samples).
+#[test]
+fn a_decoder_that_cannot_output_the_streams_depth_is_not_used() {
+    let (_, r, _, _) = pair();
+    let hevc = scratch().join("hevc10.mp4");
+    let made = Command::new("gst-launch-1.0")
+        .args(["-q", "filesrc"])
+        .arg(format!("location={}", s(&r)))
+        .args(["num-buffers=1", "blocksize=279936", "!"])
+        .args(["rawvideoparse", "width=576", "height=324", "format=i420"])
+        .args(["framerate=25/1", "!", "videoconvert", "!"])
+        .args(["video/x-raw,format=I420_10LE", "!", "x265enc", "!"])
+        .args(["h265parse", "!", "mp4mux", "!", "filesink"])
+        .arg(format!("location={}", s(&hevc)))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let o = vmafhip()
+        .args([s(&hevc), s(&hevc), "--backend", "cpu", "--decoder", "cpu"])
+        .env("GST_PLUGIN_FEATURE_RANK", "avdec_h265:NONE")
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("hevc10.mp4: no decoder that decodes video/x-h265 exactly")
+            && err.contains("install gstreamer1.0-libav (avdec_h265)"),
+        "{err}"
+    );
+    let libde265 = Command::new("gst-inspect-1.0")
+        .arg("libde265dec")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if libde265 {
+        assert!(
+            err.contains("libde265dec is installed, but it cannot output 10-bit 4:2:0"),
+            "{err}"
+        );
+    }
+}
+
 fn scratch() -> PathBuf {
     scratch_dir("inputs")
 }

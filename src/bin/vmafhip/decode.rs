@@ -11,10 +11,12 @@
 //! pipeline will use. On NVIDIA, H.264 and HEVC skip GStreamer's decoders:
 //! the command drives NVDEC itself ([`crate::nvdec`]) where it can.
 
+use crate::input::Video;
 use crate::nvdec::Direct;
 use crate::{Exit, Fail};
 use gst::prelude::*;
 use gstvmafhip::hip::{self, Vendor};
+use gstvmafhip::vmaf::PixelFormat;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -155,12 +157,57 @@ pub fn decodes_exactly(caps: &gst::StructureRef, decoder: &str) -> bool {
                 .is_ok_and(|p| p == "constrained-baseline"))
 }
 
-/// The decoder `decodebin` will pick for `caps`: the highest-ranked one
-/// that decodes them exactly ([`decodes_exactly`]); every higher-ranked
-/// one that does not is ranked out first, so that `decodebin` passes it
-/// over. `Err`: none decodes them exactly, with the names of those that
-/// would have.
-pub fn exact_decoder(caps: &gst::Caps) -> Result<String, Vec<String>> {
+/// Whether `factory`'s output can hold `video`'s samples: a format of its
+/// source template with the stream's chroma layout and at least its depth.
+/// A decoder that lacks one hands over other samples, or none (GStreamer
+/// 1.22's `libde265dec` gives only 8-bit 4:2:0: a 10-bit stream comes out
+/// truncated, a 4:4:4 one crashes it).
+fn outputs(factory: &gst::ElementFactory, video: &Video) -> bool {
+    factory
+        .static_pad_templates()
+        .iter()
+        .filter(|t| t.direction() == gst::PadDirection::Src)
+        .flat_map(|t| t.caps().iter().map(|s| s.to_owned()).collect::<Vec<_>>())
+        .filter(|s| s.name() == "video/x-raw")
+        .any(|s| match formats(&s) {
+            None => true,
+            Some(names) => names.iter().any(|n| holds(n, video)),
+        })
+}
+
+/// The format names a raw-video caps structure allows; `None` for any.
+fn formats(s: &gst::StructureRef) -> Option<Vec<String>> {
+    if let Ok(one) = s.get::<String>("format") {
+        return Some(vec![one]);
+    }
+    let list = s.get::<gst::List>("format").ok()?;
+    Some(list.iter().filter_map(|v| v.get::<String>().ok()).collect())
+}
+
+/// Whether the GStreamer format `name` has `video`'s chroma layout and at
+/// least its depth.
+fn holds(name: &str, video: &Video) -> bool {
+    let info = gst_video::VideoFormatInfo::from_format(gst_video::VideoFormat::from_string(name));
+    if !info.is_yuv() && !info.is_gray() {
+        return false;
+    }
+    let layout = match (info.n_components(), info.w_sub().get(1), info.h_sub().get(1)) {
+        (1, _, _) => PixelFormat::Gray,
+        (_, Some(1), Some(1)) => PixelFormat::Yuv420,
+        (_, Some(1), Some(0)) => PixelFormat::Yuv422,
+        (_, Some(0), Some(0)) => PixelFormat::Yuv444,
+        _ => return false,
+    };
+    layout == video.format && info.depth()[0] >= u32::from(video.bpc)
+}
+
+/// The decoder `decodebin` will pick for `caps` (a stream holding
+/// `video`): the highest-ranked one that decodes them exactly
+/// ([`decodes_exactly`]) into a format that holds `video`'s samples
+/// ([`outputs`]); every higher-ranked one that does not is ranked out
+/// first, so that `decodebin` passes it over. `Err`: none does, with why
+/// each installed one would not do.
+pub fn exact_decoder(caps: &gst::Caps, video: &Video) -> Result<String, Vec<String>> {
     let mut found: Vec<gst::ElementFactory> = gst::ElementFactory::factories_with_type(
         gst::ElementFactoryType::DECODER | gst::ElementFactoryType::MEDIA_VIDEO,
         gst::Rank::MARGINAL,
@@ -177,8 +224,24 @@ pub fn exact_decoder(caps: &gst::Caps) -> Result<String, Vec<String>> {
     let Some(s) = caps.structure(0) else {
         return Err(Vec::new());
     };
-    let Some(k) = found.iter().position(|f| decodes_exactly(s, &f.name())) else {
-        return Err(found.iter().map(|f| f.name().to_string()).collect());
+    let unfit = |f: &gst::ElementFactory| {
+        if !decodes_exactly(s, &f.name()) {
+            Some(format!(
+                "{} is installed, but its frames differ from the standard's, so the score would depend on the decoder",
+                f.name()
+            ))
+        } else if !outputs(f, video) {
+            Some(format!(
+                "{} is installed, but it cannot output {}",
+                f.name(),
+                video.describe()
+            ))
+        } else {
+            None
+        }
+    };
+    let Some(k) = found.iter().position(|f| unfit(f).is_none()) else {
+        return Err(found.iter().filter_map(unfit).collect());
     };
     for f in &found[..k] {
         f.set_rank(gst::Rank::NONE);
@@ -187,20 +250,17 @@ pub fn exact_decoder(caps: &gst::Caps) -> Result<String, Vec<String>> {
 }
 
 /// The error for a stream of a codec in [`EXACT`] that no installed
-/// decoder decodes exactly.
-pub fn no_exact_decoder(path: &str, caps: &gst::Caps, inexact: &[String]) -> Fail {
+/// decoder decodes exactly, with why each installed one does not.
+pub fn no_exact_decoder(path: &str, caps: &gst::Caps, unfit: &[String]) -> Fail {
     let codec = caps.structure(0).map_or("?", |s| s.name().as_str());
     let package = EXACT_PACKAGE
         .iter()
         .find(|(c, _)| *c == codec)
         .map_or("gstreamer1.0-libav", |(_, p)| p);
-    let found = if inexact.is_empty() {
+    let found = if unfit.is_empty() {
         String::new()
     } else {
-        format!(
-            " ({} is installed, but its frames differ from the standard's, so the score would depend on the decoder)",
-            inexact.join(", ")
-        )
+        format!(" ({})", unfit.join("; "))
     };
     Fail::input(format!(
         "{path}: no decoder that decodes {codec} exactly is installed{found}: install {package}"

@@ -88,6 +88,17 @@ pub struct Video {
 }
 
 impl Video {
+    /// `8-bit 4:2:0` and the like.
+    pub fn describe(&self) -> String {
+        let layout = match self.format {
+            PixelFormat::Yuv420 => "4:2:0",
+            PixelFormat::Yuv422 => "4:2:2",
+            PixelFormat::Yuv444 => "4:4:4",
+            PixelFormat::Gray => "4:0:0",
+        };
+        format!("{}-bit {layout}", self.bpc)
+    }
+
     /// The GStreamer format both inputs are scored in: this video's chroma
     /// layout and depth (RGB becomes 4:2:0; VMAF is defined on YUV).
     pub fn scoring_format(&self) -> &'static str {

@@ -196,22 +196,10 @@ pub fn check_comparable(reference: &Input, distorted: &Input, chroma: bool) -> R
     Err(Fail::input(format!(
         "{} is {} and {} is {}: {what}",
         reference.path,
-        describe(rv),
+        rv.describe(),
         distorted.path,
-        describe(dv)
+        dv.describe()
     )))
-}
-
-/// `8-bit 4:2:0` and the like.
-fn describe(v: &crate::input::Video) -> String {
-    use gstvmafhip::vmaf::PixelFormat as F;
-    let layout = match v.format {
-        F::Yuv420 => "4:2:0",
-        F::Yuv422 => "4:2:2",
-        F::Yuv444 => "4:4:4",
-        F::Gray => "4:0:0",
-    };
-    format!("{}-bit {layout}", v.bpc)
 }
 
 /// Notes on scaling and frame rates; an error where `--no-scale` forbids

@@ -90,12 +90,13 @@ fn parsed(path: &str, streams: &mut Vec<String>) -> Option<Parsed> {
     let _ = pipeline.set_state(gst::State::Null);
     let caps = caps?;
     let video = video_of(caps.structure(0)?)?;
+    let decoder = crate::decode::exact_decoder(&caps, &video)
+        .map_err(|unfit| crate::decode::no_exact_decoder(path, &caps, &unfit));
     Some(Parsed {
         frames: crate::input::frames_in(duration, video.fps),
         video,
         codec: caps.structure(0)?.name().to_string(),
-        decoder: crate::decode::exact_decoder(&caps)
-            .map_err(|inexact| crate::decode::no_exact_decoder(path, &caps, &inexact)),
+        decoder,
     })
 }
 
