@@ -1,5 +1,6 @@
 //! The `vmafhip` GstVideoAggregator subclass.
 
+use super::late::{Paired, Timed, WaitingRef};
 use super::live::{self, FirstFrame};
 use super::pinned_copy::PinnedCopier;
 use super::pinned_pool::{PinnedBlocks, PinnedPool};
@@ -22,6 +23,7 @@ use gst_video::prelude::*;
 use gst_video::subclass::prelude::*;
 use once_cell::sync::Lazy;
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 pub(super) static CAT: Lazy<gst::DebugCategory> = Lazy::new(|| {
@@ -54,6 +56,8 @@ const DEFAULT_GPU_RETRY_DELAY: u32 = 1000;
 const DEFAULT_SCALER: Scaling = Scaling::Bicubic;
 /// -1: three frames' time (`live::late_frame_wait`).
 const DEFAULT_LATE_FRAME_WAIT: i64 = -1;
+/// Five seconds (`late`).
+const DEFAULT_MAX_PENDING: u64 = 5_000_000_000;
 
 const FORMATS: &[&str] = &[
     "I420",
@@ -100,6 +104,9 @@ pub(super) struct Settings {
     pub(super) gpu_retry_delay: u32,
     /// Nanoseconds a live pipeline waits for a late distorted frame (`live`).
     pub(super) late_frame_wait: i64,
+    /// Nanoseconds a live pipeline's reference frame may wait for its
+    /// distorted frame, scored late (`late`); 0: not at all.
+    pub(super) max_pending: u64,
     /// How a rendition of another size is scaled to the reference's.
     pub(super) scaler: Scaling,
 }
@@ -130,8 +137,28 @@ impl Default for Settings {
             vendor: DEFAULT_VENDOR,
             on_gpu_error: DEFAULT_ON_GPU_ERROR,
             late_frame_wait: DEFAULT_LATE_FRAME_WAIT,
+            max_pending: DEFAULT_MAX_PENDING,
             gpu_retry_delay: DEFAULT_GPU_RETRY_DELAY,
             scaler: DEFAULT_SCALER,
+        }
+    }
+}
+
+/// An output frame's timing, for its messages, and its number among the
+/// reference frames (None: the frame being aggregated).
+#[derive(Clone, Copy)]
+struct FrameTiming {
+    pts: Option<gst::ClockTime>,
+    duration: Option<gst::ClockTime>,
+    reference: Option<u64>,
+}
+
+impl FrameTiming {
+    fn of(outbuf: &gst::BufferRef) -> Self {
+        FrameTiming {
+            pts: outbuf.pts(),
+            duration: outbuf.duration(),
+            reference: None,
         }
     }
 }
@@ -222,6 +249,8 @@ pub struct VmafHip {
     /// The recycled pinned blocks behind the sink pads' pools and copies,
     /// when the engine computes on a GPU (set at start).
     blocks: Mutex<Option<PinnedBlocks>>,
+    /// The pipeline is live (the latency query said so).
+    live: AtomicBool,
 }
 
 impl VmafHip {
@@ -702,6 +731,300 @@ fn with_p010_picture<R>(
     Ok(f(&pic))
 }
 
+/// Late distorted frames in live pipelines (`late`): the reference frames
+/// wait, in order, and are scored when their distorted frames arrive.
+impl VmafHip {
+    /// Whether `pad`'s frames go to the waiting reference frames rather
+    /// than through the aggregator's queue: a distorted input of a live
+    /// pipeline, with `max-pending` above 0.
+    pub(crate) fn holds_late_frames(&self, pad: &gst::Pad) -> bool {
+        pad != self.ref_pad.upcast_ref::<gst::Pad>()
+            && self.live.load(Ordering::Relaxed)
+            && self.settings.lock().unwrap().max_pending > 0
+    }
+
+    fn max_pending(&self) -> gst::ClockTime {
+        gst::ClockTime::from_nseconds(self.settings.lock().unwrap().max_pending)
+    }
+
+    /// `buffer` mapped for the engine: for the device where it lies in
+    /// the element's GPU memory, else for the host.
+    fn map_for_engine(
+        &self,
+        buffer: &gst::Buffer,
+        info: &gst_video::VideoInfo,
+    ) -> Result<gst_video::VideoFrame<gst_video::video_frame::Readable>, gst::FlowError> {
+        if let Some(gpu) = self.gpu_input()
+            && in_gpu_memory(buffer)
+            && buffer.iter_memories().all(|m| gpu.owns(m))
+            && let Some(frame) = gpu.map_frame(buffer, info)
+        {
+            return Ok(frame);
+        }
+        gst_video::VideoFrame::from_buffer_readable(buffer.clone(), info).map_err(|_| {
+            gst::error!(CAT, imp = self, "cannot map a waiting frame");
+            gst::FlowError::Error
+        })
+    }
+
+    /// This output frame's reference, put to wait for input `pad`'s frame,
+    /// then every waiting frame whose distorted frame is known scored;
+    /// returns the messages of the frames that became final.
+    fn score_late(
+        &self,
+        token: &gst_video::subclass::AggregateFramesToken,
+        (ref_frame, reference): (
+            &gst_video::VideoFrameRef<&gst::BufferRef>,
+            Option<&gst::Buffer>,
+        ),
+        pad: &gst_video::VideoAggregatorPad,
+        outbuf: &gst::BufferRef,
+    ) -> Result<Vec<VmafFrameMessage>, gst::FlowError> {
+        if !self.ensure_rendition(pad)? {
+            return Ok(Vec::new());
+        }
+        let name = pad.name();
+        let Some((reference, at)) = reference.zip(running_time(&self.ref_pad, reference)) else {
+            // No running time to pair by.
+            return self.score_input(token, (ref_frame, reference), pad, outbuf);
+        };
+        let mut arrived = pad
+            .downcast_ref::<super::VmafHipPad>()
+            .map(|p| p.imp().take_arrived())
+            .unwrap_or_default();
+        // A frame queued before the pipeline was known to be live.
+        if let (Some(b), Some(f)) = (pad.current_buffer(token), pad.prepared_frame(token))
+            && let Some(t) = running_time(pad, Some(&b))
+        {
+            arrived.insert(
+                0,
+                Timed {
+                    at: t,
+                    duration: b.duration(),
+                    frame: (b, f.info().clone()),
+                },
+            );
+        }
+        {
+            let mut guard = self.state.lock().unwrap();
+            let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
+            let number = st.references;
+            let Some(r) = st.rendition(&name) else {
+                return Ok(Vec::new());
+            };
+            for a in arrived {
+                r.late.arrive(a);
+            }
+            r.late.wait(Timed {
+                at,
+                duration: reference.duration(),
+                frame: WaitingRef {
+                    buffer: reference.clone(),
+                    info: ref_frame.info().clone(),
+                    pts: outbuf.pts(),
+                    duration: outbuf.duration(),
+                    reference: number,
+                    copied: false,
+                },
+            });
+        }
+        self.score_ready(&name, at, pad.is_eos())
+    }
+
+    /// Scores input `name`'s waiting reference frames whose distorted
+    /// frames are known, or that waited past `max-pending` (`now`: the
+    /// newest reference frame's running time); the rest are copied, so
+    /// that no upstream buffer is held.
+    fn score_ready(
+        &self,
+        name: &str,
+        now: gst::ClockTime,
+        ended: bool,
+    ) -> Result<Vec<VmafFrameMessage>, gst::FlowError> {
+        let bound = self.max_pending();
+        let mut msgs = Vec::new();
+        loop {
+            let next = {
+                let mut guard = self.state.lock().unwrap();
+                let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
+                match st.rendition(name) {
+                    Some(r) => r.late.next(now, bound, ended),
+                    None => return Ok(msgs),
+                }
+            };
+            let Some((waiting, paired)) = next else { break };
+            gst::log!(
+                CAT,
+                imp = self,
+                "{name}: reference frame at {} paired with {:?}",
+                waiting.at,
+                match &paired {
+                    Paired::Frame(d) => Some(d.at),
+                    _ => None,
+                }
+            );
+            match paired {
+                Paired::Frame(d) => msgs.extend(self.score_waiting(name, waiting.frame, d)?),
+                Paired::Missing => self.warn_once_no_distorted(name, waiting.frame.pts)?,
+                Paired::Late(waited) => self.note_late(name, &waiting.frame, waited, bound)?,
+            }
+        }
+        let mut guard = self.state.lock().unwrap();
+        if let Some(r) = guard.as_mut().and_then(|st| st.rendition(name)) {
+            for w in r.late.waiting_mut().filter(|w| !w.frame.copied) {
+                if let Ok(copy) = w.frame.buffer.copy_deep() {
+                    w.frame.buffer = copy;
+                }
+                w.frame.copied = true;
+            }
+        }
+        Ok(msgs)
+    }
+
+    /// Scores a waiting reference frame against its distorted frame.
+    fn score_waiting(
+        &self,
+        name: &str,
+        w: WaitingRef,
+        d: Timed<super::late::Arrived>,
+    ) -> Result<Vec<VmafFrameMessage>, gst::FlowError> {
+        let (dist, dist_info) = d.frame;
+        let rf = self.map_for_engine(&w.buffer, &w.info)?;
+        let df = self.map_for_engine(&dist, &dist_info)?;
+        let (rf, df) = (rf.as_video_frame_ref(), df.as_video_frame_ref());
+        self.check_frames(rf.info(), df.info(), name)?;
+        self.note_pairing(name, Some(d.at))?;
+        let replay = BufferReplay::of(&rf, &df, (&w.buffer, &dist));
+        let keep: KeepAlive = Box::new((w.buffer.clone(), dist));
+        let timing = FrameTiming {
+            pts: w.pts,
+            duration: w.duration,
+            reference: Some(w.reference),
+        };
+        self.score(name, &rf, &df, (Some(keep), replay), timing)?
+            .map_err(|err| {
+                gst::element_imp_error!(
+                    self,
+                    gst::StreamError::Failed,
+                    ("VMAF failed on {name}: {err}"),
+                    ["while scoring a frame that waited"]
+                );
+                gst::FlowError::Error
+            })
+    }
+
+    /// A reference frame not scored: its distorted frame did not come
+    /// within `max-pending`. Counted, with one warning per input.
+    fn note_late(
+        &self,
+        name: &str,
+        w: &WaitingRef,
+        waited: gst::ClockTime,
+        bound: gst::ClockTime,
+    ) -> Result<(), gst::FlowError> {
+        let warn = {
+            let mut guard = self.state.lock().unwrap();
+            let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
+            st.rendition(name).is_some_and(|r| {
+                r.pairings.unscored();
+                !std::mem::replace(&mut r.late_warned, true)
+            })
+        };
+        gst::info!(
+            CAT,
+            imp = self,
+            "{name}: no frame for {} after {waited}: not scored",
+            w.pts.display()
+        );
+        if warn {
+            gst::element_imp_warning!(
+                self,
+                gst::StreamError::Failed,
+                (
+                    "{name}: no distorted frame for the reference frame at {} within max-pending ({bound}; it waited {waited}, {} more): not scored; raise max-pending if the distorted branch is that late",
+                    w.pts.display(),
+                    waited.saturating_sub(bound)
+                ),
+                ["the distorted branch is later than max-pending"]
+            );
+        }
+        Ok(())
+    }
+
+    /// The reference has ended: the frames still waiting get their
+    /// distorted frames as they arrive, until each input has ended or
+    /// `max-pending` has passed (then they are not scored).
+    fn finish_late(&self) -> Result<(), gst::FlowError> {
+        let start = std::time::Instant::now();
+        let last = self
+            .state
+            .lock()
+            .unwrap()
+            .as_ref()
+            .and_then(|st| st.last_ref)
+            .unwrap_or_default();
+        loop {
+            let now = last + gst::ClockTime::try_from(start.elapsed()).unwrap_or_default();
+            let mut waiting = 0;
+            let mut msgs = Vec::new();
+            for pad in self.distorted_pads() {
+                let name = pad.name();
+                let arrived = pad
+                    .downcast_ref::<super::VmafHipPad>()
+                    .map(|p| p.imp().take_arrived())
+                    .unwrap_or_default();
+                {
+                    let mut guard = self.state.lock().unwrap();
+                    let Some(r) = guard.as_mut().and_then(|st| st.rendition(&name)) else {
+                        continue;
+                    };
+                    for a in arrived {
+                        r.late.arrive(a);
+                    }
+                }
+                let ended = pad.is_eos() || pad.sticky_event::<gst::event::Eos>(0).is_some();
+                msgs.extend(self.score_ready(&name, now, ended)?);
+                if let Some(r) = self
+                    .state
+                    .lock()
+                    .unwrap()
+                    .as_mut()
+                    .and_then(|st| st.rendition(&name))
+                {
+                    waiting += r.late.waiting();
+                }
+            }
+            self.post_engine_notices();
+            for m in &msgs {
+                self.post(gst::Structure::from(m));
+            }
+            if waiting == 0 || self.ref_pad.pad_flags().contains(gst::PadFlags::FLUSHING) {
+                return Ok(());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+
+    /// A live deadline passed with no reference frame queued: waits for
+    /// it (up to `max-pending`), so that a late reference frame is scored
+    /// rather than passed over.
+    fn wait_for_reference(&self) {
+        if !self.holds_late_frames(self.dist_pad.upcast_ref()) {
+            return;
+        }
+        let bound = std::time::Duration::from_nanos(self.max_pending().nseconds());
+        let start = std::time::Instant::now();
+        while !self.ref_pad.has_buffer()
+            && !self.ref_pad.is_eos()
+            && self.ref_pad.sticky_event::<gst::event::Eos>(0).is_none()
+            && !self.ref_pad.pad_flags().contains(gst::PadFlags::FLUSHING)
+            && start.elapsed() < bound
+        {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+}
+
 impl VmafHip {
     /// No reference frame: the end of the stream once the reference has
     /// ended (the output follows it), else a gap, passed on as a zeroed
@@ -711,6 +1034,7 @@ impl VmafHip {
         outbuf: &mut gst::BufferRef,
     ) -> Result<gst::FlowSuccess, gst::FlowError> {
         if self.ref_pad.is_eos() {
+            self.finish_late()?;
             self.note_distorted_past_end();
             return Err(gst::FlowError::Eos);
         }
@@ -808,7 +1132,12 @@ impl VmafHip {
             .current_caps()
             .and_then(|c| gst_video::VideoInfo::from_caps(&c).ok())
             .map(|info| info.fps());
-        let wait = live::late_frame_wait(setting, fps) + first;
+        let wait = if setting < 0 && self.settings.lock().unwrap().max_pending > 0 {
+            // Late frames are waited for without holding the reference up.
+            gst::ClockTime::ZERO
+        } else {
+            live::late_frame_wait(setting, fps) + first
+        };
         gst::debug!(
             CAT,
             imp = self,
@@ -824,6 +1153,7 @@ impl VmafHip {
     fn wait_for_first_distorted(&self) {
         let awaiting = self.state.lock().unwrap().as_ref().is_some_and(|st| {
             st.settings.late_frame_wait != 0
+                && st.settings.max_pending == 0
                 && st
                     .renditions
                     .first()
@@ -934,7 +1264,7 @@ impl VmafHip {
     fn warn_once_no_distorted(
         &self,
         name: &str,
-        outbuf: &gst::BufferRef,
+        pts: Option<gst::ClockTime>,
     ) -> Result<(), gst::FlowError> {
         let warn = {
             let mut guard = self.state.lock().unwrap();
@@ -951,7 +1281,7 @@ impl VmafHip {
                 gst::StreamError::Failed,
                 (
                     "{name} has no frame for {}: reference frames pass through unscored until it has",
-                    outbuf.pts().display()
+                    pts.display()
                 ),
                 ["{name} ended or has a gap"]
             );
@@ -1029,7 +1359,7 @@ impl VmafHip {
         }
         let name = pad.name();
         let Some(dist_frame) = pad.prepared_frame(token) else {
-            self.warn_once_no_distorted(&name, outbuf)?;
+            self.warn_once_no_distorted(&name, outbuf.pts())?;
             return Ok(Vec::new());
         };
         self.check_frames(ref_frame.info(), dist_frame.info(), &name)?;
@@ -1045,16 +1375,22 @@ impl VmafHip {
             }
             _ => (None, None),
         };
-        self.score(&name, ref_frame, &dist_frame, (keep, replay), outbuf)?
-            .map_err(|err| {
-                gst::element_imp_error!(
-                    self,
-                    gst::StreamError::Failed,
-                    ("VMAF failed on {name}: {err}"),
-                    ["while scoring a frame"]
-                );
-                gst::FlowError::Error
-            })
+        self.score(
+            &name,
+            ref_frame,
+            &dist_frame,
+            (keep, replay),
+            FrameTiming::of(outbuf),
+        )?
+        .map_err(|err| {
+            gst::element_imp_error!(
+                self,
+                gst::StreamError::Failed,
+                ("VMAF failed on {name}: {err}"),
+                ["while scoring a frame"]
+            );
+            gst::FlowError::Error
+        })
     }
 
     /// Gives the pair to input `name`'s engine (which scales its frame to
@@ -1069,7 +1405,7 @@ impl VmafHip {
         ref_frame: &gst_video::VideoFrameRef<&gst::BufferRef>,
         dist_frame: &gst_video::VideoFrameRef<&gst::BufferRef>,
         (keep, replay): (Option<KeepAlive>, Option<Arc<dyn vmaf::Replay>>),
-        outbuf: &gst::BufferRef,
+        at: FrameTiming,
     ) -> Result<Result<Vec<VmafFrameMessage>, String>, gst::FlowError> {
         let segment = self
             .obj()
@@ -1077,13 +1413,13 @@ impl VmafHip {
             .segment()
             .downcast::<gst::ClockTime>()
             .ok();
-        let pts = outbuf.pts();
+        let pts = at.pts;
         let timing = |index| Pending {
             index,
             pts,
             running_time: segment.as_ref().and_then(|s| s.to_running_time(pts)),
             stream_time: segment.as_ref().and_then(|s| s.to_stream_time(pts)),
-            duration: outbuf.duration(),
+            duration: at.duration,
         };
         let mut guard = self.state.lock().unwrap();
         let state = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
@@ -1093,8 +1429,8 @@ impl VmafHip {
         }
         // A lone rendition does its reference's work itself, as 1.28's
         // `vmaf` would; the renditions of a ladder share it.
-        let reference_id =
-            (state.renditions.len() > 1 && state.share_reference).then_some(state.references);
+        let reference_id = (state.renditions.len() > 1 && state.share_reference)
+            .then_some(at.reference.unwrap_or(state.references));
         let Some(r) = state.rendition(name) else {
             return Ok(Ok(Vec::new()));
         };
@@ -1350,6 +1686,7 @@ impl ObjectSubclass for VmafHip {
             next_pad: Mutex::new(0),
             copier: Mutex::new(None),
             blocks: Mutex::new(None),
+            live: AtomicBool::new(false),
         }
     }
 }
@@ -1385,7 +1722,8 @@ impl ObjectImpl for VmafHip {
                 glib::ParamSpecEnum::builder_with_default("on-gpu-error", DEFAULT_ON_GPU_ERROR).nick("On GPU error").blurb("What a GPU error in the middle of a stream does: auto (retry with backend=auto, fail with backend=hip), fail (the stream ends with the error), cpu (the CPU engine takes the stream over from the first frame not finished, with the same numbers; a warning names the error and the frame, and the messages' backend field says which frames ran where), retry (as cpu, and the stream goes back to the GPU once it opens again, after gpu-retry-delay; an info message says from which frame)").mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("scaler", DEFAULT_SCALER).nick("Scaler").blurb("How a rendition on a dist_sink_%u pad of another size than the reference is scaled to the reference's size before it is scored, the same on the GPU and the CPU: bicubic (ffmpeg's default, B = 0, C = 0.6), bilinear or lanczos").mutable_ready().build(),
                 glib::ParamSpecUInt::builder("gpu-retry-delay").nick("GPU retry delay").blurb("With on-gpu-error=retry (the default with backend=auto): milliseconds after a GPU error before the GPU is opened again and the stream goes back to it; doubles after each failed return, up to a minute; 0 tries at the next frame").default_value(DEFAULT_GPU_RETRY_DELAY).mutable_ready().build(),
-                glib::ParamSpecInt64::builder("late-frame-wait").nick("Late frame wait").blurb("Live pipelines: nanoseconds to wait, beyond the upstream latency, for a distorted frame that is late before the reference frame is scored against the distorted pad's last picture (counted as repeated); also, at start-up, the element waits up to 10 s for the distorted branch's first frame. Reported as the element's latency. -1: three frames' time at the reference's frame rate, at least 40 ms (100 ms when unknown); 0: no wait at all (a stalled pad's last picture is scored at once, and reference frames before the distorted branch's first frame pass through unscored)").minimum(-1).default_value(DEFAULT_LATE_FRAME_WAIT).mutable_ready().build(),
+                glib::ParamSpecUInt64::builder("max-pending").nick("Max pending").blurb("Live pipelines: nanoseconds (of running time) a reference frame may wait for its distorted frame. The reference passes through on time; each frame is scored when its distorted frame arrives, its message posted late with its own timestamp. Past this a frame is not scored (counted in frames-unscored, with a warning). The waiting frames are held in memory (5 s of 1080p30: about 450 MB). 0: no waiting; each frame is scored at its deadline against what the distorted pad holds (see late-frame-wait)").default_value(DEFAULT_MAX_PENDING).mutable_ready().build(),
+                glib::ParamSpecInt64::builder("late-frame-wait").nick("Late frame wait").blurb("Live pipelines: nanoseconds added to each deadline, beyond the upstream latency, reported as the element's latency. With max-pending 0, the wait for a distorted frame that is late before the reference frame is scored against the distorted pad's last picture (counted as repeated); the element also waits up to 10 s for the distorted branch's first frame. -1: three frames' time at the reference's frame rate, at least 40 ms (100 ms when unknown), with max-pending 0; none otherwise. 0: no wait at all (with max-pending 0, a stalled pad's last picture is scored at once, and reference frames before the distorted branch's first frame pass through unscored)").minimum(-1).default_value(DEFAULT_LATE_FRAME_WAIT).mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("vendor", DEFAULT_VENDOR).nick("Vendor").blurb("GPU stack for the HIP backend: auto (AMD, then NVIDIA; VMAFHIP_VENDOR overrides), amd, nvidia").mutable_ready().build(),
                 glib::ParamSpecInt::builder("device-id").nick("Device").blurb("GPU index for the HIP backend").minimum(0).default_value(DEFAULT_DEVICE_ID).mutable_ready().build(),
                 glib::ParamSpecBoxed::builder::<gst::Structure>("stats").nick("Statistics").blurb("How input planes reached the GPU since start: planes-staged (copied on the host into staging memory), planes-pinned (uploaded from pinned memory: the element's pinned pool, or the sink pads' copy), planes-copied-on-arrival (planes the sink pads copied into pinned memory as frames arrived in ordinary memory: the luma, and the chroma where PSNR or speed_chroma read it; uploaded from there, they count under planes-pinned), planes-registered (host memory page-locked where it lay, NVIDIA), planes-device (GStreamer GPU memory, copied on the device); pinned-blocks (page-locked host blocks allocated for the sink pads' pools and copies, each recycled once its frame is done); gpu-memory: the GPU memory caps feature the sink pads take, or none").read_only().build(),
@@ -1454,6 +1792,7 @@ impl ObjectImpl for VmafHip {
             "backend" => s.backend = value.get().unwrap(),
             "on-gpu-error" => s.on_gpu_error = value.get().unwrap(),
             "late-frame-wait" => s.late_frame_wait = value.get().unwrap(),
+            "max-pending" => s.max_pending = value.get().unwrap(),
             "gpu-retry-delay" => s.gpu_retry_delay = value.get().unwrap(),
             "scaler" => s.scaler = value.get().unwrap(),
             "device-id" => s.device_id = value.get().unwrap(),
@@ -1526,6 +1865,7 @@ impl ObjectImpl for VmafHip {
             "backend" => s.backend.to_value(),
             "on-gpu-error" => s.on_gpu_error.to_value(),
             "late-frame-wait" => s.late_frame_wait.to_value(),
+            "max-pending" => s.max_pending.to_value(),
             "gpu-retry-delay" => s.gpu_retry_delay.to_value(),
             "scaler" => s.scaler.to_value(),
             "device-id" => s.device_id.to_value(),
@@ -1888,13 +2228,27 @@ impl AggregatorImpl for VmafHip {
         self.parent_sink_query(pad, query)
     }
 
+    fn src_query(&self, query: &mut gst::QueryRef) -> bool {
+        let answered = self.parent_src_query(query);
+        if answered && let gst::QueryViewMut::Latency(q) = query.view_mut() {
+            self.live.store(q.result().0, Ordering::Relaxed);
+        }
+        answered
+    }
+
     fn aggregate(&self, timeout: bool) -> Result<gst::FlowSuccess, gst::FlowError> {
+        // Asked here too: a sink that does not sync sends no latency query.
+        self.live
+            .store(self.obj().latency().is_some(), Ordering::Relaxed);
         if timeout {
-            // A live deadline passed: the distorted branch may not have started.
+            // A live deadline passed: the distorted branch may not have
+            // started, or the reference frame is late.
             self.wait_for_first_distorted();
+            self.wait_for_reference();
         }
         let ret = self.parent_aggregate(timeout);
         if ret == Err(gst::FlowError::Eos) {
+            self.finish_late()?;
             // Every sink is done: last messages and the pooled score go out before EOS.
             if let Err(e) = self.drain(SegmentEnd::Eos) {
                 self.post_error_message(e);
@@ -1954,13 +2308,28 @@ impl AggregatorImpl for VmafHip {
     }
 
     fn flush(&self) -> Result<gst::FlowSuccess, gst::FlowError> {
-        // A flushing seek ends the segment: report what was measured, start afresh.
+        // A flushing seek ends the segment: report what was measured, start
+        // afresh. Frames waiting for late distorted frames are not scored.
+        for pad in self.distorted_pads() {
+            if let Some(p) = pad.downcast_ref::<super::VmafHipPad>() {
+                p.imp().take_arrived();
+            }
+        }
+        if let Some(st) = self.state.lock().unwrap().as_mut() {
+            for r in &mut st.renditions {
+                let n = r.late.clear();
+                for _ in 0..n {
+                    r.pairings.unscored();
+                }
+            }
+        }
         if let Err(e) = self.drain(SegmentEnd::Flush) {
             self.post_error_message(e);
         }
         if let Some(st) = self.state.lock().unwrap().as_mut() {
             for r in &mut st.renditions {
                 r.no_frame_warned = false;
+                r.late.clear();
             }
             st.last_ref = None;
         }
@@ -2011,8 +2380,15 @@ impl VideoAggregatorImpl for VmafHip {
         }
         let mut msgs = Vec::new();
         let mut result = Ok(());
+        let late = self.holds_late_frames(self.dist_pad.upcast_ref());
         for pad in self.distorted_pads() {
-            match self.score_input(token, (&ref_frame, reference.as_ref()), &pad, outbuf) {
+            let frames = (&ref_frame, reference.as_ref());
+            let scored = if late {
+                self.score_late(token, frames, &pad, outbuf)
+            } else {
+                self.score_input(token, frames, &pad, outbuf)
+            };
+            match scored {
                 Ok(m) => msgs.extend(m),
                 Err(e) => {
                     result = Err(e);

@@ -30,6 +30,7 @@
 //! Since: 0.1
 
 mod imp;
+mod late;
 mod live;
 mod pad;
 mod pinned_copy;

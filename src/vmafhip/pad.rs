@@ -14,6 +14,7 @@ glib::wrapper! {
 
 mod imp {
     use crate::hip::gst_gpu;
+    use crate::vmafhip::late::{Arrived, Timed};
     use gst::glib;
     use gst::prelude::*;
     use gst::subclass::prelude::*;
@@ -37,12 +38,76 @@ mod imp {
         report_filename: Mutex<Option<String>>,
         /// Buffers that reached the pad since the last segment ended.
         received: AtomicU64,
+        /// A distorted input's frames, kept out of the aggregator's queue as
+        /// they arrive while the element holds late frames (`late`).
+        arrived: Mutex<Vec<Timed<Arrived>>>,
     }
 
     impl VmafHipPad {
         /// The buffers that reached the pad since the last call.
         pub(crate) fn take_received(&self) -> u64 {
             self.received.swap(0, Ordering::Relaxed)
+        }
+
+        /// The distorted frames that arrived since the last call, with
+        /// any still in the aggregator's queue (queued before the pipeline
+        /// was known to be live).
+        pub(in crate::vmafhip) fn take_arrived(&self) -> Vec<Timed<Arrived>> {
+            let mut queued = Vec::new();
+            while let Some(b) = self.obj().pop_buffer() {
+                queued.extend(self.timed(&b));
+            }
+            let mut arrived = std::mem::take(&mut *self.arrived.lock().unwrap());
+            queued.append(&mut arrived);
+            queued
+        }
+
+        /// The video of the pad's current caps.
+        fn video_info(&self) -> Option<gst_video::VideoInfo> {
+            let caps = self.obj().current_caps()?;
+            let mut cached = self.info.lock().unwrap();
+            match &*cached {
+                Some((c, info)) if c.as_ptr() == caps.as_ptr() => Some(info.clone()),
+                _ => {
+                    let info = gst_video::VideoInfo::from_caps(&caps).ok()?;
+                    *cached = Some((caps, info.clone()));
+                    Some(info)
+                }
+            }
+        }
+
+        /// `buffer` with its running time (by the segment that came before
+        /// it) and video; None without a timestamp or caps.
+        fn timed(&self, buffer: &gst::Buffer) -> Option<Timed<Arrived>> {
+            let segment = self
+                .obj()
+                .sticky_event::<gst::event::Segment>(0)?
+                .segment()
+                .downcast_ref::<gst::ClockTime>()?
+                .clone();
+            Some(Timed {
+                at: segment.to_running_time(buffer.pts()?)?,
+                duration: buffer.duration(),
+                frame: (buffer.clone(), self.video_info()?),
+            })
+        }
+
+        /// While the element holds late frames (a distorted input of a
+        /// live pipeline), its frames go to the reference frames that wait
+        /// for them instead of through the aggregator's queue.
+        fn hold_late(&self, buf: &gst::Buffer) -> bool {
+            let pad = self.obj();
+            let holds = pad
+                .parent()
+                .and_then(|p| p.downcast::<crate::vmafhip::VmafHip>().ok())
+                .is_some_and(|e| e.imp().holds_late_frames(pad.upcast_ref()));
+            match holds.then(|| self.timed(buf)).flatten() {
+                Some(t) => {
+                    self.arrived.lock().unwrap().push(t);
+                    true
+                }
+                None => false,
+            }
         }
 
         /// The buffer probe: the planes the engine reads of a frame in
@@ -55,19 +120,7 @@ mod imp {
             if super::super::imp::in_gpu_memory(buf) {
                 return None;
             }
-            let caps = pad.current_caps()?;
-            let info = {
-                let mut cached = self.info.lock().unwrap();
-                match &*cached {
-                    Some((c, info)) if c.as_ptr() == caps.as_ptr() => info.clone(),
-                    _ => {
-                        let info = gst_video::VideoInfo::from_caps(&caps).ok()?;
-                        *cached = Some((caps, info.clone()));
-                        info
-                    }
-                }
-            };
-            copier.copy_in(buf, &info)
+            copier.copy_in(buf, &self.video_info()?)
         }
     }
 
@@ -146,6 +199,11 @@ mod imp {
                         pad.received.fetch_add(1, Ordering::Relaxed);
                         if let Some(copied) = pad.copy_in(buf) {
                             *buf = copied;
+                        }
+                        if pad.hold_late(buf) {
+                            // Kept by the element: the aggregator never sees it.
+                            info.data = None;
+                            return gst::PadProbeReturn::Handled;
                         }
                     }
                     gst::PadProbeReturn::Ok

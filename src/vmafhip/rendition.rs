@@ -5,6 +5,7 @@
 //! side (its frames, the latency) is the element's (`imp`).
 
 use super::imp::Settings;
+use super::late::{Arrived, LateQueue, WaitingRef};
 use super::live;
 use super::{OnGpuError, PoolMethod, ResultsFormat, VmafFrameMessage, VmafPooledMessage};
 use crate::report;
@@ -276,6 +277,10 @@ pub(super) struct Rendition {
     /// The reference's and this input's video, last scored.
     pub(super) checked: Option<(gst_video::VideoInfo, gst_video::VideoInfo)>,
     pub(super) no_frame_warned: bool,
+    /// Live pipelines: the reference frames waiting for their distorted
+    /// frames (`late`), and whether one not scored in time was warned of.
+    pub(super) late: LateQueue<WaitingRef, Arrived>,
+    pub(super) late_warned: bool,
     /// The engine's moves between the GPU and the CPU already noted.
     moves_seen: usize,
     /// The engine's first backend (the GPU), which `backend` names with
@@ -394,6 +399,8 @@ impl Rendition {
             results,
             checked: None,
             no_frame_warned: false,
+            late: LateQueue::default(),
+            late_warned: false,
             moves_seen: 0,
             engine_notices: Vec::new(),
             last_timing: None,

@@ -191,7 +191,11 @@ fn holds(name: &str, video: &Video) -> bool {
     if !info.is_yuv() && !info.is_gray() {
         return false;
     }
-    let layout = match (info.n_components(), info.w_sub().get(1), info.h_sub().get(1)) {
+    let layout = match (
+        info.n_components(),
+        info.w_sub().get(1),
+        info.h_sub().get(1),
+    ) {
         (1, _, _) => PixelFormat::Gray,
         (_, Some(1), Some(1)) => PixelFormat::Yuv420,
         (_, Some(1), Some(0)) => PixelFormat::Yuv422,
