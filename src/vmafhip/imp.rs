@@ -163,6 +163,12 @@ impl FrameTiming {
     }
 }
 
+/// The reference frame being aggregated, mapped, and its buffer.
+type ReferenceFrame<'a> = (
+    &'a gst_video::VideoFrameRef<&'a gst::BufferRef>,
+    Option<&'a gst::Buffer>,
+);
+
 /// A buffer's running time in its pad's segment.
 fn running_time(
     pad: &gst_video::VideoAggregatorPad,
@@ -773,16 +779,10 @@ impl VmafHip {
     fn score_late(
         &self,
         token: &gst_video::subclass::AggregateFramesToken,
-        (ref_frame, reference): (
-            &gst_video::VideoFrameRef<&gst::BufferRef>,
-            Option<&gst::Buffer>,
-        ),
+        (ref_frame, reference): ReferenceFrame<'_>,
         pad: &gst_video::VideoAggregatorPad,
         outbuf: &gst::BufferRef,
     ) -> Result<Vec<VmafFrameMessage>, gst::FlowError> {
-        if !self.ensure_rendition(pad)? {
-            return Ok(Vec::new());
-        }
         let name = pad.name();
         let Some((reference, at)) = reference.zip(running_time(&self.ref_pad, reference)) else {
             // No running time to pair by.
@@ -1347,16 +1347,10 @@ impl VmafHip {
     fn score_input(
         &self,
         token: &gst_video::subclass::AggregateFramesToken,
-        (ref_frame, reference): (
-            &gst_video::VideoFrameRef<&gst::BufferRef>,
-            Option<&gst::Buffer>,
-        ),
+        (ref_frame, reference): ReferenceFrame<'_>,
         pad: &gst_video::VideoAggregatorPad,
         outbuf: &gst::BufferRef,
     ) -> Result<Vec<VmafFrameMessage>, gst::FlowError> {
-        if !self.ensure_rendition(pad)? {
-            return Ok(Vec::new());
-        }
         let name = pad.name();
         let Some(dist_frame) = pad.prepared_frame(token) else {
             self.warn_once_no_distorted(&name, outbuf.pts())?;
@@ -2382,6 +2376,14 @@ impl VideoAggregatorImpl for VmafHip {
         let mut result = Ok(());
         let late = self.holds_late_frames(self.dist_pad.upcast_ref());
         for pad in self.distorted_pads() {
+            match self.ensure_rendition(&pad) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
             let frames = (&ref_frame, reference.as_ref());
             let scored = if late {
                 self.score_late(token, frames, &pad, outbuf)
