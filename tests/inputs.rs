@@ -248,28 +248,40 @@ fn bare_model_names_work_as_the_element_spells_them() {
     );
 }
 
-/// Encodes the golden reference's first six frames with x264 at `profile`
-/// into an MP4.
-fn h264_mp4(r: &Path, profile: &str, out: &Path) {
+/// Encodes the golden reference's first `frames` frames through `chain`
+/// (gst-launch-1.0 words, from the raw I420 frames to the muxer) into `out`.
+fn encode(r: &Path, frames: usize, chain: &[&str], out: &Path) {
     let made = Command::new("gst-launch-1.0")
         .args(["-q", "filesrc"])
         .arg(format!("location={}", s(r)))
-        .args(["num-buffers=1", "blocksize=1679616", "!"])
+        .arg("num-buffers=1")
+        .arg(format!("blocksize={}", frames * 576 * 324 * 3 / 2))
         .args([
+            "!",
             "rawvideoparse",
             "width=576",
             "height=324",
             "format=i420",
-            "framerate=25/1",
-            "!",
         ])
-        .args(["x264enc", "pass=quant", "quantizer=30", "threads=1", "!"])
-        .arg(format!("video/x-h264,profile={profile}"))
-        .args(["!", "mp4mux", "!", "filesink"])
+        .args(["framerate=25/1", "!"])
+        .args(chain)
+        .args(["!", "filesink"])
         .arg(format!("location={}", s(out)))
         .status()
         .unwrap();
-    assert!(made.success());
+    assert!(made.success(), "{chain:?}");
+}
+
+/// The golden reference's first six frames, x264 at `profile`, in an MP4.
+fn h264_mp4(r: &Path, profile: &str, out: &Path) {
+    let caps = format!("video/x-h264,profile={profile}");
+    let x264 = ["x264enc", "pass=quant", "quantizer=30", "threads=1", "!"];
+    encode(
+        r,
+        6,
+        &[&x264[..], &[caps.as_str(), "!", "mp4mux"]].concat(),
+        out,
+    );
 }
 
 /// Only decoders that decode exactly: without gst-libav, a High-profile
@@ -331,18 +343,9 @@ fn only_decoders_that_decode_exactly() {
 fn a_decoder_that_cannot_output_the_streams_depth_is_not_used() {
     let (_, r, _, _) = pair();
     let hevc = scratch().join("hevc10.mp4");
-    let made = Command::new("gst-launch-1.0")
-        .args(["-q", "filesrc"])
-        .arg(format!("location={}", s(&r)))
-        .args(["num-buffers=1", "blocksize=279936", "!"])
-        .args(["rawvideoparse", "width=576", "height=324", "format=i420"])
-        .args(["framerate=25/1", "!", "videoconvert", "!"])
-        .args(["video/x-raw,format=I420_10LE", "!", "x265enc", "!"])
-        .args(["h265parse", "!", "mp4mux", "!", "filesink"])
-        .arg(format!("location={}", s(&hevc)))
-        .status()
-        .unwrap();
-    assert!(made.success());
+    let to_10_bits = ["videoconvert", "!", "video/x-raw,format=I420_10LE", "!"];
+    let x265 = ["x265enc", "!", "h265parse", "!", "mp4mux"];
+    encode(&r, 1, &[&to_10_bits[..], &x265[..]].concat(), &hevc);
     let o = vmafhip()
         .args([s(&hevc), s(&hevc), "--backend", "cpu", "--decoder", "cpu"])
         .env("GST_PLUGIN_FEATURE_RANK", "avdec_h265:NONE")

@@ -1,6 +1,6 @@
 //! The `vmafhip` GstVideoAggregator subclass.
 
-use super::late::{Paired, Timed, WaitingRef};
+use super::late::{Arrived, Paired, Timed, WaitingRef};
 use super::live::{self, FirstFrame};
 use super::pinned_copy::PinnedCopier;
 use super::pinned_pool::{PinnedBlocks, PinnedPool};
@@ -168,6 +168,12 @@ type ReferenceFrame<'a> = (
     &'a gst_video::VideoFrameRef<&'a gst::BufferRef>,
     Option<&'a gst::Buffer>,
 );
+
+/// Whether `pad`'s input has ended: its EOS reached the pad (stored at
+/// once), or the aggregator has taken it from the pad's queue.
+fn has_ended(pad: &gst_video::VideoAggregatorPad) -> bool {
+    pad.is_eos() || pad.sticky_event::<gst::event::Eos>(0).is_some()
+}
 
 /// A buffer's running time in its pad's segment.
 fn running_time(
@@ -788,23 +794,16 @@ impl VmafHip {
             // No running time to pair by.
             return self.score_input(token, (ref_frame, reference), pad, outbuf);
         };
-        let mut arrived = pad
-            .downcast_ref::<super::VmafHipPad>()
-            .map(|p| p.imp().take_arrived())
-            .unwrap_or_default();
         // A frame queued before the pipeline was known to be live.
-        if let (Some(b), Some(f)) = (pad.current_buffer(token), pad.prepared_frame(token))
-            && let Some(t) = running_time(pad, Some(&b))
-        {
-            arrived.insert(
-                0,
-                Timed {
-                    at: t,
-                    duration: b.duration(),
-                    frame: (b, f.info().clone()),
-                },
-            );
-        }
+        let queued = match (pad.current_buffer(token), pad.prepared_frame(token)) {
+            (Some(b), Some(f)) => running_time(pad, Some(&b)).map(|t| Timed {
+                at: t,
+                duration: b.duration(),
+                frame: (b, f.info().clone()),
+            }),
+            _ => None,
+        };
+        self.take_arrived(pad, queued);
         {
             let mut guard = self.state.lock().unwrap();
             let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
@@ -812,9 +811,6 @@ impl VmafHip {
             let Some(r) = st.rendition(&name) else {
                 return Ok(Vec::new());
             };
-            for a in arrived {
-                r.late.arrive(a);
-            }
             r.late.wait(Timed {
                 at,
                 duration: reference.duration(),
@@ -829,6 +825,21 @@ impl VmafHip {
             });
         }
         self.score_ready(&name, at, pad.is_eos())
+    }
+
+    /// Gives the distorted frames that reached `pad` (and `queued`, one
+    /// the aggregator holds) to its rendition's waiting reference frames.
+    fn take_arrived(&self, pad: &gst_video::VideoAggregatorPad, queued: Option<Timed<Arrived>>) {
+        let arrived = pad
+            .downcast_ref::<super::VmafHipPad>()
+            .map(|p| p.imp().take_arrived())
+            .unwrap_or_default();
+        let mut guard = self.state.lock().unwrap();
+        if let Some(r) = guard.as_mut().and_then(|st| st.rendition(&pad.name())) {
+            for a in queued.into_iter().chain(arrived) {
+                r.late.arrive(a);
+            }
+        }
     }
 
     /// Scores input `name`'s waiting reference frames whose distorted
@@ -886,7 +897,7 @@ impl VmafHip {
         &self,
         name: &str,
         w: WaitingRef,
-        d: Timed<super::late::Arrived>,
+        d: Timed<Arrived>,
     ) -> Result<Vec<VmafFrameMessage>, gst::FlowError> {
         let (dist, dist_info) = d.frame;
         let rf = self.map_for_engine(&w.buffer, &w.info)?;
@@ -969,21 +980,8 @@ impl VmafHip {
             let mut msgs = Vec::new();
             for pad in self.distorted_pads() {
                 let name = pad.name();
-                let arrived = pad
-                    .downcast_ref::<super::VmafHipPad>()
-                    .map(|p| p.imp().take_arrived())
-                    .unwrap_or_default();
-                {
-                    let mut guard = self.state.lock().unwrap();
-                    let Some(r) = guard.as_mut().and_then(|st| st.rendition(&name)) else {
-                        continue;
-                    };
-                    for a in arrived {
-                        r.late.arrive(a);
-                    }
-                }
-                let ended = pad.is_eos() || pad.sticky_event::<gst::event::Eos>(0).is_some();
-                msgs.extend(self.score_ready(&name, now, ended)?);
+                self.take_arrived(&pad, None);
+                msgs.extend(self.score_ready(&name, now, has_ended(&pad))?);
                 if let Some(r) = self
                     .state
                     .lock()
@@ -1015,8 +1013,7 @@ impl VmafHip {
         let bound = std::time::Duration::from_nanos(self.max_pending().nseconds());
         let start = std::time::Instant::now();
         while !self.ref_pad.has_buffer()
-            && !self.ref_pad.is_eos()
-            && self.ref_pad.sticky_event::<gst::event::Eos>(0).is_none()
+            && !has_ended(&self.ref_pad)
             && !self.ref_pad.pad_flags().contains(gst::PadFlags::FLUSHING)
             && start.elapsed() < bound
         {
@@ -2311,10 +2308,7 @@ impl AggregatorImpl for VmafHip {
         }
         if let Some(st) = self.state.lock().unwrap().as_mut() {
             for r in &mut st.renditions {
-                let n = r.late.clear();
-                for _ in 0..n {
-                    r.pairings.unscored();
-                }
+                r.pairings.counts.unscored += r.late.clear() as u64;
             }
         }
         if let Err(e) = self.drain(SegmentEnd::Flush) {
@@ -2323,7 +2317,7 @@ impl AggregatorImpl for VmafHip {
         if let Some(st) = self.state.lock().unwrap().as_mut() {
             for r in &mut st.renditions {
                 r.no_frame_warned = false;
-                r.late.clear();
+                r.late_warned = false;
             }
             st.last_ref = None;
         }

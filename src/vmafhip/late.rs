@@ -6,8 +6,8 @@
 //! (in order, since temporal features need the frames in sequence) until
 //! the distorted frame shown at its time has arrived, and is scored then,
 //! its message posted late with its own timestamp. The distorted frame
-//! shown at running time `t` is the last one that starts by `t` (with half
-//! a reference frame's slack for rounded timestamps). It is known once a
+//! shown at running time `t` is the last one that starts by `t` (with a
+//! millisecond's slack for rounded timestamps). It is known once a
 //! later distorted frame has arrived, once this one is known to last past
 //! `t`, or once the input has ended. A reference frame that waits longer
 //! than the bound (running time of the newest reference frame minus its
