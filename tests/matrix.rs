@@ -325,30 +325,49 @@ fn every_pairing_of_inputs_scores_as_the_decoded_frames() {
         if f.gst == "I420" && e.size == (576, 324) {
             previous = Some((enc.clone(), dec.clone()));
         }
-        // Refused at start: a master of another depth, or (with PSNR,
-        // which reads chroma) another chroma layout.
-        let other = if f.bits == 8 { I420_10 } else { I420 };
-        let (_, other_y4m) = master(other, e.size);
-        let why = refusal(&[s(&other_y4m), s(&enc)], e.name, "bit depth");
-        refused.push(format!(
-            "{} against a {}-bit master: {why}",
-            e.name, other.bits
-        ));
-        if f.p != "420" {
-            let (_, y420) = master(if f.bits == 8 { I420 } else { I420_10 }, e.size);
-            let why = refusal(
-                &[s(&y420), s(&enc), "--feature", "psnr"],
-                e.name,
-                "read chroma",
-            );
-            refused.push(format!(
-                "{} against a 4:2:0 master with PSNR: {why}",
-                e.name
-            ));
-        }
+        refused.extend(refused_at_start(e, &enc));
     }
-    // The ladder form: a Y4M master with the 8-bit 4:2:0 encodes as
-    // renditions, each scored as in the two-file form.
+    scored += ladder_renditions_score_as_alone();
+    eprintln!(
+        "input matrix: {scored} cases scored as the decoded frames, {} refused at start:",
+        refused.len()
+    );
+    for r in &refused {
+        eprintln!("  refused: {r}");
+    }
+}
+
+/// The refusals at start for encode `e`: a master of another depth, and
+/// (with PSNR, which reads chroma) one of another chroma layout.
+fn refused_at_start(e: &Encode, enc: &Path) -> Vec<String> {
+    let f = e.format;
+    let mut refused = Vec::new();
+    let other = if f.bits == 8 { I420_10 } else { I420 };
+    let (_, other_y4m) = master(other, e.size);
+    let why = refusal(&[s(&other_y4m), s(enc)], e.name, "bit depth");
+    refused.push(format!(
+        "{} against a {}-bit master: {why}",
+        e.name, other.bits
+    ));
+    if f.p != "420" {
+        let (_, y420) = master(if f.bits == 8 { I420 } else { I420_10 }, e.size);
+        let why = refusal(
+            &[s(&y420), s(enc), "--feature", "psnr"],
+            e.name,
+            "read chroma",
+        );
+        refused.push(format!(
+            "{} against a 4:2:0 master with PSNR: {why}",
+            e.name
+        ));
+    }
+    refused
+}
+
+/// The ladder form: a Y4M master with the 8-bit 4:2:0 encodes as
+/// renditions, each scored as in the two-file form; the cases scored.
+fn ladder_renditions_score_as_alone() -> usize {
+    let mut scored = 0;
     let (_, y4m) = master(I420, (576, 324));
     let rungs: Vec<PathBuf> = ["h264_mp4.mp4", "vp9_webm.webm", "av1_mkv.mkv"]
         .iter()
@@ -375,13 +394,7 @@ fn every_pairing_of_inputs_scores_as_the_decoded_frames() {
         );
         scored += 1;
     }
-    eprintln!(
-        "input matrix: {scored} cases scored as the decoded frames, {} refused at start:",
-        refused.len()
-    );
-    for r in &refused {
-        eprintln!("  refused: {r}");
-    }
+    scored
 }
 
 fn dir() -> PathBuf {
