@@ -106,31 +106,53 @@ fn sigint_writes_whole_results_and_exits_130() {
     let _ = std::fs::remove_file(&fifo);
     let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
     assert!(made.success());
+    // A distorted file longer than the reference frames written below
+    // can be: the golden's twelve frames, five times over.
+    let long = dir.join("long_dist.yuv");
+    std::fs::write(&long, std::fs::read(&d).unwrap().repeat(5)).unwrap();
     let out = dir.join("interrupted.json");
     let _ = std::fs::remove_file(&out);
     let mut child = vmafhip()
-        .args(["-r", s(&fifo), "-d", s(&d), "--json", "-o", s(&out), "-q"])
+        .args([
+            "-r",
+            s(&fifo),
+            "-d",
+            s(&long),
+            "--json",
+            "-o",
+            s(&out),
+            "-q",
+        ])
         .args(RAW)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     // Opening the pipe's write end waits for the command to open it.
     let mut writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
-    writer
-        .write_all(&std::fs::read(&r).unwrap()[..8 * frame])
-        .unwrap();
-    writer.flush().unwrap();
-    // Frames reach the results file as they become final.
-    loop {
-        let text = std::fs::read_to_string(&out).unwrap_or_default();
-        if text.contains("\"frameNum\": 3") {
-            break;
-        }
+    // Frames reach the results file as they become final, which the
+    // frames after them bring about: reference frames are written, one at
+    // a time (each write waits for the command to read), until frame 3 is
+    // in the file. No timing is assumed.
+    let reference = std::fs::read(&r).unwrap();
+    let mut written = 0;
+    while !std::fs::read_to_string(&out)
+        .unwrap_or_default()
+        .contains("\"frameNum\": 3")
+    {
+        assert!(
+            written < 60,
+            "no frame 3 in the results after {written} frames"
+        );
         assert!(
             child.try_wait().unwrap().is_none(),
             "the command ended before it was interrupted"
         );
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        let k = written % 12;
+        writer
+            .write_all(&reference[k * frame..(k + 1) * frame])
+            .unwrap();
+        writer.flush().unwrap();
+        written += 1;
     }
     let killed = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
@@ -144,11 +166,14 @@ fn sigint_writes_whole_results_and_exits_130() {
     assert!(err.contains("interrupted"), "{err}");
     let j = json_of(&out);
     let frames = j["frames"].as_array().unwrap().len();
-    assert!((4..=8).contains(&frames), "{frames} frames");
+    assert!(
+        (4..=written).contains(&frames),
+        "{frames} frames of {written} written"
+    );
     assert!(j["pooled_metrics"]["vmaf"]["mean"].is_number());
     assert_eq!(j["inputs"]["interrupted"], true);
     assert_eq!(j["inputs"]["scored_frames"], frames);
-    eprintln!("interrupted after {frames} frames: whole JSON, exit 130");
+    eprintln!("interrupted after {frames} frames of {written}: whole JSON, exit 130");
 }
 
 /// Pairings that cannot be compared are refused at start, in one line

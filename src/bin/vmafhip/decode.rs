@@ -167,11 +167,11 @@ fn outputs(factory: &gst::ElementFactory, video: &Video) -> bool {
         .static_pad_templates()
         .iter()
         .filter(|t| t.direction() == gst::PadDirection::Src)
-        .flat_map(|t| t.caps().iter().map(|s| s.to_owned()).collect::<Vec<_>>())
-        .filter(|s| s.name() == "video/x-raw")
-        .any(|s| match formats(&s) {
-            None => true,
-            Some(names) => names.iter().any(|n| holds(n, video)),
+        .any(|t| {
+            t.caps()
+                .iter()
+                .filter(|s| s.name() == "video/x-raw")
+                .any(|s| formats(s).is_none_or(|names| names.iter().any(|n| holds(n, video))))
         })
 }
 
