@@ -425,10 +425,10 @@ enum PinnedOrigin {
     /// The runtime's own pinned allocator (`cuMemHostAlloc`, `hipHostMalloc`).
     Runtime,
     /// Our own allocation in 2 MiB pages, then registered with the driver
-    /// (`cuMemHostRegister`): page-locking huge pages is about three times
-    /// faster than `cuMemHostAlloc`'s 4 KiB ones (12 MB on an H100 host:
-    /// 3.4 ms zeroed, against 7.7 ms before zeroing; `benches/readbw.c
-    /// --alloc`), which is a raw 2160p input's start-up. The layout frees it.
+    /// (`cuMemHostRegister`): page-locking huge pages is faster than
+    /// `cuMemHostAlloc`'s 4 KiB ones (`benches/readbw.c --alloc` measures
+    /// both; docs/history/performance-notebook.md), and those allocations
+    /// are a raw 2160p input's start-up. The layout frees it.
     Registered(std::alloc::Layout),
 }
 

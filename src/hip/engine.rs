@@ -47,8 +47,8 @@ pub struct HipOptions {
     /// backend open on the device in this process, and 3 (4 when the plan
     /// has an extractor whose frames take longer, `features::slow_frames`)
     /// for each further one: several streams keep the GPU busy together, and each
-    /// slot costs device memory (~66 MiB at 1080p), so sixteen 1080p
-    /// streams fit in under 4 GiB.
+    /// slot costs device memory (two pictures and every extractor's
+    /// scratch), so sixteen 1080p streams fit in under 4 GiB.
     pub ring: usize,
     /// The reference shared with the other renditions of a ladder: frames
     /// given with the same `FrameInput::reference_id` are uploaded, and
@@ -318,9 +318,9 @@ impl HipBackend {
         // This backend holds `kernels` already: any more are others.
         let others = live_backends(&kernels).saturating_sub(1);
         // Frames in flight: eight for a backend alone on its device (more
-        // streams for small kernels to overlap: at 1080p v0 six slots gave
-        // 5,047–5,092 fps, eight 5,356–5,403, ten 5,568–5,581 at 264 MiB
-        // more; docs/PERFORMANCE.md); when the device is shared, the GPU
+        // streams for small kernels to overlap; ten are faster still but
+        // take too much memory for sixteen engines: the measurements are in
+        // docs/history/performance-notebook.md); when the device is shared, the GPU
         // already overlaps the backends, and three (four with extractors whose
         // frames take longer) keep many elements' memory small.
         let (alone, shared) = if features::slow_frames(&plan) {
@@ -546,7 +546,7 @@ impl HipBackend {
             // Alone on the device, the GPU is the bound and a frame retires
             // every few hundred microseconds: poll, so that the next frame's
             // work is queued without a thread's wake-up in between (sleeping
-            // here cost a lone 1080p engine 1.7%: 5,360 -> 5,270 fps).
+            // here measurably slowed a lone engine; docs/history/performance-notebook.md).
             while !slot.done.query().map_err(be)? {
                 std::hint::spin_loop();
             }
@@ -717,9 +717,9 @@ impl HipBackend {
         // Kept host memory of a whole plane or more is page-locked where it
         // lies and read by DMA in place, rather than staged (NVIDIA) — only
         // while this backend is alone on the device: page-locking serialises
-        // in the driver, so one stream gains (one `filesrc` pipeline 1,064 →
-        // 1,439 fps) and sixteen at once lose (3,591 → 1,120 fps; raw log
-        // docs/device-runs/2026-11-23-gpu-input-pipelines-h100.txt, run 5).
+        // in the driver, so one stream gains and sixteen at once lose (raw
+        // log docs/history/device-runs/2026-11-23-gpu-input-pipelines-h100.txt,
+        // run 5).
         let register = self.register_host && input.keep.is_some() && live == 1;
         let scaled = input.scaled();
         for p in 0..l.planes.len() {
@@ -1113,8 +1113,8 @@ fn cores() -> usize {
 }
 
 /// Packs strided planes into pinned staging memory. Large frames are copied
-/// by several threads (a single core copies about 10 GB/s, which would cap a
-/// 1080p stream below the GPU's rate), as many as the cores shared among the
+/// by several threads (one core's copy rate would cap a 1080p stream below
+/// the GPU's), as many as the cores shared among the
 /// `backends` live on the device allow (at most 4): with one stream per core
 /// each copies on its own thread, as spawning helpers then only oversubscribes.
 fn stage_copy(jobs: Vec<(&mut [u8], &[u8], usize, usize)>, total: usize, backends: usize) {

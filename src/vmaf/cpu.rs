@@ -202,7 +202,7 @@ impl FeatureBackend for CpuBackend {
     fn submit(&mut self, input: FrameInput<'_>) -> Result<(), VmafError> {
         // Bound the queue: one frame per worker and one waiting. Each frame
         // pair in flight is two whole pictures, so a deeper queue costs
-        // memory (16 threads: ~190 MB at 1080p) without keeping the workers
+        // memory without keeping the workers
         // any busier. Waiting before copying the picture in lets it reuse the
         // frames of the job that just finished (the worker meanwhile computes
         // the job that waited), so two fewer frames are ever allocated.
@@ -220,10 +220,10 @@ impl FeatureBackend for CpuBackend {
         }
         let chroma = self.plan.reads_chroma();
         // The caller's thread copies both pictures in; with many workers
-        // that copy is what bounds them (1080p VMAF v1 at 16 threads: the
-        // workers finish a frame every 2.5 ms, the two copies and the file
-        // reads take about 3), so there the distorted picture is copied on
-        // a second thread beside the reference.
+        // that copy is what bounds them (VMAF v1 at 16 threads: the workers
+        // finish frames faster than one thread copies two pictures in;
+        // docs/history/performance-notebook.md), so there the distorted
+        // picture is copied on a second thread beside the reference.
         let copy = |pic| self.spare.frame_from(pic, chroma);
         let (reference, distorted) = if self.threads >= PARALLEL_COPY_THREADS {
             std::thread::scope(|s| {

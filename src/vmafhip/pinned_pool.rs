@@ -15,7 +15,8 @@
 //! must discard a returning buffer whose memory is still shared (GstBaseParse
 //! in push mode, for one, makes each buffer writable by a copy that shares
 //! its memory), and allocating a fresh pinned block for each of those frames
-//! held sixteen `videotestsrc ! rawvideoparse` pipelines to ~215 fps in total.
+//! held many pipelines at once to a fraction of their rate
+//! (docs/history/performance-notebook.md, "Streams per GPU").
 
 use crate::hip::{Device, PinnedHostMem};
 use gst::glib;

@@ -257,8 +257,8 @@ impl Turns {
 }
 
 /// Reader threads per file when not given (`--read-threads`): the
-/// page-cache copies are what bound a raw input, and one core copies a few
-/// GB/s. A quarter of the cores shared among the pairs scored at once,
+/// page-cache copies are what bound a raw input, and one core copies less
+/// than the engine takes. A quarter of the cores shared among the pairs scored at once,
 /// between 1 and 4.
 pub fn default_readers(pairs_at_once: usize) -> usize {
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());

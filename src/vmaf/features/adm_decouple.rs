@@ -19,8 +19,8 @@ pub fn cos_1deg_sq() -> f32 {
 /// the angle test are rounded to float (`vcvtqq2ps`) and the reciprocal's
 /// variable shift is a 64-bit arithmetic one (`vpsravq`), neither of which
 /// AVX2 has: libvmaf's pixel loop, as [`decouple_pixelwise`], is faster on
-/// the AVX2 and baseline copies (1080p scale 1: 2.0 ms against 2.3 ms on
-/// the dev box's Zen 4).
+/// the AVX2 and baseline copies (measured on the dev box's Zen 4;
+/// docs/history/performance-notebook.md).
 pub fn decouple(
     scale: usize,
     rb: &mut Bands,
