@@ -8,7 +8,6 @@
 const NO_ORIGIN: &str = "Unknown package origin";
 
 fn main() {
-    println!("cargo:rerun-if-changed=kernels");
     gst_plugin_version_helper::info();
     // The plugin's "Origin URL" (gst-inspect-1.0): where this build comes
     // from, set by whoever packages it (meson: -Dpackage-origin=URL).

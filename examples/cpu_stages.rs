@@ -3,11 +3,11 @@
 //! (VIF, ADM, motion), then VMAF v1's (`vmaf_v1.0.16_3d0h`: ADM with its
 //! options, CAMBI, speed_chroma).
 //! `cargo run --release --no-default-features --example cpu_stages -- REF DIS W H [N]`
-use gstvmafhip::vmaf::features::adm::{Adm, AdmParams};
-use gstvmafhip::vmaf::features::cambi::Cambi;
-use gstvmafhip::vmaf::features::motion::motion_sad;
-use gstvmafhip::vmaf::features::speed::SpeedChroma;
-use gstvmafhip::vmaf::features::vif::{DEFAULT_EGL, Vif};
+use gstvmafhip::extractors::adm::cpu::{Adm, AdmParams};
+use gstvmafhip::extractors::cambi::cpu::Cambi;
+use gstvmafhip::extractors::motion::cpu::motion_sad;
+use gstvmafhip::extractors::speed::cpu::SpeedChroma;
+use gstvmafhip::extractors::vif::cpu::{DEFAULT_EGL, Vif};
 use gstvmafhip::vmaf::{Frame, ModelSet, Picture, PixelFormat, Plan, Plane};
 use std::time::Instant;
 

@@ -988,8 +988,8 @@ mod kernel_tests {
 
     #[test]
     fn every_copy_of_the_vif_log_sums_equals_the_look_ups() {
-        let table = crate::vmaf::features::vif::log2_table();
-        let log = |x: u64| crate::vmaf::features::vif::log2_fixed(&table, x);
+        let table = crate::extractors::vif::cpu::log2_table();
+        let log = |x: u64| crate::extractors::vif::cpu::log2_fixed(&table, x);
         let mut g = Lcg(5);
         let _forced = FORCED.lock().unwrap_or_else(|e| e.into_inner());
         let before = active();

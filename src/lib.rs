@@ -2,6 +2,7 @@
 //! bit-exact CPU engine (`vmaf`) that is also the reference and fallback.
 #![deny(unsafe_op_in_unsafe_fn)]
 
+pub mod extractors;
 pub mod hip;
 pub mod isa;
 pub mod report;

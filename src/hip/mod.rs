@@ -12,11 +12,11 @@
 mod device;
 pub mod engine;
 mod fault;
-mod features;
+pub(crate) mod features;
 mod ffi;
 #[cfg(feature = "plugin")]
 pub mod gst_gpu;
-mod module;
+pub(crate) mod module;
 pub mod nvdec;
 mod scale;
 mod shared_reference;

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Our prelude header, included by every kernel file as `vmafhip_prelude.h`.
-pub const PRELUDE: &str = include_str!("../../kernels/vmafhip_prelude.h");
+pub const PRELUDE: &str = include_str!("vmafhip_prelude.h");
 
 /// Compiler options. Floating point must match the CPU engine bit for bit:
 /// no contraction into FMAs, IEEE division and square root.

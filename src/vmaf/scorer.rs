@@ -1,13 +1,14 @@
 //! From per-frame features to per-frame scores: the motion lag, the model,
 //! bootstrap statistics, and pooling.
 
-use super::features::{FeatureRef, MetricSource, Plan, RawFeatures, motion};
+use super::features::{FeatureRef, MetricSource, Plan, RawFeatures};
 use super::model::{self, ModelFlags, ModelSet};
 use super::pool::Pooled;
 use super::{
     CpuBackend, Engine, FeatureBackend, FrameInput, InputCounts, KeepAlive, MIN_SIZE, Picture,
     PixelFormat, VmafError,
 };
+use crate::extractors::motion::cpu as motion;
 use std::sync::Arc;
 
 /// What to compute.

@@ -25,22 +25,16 @@
 
 #![forbid(unsafe_code)]
 
-pub(super) mod adm;
-pub(super) mod cambi;
-pub(super) mod ciede;
-pub(super) mod float_adm;
-pub(super) mod float_ansnr;
-pub(super) mod float_filter;
-pub(super) mod float_moment;
-pub(super) mod float_motion;
-pub(super) mod float_vif;
 pub(super) mod host;
-pub(super) mod motion;
-pub(super) mod psnr;
-pub(super) mod psnr_hvs;
-pub(super) mod speed;
-pub(super) mod ssim;
-pub(super) mod vif;
+
+use crate::extractors::common::float_filter_gpu as float_filter;
+use crate::extractors::{
+    adm::gpu as adm, cambi::gpu as cambi, ciede::gpu as ciede, float_adm::gpu as float_adm,
+    float_ansnr::gpu as float_ansnr, float_moment::gpu as float_moment,
+    float_motion::gpu as float_motion, float_vif::gpu as float_vif, motion::gpu as motion,
+    psnr::gpu as psnr, psnr_hvs::gpu as psnr_hvs, speed::gpu as speed, ssim::gpu as ssim,
+    vif::gpu as vif,
+};
 
 use super::module::ArgKind as K;
 use super::{
@@ -53,92 +47,107 @@ use std::sync::Arc;
 
 /// The kernel sources, embedded at build time; compiled at first use.
 pub const KERNEL_SOURCES: [(&str, &str); 19] = [
-    ("scale.hip", include_str!("../../../kernels/scale.hip")),
+    ("scale.hip", include_str!("../scale.hip")),
     (
         "motion_sad.hip",
-        include_str!("../../../kernels/motion_sad.hip"),
+        include_str!("../../extractors/motion/motion_sad.hip"),
     ),
     (
         "psnr_sse.hip",
-        include_str!("../../../kernels/psnr_sse.hip"),
+        include_str!("../../extractors/psnr/psnr_sse.hip"),
     ),
     (
         "vif_statistic.hip",
-        include_str!("../../../kernels/vif_statistic.hip"),
+        include_str!("../../extractors/vif/vif_statistic.hip"),
     ),
     (
         "vif_decimate.hip",
-        include_str!("../../../kernels/vif_decimate.hip"),
+        include_str!("../../extractors/vif/vif_decimate.hip"),
     ),
-    ("adm_dwt.hip", include_str!("../../../kernels/adm_dwt.hip")),
+    (
+        "adm_dwt.hip",
+        include_str!("../../extractors/adm/adm_dwt.hip"),
+    ),
     (
         "adm_decouple.hip",
-        include_str!("../../../kernels/adm_decouple.hip"),
+        include_str!("../../extractors/adm/adm_decouple.hip"),
     ),
-    ("adm_cm.hip", include_str!("../../../kernels/adm_cm.hip")),
+    (
+        "adm_cm.hip",
+        include_str!("../../extractors/adm/adm_cm.hip"),
+    ),
     (
         "adm_csf_den.hip",
-        include_str!("../../../kernels/adm_csf_den.hip"),
+        include_str!("../../extractors/adm/adm_csf_den.hip"),
     ),
-    ("cambi.hip", include_str!("../../../kernels/cambi.hip")),
-    ("speed.hip", include_str!("../../../kernels/speed.hip")),
+    (
+        "cambi.hip",
+        include_str!("../../extractors/cambi/cambi.hip"),
+    ),
+    (
+        "speed.hip",
+        include_str!("../../extractors/speed/speed.hip"),
+    ),
     (
         "float_filter.hip",
-        include_str!("../../../kernels/float_filter.hip"),
+        include_str!("../../extractors/common/float_filter.hip"),
     ),
     (
         "float_vif.hip",
-        include_str!("../../../kernels/float_vif.hip"),
+        include_str!("../../extractors/float_vif/float_vif.hip"),
     ),
     (
         "float_adm.hip",
-        include_str!("../../../kernels/float_adm.hip"),
+        include_str!("../../extractors/float_adm/float_adm.hip"),
     ),
-    ("ciede.hip", include_str!("../../../kernels/ciede.hip")),
+    (
+        "ciede.hip",
+        include_str!("../../extractors/ciede/ciede.hip"),
+    ),
     (
         "float_moment.hip",
-        include_str!("../../../kernels/float_moment.hip"),
+        include_str!("../../extractors/float_moment/float_moment.hip"),
     ),
     (
         "float_ansnr.hip",
-        include_str!("../../../kernels/float_ansnr.hip"),
+        include_str!("../../extractors/float_ansnr/float_ansnr.hip"),
     ),
     (
         "psnr_hvs.hip",
-        include_str!("../../../kernels/psnr_hvs.hip"),
+        include_str!("../../extractors/psnr_hvs/psnr_hvs.hip"),
     ),
-    ("ssim.hip", include_str!("../../../kernels/ssim.hip")),
+    ("ssim.hip", include_str!("../../extractors/ssim/ssim.hip")),
 ];
 
 /// Every family's kernels (and the tables they read), loaded once per
 /// device and process and shared by every backend on that device.
-pub(super) struct Kernels {
-    motion: motion::Kernels,
-    psnr: psnr::Kernels,
-    vif: vif::Kernels,
-    adm: adm::Kernels,
-    cambi: cambi::Kernels,
-    speed: speed::Kernels,
-    float_filter: float_filter::Kernels,
-    float_vif: float_vif::Kernels,
-    float_adm: float_adm::Kernels,
-    ciede: ciede::Kernels,
-    float_moment: float_moment::Kernels,
-    float_ansnr: float_ansnr::Kernels,
-    psnr_hvs: psnr_hvs::Kernels,
-    ssim: ssim::Kernels,
+pub(crate) struct Kernels {
+    pub(crate) motion: motion::Kernels,
+    pub(crate) psnr: psnr::Kernels,
+    pub(crate) vif: vif::Kernels,
+    pub(crate) adm: adm::Kernels,
+    pub(crate) cambi: cambi::Kernels,
+    pub(crate) speed: speed::Kernels,
+    pub(crate) float_filter: float_filter::Kernels,
+    pub(crate) float_vif: float_vif::Kernels,
+    pub(crate) float_adm: float_adm::Kernels,
+    pub(crate) ciede: ciede::Kernels,
+    pub(crate) float_moment: float_moment::Kernels,
+    pub(crate) float_ansnr: float_ansnr::Kernels,
+    pub(crate) psnr_hvs: psnr_hvs::Kernels,
+    pub(crate) ssim: ssim::Kernels,
     /// Scaling renditions to the reference's size (not an extractor).
-    pub(in crate::hip) scale: super::scale::Kernels,
+    pub(super) scale: super::scale::Kernels,
     /// How the kernels were obtained (compiled now, or from the disk cache).
     pub compile_note: String,
 }
 
 /// The compiled kernel files, by name.
-pub(super) type Modules = HashMap<&'static str, Arc<Module>>;
+pub(crate) type Modules = HashMap<&'static str, Arc<Module>>;
 
 /// Compiles (or takes from the cache) and loads every kernel file, then
 /// each family's entry points.
-pub(super) fn load_kernels(dev: &Arc<Device>) -> Result<Kernels, HipError> {
+pub(crate) fn load_kernels(dev: &Arc<Device>) -> Result<Kernels, HipError> {
     let t0 = std::time::Instant::now();
     let (modules, compiled) = compile_modules(dev)?;
     let stream = Stream::new(dev)?;
@@ -188,7 +197,7 @@ fn compile_modules(dev: &Arc<Device>) -> Result<(Modules, Vec<&'static str>), Hi
 
 /// A kernel's argument list written as letters (spaces only group them):
 /// `p` pointer, `i` int32, `u` uint32, `l` int64, `d` double.
-pub(super) fn sig(letters: &str) -> Vec<K> {
+pub(crate) fn sig(letters: &str) -> Vec<K> {
     letters
         .chars()
         .filter(|c| !c.is_whitespace())
@@ -204,12 +213,12 @@ pub(super) fn sig(letters: &str) -> Vec<K> {
 }
 
 /// Blocks of 256 threads covering `n` items (at least one).
-pub(super) fn blocks(n: usize) -> u32 {
+pub(crate) fn blocks(n: usize) -> u32 {
     n.div_ceil(256).max(1) as u32
 }
 
 /// A table of plain values in a new device buffer (at least 4 bytes).
-pub(super) fn upload_table<T: Copy>(
+pub(crate) fn upload_table<T: Copy>(
     dev: &Arc<Device>,
     st: &Stream,
     v: &[T],
@@ -225,7 +234,7 @@ pub(super) fn upload_table<T: Copy>(
 }
 
 /// The pictures of a stream, as every family's layout derives from them.
-pub(super) struct Geometry {
+pub(crate) struct Geometry {
     pub w: usize,
     pub h: usize,
     pub bpc: u8,
@@ -245,7 +254,7 @@ pub const MAX_WIDTH: usize = 65536;
 /// (CAMBI's and SpEED's read-backs wait, psnr_hvs's ordered sum is one
 /// thread's): the engine then keeps a frame more in flight when it shares
 /// the device.
-pub(super) fn slow_frames(plan: &Plan) -> bool {
+pub(crate) fn slow_frames(plan: &Plan) -> bool {
     plan.cambi.is_some()
         || plan.speed_chroma.is_some()
         || plan.speed_temporal.is_some()
@@ -253,7 +262,7 @@ pub(super) fn slow_frames(plan: &Plan) -> bool {
 }
 
 /// One frame on its ring slot, as a family's launches see it.
-pub(super) struct Frame<'a> {
+pub(crate) struct Frame<'a> {
     pub kernels: &'a Kernels,
     pub geo: &'a Geometry,
     /// The ring slot (families keep their scratch per slot).
@@ -283,7 +292,7 @@ pub(super) struct Frame<'a> {
 /// An earlier frame's uploaded planes, with the event that marks their
 /// upload.
 #[derive(Clone, Copy)]
-pub(super) struct Earlier<'a> {
+pub(crate) struct Earlier<'a> {
     pub pictures: [&'a [DeviceBuffer]; 2],
     pub uploaded: &'a Event,
 }
@@ -300,7 +309,7 @@ impl Earlier<'_> {
 /// writes: both, or one picture alone, in the reference's place with a grid
 /// one deep (a ladder's reference, or a distorted picture beside it).
 #[derive(Clone, Copy)]
-pub(super) struct ZPair<'a> {
+pub(crate) struct ZPair<'a> {
     src: [&'a DeviceBuffer; 2],
     out: [&'a DeviceBuffer; 2],
     depth: u32,
@@ -334,7 +343,7 @@ impl<'a> ZPair<'a> {
 
 /// A reference frame as a family's reference-only launches see it: queued
 /// once for all the renditions of a ladder (`shared_reference.rs`).
-pub(super) struct ReferenceWork<'a> {
+pub(crate) struct ReferenceWork<'a> {
     pub kernels: &'a Kernels,
     pub geo: &'a Geometry,
     pub stream: &'a Stream,
@@ -362,7 +371,7 @@ impl Frame<'_> {
 }
 
 /// One retired frame (its work done), as a family's finish sees it.
-pub(super) struct Retired<'a> {
+pub(crate) struct Retired<'a> {
     pub geo: &'a Geometry,
     pub slot: usize,
     pub stream: &'a Stream,
@@ -375,7 +384,7 @@ pub(super) struct Retired<'a> {
 
 /// One extractor family for one stream geometry: what the engine calls,
 /// the same for every family.
-pub(super) trait GpuExtractor: Send {
+pub(crate) trait GpuExtractor: Send {
     /// Its profiling stage name.
     fn stage(&self) -> &'static str;
     /// What its device memory holds, for the memory report.
@@ -432,7 +441,7 @@ pub(super) trait GpuExtractor: Send {
 
 /// The families `plan` asks for, for this geometry, in launch order (their
 /// tables made and uploaded).
-pub(super) fn extractors_for(
+pub(crate) fn extractors_for(
     plan: &Plan,
     dev: &Arc<Device>,
     geo: &Geometry,

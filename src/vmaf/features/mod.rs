@@ -1,29 +1,17 @@
 //! Feature extractors and the per-frame extraction plan derived from a model.
 
-pub mod adm;
-mod adm_decouple;
-mod adm_dwt;
-mod adm_mask;
-pub mod adm_tables;
-pub mod cambi;
-pub mod ciede;
-pub mod float_adm;
-pub mod float_ansnr;
-pub mod float_filter;
-pub mod float_moment;
-pub mod float_motion;
-pub mod float_psnr;
-pub mod float_vif;
-pub mod motion;
-pub mod options;
-pub mod psnr;
-pub mod psnr_hvs;
-pub mod speed;
-pub mod ssim;
-pub mod vif;
-
 use super::VmafError;
 use super::model::ModelSet;
+use crate::extractors::adm::{cpu as adm, tables as adm_tables};
+pub use crate::extractors::common::FrameError;
+use crate::extractors::common::options;
+use crate::extractors::{
+    cambi::cpu as cambi, ciede::cpu as ciede, float_adm::cpu as float_adm,
+    float_ansnr::cpu as float_ansnr, float_moment::cpu as float_moment,
+    float_motion::cpu as float_motion, float_psnr::cpu as float_psnr, float_vif::cpu as float_vif,
+    motion::cpu as motion, psnr::cpu as psnr, psnr_hvs::cpu as psnr_hvs, speed::cpu as speed,
+    ssim::cpu as ssim, vif::cpu as vif,
+};
 use adm::{Adm, AdmParams, AdmScores};
 use cambi::{Cambi, CambiParams, CambiScores};
 use float_adm::{FloatAdm, FloatAdmParams};
@@ -32,47 +20,6 @@ use float_vif::{FloatVif, FloatVifParams};
 use motion::MotionParams;
 use speed::{SpeedChroma, SpeedParams, SpeedTemporal};
 use vif::{Vif, VifScales};
-
-/// Make scratch `v` at least `n` long. Never shrinks: a smaller scale uses
-/// the front part, so after the first frame nothing is allocated or cleared.
-pub(crate) fn grow<T: Copy + Default>(v: &mut Vec<T>, n: usize) {
-    if v.len() < n {
-        v.resize(n, T::default());
-    }
-}
-
-/// Test data: `n` values in `lo..=hi` from a fixed-seed LCG, a quarter of
-/// them at one end or the other.
-#[cfg(test)]
-pub(crate) fn test_samples(n: usize, lo: i32, hi: i32, seed: u64) -> Vec<i32> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let r = (s >> 33) as i64;
-            match r % 8 {
-                0 => lo,
-                1 => hi,
-                _ => (i64::from(lo) + r % (i64::from(hi) - i64::from(lo) + 1)) as i32,
-            }
-        })
-        .collect()
-}
-
-/// Reflect without repeating the edge: −k reads k, n−1+k reads n−1−k.
-#[inline]
-pub fn mirror_r101(i: isize, n: usize) -> usize {
-    let n = n as isize;
-    if i < 0 {
-        (-i) as usize
-    } else if i >= n {
-        (2 * n - 2 - i) as usize
-    } else {
-        i as usize
-    }
-}
 
 /// A value a model can ask for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -737,10 +684,6 @@ fn check_same<T: PartialEq + Copy>(
     }
 }
 
-/// A frame an extractor cannot score (e.g. samples beyond the bit depth).
-#[derive(Clone, Debug, PartialEq)]
-pub struct FrameError(pub String);
-
 /// Per-frame extractor output before the temporal and model stages.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RawFeatures {
@@ -1045,15 +988,6 @@ pub fn chroma_extras(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn mirror_reflects_without_repeating() {
-        assert_eq!(mirror_r101(-1, 10), 1);
-        assert_eq!(mirror_r101(-3, 10), 3);
-        assert_eq!(mirror_r101(10, 10), 8);
-        assert_eq!(mirror_r101(12, 10), 6);
-        assert_eq!(mirror_r101(4, 10), 4);
-    }
 
     #[test]
     fn feature_names_resolve() {

@@ -1,0 +1,496 @@
+//! ADM constants and the CSF weights, `feature/integer_adm.h` and
+//! `integer_adm.c:dwt_quant_step`.
+
+/// db2 wavelet in Q15 (`dwt2_db2_coeffs_lo` / `_hi`).
+pub const DWT_LO: [i32; 4] = [15826, 27411, 7345, -4240];
+pub const DWT_HI: [i32; 4] = [-4240, -7345, 27411, -15826];
+/// Σ DWT_LO ≈ 2^15·√2; subtracted (times half the range) to centre scale 0.
+pub const DWT_LO_SUM: i32 = 46342;
+
+pub const DEFAULT_EGL: f64 = 100.0;
+pub const DEFAULT_NORM_VIEW_DIST: f64 = 3.0;
+pub const DEFAULT_REF_DISPLAY_HEIGHT: i32 = 1080;
+pub const DEFAULT_NOISE_WEIGHT: f64 = 0.03125;
+pub const DEFAULT_DLM_WEIGHT: f64 = 0.5;
+pub const BORDER_FACTOR: f64 = 0.1;
+
+/// `integer_adm.h:div_lookup_generator`: D[32768 ± i] = ±trunc(2^30 / i).
+pub fn div_lookup() -> Vec<i32> {
+    let mut t = vec![0i32; 65537];
+    for i in 1..=32768i32 {
+        let recip = (1i32 << 30) / i;
+        t[(32768 + i) as usize] = recip;
+        t[(32768 - i) as usize] = -recip;
+    }
+    t
+}
+
+// Watson's DWT noise model, luma row of `dwt_7_9_YCbCr_threshold`; all floats.
+const MODEL_A: f32 = 0.495;
+const MODEL_K: f32 = 0.466;
+const MODEL_F0: f32 = 0.401;
+const MODEL_G: [f32; 4] = [1.501, 1.0, 0.534, 1.0];
+/// `dwt_7_9_basis_function_amplitudes`, rows λ = 0..3.
+const BASIS_AMPLITUDES: [[f32; 4]; 4] = [
+    [0.62171, 0.67234, 0.72709, 0.67234],
+    [0.34537, 0.41317, 0.49428, 0.41317],
+    [0.18004, 0.22727, 0.28688, 0.22727],
+    [0.091401, 0.11792, 0.15214, 0.11792],
+];
+
+/// `dwt_quant_step`: the quantisation step Q(λ, θ), with libvmaf's mix of
+/// float and double intermediates.
+pub fn dwt_quant_step(
+    lambda: usize,
+    theta: usize,
+    norm_view_dist: f64,
+    ref_display_height: i32,
+) -> f32 {
+    let r = (norm_view_dist * f64::from(ref_display_height) * std::f64::consts::PI / 180.0) as f32;
+    let temp = (2.0f64.powi(lambda as i32 + 1) * f64::from(MODEL_F0) * f64::from(MODEL_G[theta])
+        / f64::from(r))
+    .log10() as f32;
+    let exponent = MODEL_K * temp * temp; // float products
+    (2.0 * f64::from(MODEL_A) * 10.0f64.powf(f64::from(exponent))
+        / f64::from(BASIS_AMPLITUDES[lambda][theta])) as f32
+}
+
+/// `adm_csf_mode` values (`integer_adm.h:ADM_CSF_MODE`).
+pub const CSF_WATSON97: i32 = 0;
+pub const CSF_BARTEN: i32 = 1;
+pub const CSF_BLEND: i32 = 2;
+pub const CSF_BLEND_MAE: i32 = 3;
+/// `DEFAULT_ADM_CSF_LUM`, cd/m².
+const CSF_LUM: f64 = 100.0;
+
+/// `barten_csf_tools.h`: HDR-VDP-2's simplified Barten CSF, all its float
+/// and double intermediates as libvmaf evaluates them.
+mod barten {
+    const ANCHORS: [f32; 6] = [0.002, 0.02, 0.2, 2.0, 20.0, 150.0];
+    const PARAMS: [[f32; 5]; 6] = [
+        [0.0160737, 0.991265, 3.74038, 0.50722, 4.46044],
+        [0.383873, 0.800889, 3.54104, 0.682505, 4.94958],
+        [0.929301, 0.476505, 4.37453, 0.750315, 5.28678],
+        [1.29776, 0.405782, 4.40602, 0.935314, 5.61425],
+        [1.49222, 0.334278, 3.79542, 1.07327, 6.4635],
+        [1.46213, 0.394533, 2.7755, 1.16577, 7.45665],
+    ];
+    const SA: [f32; 4] = [30.162, 4.0627, 1.6596, 0.2712];
+    // libvmaf's literals, as written there (rounded to float either way).
+    #[allow(clippy::excessive_precision)]
+    const MTF_A: [f32; 4] = [
+        0.424838596301290,
+        0.572435103936480,
+        0.000167576239164937,
+        0.00255872352306433,
+    ];
+    const MTF_B: [f32; 4] = [0.028, 0.37, 37.0, 360.0];
+
+    fn lerp(lp: f32, lv: f32, rp: f32, rv: f32, sp: f32) -> f32 {
+        lv + ((rv - lv) / (rp - lp)) * (sp - lp)
+    }
+
+    fn rod_cone_sens(lum: f32) -> f32 {
+        (f64::from(SA[0])
+            * (f64::from(SA[1] / lum).powf(f64::from(SA[2])) + 1.0).powf(-f64::from(SA[3])))
+            as f32
+    }
+
+    fn mtf(sf: f32) -> f32 {
+        let mut m = 0.0f32;
+        for i in 0..4 {
+            m = (f64::from(m) + f64::from(MTF_A[i]) * f64::from(-MTF_B[i] * sf).exp()) as f32;
+        }
+        m
+    }
+
+    /// `barten_csf(lambda, nvd, rdh, lum, scale)`.
+    pub fn csf(lambda: usize, nvd: f64, rdh: i32, lum: f64, scale: f64) -> f32 {
+        let r = (nvd * f64::from(rdh) * std::f64::consts::PI / 180.0) as f32;
+        let sf = (f64::from(r) / 2f64.powi(lambda as i32 + 1)) as f32;
+        let lo = f64::from(ANCHORS[0]);
+        let hi = f64::from(ANCHORS[5]);
+        let clamped = if lum > hi {
+            hi
+        } else if lum < lo {
+            lo
+        } else {
+            lum
+        };
+        let (mut l, mut rr) = (0, 0);
+        for i in 0..5 {
+            if clamped >= f64::from(ANCHORS[i]) && clamped <= f64::from(ANCHORS[i + 1]) {
+                l = i;
+                rr = i + 1;
+                break;
+            }
+        }
+        let lp = f64::from(ANCHORS[l]).log10() as f32;
+        let rp = f64::from(ANCHORS[rr]).log10() as f32;
+        let sp = clamped.log10() as f32;
+        let p = |k: usize| lerp(lp, PARAMS[l][k], rp, PARAMS[rr][k], sp);
+        let (p0, p1, p2, p3) = (p(1), p(2), p(3), p(4));
+        let a = (1.0 + f64::from(p0 * sf).powf(f64::from(p1))) as f32;
+        let e = 1.0 - (-(f64::from(sf / 7.0).powi(2))).exp();
+        let b = (1.0 / e.powf(f64::from(p2))) as f32;
+        let c = (f64::from(p3) / f64::from(a * b).powf(0.5)) as f32;
+        (f64::from(c * mtf(sf) * rod_cone_sens(lum as f32)) * scale) as f32
+    }
+}
+
+/// `barten_watson_blend_csf` (mode 2) and `_mae` (mode 3) tables:
+/// [mode − 2][(rdh, nvd) row][θ][scale].
+const BLEND_CONDITIONS: [(i32, f64); 8] = [
+    (1080, 3.0),
+    (1080, 5.0),
+    (2160, 3.0),
+    (2160, 5.0),
+    (720, 3.0),
+    (720, 5.0),
+    (480, 3.0),
+    (480, 5.0),
+];
+const BLEND: [[[[f32; 4]; 2]; 8]; 2] = [
+    [
+        [
+            [0.01183, 0.025026, 0.04295, 0.058621],
+            [0.004302, 0.011778, 0.023918, 0.035901],
+        ],
+        [
+            [0.004212, 0.014809, 0.029642, 0.047464],
+            [0.000984, 0.005852, 0.0146, 0.027574],
+        ],
+        [
+            [0.00226, 0.01183, 0.025026, 0.04295],
+            [0.000479, 0.004302, 0.011778, 0.023918],
+        ],
+        [
+            [0.000092, 0.004212, 0.014809, 0.029642],
+            [0.000050, 0.000984, 0.005852, 0.0146],
+        ],
+        [
+            [0.018715, 0.035637, 0.052798, 0.061509],
+            [0.007999, 0.018396, 0.031851, 0.037718],
+        ],
+        [
+            [0.010144, 0.022561, 0.040309, 0.05672],
+            [0.003463, 0.010282, 0.021839, 0.034641],
+        ],
+        [
+            [0.027961, 0.045875, 0.060275, 0.056234],
+            [0.013572, 0.026277, 0.036959, 0.034511],
+        ],
+        [
+            [0.016781, 0.032822, 0.05032, 0.061594],
+            [0.00691, 0.016545, 0.029917, 0.037777],
+        ],
+    ],
+    [
+        [
+            [0.011249, 0.022606, 0.035930, 0.045673],
+            [0.004097, 0.010921, 0.021430, 0.031313],
+        ],
+        [
+            [0.004052, 0.013939, 0.026298, 0.038833],
+            [0.000927, 0.005544, 0.013415, 0.024515],
+        ],
+        [
+            [0.002166, 0.011249, 0.022606, 0.035930],
+            [0.000447, 0.004097, 0.010921, 0.021430],
+        ],
+        [
+            [0.000077, 0.004052, 0.013939, 0.026298],
+            [0.000045, 0.000927, 0.005544, 0.013415],
+        ],
+        [
+            [0.017329, 0.030870, 0.042134, 0.047410],
+            [0.007509, 0.016707, 0.028072, 0.032722],
+        ],
+        [
+            [0.009689, 0.020577, 0.034162, 0.044523],
+            [0.003302, 0.009579, 0.019661, 0.030318],
+        ],
+        [
+            [0.024969, 0.037825, 0.046676, 0.043974],
+            [0.012511, 0.023424, 0.032139, 0.030166],
+        ],
+        [
+            [0.015665, 0.028766, 0.040612, 0.047483],
+            [0.006514, 0.015107, 0.026476, 0.032776],
+        ],
+    ],
+];
+
+/// Row of the blend tables for these viewing conditions. 2160 lines at
+/// 1.5 H has the pixels per degree of 1080 at 3 H and shares its row.
+fn blend_row(nvd: f64, rdh: i32) -> Option<usize> {
+    if rdh == 2160 && nvd == 1.5 {
+        return Some(0);
+    }
+    BLEND_CONDITIONS
+        .iter()
+        .position(|&(h, d)| h == rdh && d == nvd)
+}
+
+/// Modes 2 and 3 only know the viewing conditions of their tables; libvmaf
+/// would use −EINVAL (−22.0) as a weight elsewhere, so this engine refuses.
+pub fn check_csf(p: &crate::extractors::adm::cpu::AdmParams) -> Result<(), String> {
+    if matches!(p.csf_mode, CSF_BLEND | CSF_BLEND_MAE)
+        && blend_row(p.norm_view_dist, p.ref_display_height).is_none()
+    {
+        return Err(format!(
+            "adm_csf_mode {} has CSF tables only for adm_ref_display_height/adm_norm_view_dist \
+             1080/3, 1080/5, 2160/1.5, 2160/3, 2160/5, 720/3, 720/5, 480/3, 480/5 (got {}/{})",
+            p.csf_mode,
+            p.ref_display_height,
+            fmt_num(p.norm_view_dist)
+        ));
+    }
+    Ok(())
+}
+
+fn fmt_num(v: f64) -> String {
+    crate::extractors::common::options::fmt_g(v)
+}
+
+/// The CSF factors (h, v, d) of one scale for the extractor's `adm_csf_mode`
+/// (`adm_csf`, `i4_adm_csf`, `adm_csf_den_*`): Watson's `1.0f / Q`, Barten's
+/// CSF, or the blended tables.
+pub fn rfactors(scale: usize, p: &crate::extractors::adm::cpu::AdmParams) -> [f32; 3] {
+    let (nvd, rdh) = (p.norm_view_dist, p.ref_display_height);
+    let (f1, f2) = match p.csf_mode {
+        CSF_BARTEN => (
+            barten::csf(scale, nvd, rdh, CSF_LUM, p.csf_scale),
+            barten::csf(scale, nvd, rdh, CSF_LUM, p.csf_diag_scale),
+        ),
+        CSF_BLEND | CSF_BLEND_MAE => {
+            let t = &BLEND[(p.csf_mode - CSF_BLEND) as usize]
+                [blend_row(nvd, rdh).expect("checked by check_csf")];
+            (t[0][scale], t[1][scale])
+        }
+        _ => (
+            1.0f32 / dwt_quant_step(scale, 1, nvd, rdh),
+            1.0f32 / dwt_quant_step(scale, 2, nvd, rdh),
+        ),
+    };
+    [f1, f1, f2]
+}
+
+/// `adm_csf_tools.h:adm_native_csf`: the CSF of the DLM paper at the
+/// nominal frequency of DWT level `lambda`, diagonal (`theta` 45) or not.
+pub fn native_csf(lambda: usize, nvd: f64, rdh: i32, theta: i32) -> f32 {
+    let r = (nvd * f64::from(rdh) * std::f64::consts::PI / 180.0) as f32;
+    let mut sf = (f64::from(r) / 2f64.powi(lambda as i32 + 1)) as f32;
+    if theta == 45 {
+        sf = (f64::from(sf) / 0.7) as f32;
+    }
+    ((0.31 + 0.69 * f64::from(sf)) * (-0.29 * f64::from(sf)).exp()) as f32
+}
+
+/// The float extractor's CSF factors (h and v, d) of one scale
+/// (`adm_tools.c`): its `adm_csf_mode` 1 is Barten's CSF, 2 the native CSF
+/// of the DLM paper, any other Watson's `1.0f / Q`.
+pub fn float_csf_factors(
+    scale: usize,
+    nvd: f64,
+    rdh: i32,
+    mode: i32,
+    csf_scale: f64,
+    diag_scale: f64,
+) -> (f32, f32) {
+    match mode {
+        CSF_BARTEN => (
+            barten::csf(scale, nvd, rdh, CSF_LUM, csf_scale),
+            barten::csf(scale, nvd, rdh, CSF_LUM, diag_scale),
+        ),
+        2 => (
+            native_csf(scale, nvd, rdh, 0),
+            native_csf(scale, nvd, rdh, 45),
+        ),
+        _ => (
+            1.0f32 / dwt_quant_step(scale, 1, nvd, rdh),
+            1.0f32 / dwt_quant_step(scale, 2, nvd, rdh),
+        ),
+    }
+}
+
+/// Scale-0 fixed-point CSF factors (Q21, Q21, Q23). At the default viewing
+/// conditions with Watson's CSF libvmaf uses hard-coded values, not the
+/// computed ones.
+pub fn rfactors_scale0_fixed(p: &crate::extractors::adm::cpu::AdmParams) -> [i32; 3] {
+    let (nvd, rdh) = (p.norm_view_dist, p.ref_display_height);
+    if (nvd * f64::from(rdh) - DEFAULT_NORM_VIEW_DIST * f64::from(DEFAULT_REF_DISPLAY_HEIGHT)).abs()
+        < 1.0e-8
+        && p.csf_mode == CSF_WATSON97
+    {
+        [36453, 36453, 49417]
+    } else {
+        let rf = rfactors(0, p);
+        [
+            (f64::from(rf[0]) * 2f64.powi(21)) as u16 as i32,
+            (f64::from(rf[1]) * 2f64.powi(21)) as u16 as i32,
+            (f64::from(rf[2]) * 2f64.powi(23)) as u16 as i32,
+        ]
+    }
+}
+
+/// Scales 1..3 fixed-point CSF factors, Q32.
+pub fn rfactors_s123_fixed(scale: usize, p: &crate::extractors::adm::cpu::AdmParams) -> [u32; 3] {
+    let rf = rfactors(scale, p);
+    [
+        (f64::from(rf[0]) * 2f64.powi(32)) as u32,
+        (f64::from(rf[1]) * 2f64.powi(32)) as u32,
+        (f64::from(rf[2]) * 2f64.powi(32)) as u32,
+    ]
+}
+
+/// libvmaf computes some power-of-two divisors as `pow(2, a - b)` with
+/// unsigned operands: a negative difference wraps and the divisor becomes
+/// infinite. Kept so tiny or giant frames behave as libvmaf does.
+pub fn pow2_unsigned(a: i64, b: i64) -> f64 {
+    let e = (a - b) as u32;
+    2f64.powf(f64::from(e))
+}
+
+/// `(uint32_t)ceil(log2(n) - k)` clamped at 0 for the rounding constants.
+pub fn ceil_log2_minus(n: usize, k: f64) -> u32 {
+    ((n as f64).log2() - k).ceil().max(0.0) as u32
+}
+
+/// Rounding term `(uint32_t)pow(2, s - 1)`, 0 when `s` is 0.
+pub fn half_of_pow2(s: u32) -> i64 {
+    if s == 0 { 0 } else { 1i64 << (s - 1) }
+}
+
+/// Band regions of one scale, from that scale's band size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Region {
+    pub top: i32,
+    pub bottom: i32,
+    pub left: i32,
+    pub right: i32,
+}
+
+impl Region {
+    /// E: where decouple and CSF write (`adm_decouple`, `adm_csf`), clipped.
+    pub fn extended(w: usize, h: usize) -> Region {
+        let left = (w as f64 * BORDER_FACTOR - 0.5 - 1.0) as i32;
+        let top = (h as f64 * BORDER_FACTOR - 0.5 - 1.0) as i32;
+        let right = w as i32 - left + 2;
+        let bottom = h as i32 - top + 2;
+        Region {
+            left: left.max(0),
+            top: top.max(0),
+            right: right.min(w as i32),
+            bottom: bottom.min(h as i32),
+        }
+    }
+
+    /// C: where the masking and the denominator sum (not clipped).
+    pub fn core(w: usize, h: usize) -> Region {
+        let left = (w as f64 * BORDER_FACTOR - 0.5) as i32;
+        let top = (h as f64 * BORDER_FACTOR - 0.5) as i32;
+        Region {
+            left,
+            top,
+            right: w as i32 - left,
+            bottom: h as i32 - top,
+        }
+    }
+
+    pub fn area(&self) -> i32 {
+        (self.bottom - self.top) * (self.right - self.left)
+    }
+}
+
+/// `dwt2_src_indices_filt`: the four source indices of each DWT output along
+/// one axis of an `n`-sample input. R101 at the start, half-sample symmetric
+/// at the end; libvmaf's loop bounds are kept verbatim for tiny inputs.
+pub fn dwt_indices(n: usize) -> Vec<[i32; 4]> {
+    let half = n.div_ceil(2);
+    let mut ind = vec![[0i32; 4]; half.max(1)];
+    ind[0] = [1, 0, 1, 2];
+    let n = n as i32;
+    let mid_end = half.saturating_sub(2); // unsigned `half - 2` in C
+    for (i, slot) in ind.iter_mut().enumerate().take(mid_end).skip(1) {
+        let b = 2 * i as i32;
+        *slot = [b - 1, b, b + 1, b + 2];
+    }
+    if half >= 2 {
+        for (i, slot) in ind.iter_mut().enumerate().take(half).skip(half - 2) {
+            let b = 2 * i as i32;
+            *slot = [b - 1, b, b + 1, b + 2].map(|x| if x >= n { 2 * n - x - 1 } else { x });
+        }
+    }
+    ind
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quant_steps_match_measured_values() {
+        // REFERENCE.md §3: Q(λ) for LH / HH at nvd 3, rdh 1080, gcc/glibc.
+        let want = [
+            (57.5323105, 169.759491),
+            (31.2648239, 69.9346313),
+            (23.0559978, 40.9888),
+            (21.894577, 31.9358845),
+        ];
+        for (l, (lh, hh)) in want.iter().enumerate() {
+            assert!(
+                (f64::from(dwt_quant_step(l, 1, 3.0, 1080)) - lh).abs() < 1e-4,
+                "λ{l} LH"
+            );
+            assert!(
+                (f64::from(dwt_quant_step(l, 2, 3.0, 1080)) - hh).abs() < 1e-4,
+                "λ{l} HH"
+            );
+        }
+    }
+
+    #[test]
+    fn s123_fixed_factors_match_libvmaf() {
+        assert_eq!(
+            rfactors_s123_fixed(1, &crate::extractors::adm::cpu::AdmParams::default()),
+            [137373792, 137373792, 61414028]
+        );
+        assert_eq!(
+            rfactors_s123_fixed(2, &crate::extractors::adm::cpu::AdmParams::default()),
+            [186284160, 186284160, 104783920]
+        );
+        assert_eq!(
+            rfactors_s123_fixed(3, &crate::extractors::adm::cpu::AdmParams::default()),
+            [196165808, 196165808, 134487184]
+        );
+    }
+
+    #[test]
+    fn dwt_indices_mirror_rules() {
+        let ind = dwt_indices(10);
+        assert_eq!(ind[0], [1, 0, 1, 2]);
+        assert_eq!(ind[1], [1, 2, 3, 4]);
+        assert_eq!(ind[4], [7, 8, 9, 9]); // 10 → 9: edge repeated at the end
+        let odd = dwt_indices(9);
+        assert_eq!(odd[4], [7, 8, 8, 7]);
+    }
+
+    #[test]
+    fn regions_for_576x324_scale0() {
+        // REFERENCE.md §3 example: band 288x162.
+        let e = Region::extended(288, 162);
+        assert_eq!((e.left, e.right, e.top, e.bottom), (27, 263, 14, 150));
+        let c = Region::core(288, 162);
+        assert_eq!((c.left, c.right, c.top, c.bottom), (28, 260, 15, 147));
+    }
+
+    #[test]
+    fn div_lookup_ends() {
+        let d = div_lookup();
+        assert_eq!(d[32768 + 1], 1 << 30);
+        assert_eq!(d[32768 - 1], -(1 << 30));
+        assert_eq!(d[65536], 32768);
+        assert_eq!(d[0], -32768);
+    }
+}

@@ -1,0 +1,66 @@
+//! libvmaf's `float_psnr` (`float_psnr.c`, `psnr.c`): the luma PSNR of the
+//! float path, its samples scaled to 8-bit range, with libvmaf's peak and
+//! cap per bit depth; its noise is a sum of float squares kept whole
+//! (`float_moment::LumaSums`). Also the float pictures every float extractor starts
+//! from (`picture_copy.c`).
+
+use crate::extractors::float_moment::cpu::{luma_sums, sample_unit};
+
+/// libvmaf's `picture_copy`: samples as floats on the 8-bit scale (10-bit
+/// divided by 4, 12-bit by 16, 16-bit by 256), plus `offset`.
+pub fn float_picture(data: &[u16], bpc: u8, offset: i32) -> Vec<f32> {
+    let offset = offset as f32;
+    let scaler: f32 = match bpc {
+        10 => 4.0,
+        12 => 16.0,
+        16 => 256.0,
+        _ => return data.iter().map(|&v| f32::from(v) + offset).collect(),
+    };
+    data.iter()
+        .map(|&v| f32::from(v) / scaler + offset)
+        .collect()
+}
+
+/// The peak value and the PSNR cap of the float extractors per bit depth
+/// (`float_psnr.c`, `float_ansnr.c`: `init`).
+pub fn peak_and_cap(bpc: u8) -> (f64, f64) {
+    match bpc {
+        10 => (255.75, 72.0),
+        12 => (255.9375, 84.0),
+        16 => (255.99609375, 108.0),
+        _ => (255.0, 60.0),
+    }
+}
+
+/// `float_psnr` from the sum of float-squared luma differences (whole
+/// units, `float_moment::LumaSums::error_squares`) of a `w`×`h` pair.
+pub fn psnr_from_error_squares(error_squares: u64, w: usize, h: usize, bpc: u8) -> f64 {
+    let unit = sample_unit(bpc);
+    let noise = error_squares as f64 / (unit * unit) / (w * h) as f64;
+    let (peak, cap) = peak_and_cap(bpc);
+    (10.0 * (peak * peak / noise.max(1e-10)).log10()).min(cap)
+}
+
+/// `float_psnr` of two luma planes (`w`×`h`, tightly packed).
+pub fn float_psnr(reference: &[u16], distorted: &[u16], w: usize, h: usize, bpc: u8) -> f64 {
+    let s = luma_sums(reference, distorted, w, h);
+    psnr_from_error_squares(s.error_squares, w, h, bpc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identical_planes_reach_the_cap_and_depths_scale_to_8_bits() {
+        let a = vec![100u16; 64];
+        assert_eq!(float_psnr(&a, &a, 8, 8, 8), 60.0);
+        assert_eq!(float_psnr(&a, &a, 8, 8, 10), 72.0);
+        assert_eq!(float_picture(&[400], 10, -128), vec![-28.0]);
+        // One sample off by 100 in 64: noise 100²/64, PSNR 10·log10(255²·64/100²).
+        let mut b = a.clone();
+        b[5] = 200;
+        let want = 10.0 * (255.0f64 * 255.0 * 64.0 / 10000.0).log10();
+        assert!((float_psnr(&a, &b, 8, 8, 8) - want).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,71 @@
+//! PSNR on the GPU (`psnr_sse.hip`): each uploaded plane's sum of
+//! squared errors as one u64; the CPU twin (`vmaf::features::psnr`) turns
+//! it into decibels.
+
+#![forbid(unsafe_code)]
+
+use crate::extractors::psnr::cpu as psnr;
+use crate::hip::features::{Frame, GpuExtractor, Modules, Retired, blocks, sig};
+use crate::hip::{Arg, HipError, Kernel};
+use crate::vmaf::features::RawFeatures;
+
+pub(crate) struct Kernels {
+    sse8: Kernel,
+    sse16: Kernel,
+}
+
+impl Kernels {
+    pub(crate) fn load(m: &Modules) -> Result<Self, HipError> {
+        let args = sig("pp ii p");
+        let f = &m["psnr_sse.hip"];
+        Ok(Kernels {
+            sse8: f.kernel("psnr_sse_8", &args)?,
+            sse16: f.kernel("psnr_sse_16", &args)?,
+        })
+    }
+}
+
+pub(crate) struct Psnr;
+
+impl GpuExtractor for Psnr {
+    fn stage(&self) -> &'static str {
+        "psnr"
+    }
+
+    /// One per plane (luma, Cb, Cr).
+    fn sum_words(&self) -> usize {
+        3
+    }
+
+    /// One launch per plane uploaded.
+    fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError> {
+        let (g, k) = (f.geo, &f.kernels.psnr);
+        for (p, &(pw, ph)) in g.planes.iter().enumerate() {
+            let kern = if g.bps == 1 { &k.sse8 } else { &k.sse16 };
+            f.stream.launch(
+                kern,
+                (blocks(pw), ph as u32, 1),
+                (256, 1, 1),
+                0,
+                &[
+                    Arg::Buf(f.plane(0, p), 0),
+                    Arg::Buf(f.plane(1, p), 0),
+                    Arg::I32(pw as i32),
+                    Arg::I32(ph as i32),
+                    Arg::Buf(f.sums, (f.sums_at + p) * 8),
+                ],
+            )?;
+        }
+        Ok(true)
+    }
+
+    fn finish(&mut self, r: &Retired<'_>, out: &mut RawFeatures) -> Result<(), HipError> {
+        let g = r.geo;
+        let mut v = [0.0; 3];
+        for (p, &(pw, ph)) in g.planes.iter().enumerate() {
+            v[p] = psnr::psnr_from_sse(r.sums[p], pw, ph, g.bpc);
+        }
+        out.psnr = Some(v);
+        Ok(())
+    }
+}
