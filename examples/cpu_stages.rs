@@ -3,12 +3,16 @@
 //! (VIF, ADM, motion), then VMAF v1's (`vmaf_v1.0.16_3d0h`: ADM with its
 //! options, CAMBI, speed_chroma).
 //! `cargo run --release --no-default-features --example cpu_stages -- REF DIS W H [N]`
-use gstvmafhip::extractors::adm::cpu::{Adm, AdmParams};
-use gstvmafhip::extractors::cambi::cpu::Cambi;
+use gstvmafhip::extractors::adm::{
+    self,
+    cpu::{Adm, AdmParams},
+};
+use gstvmafhip::extractors::cambi::{self, cpu::Cambi, cpu::CambiParams};
+use gstvmafhip::extractors::common::options::resolve;
 use gstvmafhip::extractors::motion::cpu::motion_sad;
-use gstvmafhip::extractors::speed::cpu::SpeedChroma;
+use gstvmafhip::extractors::speed::{self, cpu::SpeedChroma, cpu::SpeedParams};
 use gstvmafhip::extractors::vif::cpu::{DEFAULT_EGL, Vif};
-use gstvmafhip::vmaf::{Frame, ModelSet, Picture, PixelFormat, Plan, Plane};
+use gstvmafhip::vmaf::{Frame, ModelSet, Picture, PixelFormat, Plane};
 use std::time::Instant;
 
 fn main() {
@@ -48,12 +52,20 @@ fn main() {
     );
 
     let models = ModelSet::load("vmaf_v1.0.16_3d0h").unwrap();
-    let plan = Plan::with_features(&models, false, false, false, &[]).unwrap();
-    let (pa, pc, ps) = (
-        plan.adm.unwrap(),
-        plan.cambi.unwrap(),
-        plan.speed_chroma.unwrap(),
-    );
+    // The v1 model's options of each extractor timed.
+    let options = |part: &str, table| {
+        let given = models
+            .main
+            .features
+            .iter()
+            .find(|f| f.name.to_ascii_lowercase().contains(part))
+            .map(|f| f.options.clone())
+            .unwrap_or_default();
+        resolve(table, &given, part).unwrap()
+    };
+    let pa = adm::params(&options("adm", adm::OPTIONS)).unwrap();
+    let pc = CambiParams::from_options(&options("cambi", cambi::cpu::OPTIONS)).unwrap();
+    let ps = SpeedParams::from_options(&options("speed_chroma", speed::cpu::OPTIONS)).unwrap();
     let frame = |path: &str| -> Frame {
         let bytes = std::fs::read(path).unwrap();
         let (cw, ch) = (w.div_ceil(2), h.div_ceil(2));

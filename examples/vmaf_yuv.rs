@@ -96,13 +96,13 @@ fn run(a: Args) -> Result<(), Box<dyn std::error::Error>> {
             "psnr" => config.psnr = true,
             "float_ssim" => config.ssim = true,
             "float_ms_ssim" => config.ms_ssim = true,
-            other if gstvmafhip::vmaf::features::EXTRA_FEATURES.contains(&other) => {
+            other if gstvmafhip::extractors::extra_names().contains(&other) => {
                 config.features.push(f.clone())
             }
             other => {
                 return Err(format!(
                     "--feature {other}: supported are psnr, float_ssim, float_ms_ssim, {}",
-                    gstvmafhip::vmaf::features::EXTRA_FEATURES.join(", ")
+                    gstvmafhip::extractors::extra_names().join(", ")
                 )
                 .into());
             }

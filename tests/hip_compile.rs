@@ -7,7 +7,7 @@
 //! gfx940/942, gfx1100/1101/1102 and gfx1200/1201 are left out: ROCm 5.2's
 //! hiprtc does not know them (it aborts the process); see docs/testing.md.
 
-use gstvmafhip::hip::{HipError, KERNEL_SOURCES, Runtime, Vendor, compile};
+use gstvmafhip::hip::{HipError, Runtime, Vendor, compile, kernel_sources};
 
 #[test]
 fn every_kernel_compiles_for_amd_targets() {
@@ -25,7 +25,7 @@ fn every_kernel_compiles_for_amd_targets() {
     for arch in [
         "gfx900", "gfx906", "gfx908", "gfx90a", "gfx1030", "gfx1031", "gfx1036",
     ] {
-        for (file, src) in KERNEL_SOURCES {
+        for (file, src) in kernel_sources() {
             let t = std::time::Instant::now();
             let code =
                 compile(&rt, arch, file, src).unwrap_or_else(|e| panic!("{file} for {arch}: {e}"));
@@ -102,9 +102,8 @@ fn kernels_use_no_wavefront_width_dependent_code() {
         "volatile",
     ];
     let mut found = Vec::new();
-    for (file, src) in KERNEL_SOURCES
-        .iter()
-        .copied()
+    for (file, src) in kernel_sources()
+        .into_iter()
         .chain([("vmafhip_prelude.h", gstvmafhip::hip::PRELUDE)])
     {
         for (n, line) in src.lines().enumerate() {

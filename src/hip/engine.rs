@@ -19,7 +19,7 @@
 
 use super::fault;
 use super::features::{
-    self, Earlier, Frame, Geometry, GpuExtractor, Kernels, ReferenceWork, Retired, blocks,
+    Earlier, Frame, Geometry, GpuExtractor, Kernels, ReferenceWork, Retired, blocks,
     extractors_for, load_kernels,
 };
 use super::scale::DeviceScaler;
@@ -45,7 +45,7 @@ pub struct HipOptions {
     pub device_id: usize,
     /// Frame slots in the ring (at least 3); 0 picks 8 for the first
     /// backend open on the device in this process, and 3 (4 when the plan
-    /// has an extractor whose frames take longer, `features::slow_frames`)
+    /// has an extractor whose frames take longer, `Plan::slow_on_gpu`)
     /// for each further one: several streams keep the GPU busy together, and each
     /// slot costs device memory (two pictures and every extractor's
     /// scratch), so sixteen 1080p streams fit in under 4 GiB.
@@ -323,11 +323,7 @@ impl HipBackend {
         // docs/history/performance-notebook.md); when the device is shared, the GPU
         // already overlaps the backends, and three (four with extractors whose
         // frames take longer) keep many elements' memory small.
-        let (alone, shared) = if features::slow_frames(&plan) {
-            (8, 4)
-        } else {
-            (8, 3)
-        };
+        let (alone, shared) = if plan.slow_on_gpu() { (8, 4) } else { (8, 3) };
         let ring = match options.ring {
             0 if others == 0 => alone,
             0 => shared,
@@ -541,6 +537,7 @@ impl HipBackend {
             return Ok(false);
         };
         let alone = self.live_on_device() == 1;
+        let slot_count = self.plan.slot_count();
         let slot = &mut self.slots[s];
         if block && alone {
             // Alone on the device, the GPU is the bound and a frame retires
@@ -575,7 +572,7 @@ impl HipBackend {
             .layout
             .as_mut()
             .expect("slots exist only with a layout");
-        let raw = finish(layout, s, slot, &f)?;
+        let raw = finish(layout, (s, slot_count), slot, &f)?;
         self.ready.push(raw);
         Ok(true)
     }
@@ -1164,14 +1161,15 @@ fn plane_bytes<'a>(pic: &'a Picture<'a>, p: usize) -> (&'a [u8], usize) {
 /// A retired frame's features: every extractor's finish from its read-back
 /// sums and bytes (those that ran on it: all on scored frames, the
 /// every-frame ones on the others).
-fn finish(l: &mut Layout, s: usize, slot: &Slot, f: &InFlight) -> Result<RawFeatures, VmafError> {
+fn finish(
+    l: &mut Layout,
+    (s, slots): (usize, usize),
+    slot: &Slot,
+    f: &InFlight,
+) -> Result<RawFeatures, VmafError> {
     let bytes = slot.result.as_ref();
     let sums = read_u64s(bytes, l.sum_words);
-    let mut out = RawFeatures {
-        index: f.index,
-        scored: f.scored,
-        ..Default::default()
-    };
+    let mut out = RawFeatures::new(f.index, f.scored, slots);
     for (i, e) in l.extractors.iter_mut().enumerate() {
         if !(f.scored || e.every_frame()) {
             continue;

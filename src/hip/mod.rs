@@ -26,7 +26,7 @@ pub use device::{
     pinned_owner,
 };
 pub use engine::{HipBackend, HipOptions, MAX_WIDTH, shared_device};
-pub use features::KERNEL_SOURCES;
+pub use features::{KernelSet, kernel_sources};
 pub use module::{Arg, ArgKind, Kernel, Module, PRELUDE, cache_dir, compile, compile_source};
 pub use shared_reference::{SharedReference, SharingCounts};
 

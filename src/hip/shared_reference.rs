@@ -1,9 +1,8 @@
 //! The reference of a ladder, shared by its renditions' backends on one
 //! device: each reference frame uploaded once, with the extractors' work
-//! that reads only the reference (VIF's decimations and its means and
-//! variances, ADM's wavelet bands and denominator, motion's difference
-//! from the frame before: `GpuExtractor::launch_reference`)
-//! done once for every rendition.
+//! that reads only the reference (`GpuExtractor::launch_reference`: the
+//! integer extractors' decimations, wavelet bands, moments and the
+//! difference from the frame before) done once for every rendition.
 //!
 //! The first backend given a reference frame (by its number in the ladder,
 //! `FrameInput::reference_id`) uploads it and queues that work on its own
@@ -98,8 +97,8 @@ pub(super) struct ReferenceFrame {
 /// What the work on a published frame did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct ReferenceWorkDone {
-    /// Per extractor: whether its reference work ran (motion's does not
-    /// without an earlier frame).
+    /// Per extractor: whether its reference work ran (work on the frame
+    /// before does not, without an earlier frame).
     pub ran: Vec<bool>,
     /// The numbers of the frames 1 and 2 before that the work read (those
     /// the backend that did it had): another backend may use the work of
@@ -145,7 +144,7 @@ impl Drop for ReferenceFrame {
 }
 
 /// A reference frame's number in the ladder, and whether it is scored
-/// (a frame `subsample` skips has no VIF or ADM work).
+/// (a frame `subsample` skips has only the every-frame extractors' work).
 type Key = (u64, bool);
 
 #[derive(Default)]

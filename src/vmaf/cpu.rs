@@ -28,11 +28,11 @@ pub struct CpuBackend {
     /// Submission order of in-flight frames.
     order: std::collections::VecDeque<u64>,
     ready: Vec<RawFeatures>,
-    /// Reference of the previous frame, for motion.
+    /// Reference of the previous frame (`Plan::history`).
     prev_ref: Option<Arc<Frame>>,
-    /// Reference two frames back (motion's five-frame window).
+    /// Reference two frames back.
     prev_prev_ref: Option<Arc<Frame>>,
-    /// Distorted picture of the previous frame, for speed_temporal.
+    /// Distorted picture of the previous frame.
     prev_dis: Option<Arc<Frame>>,
     spare: Spare,
     /// Scales distorted pictures of another size to the reference's
@@ -49,7 +49,7 @@ const PARALLEL_COPY_THREADS: usize = 8;
 struct Spare(Arc<Mutex<Vec<Frame>>>);
 
 impl Spare {
-    /// Most frames kept: two per job in flight, plus the motion reference.
+    /// Most frames kept: two per job in flight, plus the earlier ones.
     const LIMIT: usize = 64;
 
     /// A frame holding a copy of `pic`, in recycled memory when there is some.
@@ -124,7 +124,7 @@ impl CpuBackend {
             let handle = std::thread::Builder::new()
                 .name(format!("vmaf-cpu-{i}"))
                 .spawn(move || {
-                    let mut ex = CpuExtractor::new(plan);
+                    let mut ex = CpuExtractor::new(&plan, 1);
                     loop {
                         let job = { rx.lock().unwrap().recv() };
                         let Ok(job) = job else { break };
@@ -310,12 +310,10 @@ impl CpuBackend {
         while self.in_flight > self.threads {
             self.receive(true)?;
         }
-        let reads_prev = self.plan.motion.is_some()
-            || self.plan.float_motion.is_some()
-            || self.plan.speed_temporal.is_some();
-        let (prev_reference, prev_prev_reference) = if reads_prev {
+        let history = self.plan.history();
+        let (prev_reference, prev_prev_reference) = if history.reference > 0 {
             let prev = self.prev_ref.replace(reference.clone());
-            let prev_prev = if self.plan.motion.is_some_and(|m| m.five_frame_window) {
+            let prev_prev = if history.reference > 1 {
                 std::mem::replace(&mut self.prev_prev_ref, prev.clone())
             } else {
                 None
@@ -324,7 +322,7 @@ impl CpuBackend {
         } else {
             (None, None)
         };
-        let prev_distorted = if self.plan.speed_temporal.is_some() {
+        let prev_distorted = if history.distorted {
             self.prev_dis.replace(distorted.clone())
         } else {
             None

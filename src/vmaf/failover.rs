@@ -8,7 +8,7 @@
 //! it came (8- or 16-bit samples, rows packed; the luma only unless the
 //! plan reads chroma; buffers recycled),
 //! with the two frames before the oldest one kept (the previous pictures
-//! motion, float_motion and speed_temporal read). On a GPU error — from
+//! the temporal extractors read, `Plan::history`). On a GPU error — from
 //! `submit`, `collect` or `flush` — the CPU backend takes over: it is given
 //! those previous pictures, then every frame not collected yet, in order,
 //! and every later frame. The two engines are bit-exact twins, so the

@@ -3,7 +3,7 @@
 //!
 //! Knows nothing about GStreamer or HIP: a [`FeatureBackend`] computes the
 //! per-frame features (the CPU one lives here, the HIP one in `crate::hip`),
-//! and [`Scorer`] turns them into per-frame scores with the motion lag, the
+//! and [`Scorer`] turns them into per-frame scores with the temporal stages, the
 //! model, and pooling.
 
 #![forbid(unsafe_code)]
@@ -67,7 +67,7 @@ impl fmt::Display for VmafError {
 
 impl std::error::Error for VmafError {}
 
-/// Smallest luma width/height: ADM's fourth DWT needs an input of at least
+/// Smallest luma width/height: the integer ADM's fourth DWT needs an input of at least
 /// 5 samples (libvmaf is undefined below that, and crashes at 16).
 pub const MIN_SIZE: usize = 33;
 
@@ -80,7 +80,7 @@ pub type KeepAlive = Box<dyn std::any::Any + Send>;
 /// when `keep` is given, until it drops `keep`.
 pub struct FrameInput<'a> {
     pub index: u64,
-    /// False for frames `subsample` skips (only motion is computed).
+    /// False for frames `subsample` skips (only the every-frame extractors run).
     pub scored: bool,
     pub reference: &'a Picture<'a>,
     pub distorted: &'a Picture<'a>,
@@ -119,14 +119,15 @@ pub struct FrameJob {
     pub index: u64,
     pub reference: Arc<Frame>,
     pub distorted: Arc<Frame>,
-    /// Reference of frame `index − 1`, for motion (None for the first frame).
+    /// Reference of frame `index − 1` (None for the first frame, and where
+    /// no extractor reads it: `Plan::history`).
     pub prev_reference: Option<Arc<Frame>>,
-    /// Reference of frame `index − 2` (motion's five-frame window only).
+    /// Reference of frame `index − 2`, where an extractor reads it.
     pub prev_prev_reference: Option<Arc<Frame>>,
-    /// Distorted of frame `index − 1`, for speed_temporal (None for the
-    /// first frame, and when no extractor reads it).
+    /// Distorted of frame `index − 1` (None for the first frame, and when no
+    /// extractor reads it).
     pub prev_distorted: Option<Arc<Frame>>,
-    /// False for frames `subsample` skips (only motion is computed).
+    /// False for frames `subsample` skips (only the every-frame extractors run).
     pub scored: bool,
 }
 
@@ -150,12 +151,12 @@ pub trait FeatureBackend: Send {
     /// Human-readable backend and device, e.g. "cpu (2 threads, avx2)".
     fn describe(&self) -> String;
     /// Queue one frame pair. May block while the backend is full. The
-    /// backend keeps what motion needs of the previous reference itself.
+    /// backend keeps the earlier pictures the extractors read itself.
     fn submit(&mut self, input: FrameInput<'_>) -> Result<(), VmafError>;
     /// Finished frames in submission order; with `wait`, everything submitted.
     fn collect(&mut self, wait: bool) -> Result<Vec<RawFeatures>, VmafError>;
     /// End of a stream: everything submitted, and the previous reference is
-    /// forgotten (the next frame starts a new motion sequence).
+    /// forgotten (the next frame starts a new sequence).
     fn flush(&mut self) -> Result<Vec<RawFeatures>, VmafError>;
     /// Drop queued work (flushing seek, state change).
     fn reset(&mut self) -> Result<(), VmafError>;

@@ -173,29 +173,7 @@ impl ModelSpec {
 
 /// libvmaf's extractor name (`VmafFeatureExtractor.name`) of a raw model feature.
 pub fn extractor_of(feature: &str) -> Option<&'static str> {
-    let f = feature.to_ascii_lowercase();
-    let float = f.starts_with("vmaf_feature_");
-    if f.contains("speed_temporal") {
-        Some("speed_temporal")
-    } else if float && (f.contains("adm") || f.contains("aim")) {
-        Some("float_adm")
-    } else if float && f.contains("vif") {
-        Some("float_vif")
-    } else if float && f.contains("motion") {
-        Some("float_motion")
-    } else if f.contains("cambi") {
-        Some("cambi")
-    } else if f.contains("speed_chroma") {
-        Some("speed_chroma")
-    } else if f.contains("adm") || f.contains("aim") {
-        Some("adm")
-    } else if f.contains("vif") {
-        Some("vif")
-    } else if f.contains("motion") {
-        Some("motion")
-    } else {
-        None
-    }
+    crate::extractors::provider_of(feature).map(|(e, _)| e.name())
 }
 
 impl ModelSet {

@@ -1,7 +1,7 @@
 //! Pictures handed to the engine: planar Y'CbCr with explicit strides.
 //!
 //! The engine reads borrowed planes and copies what it keeps (it must keep the
-//! previous reference luma for motion, and frames travel to worker threads), so
+//! earlier pictures the temporal extractors read, and frames travel to worker threads), so
 //! callers can hand it GStreamer buffer memory directly.
 
 use super::VmafError;

@@ -1,14 +1,15 @@
-//! From per-frame features to per-frame scores: the motion lag, the model,
+//! From per-frame features to per-frame scores: the extractors' temporal
+//! stages, the model,
 //! bootstrap statistics, and pooling.
 
-use super::features::{FeatureRef, MetricSource, Plan, RawFeatures};
+use super::features::{Plan, RawFeatures};
 use super::model::{self, ModelFlags, ModelSet};
 use super::pool::Pooled;
 use super::{
     CpuBackend, Engine, FeatureBackend, FrameInput, InputCounts, KeepAlive, MIN_SIZE, Picture,
     PixelFormat, VmafError,
 };
-use crate::extractors::motion::cpu as motion;
+use crate::extractors::Temporal;
 use std::sync::Arc;
 
 /// What to compute.
@@ -24,7 +25,7 @@ pub struct EngineConfig {
     /// Score every Nth frame (libvmaf's `n_subsample`); 1 = every frame.
     pub subsample: u32,
     /// Extra extractors with default options, as libvmaf's `--feature`
-    /// (`cambi`, `speed_chroma`).
+    /// (`extractors::extra_names`).
     pub features: Vec<String>,
     /// Scale distorted pictures of another size than the reference to it
     /// with this kernel (`vmaf::scale`); None refuses them.
@@ -130,18 +131,15 @@ pub struct Scorer<B: FeatureBackend> {
     flags: ModelFlags,
     subsample: u64,
     names: Arc<[String]>,
-    /// Sources of the metrics before the model outputs in `names`.
-    sources: Vec<MetricSource>,
+    /// Slots of the metrics before the model outputs in `names`.
+    sources: Vec<usize>,
     geometry: Option<Geometry>,
     next_index: u64,
-    /// Frames waiting for later motion scores (at most min_index + 1).
+    /// Frames waiting for a later frame's values (at most the temporal
+    /// stages' stamp index + 1).
     pending: std::collections::VecDeque<RawFeatures>,
-    motion: motion::Temporal,
-    /// sad[min_index], once that frame arrived (motion3 of the first frames).
-    motion_stamp: Option<f64>,
-    /// float_motion's temporal state and its score of frame 1.
-    float_motion: motion::Temporal,
-    float_motion_stamp: Option<f64>,
+    /// The extractors' stages after the backend, in frame order.
+    temporals: Vec<Box<dyn Temporal>>,
     pooled: Vec<Pooled>,
     frames_scored: u64,
 }
@@ -165,6 +163,7 @@ impl<B: FeatureBackend> Scorer<B> {
         }
         Ok(Self {
             backend,
+            temporals: plan.temporals(),
             plan,
             models: config.models.clone(),
             flags: config.flags,
@@ -174,10 +173,6 @@ impl<B: FeatureBackend> Scorer<B> {
             geometry: None,
             next_index: 0,
             pending: Default::default(),
-            motion: Default::default(),
-            motion_stamp: None,
-            float_motion: Default::default(),
-            float_motion_stamp: None,
             pooled: Vec::new(),
             frames_scored: 0,
         })
@@ -204,33 +199,13 @@ impl<B: FeatureBackend> Scorer<B> {
                 g.width, g.height
             )));
         }
-        if self.plan.ms_ssim {
-            let (mut w, mut h) = (g.width, g.height);
-            for _ in 0..5 {
-                if w < 11 || h < 11 {
-                    return Err(VmafError::TooSmall(format!(
-                        "{}x{}: MS-SSIM needs at least 176x176",
-                        g.width, g.height
-                    )));
-                }
-                w /= 2;
-                h /= 2;
-            }
-        }
-        if let Some(c) = &self.plan.cambi {
-            c.setup(g.width as u32, g.height as u32, u32::from(g.bpc))
-                .map_err(VmafError::TooSmall)?;
-        }
-        if let Some(sp) = &self.plan.speed_chroma {
-            let (cw, ch) = g.format.chroma_size(g.width, g.height).ok_or_else(|| {
-                VmafError::Unsupported("speed_chroma needs chroma planes (input is GRAY)".into())
-            })?;
-            sp.dims(cw, ch).map_err(VmafError::TooSmall)?;
-        }
-        if let Some((sp, _)) = &self.plan.speed_temporal {
-            sp.dims(g.width, g.height).map_err(VmafError::TooSmall)?;
-        }
-        let (mut names, sources): (Vec<String>, Vec<MetricSource>) = self
+        self.plan.check(&crate::extractors::Geometry {
+            width: g.width,
+            height: g.height,
+            format: g.format,
+            bpc: g.bpc,
+        })?;
+        let (mut names, sources): (Vec<String>, Vec<usize>) = self
             .plan
             .metrics(g.format != PixelFormat::Gray)
             .into_iter()
@@ -250,77 +225,19 @@ impl<B: FeatureBackend> Scorer<B> {
         Ok(())
     }
 
-    fn finalize(&mut self, raw: RawFeatures, next: [Option<f64>; 2]) -> Option<FrameScores> {
-        let mut motion23 = None;
-        if let (Some(mp), Some(sad)) = (&self.plan.motion, raw.motion_sad) {
-            motion23 = Some(
-                self.motion
-                    .next(raw.index, sad, next[0], self.motion_stamp, mp),
-            );
-        }
-        let mut float23 = None;
-        if let (Some(fp), Some(score)) = (&self.plan.float_motion, raw.float_motion) {
-            let (m2, m3) = self.float_motion.next(
-                raw.index,
-                score,
-                next[1],
-                self.float_motion_stamp,
-                &fp.temporal,
-            );
-            float23 = Some((fp.cap(m2), m3));
-        }
+    /// A frame's scores from its finished values: None for frames
+    /// `subsample` skips.
+    fn finalize(&mut self, raw: RawFeatures) -> Option<FrameScores> {
         if !raw.scored {
             return None;
         }
         let mut values: Vec<Option<f64>> = Vec::with_capacity(self.names.len());
-        let p = &self.plan;
-        let adm = raw.adm;
-        let vif = raw.vif;
-        let feature = |r: FeatureRef| -> Option<f64> {
-            match r {
-                FeatureRef::Adm2 => adm.map(|a| a.adm2),
-                FeatureRef::Aim => adm.and_then(|a| a.aim),
-                FeatureRef::Adm3 => adm.and_then(|a| a.adm3),
-                FeatureRef::AdmScale(s) => adm.map(|a| a.scale(s)),
-                FeatureRef::Vif(s) => vif.map(|v| v.score(s)),
-                FeatureRef::MotionSad => raw.motion_sad,
-                FeatureRef::Motion2 => motion23.map(|m| m.0),
-                FeatureRef::Motion3 => motion23.map(|m| m.1),
-                FeatureRef::Cambi => raw.cambi.map(|c| c.distorted),
-                FeatureRef::CambiSource => raw.cambi.and_then(|c| c.source),
-                FeatureRef::CambiFullRef => raw.cambi.and_then(|c| c.full_reference),
-                FeatureRef::SpeedChroma(i) => raw.speed_chroma.map(|s| s[i]),
-                FeatureRef::FloatPsnr => raw.float_psnr,
-                FeatureRef::FloatAnsnr(i) => raw.float_ansnr.map(|s| s[i]),
-                FeatureRef::FloatMoment(i) => raw.float_moment.map(|s| s[i]),
-                FeatureRef::Ciede => raw.ciede,
-                FeatureRef::PsnrHvs(i) => raw.psnr_hvs.map(|s| s[i]),
-                FeatureRef::FloatAdm2 => raw.float_adm.map(|a| a.adm2),
-                FeatureRef::FloatAim => raw.float_adm.and_then(|a| a.aim),
-                FeatureRef::FloatAdm3 => raw.float_adm.and_then(|a| a.adm3),
-                FeatureRef::FloatAdmScale(s) => raw.float_adm.map(|a| a.scale(s)),
-                FeatureRef::FloatVif(s) => raw.float_vif.map(|v| v[s]),
-                FeatureRef::FloatMotion => p
-                    .float_motion
-                    .zip(raw.float_motion)
-                    .map(|(fp, m)| fp.cap(m)),
-                FeatureRef::FloatMotion2 => float23.map(|m| m.0),
-                FeatureRef::FloatMotion3 => float23.map(|m| m.1),
-                FeatureRef::SpeedTemporal => raw.speed_temporal,
-            }
-        };
-        for src in &self.sources {
-            values.push(match *src {
-                MetricSource::Feature(r) => feature(r),
-                MetricSource::Psnr(p) => raw.psnr.map(|v| v[p]),
-                MetricSource::Ssim => raw.ssim,
-                MetricSource::MsSsim => raw.ms_ssim,
-            });
-        }
-        let inputs: Vec<f64> = p
+        values.extend(self.sources.iter().map(|&s| raw.get(s)));
+        let inputs: Vec<f64> = self
+            .plan
             .inputs
             .iter()
-            .map(|&r| feature(r).unwrap_or(f64::NAN))
+            .map(|&s| raw.get(s).unwrap_or(f64::NAN))
             .collect();
         values.push(Some(self.models.main.predict(&inputs, self.flags, false)));
         if !self.models.bootstrap.is_empty() {
@@ -343,47 +260,40 @@ impl<B: FeatureBackend> Scorer<B> {
         })
     }
 
-    /// Finish every frame whose motion inputs are known: sad[i + 1], and for
-    /// frames before motion's first SAD also sad[min_index]. At the end of
-    /// the stream (`end`) everything left is finished.
+    /// Finish every frame whose temporal stages have what they need: the
+    /// next frame's values, and for the frames before a stage's stamp that
+    /// frame's. At the end of the stream (`end`) everything left is
+    /// finished.
     fn absorb(&mut self, raws: Vec<RawFeatures>, end: bool) -> Vec<FrameScores> {
         let mut out = Vec::new();
-        // First frame with a score: integer motion's min_index, float_motion's 1.
-        let starts = [
-            self.plan.motion.map(|m| m.min_index()),
-            self.plan.float_motion.map(|_| 1),
-        ];
-        if starts.iter().all(Option::is_none) {
+        if self.temporals.is_empty() {
             for raw in raws {
-                out.extend(self.finalize(raw, [None, None]));
+                out.extend(self.finalize(raw));
             }
             return out;
         }
         for raw in raws {
-            if Some(raw.index) == starts[0] {
-                self.motion_stamp = raw.motion_sad;
-            }
-            if Some(raw.index) == starts[1] {
-                self.float_motion_stamp = raw.float_motion;
+            for t in &mut self.temporals {
+                if raw.index == t.stamp_index() {
+                    t.stamp(&raw);
+                }
             }
             self.pending.push_back(raw);
         }
         while let Some(front) = self.pending.front() {
-            let next = self.pending.get(1);
-            let next = [
-                next.and_then(|r| r.motion_sad),
-                next.and_then(|r| r.float_motion),
-            ];
-            let stamps = [self.motion_stamp, self.float_motion_stamp];
-            let stamp_known = starts
+            let stamps_known = self
+                .temporals
                 .iter()
-                .zip(stamps)
-                .all(|(s, st)| s.is_none_or(|s| front.index >= s) || st.is_some());
-            if !end && (self.pending.len() < 2 || !stamp_known) {
+                .all(|t| front.index >= t.stamp_index() || t.stamped());
+            if !end && (self.pending.len() < 2 || !stamps_known) {
                 break;
             }
-            let raw = self.pending.pop_front().expect("front exists");
-            out.extend(self.finalize(raw, next));
+            let mut raw = self.pending.pop_front().expect("front exists");
+            let next = self.pending.front();
+            for t in &mut self.temporals {
+                t.finish(&mut raw, next);
+            }
+            out.extend(self.finalize(raw));
         }
         out
     }
@@ -460,10 +370,7 @@ impl<B: FeatureBackend> Engine for Scorer<B> {
     fn flush(&mut self) -> Result<Vec<FrameScores>, VmafError> {
         let raws = check_frames(self.backend.flush()?)?;
         let out = self.absorb(raws, true);
-        self.motion = Default::default();
-        self.motion_stamp = None;
-        self.float_motion = Default::default();
-        self.float_motion_stamp = None;
+        self.temporals = self.plan.temporals();
         Ok(out)
     }
 
@@ -479,10 +386,7 @@ impl<B: FeatureBackend> Engine for Scorer<B> {
         self.backend.reset()?;
         self.next_index = 0;
         self.pending.clear();
-        self.motion = Default::default();
-        self.motion_stamp = None;
-        self.float_motion = Default::default();
-        self.float_motion_stamp = None;
+        self.temporals = self.plan.temporals();
         self.pooled.iter_mut().for_each(|p| *p = Pooled::default());
         self.frames_scored = 0;
         self.geometry = None;

@@ -93,7 +93,7 @@ pub(super) struct Settings {
     pub(super) results_format: ResultsFormat,
     pub(super) report_filename: Option<String>,
     pub(super) report_title: Option<String>,
-    /// Extractors beyond the model's (`cambi`, `speed_chroma`).
+    /// Extractors beyond the model's (`extractors::extra_names`).
     pub(super) features: Vec<String>,
     pub(super) log_level: LogLevel,
     pub(super) backend: Backend,
@@ -369,7 +369,7 @@ struct Opened {
     device: Option<Arc<hip::Device>>,
     /// Why `backend=auto` fell back to the CPU.
     warning: Option<String>,
-    /// Whether an extractor reads the chroma planes (PSNR, speed_chroma).
+    /// Whether an extractor reads the chroma planes (`Plan::reads_chroma`).
     reads_chroma: bool,
 }
 
@@ -413,7 +413,7 @@ fn open_engine(s: &Settings, reference: &SharedReference) -> Result<Opened, gst:
     // Renditions of other sizes (dist_sink_%u) are scaled by the engine.
     config.scale = Some(s.scaler.method());
     for f in &s.features {
-        let own = crate::vmaf::features::EXTRA_FEATURES;
+        let own = crate::extractors::extra_names();
         if !own.contains(&f.as_str()) {
             return Err(gst::error_msg!(
                 gst::LibraryError::Settings,
@@ -1700,14 +1700,14 @@ impl ObjectImpl for VmafHip {
                 glib::ParamSpecBoolean::builder("ms-ssim").nick("MS-SSIM").blurb("Also compute MS-SSIM (float_ms_ssim; frames of at least 176x176)").default_value(DEFAULT_MS_SSIM).mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("pool-method", DEFAULT_POOL_METHOD).nick("Pool method").blurb("How the pooled message's score pools the frames").mutable_ready().build(),
                 glib::ParamSpecUInt::builder("threads").nick("Threads").blurb("CPU worker threads, 0 = one per core (results are identical for any count)").default_value(DEFAULT_THREADS).mutable_ready().build(),
-                glib::ParamSpecUInt::builder("subsample").nick("Subsample").blurb("Score every Nth frame (libvmaf's n_subsample); motion still sees every frame").minimum(1).default_value(DEFAULT_SUBSAMPLE).mutable_ready().build(),
+                glib::ParamSpecUInt::builder("subsample").nick("Subsample").blurb("Score every Nth frame (libvmaf's n_subsample); temporal extractors still see every frame").minimum(1).default_value(DEFAULT_SUBSAMPLE).mutable_ready().build(),
                 glib::ParamSpecBoolean::builder("conf-interval").nick("Confidence interval").blurb("Add 95% confidence interval fields (needs a bootstrap model collection)").default_value(DEFAULT_CONF_INTERVAL).mutable_ready().build(),
                 glib::ParamSpecBoolean::builder("frame-message").nick("Frame messages").blurb("Post a VMAF element message for every scored frame").default_value(DEFAULT_FRAME_MESSAGE).mutable_ready().build(),
                 glib::ParamSpecString::builder("results-filename").nick("Results file").blurb("Write libvmaf-style results here, each frame as its score becomes final, completed at end of stream (JSON unless results-format says otherwise)").mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("results-format", DEFAULT_RESULTS_FORMAT).nick("Results format").blurb("Layout of the results file").mutable_ready().build(),
                 glib::ParamSpecString::builder("report-filename").nick("Report file").blurb("Write a self-contained HTML report here at end of stream (and at each flushing seek): the VMAF curve, each metric per frame, the worst frames").mutable_ready().build(),
                 glib::ParamSpecString::builder("report-title").nick("Report title").blurb("Heading of the HTML report (default: the inputs' names, as upstream reports them)").mutable_ready().build(),
-                glib::ParamSpecString::builder("features").nick("Extra features").blurb("Comma-separated extractors computed beside the model's and reported by their libvmaf names: cambi, speed_chroma, speed_temporal, float_psnr, float_ansnr, float_moment, ciede, psnr_hvs, float_adm, float_vif, float_motion").mutable_ready().build(),
+                glib::ParamSpecString::builder("features").nick("Extra features").blurb(&format!("Comma-separated extractors computed beside the model's and reported by their libvmaf names: {}", crate::extractors::extra_names().join(", "))).mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("log-level", DEFAULT_LOG_LEVEL).nick("Log level").blurb("Threshold of the vmafhip debug category").mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("backend", DEFAULT_BACKEND).nick("Backend").blurb("Where features are computed: auto (GPU if usable, else CPU with a warning), cpu, hip").mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("on-gpu-error", DEFAULT_ON_GPU_ERROR).nick("On GPU error").blurb("What a GPU error in the middle of a stream does: auto (retry with backend=auto, fail with backend=hip), fail (the stream ends with the error), cpu (the CPU engine takes the stream over from the first frame not finished, with the same numbers; a warning names the error and the frame, and the messages' backend field says which frames ran where), retry (as cpu, and the stream goes back to the GPU once it opens again, after gpu-retry-delay; an info message says from which frame)").mutable_ready().build(),
@@ -1717,7 +1717,7 @@ impl ObjectImpl for VmafHip {
                 glib::ParamSpecInt64::builder("late-frame-wait").nick("Late frame wait").blurb("Live pipelines: nanoseconds added to each deadline, beyond the upstream latency, reported as the element's latency. With max-pending 0, the wait for a distorted frame that is late before the reference frame is scored against the distorted pad's last picture (counted as repeated); the element also waits up to 10 s for the distorted branch's first frame. -1: three frames' time at the reference's frame rate, at least 40 ms (100 ms when unknown), with max-pending 0; none otherwise. 0: no wait at all (with max-pending 0, a stalled pad's last picture is scored at once, and reference frames before the distorted branch's first frame pass through unscored)").minimum(-1).default_value(DEFAULT_LATE_FRAME_WAIT).mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("vendor", DEFAULT_VENDOR).nick("Vendor").blurb("GPU stack for the HIP backend: auto (AMD, then NVIDIA; VMAFHIP_VENDOR overrides), amd, nvidia").mutable_ready().build(),
                 glib::ParamSpecInt::builder("device-id").nick("Device").blurb("GPU index for the HIP backend").minimum(0).default_value(DEFAULT_DEVICE_ID).mutable_ready().build(),
-                glib::ParamSpecBoxed::builder::<gst::Structure>("stats").nick("Statistics").blurb("How input planes reached the GPU since start: planes-staged (copied on the host into staging memory), planes-pinned (uploaded from pinned memory: the element's pinned pool, or the sink pads' copy), planes-copied-on-arrival (planes the sink pads copied into pinned memory as frames arrived in ordinary memory: the luma, and the chroma where PSNR or speed_chroma read it; uploaded from there, they count under planes-pinned), planes-registered (host memory page-locked where it lay, NVIDIA), planes-device (GStreamer GPU memory, copied on the device); pinned-blocks (page-locked host blocks allocated for the sink pads' pools and copies, each recycled once its frame is done); gpu-memory: the GPU memory caps feature the sink pads take, or none").read_only().build(),
+                glib::ParamSpecBoxed::builder::<gst::Structure>("stats").nick("Statistics").blurb("How input planes reached the GPU since start: planes-staged (copied on the host into staging memory), planes-pinned (uploaded from pinned memory: the element's pinned pool, or the sink pads' copy), planes-copied-on-arrival (planes the sink pads copied into pinned memory as frames arrived in ordinary memory: the luma, and the chroma where an extractor reads it; uploaded from there, they count under planes-pinned), planes-registered (host memory page-locked where it lay, NVIDIA), planes-device (GStreamer GPU memory, copied on the device); pinned-blocks (page-locked host blocks allocated for the sink pads' pools and copies, each recycled once its frame is done); gpu-memory: the GPU memory caps feature the sink pads take, or none").read_only().build(),
             ]
         });
         PROPS.as_ref()

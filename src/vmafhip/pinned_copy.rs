@@ -20,7 +20,7 @@
 //! plane, then the original buffer's remaining bytes, shared. Its layout is
 //! the original's (a video meta says so, for mapping plane by plane), and
 //! the engine finds the luma in pinned memory and uploads it in place.
-//! Where the chroma is read too (PSNR, speed_chroma), the whole frame is
+//! Where the chroma is read too (`Plan::reads_chroma`), the whole frame is
 //! copied into one pinned block. The
 //! rebuilt buffer carries the original (a custom meta, [`original`]), which
 //! is what `src` passes on: downstream sees the reference buffer as it came.

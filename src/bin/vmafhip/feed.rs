@@ -3,8 +3,8 @@
 //!
 //! The frames are read straight into buffers of the element's own pool
 //! (pinned memory when it computes on a GPU, which the engine uploads from
-//! in place), only the planes the metrics read (luma alone unless PSNR or
-//! speed_chroma ask for chroma), by several reader threads per file. Frames
+//! in place), only the planes the metrics read (luma alone unless an extractor
+//! reads chroma), by several reader threads per file. Frames
 //! are taken from the pool and pushed in order; the reads between run in
 //! parallel.
 

@@ -43,10 +43,8 @@ scored against the distorted frame shown at that time.
   -m, --model STR        libvmaf model string: version=NAME or path=FILE,
                          with :FEATURE.OPTION=VALUE overrides, :disable_clip,
                          :enable_transform (default version=vmaf_v0.6.1)
-      --feature NAME     also compute psnr, float_ssim, float_ms_ssim, cambi,
-                         speed_chroma, speed_temporal, float_adm, float_vif,
-                         float_motion, float_psnr, float_ansnr, float_moment,
-                         ciede or psnr_hvs (repeatable)
+      --feature NAME     also compute one of {FEATURES}
+                         (repeatable)
       --subsample N      score every Nth frame
       --threads N        CPU threads (0 = one per core)
       --backend B        auto (default: GPU if usable, else CPU), cpu, hip
@@ -101,6 +99,31 @@ wrong raw size, sizes differ with --no-scale); 4 --backend hip with no usable
 GPU; 5 a decode or read error while running, or one input ending before
 the other (the results are written); 130 interrupted (SIGINT or SIGTERM:
 the frames scored so far are written, marked interrupted); 1 anything else.";
+
+/// USAGE with the extractors `--feature` takes, from the registry,
+/// wrapped to the help's column.
+fn usage_text() -> String {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    let names = gstvmafhip::extractors::feature_names();
+    for (i, name) in names.iter().enumerate() {
+        let word = if i + 1 < names.len() {
+            format!("{name},")
+        } else {
+            (*name).to_string()
+        };
+        if !line.is_empty() && line.len() + word.len() > 52 {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&word);
+    }
+    lines.push(line);
+    let list = lines.join(&format!("\n{}", " ".repeat(25)));
+    USAGE.replace("{FEATURES}", &list)
+}
 
 /// Exit statuses (documented in USAGE and README).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -234,7 +257,7 @@ fn parse(argv: impl Iterator<Item = String>) -> Result<Args, Fail> {
         }
         match arg.as_str() {
             "--help" => {
-                println!("{USAGE}");
+                println!("{}", usage_text());
                 std::process::exit(0);
             }
             s if s.starts_with('-') && s.len() > 1 => {
@@ -347,13 +370,11 @@ fn engine_option(
         "-m" | "--model" => a.model = bare_model(val()?),
         "--feature" => {
             let f = val()?;
-            let own = gstvmafhip::vmaf::features::EXTRA_FEATURES;
-            if !matches!(f.as_str(), "psnr" | "float_ssim" | "float_ms_ssim")
-                && !own.contains(&f.as_str())
-            {
+            let known = gstvmafhip::extractors::feature_names();
+            if !known.contains(&f.as_str()) {
                 return Err(usage(format!(
-                    "--feature {f}: supported are psnr, float_ssim, float_ms_ssim, {}",
-                    own.join(", ")
+                    "--feature {f}: supported are {}",
+                    known.join(", ")
                 )));
             }
             a.features.push(f);

@@ -67,6 +67,25 @@ impl AdmScores {
     pub fn scale(&self, s: usize) -> f64 {
         f64::from(self.num[s]) / f64::from(self.den[s])
     }
+
+    /// Into `slots`: adm2, aim, adm3 (where libvmaf writes them), then the
+    /// four scales (integer ADM's and float ADM's layout alike).
+    pub fn write(
+        &self,
+        out: &mut crate::vmaf::features::RawFeatures,
+        slots: crate::extractors::Slots,
+    ) {
+        out.set(slots.at(0), self.adm2);
+        if let Some(aim) = self.aim {
+            out.set(slots.at(1), aim);
+        }
+        if let Some(adm3) = self.adm3 {
+            out.set(slots.at(2), adm3);
+        }
+        for s in 0..4 {
+            out.set(slots.at(3 + s), self.scale(s));
+        }
+    }
 }
 
 /// The four DWT bands of one image at one scale; `w`x`h` samples each.

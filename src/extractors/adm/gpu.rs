@@ -10,6 +10,7 @@
 
 #![forbid(unsafe_code)]
 
+use crate::extractors::Slots;
 use crate::extractors::adm::cpu::{
     self as adm, AdmParams, AdmScores, CmShifts, cm_finish, csf_den_finish, den_shifts,
 };
@@ -17,12 +18,23 @@ use crate::extractors::adm::tables::{
     DWT_LO_SUM, Region, div_lookup, dwt_indices, rfactors_s123_fixed, rfactors_scale0_fixed,
 };
 use crate::hip::features::{
-    Frame, Geometry, GpuExtractor, Modules, ReferenceWork, Retired, ZPair, blocks, sig,
+    Frame, Geometry, GpuExtractor, KernelSet, Modules, ReferenceWork, Retired, ZPair, blocks, sig,
     upload_table,
 };
 use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, Stream};
 use crate::vmaf::features::RawFeatures;
 use std::sync::Arc;
+
+/// Its kernel files.
+pub(crate) const KERNELS: KernelSet = KernelSet {
+    sources: &[
+        ("adm_dwt.hip", include_str!("adm_dwt.hip")),
+        ("adm_decouple.hip", include_str!("adm_decouple.hip")),
+        ("adm_cm.hip", include_str!("adm_cm.hip")),
+        ("adm_csf_den.hip", include_str!("adm_csf_den.hip")),
+    ],
+    load: |m, dev, st| Ok(Box::new(Kernels::load(m, dev, st)?)),
+};
 
 pub(crate) struct Kernels {
     dwt0_8: Kernel,
@@ -67,6 +79,7 @@ struct Scratch {
 }
 
 pub(crate) struct Adm {
+    slots: Slots,
     p: AdmParams,
     /// Input size and band size per scale.
     input: [(usize, usize); 4],
@@ -84,6 +97,7 @@ impl Adm {
         st: &Stream,
         geo: &Geometry,
         p: AdmParams,
+        slots: Slots,
     ) -> Result<Self, HipError> {
         let mut input = [(geo.w, geo.h); 4];
         let mut band = [(geo.w.div_ceil(2), geo.h.div_ceil(2)); 4];
@@ -113,6 +127,7 @@ impl Adm {
         let dwt_tables = DeviceBuffer::new(dev, table.len(), "DWT index tables")?;
         st.upload_blocking(&dwt_tables, 0, &table)?;
         Ok(Adm {
+            slots,
             p,
             input,
             band,
@@ -134,7 +149,7 @@ impl Adm {
             Some(_) => ZPair::one(src[1], &sc.bands_dis[scale]),
             None => ZPair::both(src, [&sc.bands_ref[scale], &sc.bands_dis[scale]]),
         };
-        self.dwt(&f.kernels.adm, f.stream, f.geo, scale, pictures)
+        self.dwt(f.kernels.get::<Kernels>(), f.stream, f.geo, scale, pictures)
     }
 
     /// The DWT at `scale` of the luma (scale 0) or the scale above's bands.
@@ -190,7 +205,7 @@ impl Adm {
     /// Decoupling of the distorted bands from the reference's at `scale`,
     /// with the CSF's fixed-point factors `rf`, into the slot's planes.
     fn launch_decouple(&self, f: &Frame<'_>, scale: usize, rf: [i64; 3]) -> Result<(), HipError> {
-        let (k, sc) = (&f.kernels.adm, &self.scratch[f.slot]);
+        let (k, sc) = (f.kernels.get::<Kernels>(), &self.scratch[f.slot]);
         let (bw, bh) = self.band[scale];
         let cos_sq = f64::from(adm::cos_1deg_sq());
         let e = Region::extended(bw, bh);
@@ -226,7 +241,7 @@ impl Adm {
 
     /// The contrast-masking sums of `scale` (num θ0..2, aim θ0..2).
     fn launch_masking(&self, f: &Frame<'_>, scale: usize, rf: [i64; 3]) -> Result<(), HipError> {
-        let (k, sc) = (&f.kernels.adm, &self.scratch[f.slot]);
+        let (k, sc) = (f.kernels.get::<Kernels>(), &self.scratch[f.slot]);
         let (bw, bh) = self.band[scale];
         let c = Region::core(bw, bh);
         let (top, bottom) = (c.top.max(0), c.bottom.min(bh as i32));
@@ -303,7 +318,14 @@ impl Adm {
         }
         for scale in 0..4 {
             let bands = &self.scratch[f.slot].bands_ref[scale];
-            self.launch_csf_den(&f.kernels.adm, f.stream, bands, scale, f.sums, at)?;
+            self.launch_csf_den(
+                f.kernels.get::<Kernels>(),
+                f.stream,
+                bands,
+                scale,
+                f.sums,
+                at,
+            )?;
         }
         Ok(())
     }
@@ -371,7 +393,7 @@ impl GpuExtractor for Adm {
     }
 
     fn launch_reference(&self, w: &ReferenceWork<'_>) -> Result<bool, HipError> {
-        let k = &w.kernels.adm;
+        let k = &w.kernels.get::<Kernels>();
         let den = &w.out[SHARED_DEN];
         w.stream.memset(den, 0, den.bytes(), 0)?;
         for scale in 0..4 {
@@ -412,7 +434,7 @@ impl GpuExtractor for Adm {
             aim[s] = cm_finish(s, three(cm + 3).map(|v| v as i64), bw, bh, 0.0);
             den[s] = csf_den_finish(s, three(d), bw, bh, p);
         }
-        out.adm = Some(AdmScores::finish(num, den, aim, r.geo.w, r.geo.h, p));
+        AdmScores::finish(num, den, aim, r.geo.w, r.geo.h, p).write(out, self.slots);
         Ok(())
     }
 }

@@ -246,6 +246,23 @@ pub struct CambiScores {
     pub full_reference: Option<f64>,
 }
 
+impl CambiScores {
+    /// Into `slots`: the distorted picture's banding, then, with
+    /// `full_ref`, the source's and the full-reference score.
+    pub fn write(
+        &self,
+        out: &mut crate::vmaf::features::RawFeatures,
+        slots: crate::extractors::Slots,
+    ) {
+        out.set(slots.at(0), self.distorted);
+        for (i, v) in [self.source, self.full_reference].into_iter().enumerate() {
+            if let Some(v) = v {
+                out.set(slots.at(1 + i), v);
+            }
+        }
+    }
+}
+
 /// `(window · (w + h) / 375) >> 4`, halved with the speed-up, made odd.
 fn adjust_window(window: u32, w: u32, h: u32, speedup: bool) -> u32 {
     let mut ws = ((window * (w + h)) / 375) >> 4;

@@ -8,18 +8,25 @@
 
 #![forbid(unsafe_code)]
 
+use crate::extractors::Slots;
 use crate::extractors::cambi::cpu::{
     self as cambi, CambiParams, CambiScores, CambiSetup, NUM_SCALES, combine_scales, mask_index,
     scale_sizes, topk_count,
 };
 use crate::hip::features::{
-    Frame, Geometry, GpuExtractor, Modules, Retired, blocks, sig, upload_table,
+    Frame, Geometry, GpuExtractor, KernelSet, Modules, Retired, blocks, sig, upload_table,
 };
 use crate::hip::module::ArgKind as K;
 use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, PinnedHostMem, Stream};
 use crate::vmaf::VmafError;
 use crate::vmaf::features::RawFeatures;
 use std::sync::Arc;
+
+/// Its kernel files.
+pub(crate) const KERNELS: KernelSet = KernelSet {
+    sources: &[("cambi.hip", include_str!("cambi.hip"))],
+    load: |m, dev, st| Ok(Box::new(Kernels::load(m, dev, st)?)),
+};
 
 pub(crate) struct Kernels {
     check8: Kernel,
@@ -554,6 +561,7 @@ impl CambiSlot {
 /// CAMBI for one geometry: its layout, scratch per slot, and the host
 /// memory c-values are read back into when a scale is pooled on the host.
 pub(crate) struct Cambi {
+    slots: Slots,
     layout: CambiLayout,
     scratch: Vec<CambiSlot>,
     fallback: Option<PinnedHostMem>,
@@ -566,10 +574,12 @@ impl Cambi {
         st: &Stream,
         geo: &Geometry,
         p: &CambiParams,
+        slots: Slots,
     ) -> Result<Self, VmafError> {
         let layout = CambiLayout::new(dev, st, p, geo.w, geo.h, geo.bpc)
             .map_err(|e| VmafError::TooSmall(format!("{e}")))?;
         Ok(Cambi {
+            slots,
             layout,
             scratch: Vec::new(),
             fallback: None,
@@ -609,7 +619,7 @@ impl GpuExtractor for Cambi {
 
     fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError> {
         self.layout.launch(
-            &f.kernels.cambi,
+            f.kernels.get::<Kernels>(),
             f.stream,
             &self.scratch[f.slot],
             (f.plane(0, 0), f.plane(1, 0)),
@@ -637,10 +647,9 @@ impl GpuExtractor for Cambi {
         }
         let host = self.fallback.as_ref().expect("just made");
         let mut fetch = |pic: usize, off: usize, n: usize| cs.read(r.stream, host, pic, off, n);
-        out.cambi = Some(
-            self.layout
-                .finish(r.sums, 0, self.host_pooling, &mut fetch)?,
-        );
+        self.layout
+            .finish(r.sums, 0, self.host_pooling, &mut fetch)?
+            .write(out, self.slots);
         Ok(())
     }
 

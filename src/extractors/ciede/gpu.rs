@@ -7,13 +7,22 @@
 
 #![forbid(unsafe_code)]
 
+use crate::extractors::Slots;
 use crate::extractors::ciede::cpu as ciede;
 use crate::extractors::common::float_filter_gpu::picture_bytes;
-use crate::hip::features::{Frame, Geometry, GpuExtractor, Modules, Retired, blocks, sig};
+use crate::hip::features::{
+    Frame, Geometry, GpuExtractor, KernelSet, Modules, Retired, blocks, sig,
+};
 use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel};
 use crate::vmaf::PixelFormat;
 use crate::vmaf::features::RawFeatures;
 use std::sync::Arc;
+
+/// Its kernel files.
+pub(crate) const KERNELS: KernelSet = KernelSet {
+    sources: &[("ciede.hip", include_str!("ciede.hip"))],
+    load: |m, _, _| Ok(Box::new(Kernels::load(m)?)),
+};
 
 pub(crate) struct Kernels {
     pixels8: Kernel,
@@ -39,6 +48,7 @@ struct Slot {
 }
 
 pub(crate) struct Ciede {
+    slots: Slots,
     size: (usize, usize),
     scratch: Vec<Slot>,
 }
@@ -46,8 +56,9 @@ pub(crate) struct Ciede {
 impl Ciede {
     /// The family for a stream with chroma planes (a GRAY stream's error
     /// is the CPU twin's, beside the GPU).
-    pub(crate) fn for_geometry(geo: &Geometry) -> Option<Self> {
+    pub(crate) fn for_geometry(geo: &Geometry, slots: Slots) -> Option<Self> {
         (geo.format != PixelFormat::Gray && geo.planes.len() == 3).then_some(Ciede {
+            slots,
             size: (geo.w, geo.h),
             scratch: Vec::new(),
         })
@@ -81,7 +92,7 @@ impl GpuExtractor for Ciede {
     }
 
     fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError> {
-        let (g, k) = (f.geo, &f.kernels.ciede);
+        let (g, k) = (f.geo, f.kernels.get::<Kernels>());
         let s = &self.scratch[f.slot];
         let (cw, ch) = g.planes[1];
         let (sx, sy) = match g.format {
@@ -120,7 +131,10 @@ impl GpuExtractor for Ciede {
         for c in r.extra.chunks_exact(8) {
             sum += f64::from_le_bytes(c.try_into().expect("8 bytes"));
         }
-        out.ciede = Some(ciede::score(sum, self.size.0, self.size.1));
+        out.set(
+            self.slots.at(0),
+            ciede::score(sum, self.size.0, self.size.1),
+        );
         Ok(())
     }
 }

@@ -6,9 +6,15 @@
 #![forbid(unsafe_code)]
 
 use crate::extractors::speed::cpu::float_scaler;
-use crate::hip::features::{Frame, Modules, blocks, sig, upload_table};
+use crate::hip::features::{Frame, KernelSet, Modules, blocks, sig, upload_table};
 use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, Stream};
 use std::sync::Arc;
+
+/// Its kernel files.
+pub(crate) const KERNELS: KernelSet = KernelSet {
+    sources: &[("float_filter.hip", include_str!("float_filter.hip"))],
+    load: |m, _, _| Ok(Box::new(Kernels::load(m)?)),
+};
 
 pub(crate) struct Kernels {
     to_float8: Kernel,
@@ -82,7 +88,7 @@ pub(crate) fn to_float_samples(
     n: usize,
     out: &DeviceBuffer,
 ) -> Result<(), HipError> {
-    let (g, k) = (f.geo, &f.kernels.float_filter);
+    let (g, k) = (f.geo, &f.kernels.get::<Kernels>());
     let kern = if g.bps == 1 {
         &k.to_float8
     } else {
@@ -121,7 +127,7 @@ pub(crate) fn filter(
     tmp: &DeviceBuffer,
     out: &DeviceBuffer,
 ) -> Result<(), HipError> {
-    let k = &f.kernels.float_filter;
+    let k = &f.kernels.get::<Kernels>();
     let (a, b, mode) = match src {
         Source::Samples(a) => (a, a, 0),
         Source::Squares(a) => (a, a, 1),
@@ -173,7 +179,7 @@ pub(crate) fn row_sums(
 ) -> Result<(), HipError> {
     let n = rows.len();
     f.stream.launch(
-        &f.kernels.float_filter.row_sums,
+        &f.kernels.get::<Kernels>().row_sums,
         (blocks(n), 1, 1),
         (256, 1, 1),
         0,
@@ -199,7 +205,7 @@ pub(crate) fn row_absdiff(
     (out, out_at): (&DeviceBuffer, usize),
 ) -> Result<(), HipError> {
     f.stream.launch(
-        &f.kernels.float_filter.row_absdiff,
+        &f.kernels.get::<Kernels>().row_absdiff,
         (blocks(h), 1, 1),
         (256, 1, 1),
         0,

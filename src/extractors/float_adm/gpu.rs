@@ -10,15 +10,22 @@
 
 #![forbid(unsafe_code)]
 
+use crate::extractors::Slots;
 use crate::extractors::adm::cpu::AdmScores;
 use crate::extractors::common::float_filter_gpu::{self as ff, picture_bytes};
 use crate::extractors::float_adm::cpu::{self as cpu, FloatAdmParams, Region};
 use crate::hip::features::{
-    Frame, Geometry, GpuExtractor, Modules, Retired, blocks, sig, upload_table,
+    Frame, Geometry, GpuExtractor, KernelSet, Modules, Retired, blocks, sig, upload_table,
 };
 use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, Stream};
 use crate::vmaf::features::RawFeatures;
 use std::sync::Arc;
+
+/// Its kernel files.
+pub(crate) const KERNELS: KernelSet = KernelSet {
+    sources: &[("float_adm.hip", include_str!("float_adm.hip"))],
+    load: |m, _, _| Ok(Box::new(Kernels::load(m)?)),
+};
 
 pub(crate) struct Kernels {
     dwt: Kernel,
@@ -68,6 +75,7 @@ struct Scale {
 }
 
 pub(crate) struct FloatAdm {
+    slots: Slots,
     p: FloatAdmParams,
     rcp_table: DeviceBuffer,
     scales: [Scale; 4],
@@ -80,6 +88,7 @@ impl FloatAdm {
         st: &Stream,
         geo: &Geometry,
         p: FloatAdmParams,
+        slots: Slots,
     ) -> Result<Self, HipError> {
         let (table, _) = crate::isa::recip_estimate_table();
         let rcp_table = upload_table(
@@ -102,6 +111,7 @@ impl FloatAdm {
             s
         });
         Ok(FloatAdm {
+            slots,
             p,
             rcp_table,
             scales,
@@ -144,7 +154,7 @@ impl FloatAdm {
             };
             let [bh, bv, bd] = &s.detail[side];
             f.stream.launch(
-                &f.kernels.float_adm.dwt,
+                &f.kernels.get::<Kernels>().dwt,
                 (blocks(sc.bands.0), sc.bands.1 as u32, 1),
                 (256, 1, 1),
                 0,
@@ -183,7 +193,7 @@ impl FloatAdm {
         args.push(Arg::Buf(&self.rcp_table, 0));
         args.extend(s.restored.iter().chain(&s.additive).map(|b| Arg::Buf(b, 0)));
         f.stream.launch(
-            &f.kernels.float_adm.decouple,
+            &f.kernels.get::<Kernels>().decouple,
             Self::grid(&sc.taps),
             (256, 1, 1),
             0,
@@ -199,7 +209,7 @@ impl FloatAdm {
         args.extend(rf.map(|x| Arg::F64(f64::from(x))));
         args.extend(s.csf.iter().chain(&s.masks).map(|b| Arg::Buf(b, 0)));
         f.stream.launch(
-            &f.kernels.float_adm.csf,
+            &f.kernels.get::<Kernels>().csf,
             Self::grid(&sc.taps),
             (256, 1, 1),
             0,
@@ -243,7 +253,7 @@ impl FloatAdm {
         args.push(Arg::I32(i32::from(self.p.bypass_cm)));
         args.extend(s.terms.iter().map(|b| Arg::Buf(b, 0)));
         f.stream.launch(
-            &f.kernels.float_adm.cm_terms,
+            &f.kernels.get::<Kernels>().cm_terms,
             Self::grid(r),
             (256, 1, 1),
             0,
@@ -263,7 +273,7 @@ impl FloatAdm {
         args.push(Arg::F64(self.p.p_norm));
         args.extend(s.terms.iter().map(|b| Arg::Buf(b, 0)));
         f.stream.launch(
-            &f.kernels.float_adm.den_terms,
+            &f.kernels.get::<Kernels>().den_terms,
             Self::grid(&sc.inner),
             (256, 1, 1),
             0,
@@ -354,7 +364,7 @@ impl GpuExtractor for FloatAdm {
         }
         let skip_aim = std::array::from_fn(|s| self.p.skip_aim_scale == s as i32);
         cpu::finish(&mut scores, aim, skip_aim, (r.geo.w, r.geo.h), &self.p);
-        out.float_adm = Some(scores);
+        scores.write(out, self.slots);
         Ok(())
     }
 }

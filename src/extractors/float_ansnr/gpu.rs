@@ -6,12 +6,21 @@
 
 #![forbid(unsafe_code)]
 
+use crate::extractors::Slots;
 use crate::extractors::common::float_filter_gpu::{self as ff, Taps, picture_bytes};
 use crate::extractors::float_ansnr::cpu::{dis_filter, from_sums, ref_filter};
-use crate::hip::features::{Frame, Geometry, GpuExtractor, Modules, Retired, blocks, sig};
+use crate::hip::features::{
+    Frame, Geometry, GpuExtractor, KernelSet, Modules, Retired, blocks, sig,
+};
 use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, Stream};
 use crate::vmaf::features::RawFeatures;
 use std::sync::Arc;
+
+/// Its kernel files.
+pub(crate) const KERNELS: KernelSet = KernelSet {
+    sources: &[("float_ansnr.hip", include_str!("float_ansnr.hip"))],
+    load: |m, _, _| Ok(Box::new(Kernels::load(m)?)),
+};
 
 pub(crate) struct Kernels {
     terms: Kernel,
@@ -33,15 +42,22 @@ struct Slot {
 }
 
 pub(crate) struct FloatAnsnr {
+    slots: Slots,
     taps: Taps,
     size: (usize, usize),
     scratch: Vec<Slot>,
 }
 
 impl FloatAnsnr {
-    pub(crate) fn new(dev: &Arc<Device>, st: &Stream, geo: &Geometry) -> Result<Self, HipError> {
+    pub(crate) fn new(
+        dev: &Arc<Device>,
+        st: &Stream,
+        geo: &Geometry,
+        slots: Slots,
+    ) -> Result<Self, HipError> {
         let filters = [ref_filter().to_vec(), dis_filter().to_vec()];
         Ok(FloatAnsnr {
+            slots,
             taps: Taps::upload(dev, st, &filters, "float_ansnr filters")?,
             size: (geo.w, geo.h),
             scratch: Vec::new(),
@@ -80,7 +96,7 @@ impl GpuExtractor for FloatAnsnr {
         ff::to_float(f, f.plane(0, 0), &s.pics[0])?;
         ff::to_float(f, f.plane(1, 0), &s.pics[1])?;
         f.stream.launch(
-            &f.kernels.float_ansnr.terms,
+            &f.kernels.get::<Kernels>().terms,
             (blocks(w), h as u32, 1),
             (256, 1, 1),
             0,
@@ -105,7 +121,7 @@ impl GpuExtractor for FloatAnsnr {
         let (w, h) = self.size;
         let sig = ff::add_rows(ff::floats(&r.extra[..4 * h]));
         let noise = ff::add_rows(ff::floats(&r.extra[4 * h..]));
-        out.float_ansnr = Some(from_sums(sig, noise, w, h, r.geo.bpc));
+        out.put(self.slots, &from_sums(sig, noise, w, h, r.geo.bpc));
         Ok(())
     }
 }

@@ -6,10 +6,18 @@
 
 #![forbid(unsafe_code)]
 
-use crate::extractors::float_moment::cpu::LumaSums;
-use crate::hip::features::{Frame, GpuExtractor, Modules, Retired, blocks, sig};
+use crate::extractors::Slots;
+use crate::extractors::float_moment::cpu::{LumaSums, moments};
+use crate::extractors::float_psnr::cpu::psnr_from_error_squares;
+use crate::hip::features::{Frame, GpuExtractor, KernelSet, Modules, Retired, blocks, sig};
 use crate::hip::{Arg, HipError, Kernel};
-use crate::vmaf::features::{Plan, RawFeatures, float_sums_features};
+use crate::vmaf::features::RawFeatures;
+
+/// Its kernel files.
+pub(crate) const KERNELS: KernelSet = KernelSet {
+    sources: &[("float_moment.hip", include_str!("float_moment.hip"))],
+    load: |m, _, _| Ok(Box::new(Kernels::load(m)?)),
+};
 
 pub(crate) struct Kernels {
     sums8: Kernel,
@@ -27,21 +35,30 @@ impl Kernels {
     }
 }
 
-/// float_psnr and float_moment, as `plan` asks for them.
+/// What the luma sums give: float_psnr's value, or float_moment's four.
+#[derive(Clone, Copy)]
+pub(crate) enum Gives {
+    Psnr(usize),
+    Moments(Slots),
+}
+
+/// float_psnr or float_moment from the same luma sums.
 pub(crate) struct FloatMoment {
-    plan: Plan,
+    gives: Gives,
 }
 
 impl FloatMoment {
-    /// The family for `plan`, if it asks for float_psnr or float_moment.
-    pub(crate) fn for_plan(plan: &Plan) -> Option<Self> {
-        (plan.float_psnr || plan.float_moment).then(|| FloatMoment { plan: plan.clone() })
+    pub(crate) fn new(gives: Gives) -> Self {
+        FloatMoment { gives }
     }
 }
 
 impl GpuExtractor for FloatMoment {
     fn stage(&self) -> &'static str {
-        "float_moment"
+        match self.gives {
+            Gives::Psnr(_) => "float_psnr",
+            Gives::Moments(_) => "float_moment",
+        }
     }
 
     fn sum_words(&self) -> usize {
@@ -49,7 +66,7 @@ impl GpuExtractor for FloatMoment {
     }
 
     fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError> {
-        let (g, k) = (f.geo, &f.kernels.float_moment);
+        let (g, k) = (f.geo, f.kernels.get::<Kernels>());
         let kern = if g.bps == 1 { &k.sums8 } else { &k.sums16 };
         f.stream.launch(
             kern,
@@ -74,7 +91,13 @@ impl GpuExtractor for FloatMoment {
             squares: [s[2], s[3]],
             error_squares: s[4],
         };
-        float_sums_features(&self.plan, &sums, (r.geo.w, r.geo.h, r.geo.bpc), out);
+        let (w, h, bpc) = (r.geo.w, r.geo.h, r.geo.bpc);
+        match self.gives {
+            Gives::Psnr(slot) => {
+                out.set(slot, psnr_from_error_squares(sums.error_squares, w, h, bpc))
+            }
+            Gives::Moments(slots) => out.put(slots, &moments(&sums, w, h, bpc)),
+        }
         Ok(())
     }
 }

@@ -8,6 +8,7 @@
 
 #![forbid(unsafe_code)]
 
+use crate::extractors::Slots;
 use crate::extractors::common::float_filter_gpu::{self as ff, Source, Taps, picture_bytes};
 use crate::extractors::float_motion::cpu::{FloatMotionParams, filter_for_size, half};
 use crate::extractors::speed::cpu::ScaleMethod;
@@ -42,6 +43,7 @@ impl PlaneSad {
 }
 
 pub(crate) struct FloatMotion {
+    slots: Slots,
     p: FloatMotionParams,
     taps: Taps,
     planes: Vec<PlaneSad>,
@@ -56,6 +58,7 @@ impl FloatMotion {
         st: &Stream,
         geo: &Geometry,
         p: FloatMotionParams,
+        slots: Slots,
     ) -> Result<Option<Self>, HipError> {
         let gray = geo.format == PixelFormat::Gray || geo.planes.len() < p.planes();
         if p.check(geo.w, gray).is_err() {
@@ -79,6 +82,7 @@ impl FloatMotion {
         }
         let filter = filter_for_size(p.filter_size).to_vec();
         Ok(Some(FloatMotion {
+            slots,
             p,
             taps: Taps::upload(dev, st, &[filter], "float_motion filter")?,
             planes,
@@ -196,7 +200,7 @@ impl GpuExtractor for FloatMotion {
     /// Each plane's mean (plus its half's), added in double.
     fn finish(&mut self, r: &Retired<'_>, out: &mut RawFeatures) -> Result<(), HipError> {
         if !r.computed {
-            out.float_motion = Some(0.0);
+            out.set(self.slots.at(0), 0.0);
             return Ok(());
         }
         let rows =
@@ -212,7 +216,7 @@ impl GpuExtractor for FloatMotion {
             score += f64::from(sad);
             at += plane.rows();
         }
-        out.float_motion = Some(score * self.p.temporal.fps_weight);
+        out.set(self.slots.at(0), score * self.p.temporal.fps_weight);
         Ok(())
     }
 }

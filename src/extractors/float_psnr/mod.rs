@@ -1,1 +1,74 @@
+//! libvmaf's `float_psnr`: the float path's luma PSNR. Its GPU twin is
+//! float_moment's luma sums, of which it needs one.
+
 pub mod cpu;
+
+use super::common::options::{OptSpec, Resolved};
+use super::{Config, CpuTwin, Extractor, GpuRefusal, NO_OPTIONS, Output, Slots};
+use crate::extractors::float_moment::{cpu::luma_sums, gpu as moment_gpu};
+use crate::hip::features::{GpuExtractor, GpuSetup, KernelSet};
+use crate::vmaf::FrameJob;
+use crate::vmaf::features::RawFeatures;
+
+pub static FLOAT_PSNR: FloatPsnr = FloatPsnr;
+
+pub struct FloatPsnr;
+
+/// It has no options that change numbers.
+#[derive(Debug)]
+struct Psnr;
+
+impl Extractor for FloatPsnr {
+    fn name(&self) -> &'static str {
+        "float_psnr"
+    }
+    fn options(&self) -> &'static [OptSpec] {
+        NO_OPTIONS
+    }
+    fn provides(&self) -> &'static [(&'static str, usize)] {
+        &[("float_psnr", 0)]
+    }
+    fn configure(&self, _o: &Resolved) -> Result<Box<dyn Config>, String> {
+        Ok(Box::new(Psnr))
+    }
+    fn kernels(&self) -> &'static [&'static KernelSet] {
+        &[&moment_gpu::KERNELS]
+    }
+}
+
+impl Config for Psnr {
+    fn outputs(&self) -> usize {
+        1
+    }
+    fn names(&self, _chroma: bool) -> Vec<Output> {
+        vec![Output::now(0, "float_psnr")]
+    }
+    fn cpu(&self, slots: Slots, _threads: usize) -> Box<dyn CpuTwin> {
+        Box::new(PsnrCpu { slot: slots.at(0) })
+    }
+    fn gpu(
+        &self,
+        slots: Slots,
+        _s: &GpuSetup<'_>,
+    ) -> Result<Option<Box<dyn GpuExtractor>>, GpuRefusal> {
+        Ok(Some(Box::new(moment_gpu::FloatMoment::new(
+            moment_gpu::Gives::Psnr(slots.at(0)),
+        ))))
+    }
+}
+
+struct PsnrCpu {
+    slot: usize,
+}
+
+impl CpuTwin for PsnrCpu {
+    fn extract(&mut self, job: &FrameJob, out: &mut RawFeatures) {
+        let (r, d) = (&job.reference, &job.distorted);
+        let (w, h) = (r.width(), r.height());
+        let sums = luma_sums(&r.luma().data, &d.luma().data, w, h);
+        out.set(
+            self.slot,
+            cpu::psnr_from_error_squares(sums.error_squares, w, h, r.bpc),
+        );
+    }
+}

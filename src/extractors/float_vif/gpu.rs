@@ -8,14 +8,23 @@
 
 #![forbid(unsafe_code)]
 
+use crate::extractors::Slots;
 use crate::extractors::common::float_filter::gaussian_filter;
 use crate::extractors::common::float_filter_gpu::{self as ff, Source, Taps, picture_bytes};
 use crate::extractors::float_vif::cpu::{FloatVifParams, FloatVifSums};
 use crate::extractors::speed::gpu::Prescale;
-use crate::hip::features::{Frame, Geometry, GpuExtractor, Modules, Retired, blocks, sig};
+use crate::hip::features::{
+    Frame, Geometry, GpuExtractor, KernelSet, Modules, Retired, blocks, sig,
+};
 use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, Stream};
 use crate::vmaf::features::RawFeatures;
 use std::sync::Arc;
+
+/// Its kernel files.
+pub(crate) const KERNELS: KernelSet = KernelSet {
+    sources: &[("float_vif.hip", include_str!("float_vif.hip"))],
+    load: |m, _, _| Ok(Box::new(Kernels::load(m)?)),
+};
 
 pub(crate) struct Kernels {
     decimate: Kernel,
@@ -46,6 +55,7 @@ struct Slot {
 }
 
 pub(crate) struct FloatVif {
+    slots: Slots,
     p: FloatVifParams,
     taps: Taps,
     /// Scale 0 is the prescaled size.
@@ -63,6 +73,7 @@ impl FloatVif {
         st: &Stream,
         geo: &Geometry,
         p: FloatVifParams,
+        slots: Slots,
     ) -> Result<Option<Self>, HipError> {
         let Ok(scaled) = p.scaled_size(geo.w, geo.h) else {
             return Ok(None);
@@ -81,6 +92,7 @@ impl FloatVif {
             Some(Prescale::upload(dev, st, p.method, input, scaled)?)
         };
         Ok(Some(FloatVif {
+            slots,
             p,
             taps: Taps::upload(dev, st, &filters, "float_vif filters")?,
             sizes,
@@ -128,7 +140,7 @@ impl FloatVif {
                 mu,
             )?;
             f.stream.launch(
-                &f.kernels.float_vif.decimate,
+                &f.kernels.get::<Kernels>().decimate,
                 (blocks(w / 2), (h / 2) as u32, 1),
                 (256, 1, 1),
                 0,
@@ -168,7 +180,7 @@ impl FloatVif {
         let sigma_max_inv = (f64::from((nsq as f32).powf(2.0)) / (255.0 * 255.0)) as f32;
         let n = w * h;
         f.stream.launch(
-            &f.kernels.float_vif.statistic,
+            &f.kernels.get::<Kernels>().statistic,
             (blocks(n), 1, 1),
             (256, 1, 1),
             0,
@@ -265,7 +277,7 @@ impl GpuExtractor for FloatVif {
                 |k: usize| ff::add_rows(ff::floats(&r.extra[at + 4 * k * h..at + 4 * (k + 1) * h]));
             (sums.num[scale], sums.den[scale]) = (rows(0), rows(1));
         }
-        out.float_vif = Some(sums.scores(&self.p));
+        out.put(self.slots, &sums.scores(&self.p));
         Ok(())
     }
 }

@@ -7,12 +7,19 @@
 
 #![forbid(unsafe_code)]
 
+use crate::extractors::Slots;
 use crate::extractors::motion::cpu::{self as motion, MotionParams};
 use crate::hip::features::{
-    Frame, Geometry, GpuExtractor, Modules, ReferenceWork, Retired, blocks, sig,
+    Frame, Geometry, GpuExtractor, KernelSet, Modules, ReferenceWork, Retired, blocks, sig,
 };
 use crate::hip::{Arg, DeviceBuffer, HipError, Kernel, Stream};
 use crate::vmaf::features::RawFeatures;
+
+/// Its kernel file.
+pub(crate) const KERNELS: KernelSet = KernelSet {
+    sources: &[("motion_sad.hip", include_str!("motion_sad.hip"))],
+    load: |m, _, _| Ok(Box::new(Kernels::load(m)?)),
+};
 
 pub(crate) struct Kernels {
     sad8: Kernel,
@@ -32,11 +39,12 @@ impl Kernels {
 
 pub(crate) struct Motion {
     p: MotionParams,
+    slots: Slots,
 }
 
 impl Motion {
-    pub(crate) fn new(p: MotionParams) -> Self {
-        Motion { p }
+    pub(crate) fn new(p: MotionParams, slots: Slots) -> Self {
+        Motion { p, slots }
     }
 }
 
@@ -50,7 +58,7 @@ fn sad(
     out: &DeviceBuffer,
     at: usize,
 ) -> Result<(), HipError> {
-    let k = &kernels.motion;
+    let k = kernels.get::<Kernels>();
     let kern = if g.bps == 1 { &k.sad8 } else { &k.sad16 };
     let shift = if g.bpc == 8 { 8 } else { i32::from(g.bpc) };
     // Rows per block: one block sum for several rows.
@@ -130,11 +138,12 @@ impl GpuExtractor for Motion {
     }
 
     fn finish(&mut self, r: &Retired<'_>, out: &mut RawFeatures) -> Result<(), HipError> {
-        out.motion_sad = Some(if r.computed {
+        let sad = if r.computed {
             motion::sad_score(r.sums[0], r.geo.w, r.geo.h, &self.p)
         } else {
             0.0
-        });
+        };
+        out.set(self.slots.at(0), sad);
         Ok(())
     }
 }

@@ -4,10 +4,17 @@
 
 #![forbid(unsafe_code)]
 
+use crate::extractors::Slots;
 use crate::extractors::psnr::cpu as psnr;
-use crate::hip::features::{Frame, GpuExtractor, Modules, Retired, blocks, sig};
+use crate::hip::features::{Frame, GpuExtractor, KernelSet, Modules, Retired, blocks, sig};
 use crate::hip::{Arg, HipError, Kernel};
 use crate::vmaf::features::RawFeatures;
+
+/// Its kernel files.
+pub(crate) const KERNELS: KernelSet = KernelSet {
+    sources: &[("psnr_sse.hip", include_str!("psnr_sse.hip"))],
+    load: |m, _, _| Ok(Box::new(Kernels::load(m)?)),
+};
 
 pub(crate) struct Kernels {
     sse8: Kernel,
@@ -25,7 +32,9 @@ impl Kernels {
     }
 }
 
-pub(crate) struct Psnr;
+pub(crate) struct Psnr {
+    pub(crate) slots: Slots,
+}
 
 impl GpuExtractor for Psnr {
     fn stage(&self) -> &'static str {
@@ -39,7 +48,7 @@ impl GpuExtractor for Psnr {
 
     /// One launch per plane uploaded.
     fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError> {
-        let (g, k) = (f.geo, &f.kernels.psnr);
+        let (g, k) = (f.geo, f.kernels.get::<Kernels>());
         for (p, &(pw, ph)) in g.planes.iter().enumerate() {
             let kern = if g.bps == 1 { &k.sse8 } else { &k.sse16 };
             f.stream.launch(
@@ -61,11 +70,12 @@ impl GpuExtractor for Psnr {
 
     fn finish(&mut self, r: &Retired<'_>, out: &mut RawFeatures) -> Result<(), HipError> {
         let g = r.geo;
-        let mut v = [0.0; 3];
         for (p, &(pw, ph)) in g.planes.iter().enumerate() {
-            v[p] = psnr::psnr_from_sse(r.sums[p], pw, ph, g.bpc);
+            out.set(
+                self.slots.at(p),
+                psnr::psnr_from_sse(r.sums[p], pw, ph, g.bpc),
+            );
         }
-        out.psnr = Some(v);
         Ok(())
     }
 }

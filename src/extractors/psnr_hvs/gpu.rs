@@ -7,16 +7,23 @@
 
 #![forbid(unsafe_code)]
 
+use crate::extractors::Slots;
 use crate::extractors::psnr_hvs::cpu::{
     block_starts, csf_tables, from_planes, mask_table, plane_from_sum,
 };
 use crate::hip::features::{
-    Frame, Geometry, GpuExtractor, Modules, Retired, blocks, sig, upload_table,
+    Frame, Geometry, GpuExtractor, KernelSet, Modules, Retired, blocks, sig, upload_table,
 };
 use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, Stream};
 use crate::vmaf::PixelFormat;
 use crate::vmaf::features::RawFeatures;
 use std::sync::Arc;
+
+/// Its kernel files.
+pub(crate) const KERNELS: KernelSet = KernelSet {
+    sources: &[("psnr_hvs.hip", include_str!("psnr_hvs.hip"))],
+    load: |m, _, _| Ok(Box::new(Kernels::load(m)?)),
+};
 
 pub(crate) struct Kernels {
     terms8: Kernel,
@@ -50,6 +57,7 @@ struct Slot {
 }
 
 pub(crate) struct PsnrHvs {
+    slots: Slots,
     planes: [PlaneBlocks; 3],
     /// Per plane its CSF table then its mask table (128 floats).
     tables: DeviceBuffer,
@@ -63,6 +71,7 @@ impl PsnrHvs {
         dev: &Arc<Device>,
         st: &Stream,
         geo: &Geometry,
+        slots: Slots,
     ) -> Result<Option<Self>, HipError> {
         if geo.format == PixelFormat::Gray || geo.planes.len() != 3 || geo.bpc > 12 {
             return Ok(None);
@@ -88,6 +97,7 @@ impl PsnrHvs {
             "psnr_hvs tables",
         )?;
         Ok(Some(PsnrHvs {
+            slots,
             planes,
             tables,
             scratch: Vec::new(),
@@ -123,7 +133,7 @@ impl GpuExtractor for PsnrHvs {
     }
 
     fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError> {
-        let (g, k) = (f.geo, &f.kernels.psnr_hvs);
+        let (g, k) = (f.geo, f.kernels.get::<Kernels>());
         let s = &self.scratch[f.slot];
         let kern = if g.bps == 1 { &k.terms8 } else { &k.terms16 };
         let mut at = 0;
@@ -165,7 +175,7 @@ impl GpuExtractor for PsnrHvs {
         let sum =
             |p: usize| f32::from_le_bytes(r.extra[4 * p..4 * p + 4].try_into().expect("4 bytes"));
         let s = [0, 1, 2].map(|p| plane_from_sum(sum(p), self.planes[p].count, r.geo.bpc));
-        out.psnr_hvs = Some(from_planes(s));
+        out.put(self.slots, &from_planes(s));
         Ok(())
     }
 }

@@ -6,18 +6,25 @@
 
 #![forbid(unsafe_code)]
 
+use crate::extractors::Slots;
 use crate::extractors::speed::cpu::{
     self as speed, AxisTaps, Dims, RawStats, ScaleMethod, SpeedParams, axis_taps, frame_scores,
     temporal_score,
 };
 use crate::hip::features::{
-    Frame, Geometry, GpuExtractor, Modules, Retired, blocks, sig, upload_table,
+    Frame, Geometry, GpuExtractor, KernelSet, Modules, Retired, blocks, sig, upload_table,
 };
 use crate::hip::module::ArgKind as K;
 use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, Stream};
 use crate::vmaf::VmafError;
 use crate::vmaf::features::RawFeatures;
 use std::sync::Arc;
+
+/// Its kernel files.
+pub(crate) const KERNELS: KernelSet = KernelSet {
+    sources: &[("speed.hip", include_str!("speed.hip"))],
+    load: |m, _, _| Ok(Box::new(Kernels::load(m)?)),
+};
 
 pub(crate) struct Kernels {
     small8: Kernel,
@@ -333,7 +340,7 @@ impl SpeedImages {
     fn run(&self, f: &Frame<'_>, planes: [&DeviceBuffer; 4]) -> Result<(), HipError> {
         let ss = &self.scratch[f.slot];
         self.layout
-            .launch(&f.kernels.speed, f.stream, ss, planes, f.geo.bps)?;
+            .launch(f.kernels.get::<Kernels>(), f.stream, ss, planes, f.geo.bps)?;
         f.read_back_extra(&ss.stats, self.layout.result_bytes())
     }
 }
@@ -341,6 +348,7 @@ impl SpeedImages {
 /// speed_chroma for one geometry.
 pub(crate) struct Speed {
     images: SpeedImages,
+    slots: Slots,
 }
 
 impl Speed {
@@ -349,6 +357,7 @@ impl Speed {
         st: &Stream,
         geo: &Geometry,
         p: &SpeedParams,
+        slots: Slots,
     ) -> Result<Self, VmafError> {
         let Some((cw, ch)) = geo.format.chroma_size(geo.w, geo.h) else {
             return Err(VmafError::Unsupported(
@@ -359,6 +368,7 @@ impl Speed {
             .map_err(|e| VmafError::TooSmall(format!("{e}")))?;
         Ok(Speed {
             images: SpeedImages::new(layout),
+            slots,
         })
     }
 }
@@ -398,7 +408,7 @@ impl GpuExtractor for Speed {
     fn finish(&mut self, r: &Retired<'_>, out: &mut RawFeatures) -> Result<(), HipError> {
         let l = &self.images.layout;
         let raw: [RawStats; 4] = l.raw_stats(r.extra);
-        out.speed_chroma = Some(frame_scores(&raw, &l.dims, &l.p));
+        out.put(self.slots, &frame_scores(&raw, &l.dims, &l.p));
         Ok(())
     }
 }
@@ -406,6 +416,7 @@ impl GpuExtractor for Speed {
 /// speed_temporal for one geometry.
 pub(crate) struct SpeedTemporal {
     images: SpeedImages,
+    slots: Slots,
     use_ref_diff: bool,
 }
 
@@ -418,6 +429,7 @@ impl SpeedTemporal {
         st: &Stream,
         geo: &Geometry,
         (p, use_ref_diff): (&SpeedParams, bool),
+        slots: Slots,
     ) -> Result<Option<Self>, HipError> {
         if p.dims(geo.w, geo.h).is_err() {
             return Ok(None);
@@ -425,6 +437,7 @@ impl SpeedTemporal {
         let layout = SpeedLayout::new(dev, st, (p, Images::Temporal), geo.w, geo.h, geo.bpc)?;
         Ok(Some(SpeedTemporal {
             images: SpeedImages::new(layout),
+            slots,
             use_ref_diff,
         }))
     }
@@ -467,13 +480,14 @@ impl GpuExtractor for SpeedTemporal {
     }
 
     fn finish(&mut self, r: &Retired<'_>, out: &mut RawFeatures) -> Result<(), HipError> {
-        out.speed_temporal = Some(if r.computed {
+        let score = if r.computed {
             let l = &self.images.layout;
             let raw: [RawStats; 2] = l.raw_stats(r.extra);
             temporal_score(&raw, &l.dims, &l.p)
         } else {
             0.0
-        });
+        };
+        out.set(self.slots.at(0), score);
         Ok(())
     }
 }
@@ -542,7 +556,7 @@ impl Prescale {
     ) -> Result<(), HipError> {
         let (dw, dh) = self.to;
         f.stream.launch(
-            &f.kernels.speed.scale,
+            &f.kernels.get::<Kernels>().scale,
             (blocks(dw), dh as u32, 1),
             (256, 1, 1),
             0,

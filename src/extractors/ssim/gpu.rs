@@ -13,11 +13,17 @@ use crate::extractors::ssim::cpu::{
     ssim_factor, ssim_size, terms_from_sums,
 };
 use crate::hip::features::{
-    Frame, Geometry, GpuExtractor, Modules, Retired, blocks, sig, upload_table,
+    Frame, Geometry, GpuExtractor, KernelSet, Modules, Retired, blocks, sig, upload_table,
 };
 use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, Stream};
-use crate::vmaf::features::{Plan, RawFeatures};
+use crate::vmaf::features::RawFeatures;
 use std::sync::Arc;
+
+/// Its kernel files.
+pub(crate) const KERNELS: KernelSet = KernelSet {
+    sources: &[("ssim.hip", include_str!("ssim.hip"))],
+    load: |m, _, _| Ok(Box::new(Kernels::load(m)?)),
+};
 
 pub(crate) struct Kernels {
     to_float8: Kernel,
@@ -74,6 +80,8 @@ impl Slot {
 }
 
 pub(crate) struct Ssim {
+    /// The slots of float_ssim and float_ms_ssim, where this family gives them.
+    out: (Option<usize>, Option<usize>),
     input: (usize, usize),
     scaler: f32,
     /// float_ssim's map size and downscale factor, when asked and large enough.
@@ -88,23 +96,27 @@ pub(crate) struct Ssim {
 }
 
 impl Ssim {
-    /// The family of `plan`, if it asks for float_ssim or float_ms_ssim.
+    /// The family giving float_ssim and float_ms_ssim into the slots
+    /// `out` names (either or both).
     pub(crate) fn new(
         dev: &Arc<Device>,
         st: &Stream,
         geo: &Geometry,
-        plan: &Plan,
+        out: (Option<usize>, Option<usize>),
     ) -> Result<Option<Self>, HipError> {
-        if !(plan.ssim || plan.ms_ssim) {
+        if out == (None, None) {
             return Ok(None);
         }
         let (w, h) = (geo.w, geo.h);
         let factor = ssim_factor(w, h);
-        let ssim = ssim_size(w, h).filter(|_| plan.ssim).map(|s| (s, factor));
-        let ms = ms_ssim_sizes(w, h).filter(|_| plan.ms_ssim);
+        let ssim = ssim_size(w, h)
+            .filter(|_| out.0.is_some())
+            .map(|s| (s, factor));
+        let ms = ms_ssim_sizes(w, h).filter(|_| out.1.is_some());
         let floats =
             |v: &[f32], what| upload_table(dev, st, v, |x: f32| x.to_le_bytes().to_vec(), what);
         Ok(Some(Ssim {
+            out,
             input: (w, h),
             scaler: float_scaler(geo.bpc),
             ssim,
@@ -141,7 +153,7 @@ impl Ssim {
         (out, to): (&DeviceBuffer, (usize, usize)),
     ) -> Result<(), HipError> {
         f.stream.launch(
-            &f.kernels.ssim.decimate,
+            &f.kernels.get::<Kernels>().decimate,
             (blocks(to.0), to.1 as u32, 1),
             (256, 1, 1),
             0,
@@ -167,7 +179,7 @@ impl Ssim {
         (w, h): (usize, usize),
         at: usize,
     ) -> Result<(), HipError> {
-        let (s, k) = (&self.scratch[f.slot], &f.kernels.ssim);
+        let (s, k) = (&self.scratch[f.slot], f.kernels.get::<Kernels>());
         let (dw, dh) = map_size((w, h));
         let [r, d] = pics;
         for (i, (a, b, mode)) in [(r, r, 0), (d, d, 0), (r, r, 1), (d, d, 1), (r, d, 2)]
@@ -213,7 +225,7 @@ impl Ssim {
 
     /// Both luma pictures as floats into the slot's pictures.
     fn to_float(&self, f: &Frame<'_>) -> Result<(), HipError> {
-        let (g, k) = (f.geo, &f.kernels.ssim);
+        let (g, k) = (f.geo, f.kernels.get::<Kernels>());
         let kern = if g.bps == 1 {
             &k.to_float8
         } else {
@@ -347,15 +359,15 @@ impl GpuExtractor for Ssim {
             at += dh;
             terms_from_sums(sums, dw * dh)
         };
-        if let Some((size, _)) = self.ssim {
-            out.ssim = Some(f64::from(terms(size).0));
+        if let (Some((size, _)), Some(slot)) = (self.ssim, self.out.0) {
+            out.set(slot, f64::from(terms(size).0));
         }
-        if let Some(ms) = self.ms {
+        if let (Some(ms), Some(slot)) = (self.ms, self.out.1) {
             let t: [(f32, f32, f32); 5] = std::array::from_fn(|s| {
                 let (_, l, c, st) = terms(ms[s]);
                 (l, c, st)
             });
-            out.ms_ssim = Some(ms_ssim_from_terms(&t));
+            out.set(slot, ms_ssim_from_terms(&t));
         }
         Ok(())
     }

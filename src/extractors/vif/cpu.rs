@@ -308,6 +308,11 @@ impl VifScales {
     pub fn score(&self, scale: usize) -> f64 {
         f64::from(self.num[scale] / self.den[scale])
     }
+
+    /// The four scales' scores.
+    pub fn scores(&self) -> [f64; 4] {
+        [0, 1, 2, 3].map(|s| self.score(s))
+    }
 }
 
 impl Vif {

@@ -10,13 +10,23 @@
 
 #![forbid(unsafe_code)]
 
+use crate::extractors::Slots;
 use crate::extractors::vif::cpu::{VifAccum, VifScales, VifShifts, log2_table};
 use crate::hip::features::{
-    Frame, Geometry, GpuExtractor, Modules, ReferenceWork, Retired, ZPair, blocks, sig,
+    Frame, Geometry, GpuExtractor, KernelSet, Modules, ReferenceWork, Retired, ZPair, blocks, sig,
 };
 use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, Stream, u16_bytes};
 use crate::vmaf::features::RawFeatures;
 use std::sync::Arc;
+
+/// Its kernel files.
+pub(crate) const KERNELS: KernelSet = KernelSet {
+    sources: &[
+        ("vif_statistic.hip", include_str!("vif_statistic.hip")),
+        ("vif_decimate.hip", include_str!("vif_decimate.hip")),
+    ],
+    load: |m, dev, st| Ok(Box::new(Kernels::load(m, dev, st)?)),
+};
 
 pub(crate) struct Kernels {
     /// The statistic of a lone pair, by bytes per sample (1, 2).
@@ -61,6 +71,7 @@ type Pair = [DeviceBuffer; 2];
 
 pub(crate) struct Vif {
     egl: f64,
+    slots: Slots,
     /// Image sizes of the four scales.
     sizes: [(usize, usize); 4],
     /// Bytes of one scale image (scale 1's size, 16 bits a sample).
@@ -71,11 +82,12 @@ pub(crate) struct Vif {
 }
 
 impl Vif {
-    pub(crate) fn new(egl: f64, geo: &Geometry) -> Self {
+    pub(crate) fn new(egl: f64, geo: &Geometry, slots: Slots) -> Self {
         let sizes = Self::sizes(geo.w, geo.h);
         let (w1, h1) = sizes[1];
         Vif {
             egl,
+            slots,
             sizes,
             image_bytes: w1 * h1 * 2,
             scratch: Vec::new(),
@@ -103,7 +115,7 @@ impl Vif {
             _ => [&bufs[scale - 2][0], &bufs[scale - 2][1]],
         };
         let (stream, geo) = (f.stream, f.geo);
-        let k = &f.kernels.vif;
+        let k = f.kernels.get::<Kernels>();
         let pictures = match f.shared {
             Some(_) => ZPair::one(src[1], &out[1]),
             None => ZPair::both(src, [&out[0], &out[1]]),
@@ -114,7 +126,7 @@ impl Vif {
     /// The statistic of `scale` into its four sums: of both pictures, or
     /// of the distorted one beside the reference's moments.
     fn launch_statistic(&self, f: &Frame<'_>, scale: usize) -> Result<(), HipError> {
-        let (g, k) = (f.geo, &f.kernels.vif);
+        let (g, k) = (f.geo, f.kernels.get::<Kernels>());
         let [a, b] = &self.scratch[f.slot];
         let (r, d) = match scale {
             0 => (f.plane(0, 0), f.plane(1, 0)),
@@ -269,7 +281,7 @@ impl GpuExtractor for Vif {
     }
 
     fn launch_reference(&self, w: &ReferenceWork<'_>) -> Result<bool, HipError> {
-        let k = &w.kernels.vif;
+        let k = w.kernels.get::<Kernels>();
         let mut image = &w.reference[0];
         for scale in 0..4 {
             if scale > 0 {
@@ -310,7 +322,7 @@ impl GpuExtractor for Vif {
             };
             (v.num[s], v.den[s]) = acc.num_den();
         }
-        out.vif = Some(v);
+        out.put(self.slots, &v.scores());
         Ok(())
     }
 }

@@ -1,60 +1,54 @@
 //! The extractors that run on the CPU beside the GPU work, by their CPU
-//! twins: whatever `extractors_for` left to it, the extractors whose
-//! kernels do not take the stream (ciede and psnr_hvs on GRAY, psnr_hvs
-//! past 12 bits, speed_temporal on pictures too small for its blocks,
-//! float_vif's and float_motion's scalings that libvmaf refuses), where the
-//! CPU twin gives libvmaf's error or its numbers.
+//! twins: whatever `extractors_for` left to it, the extractors without a
+//! GPU twin or whose twin declined the stream (its kernels do not take it),
+//! where the CPU twin gives libvmaf's error or its numbers.
 //! They read the host pictures, or, for pictures in GPU memory, the
 //! uploaded planes read back.
 
 #![forbid(unsafe_code)]
 
 use super::{Frame, Geometry, GpuExtractor, Retired};
+use crate::extractors::History;
 use crate::hip::{HipError, PinnedHostMem};
-use crate::vmaf::features::{FloatScratch, Plan, RawFeatures, chroma_extras, float_extras};
+use crate::vmaf::FrameJob;
+use crate::vmaf::features::{Configured, CpuExtractor, RawFeatures};
 use crate::vmaf::picture::{Frame as HostFrame, OwnedPlane};
+use std::sync::Arc;
 
 pub(super) struct Host {
-    plan: Plan,
+    twins: CpuExtractor,
+    reads_chroma: bool,
+    every_frame: bool,
+    history: History,
     /// Per slot: the frame's values, until it retires.
     results: Vec<RawFeatures>,
     /// Host copies of the uploaded planes, for pictures in GPU memory.
     planes: Option<PinnedHostMem>,
-    /// The temporal extractors' scratch, and the pictures of the frame
-    /// before (reference, distorted).
-    floats: FloatScratch,
-    prev: Option<[HostFrame; 2]>,
-    /// The engine's one submitting thread runs this family: psnr_hvs
-    /// shares its blocks over the machine's cores.
-    threads: usize,
+    /// The pictures of the frames before: reference one and two back,
+    /// distorted one back.
+    prev: [Option<Arc<HostFrame>>; 3],
 }
 
 impl Host {
-    /// The host family of `plan`, if it asks for any of its extractors.
-    pub(super) fn for_plan(plan: &Plan) -> Option<Self> {
-        let wanted = plan.float_psnr
-            || plan.float_ansnr
-            || plan.float_moment
-            || plan.ciede
-            || plan.psnr_hvs
-            || plan.float_adm.is_some()
-            || plan.float_vif.is_some()
-            || plan.float_motion.is_some()
-            || plan.speed_temporal.is_some();
-        wanted.then(|| Host {
-            plan: plan.clone(),
+    /// The CPU twins of `extractors`, for frames of `slots` slots. The
+    /// engine's one submitting thread runs this family: a twin may share a
+    /// frame's work over the machine's cores.
+    pub(super) fn new(slots: usize, extractors: Vec<&Configured>) -> Self {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let history = extractors
+            .iter()
+            .fold(History::default(), |h, c| h.max(c.config.history()));
+        Host {
+            reads_chroma: extractors.iter().any(|c| c.config.reads_chroma()),
+            every_frame: extractors
+                .iter()
+                .any(|c| c.config.every_frame() || c.config.history() != History::default()),
+            history,
+            twins: CpuExtractor::of(slots, extractors.into_iter(), threads),
             results: Vec::new(),
             planes: None,
-            floats: FloatScratch::default(),
-            prev: None,
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        })
-    }
-
-    /// Whether one of its extractors reads chroma (ciede, psnr_hvs,
-    /// float_motion with `motion_add_uv`).
-    fn reads_chroma(&self) -> bool {
-        self.plan.ciede || self.plan.psnr_hvs || self.plan.float_motion.is_some_and(|p| p.add_uv)
+            prev: [None, None, None],
+        }
     }
 
     /// The uploaded planes (luma, and chroma when it reads chroma) of the
@@ -63,11 +57,7 @@ impl Host {
     fn frames_from_device(&mut self, f: &Frame<'_>) -> Result<[HostFrame; 2], HipError> {
         let g = f.geo;
         // Chroma only for the extractors that read it.
-        let n = if self.reads_chroma() {
-            g.planes.len()
-        } else {
-            1
-        };
+        let n = if self.reads_chroma { g.planes.len() } else { 1 };
         let sizes: Vec<usize> = g.planes[..n].iter().map(|&(w, h)| w * h * g.bps).collect();
         let total: usize = 2 * sizes.iter().sum::<usize>();
         if self
@@ -123,10 +113,10 @@ impl GpuExtractor for Host {
         "host"
     }
 
-    /// float_motion scores the frames `subsample` skips too, and
-    /// speed_temporal reads the frame before each scored one.
+    /// Extractors that score the frames `subsample` skips too, or read the
+    /// frames before each scored one.
     fn every_frame(&self) -> bool {
-        self.plan.float_motion.is_some() || self.plan.speed_temporal.is_some()
+        self.every_frame
     }
 
     fn add_slot(&mut self, _dev: &std::sync::Arc<crate::hip::Device>) -> Result<(), HipError> {
@@ -139,63 +129,49 @@ impl GpuExtractor for Host {
         let [rf, df] = if input.reference.on_device() || input.distorted.on_device() {
             self.frames_from_device(f)?
         } else {
-            let chroma = self.reads_chroma();
             [
-                HostFrame::from_picture(input.reference, chroma),
-                HostFrame::from_picture(input.distorted, chroma),
+                HostFrame::from_picture(input.reference, self.reads_chroma),
+                HostFrame::from_picture(input.distorted, self.reads_chroma),
             ]
-        };
-        let mut out = RawFeatures {
-            scored: input.scored,
-            ..Default::default()
         };
         // No earlier frame: the stream's start, or after a flush.
         if f.earlier[0].is_none() {
-            self.prev = None;
+            self.prev = [None, None, None];
         }
-        let prev = self.prev.as_ref().map(|[p, q]| (p, q));
-        self.floats.temporal(
-            &self.plan,
-            [prev.map(|p| p.0), prev.map(|p| p.1)],
-            [&rf, &df],
-            &mut out,
-        );
-        if input.scored {
-            self.scored_extras(&rf, &df, &mut out);
-        }
-        if self.plan.float_motion.is_some() || self.plan.speed_temporal.is_some() {
-            self.prev = Some([rf, df]);
-        }
-        self.results[f.slot] = out;
+        let [prev_ref, prev_prev_ref, prev_dis] = self.prev.clone();
+        let job = FrameJob {
+            index: input.index,
+            reference: Arc::new(rf),
+            distorted: Arc::new(df),
+            prev_reference: prev_ref,
+            prev_prev_reference: prev_prev_ref,
+            prev_distorted: prev_dis,
+            scored: input.scored,
+        };
+        self.results[f.slot] = self.twins.extract(&job);
+        self.keep_history(job);
         Ok(true)
     }
 
     fn finish(&mut self, r: &Retired<'_>, out: &mut RawFeatures) -> Result<(), HipError> {
-        let v = std::mem::take(&mut self.results[r.slot]);
         // Only what this family computed: the GPU families fill the rest.
-        out.float_psnr = v.float_psnr.or(out.float_psnr);
-        out.float_ansnr = v.float_ansnr.or(out.float_ansnr);
-        out.float_moment = v.float_moment.or(out.float_moment);
-        out.ciede = v.ciede.or(out.ciede);
-        out.psnr_hvs = v.psnr_hvs.or(out.psnr_hvs);
-        out.float_adm = v.float_adm.or(out.float_adm);
-        out.float_vif = v.float_vif.or(out.float_vif);
-        out.float_motion = v.float_motion.or(out.float_motion);
-        out.speed_temporal = v.speed_temporal.or(out.speed_temporal);
-        if v.error.is_some() {
-            out.error = v.error;
-        }
+        out.merge(std::mem::take(&mut self.results[r.slot]));
         Ok(())
     }
 }
 
 impl Host {
-    /// Its extractors that score only the frames `subsample` keeps.
-    fn scored_extras(&mut self, rf: &HostFrame, df: &HostFrame, out: &mut RawFeatures) {
-        let (r, d) = (&rf.luma().data, &df.luma().data);
-        let (w, h, bpc) = (rf.width(), rf.height(), rf.bpc);
-        float_extras(&self.plan, r, d, w, h, bpc, out);
-        chroma_extras(&self.plan, rf, df, out, self.threads);
-        self.floats.spatial(&self.plan, rf, df, out);
+    /// Keeps the pictures the next frames read.
+    fn keep_history(&mut self, job: FrameJob) {
+        let h = self.history;
+        if h.reference >= 2 {
+            self.prev[1] = self.prev[0].take();
+        }
+        if h.reference >= 1 {
+            self.prev[0] = Some(job.reference);
+        }
+        if h.distorted {
+            self.prev[2] = Some(job.distorted);
+        }
     }
 }

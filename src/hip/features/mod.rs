@@ -1,171 +1,101 @@
-//! VMAF's extractors on the GPU, one module per family, named like its CPU
-//! twin in `src/vmaf/features`: `motion`, `vif`, `adm`, `psnr`, `cambi`,
-//! `speed` (speed_chroma, speed_temporal), `float_vif`, `float_adm`,
-//! `float_motion`, `float_moment` (float_moment, float_psnr),
-//! `float_ansnr`, `ciede`, `psnr_hvs`, `ssim` (float_ssim, float_ms_ssim)
-//! (`float_filter`: the float families' shared stages); and `host`, the
-//! extractors that run on the CPU beside the GPU work: those on streams
-//! their kernels do not take, whose CPU twins then give the error.
+//! What the GPU engine and an extractor's GPU twin (`gpu.rs` in its
+//! folder under `src/extractors`) share: the [`GpuExtractor`] trait, the
+//! frame as a twin's launches see it ([`Frame`], [`Earlier`],
+//! [`ReferenceWork`], [`Retired`]), the loaded kernels ([`Kernels`], one
+//! [`KernelSet`] per twin, found by type), and `host`, the family that runs
+//! CPU twins beside the GPU work.
 //!
-//! Each family owns
-//! - its kernels: which `kernels/*.hip` files, which entry points, checked
-//!   against their argument lists when the device is opened;
+//! Each twin owns
+//! - its kernels: which `.hip` files, which entry points, checked against
+//!   their argument lists when the device is opened;
 //! - its device memory: tables for the stream's geometry and scratch per
 //!   ring slot;
 //! - its launches for one frame, on the frame's stream;
-//! - the finish of its read-back sums into the same [`RawFeatures`] fields
-//!   as its CPU twin, with the CPU twin's own functions.
+//! - the finish of its read-back sums into its slots of the frame's
+//!   [`RawFeatures`], with the CPU twin's own functions.
 //!
 //! The engine (`engine.rs`) owns the ring of slots, the uploads, the events
-//! and the one read-back per frame, and calls every family through
-//! [`GpuExtractor`] without naming any. Adding a family: its module here,
-//! its kernel file in `kernels/` and [`KERNEL_SOURCES`], its kernels in
-//! [`Kernels`], and its line in [`extractors_for`] (docs/architecture.md,
-//! "Adding an extractor").
+//! and the one read-back per frame, and calls every twin through
+//! [`GpuExtractor`] without naming any; the twins come from the plan's
+//! extractors ([`extractors_for`]).
 
 #![forbid(unsafe_code)]
 
 pub(super) mod host;
 
-use crate::extractors::common::float_filter_gpu as float_filter;
-use crate::extractors::{
-    adm::gpu as adm, cambi::gpu as cambi, ciede::gpu as ciede, float_adm::gpu as float_adm,
-    float_ansnr::gpu as float_ansnr, float_moment::gpu as float_moment,
-    float_motion::gpu as float_motion, float_vif::gpu as float_vif, motion::gpu as motion,
-    psnr::gpu as psnr, psnr_hvs::gpu as psnr_hvs, speed::gpu as speed, ssim::gpu as ssim,
-    vif::gpu as vif,
-};
-
 use super::module::ArgKind as K;
 use super::{
     Arg, Device, DeviceBuffer, Event, HipError, Module, PinnedHostMem, Stream, compile_source,
 };
+use crate::extractors::{self, GpuRefusal};
 use crate::vmaf::features::{Plan, RawFeatures};
 use crate::vmaf::{FrameInput, PixelFormat, VmafError};
+use std::any::Any;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// The kernel sources, embedded at build time; compiled at first use.
-pub const KERNEL_SOURCES: [(&str, &str); 19] = [
-    ("scale.hip", include_str!("../scale.hip")),
-    (
-        "motion_sad.hip",
-        include_str!("../../extractors/motion/motion_sad.hip"),
-    ),
-    (
-        "psnr_sse.hip",
-        include_str!("../../extractors/psnr/psnr_sse.hip"),
-    ),
-    (
-        "vif_statistic.hip",
-        include_str!("../../extractors/vif/vif_statistic.hip"),
-    ),
-    (
-        "vif_decimate.hip",
-        include_str!("../../extractors/vif/vif_decimate.hip"),
-    ),
-    (
-        "adm_dwt.hip",
-        include_str!("../../extractors/adm/adm_dwt.hip"),
-    ),
-    (
-        "adm_decouple.hip",
-        include_str!("../../extractors/adm/adm_decouple.hip"),
-    ),
-    (
-        "adm_cm.hip",
-        include_str!("../../extractors/adm/adm_cm.hip"),
-    ),
-    (
-        "adm_csf_den.hip",
-        include_str!("../../extractors/adm/adm_csf_den.hip"),
-    ),
-    (
-        "cambi.hip",
-        include_str!("../../extractors/cambi/cambi.hip"),
-    ),
-    (
-        "speed.hip",
-        include_str!("../../extractors/speed/speed.hip"),
-    ),
-    (
-        "float_filter.hip",
-        include_str!("../../extractors/common/float_filter.hip"),
-    ),
-    (
-        "float_vif.hip",
-        include_str!("../../extractors/float_vif/float_vif.hip"),
-    ),
-    (
-        "float_adm.hip",
-        include_str!("../../extractors/float_adm/float_adm.hip"),
-    ),
-    (
-        "ciede.hip",
-        include_str!("../../extractors/ciede/ciede.hip"),
-    ),
-    (
-        "float_moment.hip",
-        include_str!("../../extractors/float_moment/float_moment.hip"),
-    ),
-    (
-        "float_ansnr.hip",
-        include_str!("../../extractors/float_ansnr/float_ansnr.hip"),
-    ),
-    (
-        "psnr_hvs.hip",
-        include_str!("../../extractors/psnr_hvs/psnr_hvs.hip"),
-    ),
-    ("ssim.hip", include_str!("../../extractors/ssim/ssim.hip")),
-];
+/// The scaler's kernel file (renditions of another size), the backend's own.
+const SCALE_SOURCE: (&str, &str) = ("scale.hip", include_str!("../scale.hip"));
 
-/// Every family's kernels (and the tables they read), loaded once per
+/// An extractor's loaded kernels, found again by their type.
+pub type LoadedKernels = Box<dyn Any + Send + Sync>;
+
+/// Kernel files an extractor's GPU twin runs, embedded at build time and
+/// compiled at first use, and how its entry points are loaded.
+pub struct KernelSet {
+    /// (file name, source); file names are unique across extractors.
+    pub sources: &'static [(&'static str, &'static str)],
+    /// Its entry points (and the tables they read), from the loaded files.
+    pub load: fn(&Modules, &Arc<Device>, &Stream) -> Result<LoadedKernels, HipError>,
+}
+
+/// Every kernel file: the scaler's, then every extractor's.
+pub fn kernel_sources() -> Vec<(&'static str, &'static str)> {
+    std::iter::once(SCALE_SOURCE)
+        .chain(
+            extractors::kernel_sets()
+                .into_iter()
+                .flat_map(|k| k.sources.iter().copied()),
+        )
+        .collect()
+}
+
+/// Every extractor's kernels (and the tables they read), loaded once per
 /// device and process and shared by every backend on that device.
 pub(crate) struct Kernels {
-    pub(crate) motion: motion::Kernels,
-    pub(crate) psnr: psnr::Kernels,
-    pub(crate) vif: vif::Kernels,
-    pub(crate) adm: adm::Kernels,
-    pub(crate) cambi: cambi::Kernels,
-    pub(crate) speed: speed::Kernels,
-    pub(crate) float_filter: float_filter::Kernels,
-    pub(crate) float_vif: float_vif::Kernels,
-    pub(crate) float_adm: float_adm::Kernels,
-    pub(crate) ciede: ciede::Kernels,
-    pub(crate) float_moment: float_moment::Kernels,
-    pub(crate) float_ansnr: float_ansnr::Kernels,
-    pub(crate) psnr_hvs: psnr_hvs::Kernels,
-    pub(crate) ssim: ssim::Kernels,
+    /// One entry per kernel set, found by its type.
+    sets: Vec<LoadedKernels>,
     /// Scaling renditions to the reference's size (not an extractor).
     pub(super) scale: super::scale::Kernels,
     /// How the kernels were obtained (compiled now, or from the disk cache).
     pub compile_note: String,
 }
 
+impl Kernels {
+    /// The loaded kernel set of type `T` (an extractor's `gpu::Kernels`).
+    pub(crate) fn get<T: Any>(&self) -> &T {
+        self.sets
+            .iter()
+            .find_map(|s| s.downcast_ref::<T>())
+            .expect("every extractor's kernels are loaded")
+    }
+}
+
 /// The compiled kernel files, by name.
 pub(crate) type Modules = HashMap<&'static str, Arc<Module>>;
 
 /// Compiles (or takes from the cache) and loads every kernel file, then
-/// each family's entry points.
+/// each extractor's entry points.
 pub(crate) fn load_kernels(dev: &Arc<Device>) -> Result<Kernels, HipError> {
     let t0 = std::time::Instant::now();
     let (modules, compiled) = compile_modules(dev)?;
     let stream = Stream::new(dev)?;
+    let sets = extractors::kernel_sets()
+        .into_iter()
+        .map(|k| (k.load)(&modules, dev, &stream))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(Kernels {
-        motion: motion::Kernels::load(&modules)?,
-        psnr: psnr::Kernels::load(&modules)?,
-        vif: vif::Kernels::load(&modules, dev, &stream)?,
-        adm: adm::Kernels::load(&modules, dev, &stream)?,
-        cambi: cambi::Kernels::load(&modules, dev, &stream)?,
-        speed: speed::Kernels::load(&modules)?,
-        float_filter: float_filter::Kernels::load(&modules)?,
-        float_vif: float_vif::Kernels::load(&modules)?,
-        float_adm: float_adm::Kernels::load(&modules)?,
-        ciede: ciede::Kernels::load(&modules)?,
-        float_moment: float_moment::Kernels::load(&modules)?,
-        float_ansnr: float_ansnr::Kernels::load(&modules)?,
-        psnr_hvs: psnr_hvs::Kernels::load(&modules)?,
-        ssim: ssim::Kernels::load(&modules)?,
+        sets,
         scale: super::scale::Kernels::load(&modules)?,
         compile_note: if compiled.is_empty() {
             "kernels from cache".into()
@@ -185,7 +115,7 @@ fn compile_modules(dev: &Arc<Device>) -> Result<(Modules, Vec<&'static str>), Hi
     let rt = dev.runtime().clone();
     let mut modules = HashMap::new();
     let mut compiled = Vec::new();
-    for (file, src) in KERNEL_SOURCES {
+    for (file, src) in kernel_sources() {
         let (code, cached) = compile_source(&rt, &dev.info.arch, file, src)?;
         if !cached {
             compiled.push(file);
@@ -246,20 +176,10 @@ pub(crate) struct Geometry {
     pub planes: Vec<(usize, usize)>,
 }
 
-/// Widest frame the GPU path takes: motion's per-row sums stay exact in 64
-/// bits only while a row's uint32 sum cannot wrap (|v| ≤ 65535 per sample).
+/// Widest frame the GPU path takes: per-row sums of absolute differences
+/// stay exact in 64 bits only while a row's uint32 sum cannot wrap
+/// (|v| ≤ 65535 per sample).
 pub const MAX_WIDTH: usize = 65536;
-
-/// Whether `plan` has a family whose frames take longer on the device
-/// (CAMBI's and SpEED's read-backs wait, psnr_hvs's ordered sum is one
-/// thread's): the engine then keeps a frame more in flight when it shares
-/// the device.
-pub(crate) fn slow_frames(plan: &Plan) -> bool {
-    plan.cambi.is_some()
-        || plan.speed_chroma.is_some()
-        || plan.speed_temporal.is_some()
-        || plan.psnr_hvs
-}
 
 /// One frame on its ring slot, as a family's launches see it.
 pub(crate) struct Frame<'a> {
@@ -305,7 +225,7 @@ impl Earlier<'_> {
 }
 
 /// What a kernel that takes the two pictures in its grid's z dimension
-/// (reference 0, distorted 1: VIF's decimation, ADM's DWT) reads and
+/// (reference 0, distorted 1: decimations, wavelet transforms) reads and
 /// writes: both, or one picture alone, in the reference's place with a grid
 /// one deep (a ladder's reference, or a distorted picture beside it).
 #[derive(Clone, Copy)]
@@ -435,102 +355,49 @@ pub(crate) trait GpuExtractor: Send {
     fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError>;
     /// Its features of a retired frame.
     fn finish(&mut self, r: &Retired<'_>, out: &mut RawFeatures) -> Result<(), HipError>;
-    /// Pool on the host what it can pool on the device (tests; CAMBI).
+    /// Pool on the host what it can pool on the device (tests).
     fn set_host_pooling(&mut self, _on: bool) {}
 }
 
-/// The families `plan` asks for, for this geometry, in launch order (their
-/// tables made and uploaded).
-pub(crate) fn extractors_for(
+/// What a GPU twin is made with: the device, a stream for its tables, and
+/// the stream's geometry.
+pub struct GpuSetup<'a> {
+    pub dev: &'a Arc<Device>,
+    pub stream: &'a Stream,
+    pub geo: &'a Geometry,
+}
+
+/// The GPU twins of `plan`'s extractors for this geometry, in the
+/// registry's order (their tables made and uploaded), then the host family
+/// with the CPU twins of the extractors that have none, or whose kernels do
+/// not take the stream, where the CPU twin gives the numbers or libvmaf's
+/// error.
+pub(super) fn extractors_for(
     plan: &Plan,
     dev: &Arc<Device>,
     geo: &Geometry,
 ) -> Result<Vec<Box<dyn GpuExtractor>>, VmafError> {
     let hip = |e: HipError| VmafError::Backend(format!("HIP: {e}"));
     let st = Stream::new(dev).map_err(hip)?;
+    let setup = GpuSetup {
+        dev,
+        stream: &st,
+        geo,
+    };
+    let mut ordered: Vec<_> = plan.extractors.iter().collect();
+    ordered.sort_by_key(|c| c.launch_rank());
     let mut out: Vec<Box<dyn GpuExtractor>> = Vec::new();
-    if let Some(p) = &plan.motion {
-        out.push(Box::new(motion::Motion::new(*p)));
+    let mut on_host = Vec::new();
+    for c in ordered {
+        match c.config.gpu(c.slots, &setup) {
+            Ok(Some(twin)) => out.push(twin),
+            Ok(None) => on_host.push(c),
+            Err(GpuRefusal::Hip(e)) => return Err(hip(e)),
+            Err(GpuRefusal::Engine(e)) => return Err(e),
+        }
     }
-    if let Some(egl) = plan.vif_egl {
-        out.push(Box::new(vif::Vif::new(egl, geo)));
-    }
-    if let Some(p) = &plan.adm {
-        out.push(Box::new(adm::Adm::new(dev, &st, geo, *p).map_err(hip)?));
-    }
-    if plan.psnr {
-        out.push(Box::new(psnr::Psnr));
-    }
-    if let Some(p) = &plan.cambi {
-        out.push(Box::new(cambi::Cambi::new(dev, &st, geo, p)?));
-    }
-    if let Some(p) = &plan.speed_chroma {
-        out.push(Box::new(speed::Speed::new(dev, &st, geo, p)?));
-    }
-    let rest = push_float_families(plan, dev, &st, geo, &mut out).map_err(hip)?;
-    if let Some(h) = host::Host::for_plan(&rest) {
-        out.push(Box::new(h));
+    if !on_host.is_empty() {
+        out.push(Box::new(host::Host::new(plan.slot_count(), on_host)));
     }
     Ok(out)
-}
-
-/// The float families and those of the extractors without options, in
-/// launch order, into `out`; returns the plan the host family is left
-/// with: what no family took, and what a family declined because its
-/// kernels do not take the stream (ciede and psnr_hvs without chroma,
-/// psnr_hvs past 12 bits, speed_temporal on small pictures, a prescale or
-/// halving libvmaf refuses), where the CPU twin gives the error.
-fn push_float_families(
-    plan: &Plan,
-    dev: &Arc<Device>,
-    st: &Stream,
-    geo: &Geometry,
-    out: &mut Vec<Box<dyn GpuExtractor>>,
-) -> Result<Plan, HipError> {
-    let mut rest = plan.clone();
-    if let Some(p) = plan.float_motion
-        && let Some(m) = float_motion::FloatMotion::new(dev, st, geo, p)?
-    {
-        out.push(Box::new(m));
-        rest.float_motion = None;
-    }
-    if let Some(p) = plan.float_vif
-        && let Some(v) = float_vif::FloatVif::new(dev, st, geo, p)?
-    {
-        out.push(Box::new(v));
-        rest.float_vif = None;
-    }
-    if let Some(p) = plan.float_adm {
-        out.push(Box::new(float_adm::FloatAdm::new(dev, st, geo, p)?));
-        rest.float_adm = None;
-    }
-    if let Some(m) = float_moment::FloatMoment::for_plan(plan) {
-        out.push(Box::new(m));
-        (rest.float_psnr, rest.float_moment) = (false, false);
-    }
-    if plan.float_ansnr {
-        out.push(Box::new(float_ansnr::FloatAnsnr::new(dev, st, geo)?));
-        rest.float_ansnr = false;
-    }
-    if let Some(c) = ciede::Ciede::for_geometry(geo).filter(|_| plan.ciede) {
-        out.push(Box::new(c));
-        rest.ciede = false;
-    }
-    if plan.psnr_hvs
-        && let Some(h) = psnr_hvs::PsnrHvs::new(dev, st, geo)?
-    {
-        out.push(Box::new(h));
-        rest.psnr_hvs = false;
-    }
-    if let Some(s) = ssim::Ssim::new(dev, st, geo, plan)? {
-        out.push(Box::new(s));
-        (rest.ssim, rest.ms_ssim) = (false, false);
-    }
-    if let Some((sp, use_ref_diff)) = &plan.speed_temporal
-        && let Some(t) = speed::SpeedTemporal::new(dev, st, geo, (sp, *use_ref_diff))?
-    {
-        out.push(Box::new(t));
-        rest.speed_temporal = None;
-    }
-    Ok(rest)
 }
