@@ -30,7 +30,7 @@ use super::{
 use crate::extractors::{self, GpuRefusal};
 use crate::vmaf::features::{Plan, RawFeatures};
 use crate::vmaf::{FrameInput, PixelFormat, VmafError};
-use std::any::Any;
+use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -63,8 +63,10 @@ pub fn kernel_sources() -> Vec<(&'static str, &'static str)> {
 /// Every extractor's kernels (and the tables they read), loaded once per
 /// device and process and shared by every backend on that device.
 pub(crate) struct Kernels {
-    /// One entry per kernel set, found by its type.
-    sets: Vec<LoadedKernels>,
+    /// One entry per kernel set, found by its type: a comparison of type
+    /// ids per set, no call through a vtable (twins look theirs up at every
+    /// launch).
+    sets: Vec<(TypeId, LoadedKernels)>,
     /// Scaling renditions to the reference's size (not an extractor).
     pub(super) scale: super::scale::Kernels,
     /// How the kernels were obtained (compiled now, or from the disk cache).
@@ -74,9 +76,11 @@ pub(crate) struct Kernels {
 impl Kernels {
     /// The loaded kernel set of type `T` (an extractor's `gpu::Kernels`).
     pub(crate) fn get<T: Any>(&self) -> &T {
+        let id = TypeId::of::<T>();
         self.sets
             .iter()
-            .find_map(|s| s.downcast_ref::<T>())
+            .find(|(t, _)| *t == id)
+            .and_then(|(_, s)| s.downcast_ref::<T>())
             .expect("every extractor's kernels are loaded")
     }
 }
@@ -92,8 +96,11 @@ pub(crate) fn load_kernels(dev: &Arc<Device>) -> Result<Kernels, HipError> {
     let stream = Stream::new(dev)?;
     let sets = extractors::kernel_sets()
         .into_iter()
-        .map(|k| (k.load)(&modules, dev, &stream))
-        .collect::<Result<Vec<_>, _>>()?;
+        .map(|k| {
+            let loaded = (k.load)(&modules, dev, &stream)?;
+            Ok(((*loaded).type_id(), loaded))
+        })
+        .collect::<Result<Vec<_>, HipError>>()?;
     Ok(Kernels {
         sets,
         scale: super::scale::Kernels::load(&modules)?,
