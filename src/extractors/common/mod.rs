@@ -4,6 +4,7 @@
 
 pub mod float_filter;
 pub(crate) mod float_filter_gpu;
+pub mod float_picture;
 pub mod options;
 
 /// Make scratch `v` at least `n` long. Never shrinks: a smaller scale uses

@@ -15,9 +15,9 @@
 
 use crate::extractors::adm::cpu::AdmScores;
 use crate::extractors::adm::tables::float_csf_factors;
+use crate::extractors::common::float_picture::float_picture;
 use crate::extractors::common::grow;
 use crate::extractors::common::options::{OptSpec, Resolved};
-use crate::extractors::float_psnr::cpu::float_picture;
 
 /// `float_adm.c:options` (those that change numbers or names).
 pub const OPTIONS: &[OptSpec] = &[

@@ -4,7 +4,7 @@
 //! `float_anpsnr` the PSNR of the same noise. All float, in libvmaf's
 //! order: per row a float sum, rows added in float.
 
-use crate::extractors::float_psnr::cpu::{float_picture, peak_and_cap};
+use crate::extractors::common::float_picture::{float_picture, peak_and_cap};
 
 const REF_WIDTH: usize = 3;
 const DIS_WIDTH: usize = 5;

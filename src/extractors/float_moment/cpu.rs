@@ -11,7 +11,7 @@
 //! not), and the same in any order, which lets the GPU add them in
 //! parallel with the same result.
 
-use crate::extractors::speed::cpu::float_scaler;
+use crate::extractors::common::float_picture::{float_square, sample_unit};
 
 /// A luma pair's sums in whole units: samples, and the float squares of
 /// samples and of their differences.
@@ -23,13 +23,6 @@ pub struct LumaSums {
     pub squares: [u64; 2],
     /// Σ ((kr − kd)² rounded to float).
     pub error_squares: u64,
-}
-
-/// `v · v` as libvmaf's float multiply rounds it, for an integer `v`
-/// (exact while |v| < 4096), as a whole number.
-pub fn float_square(v: i32) -> u64 {
-    let f = v as f32;
-    (f * f) as u64
 }
 
 /// The sums of two luma planes (`w`×`h`, tightly packed).
@@ -44,11 +37,6 @@ pub fn luma_sums(reference: &[u16], distorted: &[u16], w: usize, h: usize) -> Lu
         s.error_squares += float_square(a - b);
     }
     s
-}
-
-/// The divisor of a sum of samples (`s`) at `bpc` bits.
-pub fn sample_unit(bpc: u8) -> f64 {
-    float_scaler(bpc).map_or(1.0, f64::from)
 }
 
 /// `[ref1st, dis1st, ref2nd, dis2nd]` from the sums of a `w`×`h` pair.

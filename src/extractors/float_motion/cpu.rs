@@ -17,9 +17,9 @@
 //! (memory it never set), so that pair is refused.
 
 use crate::extractors::common::float_filter::filter1d;
+use crate::extractors::common::float_picture::float_picture;
 use crate::extractors::common::grow;
 use crate::extractors::common::options::{OptSpec, Resolved};
-use crate::extractors::float_psnr::cpu::float_picture;
 use crate::extractors::motion::cpu::MotionParams;
 use crate::extractors::speed::cpu::{BILINEAR_MAX_WIDTH, ScaleMethod, scale_frame};
 use crate::vmaf::picture::{Frame, OwnedPlane};

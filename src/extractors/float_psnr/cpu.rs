@@ -4,33 +4,10 @@
 //! (`float_moment::LumaSums`). Also the float pictures every float extractor starts
 //! from (`picture_copy.c`).
 
-use crate::extractors::float_moment::cpu::{luma_sums, sample_unit};
-
-/// libvmaf's `picture_copy`: samples as floats on the 8-bit scale (10-bit
-/// divided by 4, 12-bit by 16, 16-bit by 256), plus `offset`.
-pub fn float_picture(data: &[u16], bpc: u8, offset: i32) -> Vec<f32> {
-    let offset = offset as f32;
-    let scaler: f32 = match bpc {
-        10 => 4.0,
-        12 => 16.0,
-        16 => 256.0,
-        _ => return data.iter().map(|&v| f32::from(v) + offset).collect(),
-    };
-    data.iter()
-        .map(|&v| f32::from(v) / scaler + offset)
-        .collect()
-}
-
-/// The peak value and the PSNR cap of the float extractors per bit depth
-/// (`float_psnr.c`, `float_ansnr.c`: `init`).
-pub fn peak_and_cap(bpc: u8) -> (f64, f64) {
-    match bpc {
-        10 => (255.75, 72.0),
-        12 => (255.9375, 84.0),
-        16 => (255.99609375, 108.0),
-        _ => (255.0, 60.0),
-    }
-}
+#[cfg(test)]
+use crate::extractors::common::float_picture::float_picture;
+use crate::extractors::common::float_picture::{peak_and_cap, sample_unit};
+use crate::extractors::float_moment::cpu::luma_sums;
 
 /// `float_psnr` from the sum of float-squared luma differences (whole
 /// units, `float_moment::LumaSums::error_squares`) of a `w`×`h` pair.

@@ -12,9 +12,9 @@
 use crate::extractors::common::float_filter::{
     filter1d, filter1d_sq, filter1d_xy, gaussian_filter, valid_kernelscale,
 };
+use crate::extractors::common::float_picture::float_picture;
 use crate::extractors::common::grow;
 use crate::extractors::common::options::{OptSpec, Resolved};
-use crate::extractors::float_psnr::cpu::float_picture;
 use crate::extractors::speed::cpu::{BILINEAR_MAX_WIDTH, ScaleMethod, scale_frame};
 
 /// `float_vif.c:options` (those that change numbers).

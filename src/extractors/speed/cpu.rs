@@ -18,6 +18,7 @@ use crate::extractors::common::FrameError;
 use crate::extractors::common::float_filter::{
     filter_size, filter1d, gaussian_filter, gaussian_kernel, mirror, valid_kernelscale,
 };
+use crate::extractors::common::float_picture::float_scaler;
 use crate::extractors::common::options::{OptSpec, Resolved};
 use crate::vmaf::picture::{Frame, OwnedPlane};
 
@@ -331,16 +332,6 @@ pub fn temporal_score(raw: &[RawStats; 2], dims: &Dims, p: &SpeedParams) -> f64 
 
 /// `picture_copy` with offset −128: 8-bit samples as is, deeper ones
 /// divided down to the 8-bit scale (10, 12 and 16 bits).
-/// `picture_copy`'s divisor for deep samples (`None`: used as they are).
-pub fn float_scaler(bpc: u8) -> Option<f32> {
-    match bpc {
-        10 => Some(4.0),
-        12 => Some(16.0),
-        16 => Some(256.0),
-        _ => None,
-    }
-}
-
 fn to_float(p: &OwnedPlane, bpc: u8, out: &mut Vec<f32>) {
     out.clear();
     let scaler = float_scaler(bpc);

@@ -168,7 +168,7 @@ impl SpeedLayout {
                 "speed filter",
             )?,
             local_len: local.len(),
-            scaler: speed::float_scaler(bpc).unwrap_or(0.0),
+            scaler: crate::extractors::common::float_picture::float_scaler(bpc).unwrap_or(0.0),
         })
     }
 
