@@ -1,7 +1,7 @@
 // ADM contrast masking, libvmaf integer_adm.c: adm_cm / i4_adm_cm, for the
 // detail-loss numerator (restored part masked by the CSF of the additive
 // part) and AIM (additive part masked by the CSF of the restored part).
-// CPU twin: src/vmaf/features/adm.rs `cm_sums`.
+// CPU twin: cpu.rs `cm_sums`.
 //
 // One block per row of region C: the row's inner sums are exact block sums,
 // then shifted with rounding as libvmaf does per row, then added atomically.

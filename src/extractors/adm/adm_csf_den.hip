@@ -1,6 +1,6 @@
 // ADM denominator: per band, the per-row rounded sums of |reference band|^3
 // over region C, libvmaf integer_adm.c adm_csf_den_scale / adm_csf_den_s123.
-// CPU twin: src/vmaf/features/adm.rs `csf_den_sums`.
+// CPU twin: cpu.rs `csf_den_sums`.
 //
 // One block per row of C; `out` receives 3 uint64 (theta h, v, d).
 #include "vmafhip_prelude.h"

@@ -1,7 +1,7 @@
 // ADM decoupling and contrast sensitivity, libvmaf integer_adm.c:
 // adm_decouple / adm_decouple_s123 followed by adm_csf / i4_adm_csf, for
 // both the detail-loss (CSF of the additive part) and the AIM (CSF of the
-// restored part) paths. CPU twins: src/vmaf/features/adm.rs `decouple` and
+// restored part) paths. CPU twins: cpu.rs `decouple` and
 // `csf`.
 //
 // One thread per sample of region E (the host passes its bounds). Output

@@ -1,6 +1,6 @@
 // ADM's db2 DWT, libvmaf integer_adm.c: adm_dwt2_8 / adm_dwt2_16 (scale 0,
 // int16 results) and adm_dwt2_s123_combined (scales 1..3, int32).
-// CPU twins: src/vmaf/features/adm.rs `dwt_scale0` and `dwt_s123`.
+// CPU twins: cpu.rs `dwt_scale0` and `dwt_s123`.
 //
 // One thread per band sample; blockIdx.z picks reference (0) or distorted
 // (1). The four source rows/columns of each output come from index tables

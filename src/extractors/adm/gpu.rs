@@ -3,7 +3,7 @@
 //! (from the luma at scale 0, from the previous scale's bands after), the
 //! decoupling with the CSF, the contrast-masking sums and the CSF-weighted
 //! denominator sums (the contrast-masking sums, six u64 a scale, then the
-//! denominator's, three a scale); the CPU twin (`vmaf::features::adm`)
+//! denominator's, three a scale); the CPU twin (`cpu.rs`)
 //! finishes them into the scores. In a ladder the reference's DWT and the
 //! denominator, which reads the reference alone, are done once for every
 //! rendition (`launch_reference`).

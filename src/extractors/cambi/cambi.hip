@@ -1,4 +1,4 @@
-// CAMBI (libvmaf feature/cambi.c). CPU twin: src/vmaf/features/cambi.rs.
+// CAMBI (libvmaf feature/cambi.c). CPU twin: cpu.rs.
 //
 // Stages per picture: cambi_check (samples within the bit depth),
 // cambi_prep (10-bit conversion at the encode size, anti-dithering),

@@ -1,7 +1,7 @@
 //! CAMBI on the GPU (`cambi.hip`): per picture scored (the
 //! distorted one, and the reference with `full_ref`), a range check, the
 //! preprocessing and mask, the five scales' c-values, and each scale's
-//! top-k sum, exact in integers; the CPU twin (`vmaf::features::cambi`)
+//! top-k sum, exact in integers; the CPU twin (`cpu.rs`)
 //! finishes the score. Where a scale's exact sum is too large for libvmaf's
 //! double sum to be order-free, that scale is pooled on the host from its
 //! c-values, read back.

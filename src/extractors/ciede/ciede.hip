@@ -1,4 +1,4 @@
-// ciede (libvmaf feature/ciede.c). CPU twin: src/vmaf/features/ciede.rs.
+// ciede (libvmaf feature/ciede.c). CPU twin: cpu.rs.
 //
 // ciede_pixels_8/16: one thread per luma sample: both pictures' colours
 // (the chroma sample shown there, the last one past an odd edge) to

@@ -1,7 +1,7 @@
 //! ciede on the GPU (`ciede.hip`): per luma sample the CIEDE2000
 //! difference of the two pictures' colours, summed per row in double on
 //! the device and over rows on the host, as the CPU twin
-//! (`vmaf::features::ciede`) sums them. Its float and double steps are the
+//! (`cpu.rs`) sums them. Its float and double steps are the
 //! CPU's; its transcendental functions are the device's libm, so the score
 //! can differ from the CPU's in the last bits (hip_parity bounds it).
 

@@ -1,5 +1,5 @@
 // The float extractors' shared stages (libvmaf picture_copy.c, vif_tools.c:
-// vif_filter1d_s, motion.c). CPU twins: src/vmaf/features/float_filter.rs,
+// vif_filter1d_s, motion.c). CPU twins: float_filter.rs,
 // float_psnr.rs (float_picture), float_motion.rs (image_sad).
 //
 // ff_to_float: samples as floats on the 8-bit scale, less 128.

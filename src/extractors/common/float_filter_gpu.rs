@@ -1,6 +1,6 @@
 //! The float extractors' shared GPU stages (`float_filter.hip`):
 //! pictures to float, the separable Gaussian filter, and per-row float sums
-//! that the host adds in order. CPU twins: `vmaf::features::float_filter`,
+//! that the host adds in order. CPU twins: `float_filter.rs`,
 //! `float_psnr::float_picture`, `float_motion::image_sad`.
 
 #![forbid(unsafe_code)]

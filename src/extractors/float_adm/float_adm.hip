@@ -1,5 +1,5 @@
 // float_adm (libvmaf float_adm.c, adm.c, adm_tools.c). CPU twin:
-// src/vmaf/features/float_adm.rs; every float and double operation is the
+// cpu.rs; every float and double operation is the
 // CPU's, in its order (the module is compiled without FMA contraction).
 //
 // fadm_dwt: one output sample of the db2 DWT (its four source rows and

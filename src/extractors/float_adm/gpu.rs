@@ -3,7 +3,7 @@
 //! decoupling into restored and additive parts, the CSF weighting and the
 //! per-sample terms of den, num and AIM's numerator over the inner region,
 //! summed per row on the device and over rows on the host. Every float
-//! operation is the CPU twin's (`vmaf::features::float_adm`) in its order,
+//! operation is the CPU twin's (`cpu.rs`) in its order,
 //! and the reciprocal estimates libvmaf divides with are the host CPU's own
 //! (a table read off it, `isa::recip_estimate_table`), so the scores equal
 //! the CPU engine's on the same machine.

@@ -1,5 +1,5 @@
 // float_ansnr (libvmaf feature/float_ansnr.c, ansnr.c, ansnr_tools.c).
-// CPU twin: src/vmaf/features/float_ansnr.rs.
+// CPU twin: cpu.rs.
 //
 // ansnr_terms: one thread per sample; the reference (floats less 128)
 // filtered by the 3x3 kernel and the distorted by the 5x5 one, each output

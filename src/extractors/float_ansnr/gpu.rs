@@ -1,7 +1,7 @@
 //! float_ansnr on the GPU (`float_ansnr.hip`): both luma pictures
 //! as floats, the two filters, per sample the signal and noise terms, and
 //! their per-row float sums, added in order on the host. The CPU twin
-//! (`vmaf::features::float_ansnr`) forms every value the same way, so the
+//! (`cpu.rs`) forms every value the same way, so the
 //! scores are identical.
 
 #![forbid(unsafe_code)]

@@ -3,7 +3,7 @@
 //! and the per-row sums of their absolute differences, added in order on the
 //! host; with `motion_add_scale1` also of the blurred pictures halved
 //! (`speed.hip`'s `vif_scale_frame`, bilinear), with `motion_add_uv`
-//! of the Cb and Cr planes too. The CPU twin (`vmaf::features::float_motion`)
+//! of the Cb and Cr planes too. The CPU twin (`cpu.rs`)
 //! forms every value the same way, so the scores are identical.
 
 #![forbid(unsafe_code)]

@@ -1,5 +1,5 @@
 // float_vif (libvmaf float_vif.c, vif.c, vif_tools.c). CPU twin:
-// src/vmaf/features/float_vif.rs. The filters are float_filter.hip's.
+// cpu.rs. The filters are float_filter.hip's.
 //
 // fvif_decimate: every other sample of every other row (vif_dec2_s).
 // fvif_statistic: one sample's terms of vif_statistic_s ("matching Matlab",

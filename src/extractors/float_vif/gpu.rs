@@ -3,7 +3,7 @@
 //! from scale 1 on, both pictures blurred and decimated; then
 //! the five filtered pictures, the per-sample statistic and its row sums,
 //! read back and added in order on the host. Every float operation is the
-//! CPU twin's (`vmaf::features::float_vif`) in its order, so the scores are
+//! CPU twin's (`cpu.rs`) in its order, so the scores are
 //! identical.
 
 #![forbid(unsafe_code)]

@@ -1,7 +1,7 @@
 //! Motion on the GPU (`motion_sad.hip`): the sum of absolute
 //! differences between this frame's reference luma and the one before (two
 //! before with v1's five-frame window), blurred, as one u64; the CPU twin
-//! (`vmaf::features::motion`) turns it into the score. In a ladder the SAD
+//! (`cpu.rs`) turns it into the score. In a ladder the SAD
 //! is computed once for the renditions whose earlier frames are the same
 //! (`launch_reference`).
 

@@ -1,6 +1,6 @@
 // Integer motion SAD, libvmaf integer_motion.c (pipelined v2): the 5-tap
 // blur of (prev - cur), vertical then horizontal, |.| summed.
-// CPU twin: src/vmaf/features/motion.rs `motion_sad`.
+// CPU twin: cpu.rs `motion_sad`.
 //
 // One block per (`rows` rows, 256-column chunk). Row sums cannot wrap a uint32 for
 // widths up to 65537 (|v| <= 65535), so summing chunks in 64 bits equals

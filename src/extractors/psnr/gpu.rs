@@ -1,5 +1,5 @@
 //! PSNR on the GPU (`psnr_sse.hip`): each uploaded plane's sum of
-//! squared errors as one u64; the CPU twin (`vmaf::features::psnr`) turns
+//! squared errors as one u64; the CPU twin (`cpu.rs`) turns
 //! it into decibels.
 
 #![forbid(unsafe_code)]

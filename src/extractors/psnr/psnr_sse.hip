@@ -1,5 +1,5 @@
 // Sum of squared errors of one plane, libvmaf integer_psnr.c.
-// CPU twin: src/vmaf/features/psnr.rs `sse_plane`.
+// CPU twin: cpu.rs `sse_plane`.
 #include "vmafhip_prelude.h"
 
 template <typename In>

@@ -2,7 +2,7 @@
 //! block's 64 masked, CSF-weighted squared DCT errors, one thread per
 //! block, then their float sum in libvmaf's order by one thread (the sum's
 //! rounding shows in the scores, so it cannot be split), three floats read
-//! back. The CPU twin (`vmaf::features::psnr_hvs`) forms every term and
+//! back. The CPU twin (`cpu.rs`) forms every term and
 //! the sum the same way and makes the scores, so they are identical.
 
 #![forbid(unsafe_code)]

@@ -1,5 +1,5 @@
 // psnr_hvs (libvmaf feature/third_party/xiph/psnr_hvs.c).
-// CPU twin: src/vmaf/features/psnr_hvs.rs.
+// CPU twin: cpu.rs.
 //
 // phvs_terms: one thread per 8x8 block (blocks every 7 samples): the block
 // statistics (float sums in the CPU's order), Daala's integer DCT of both

@@ -2,7 +2,7 @@
 //! chroma planes of both pictures (speed_temporal: the luma differences
 //! from the frame before) decimated (and prescaled), centred on their local
 //! means, then each image's eigenvalues and block variances, read back; the
-//! CPU twin (`vmaf::features::speed`) finishes the entropies and the score.
+//! CPU twin (`cpu.rs`) finishes the entropies and the score.
 
 #![forbid(unsafe_code)]
 

@@ -1,4 +1,4 @@
-// speed_chroma and speed_temporal (libvmaf feature/speed.c). CPU twin: src/vmaf/features/speed.rs.
+// speed_chroma and speed_temporal (libvmaf feature/speed.c). CPU twin: cpu.rs.
 //
 // vif_scale_frame: float_vif's prescale, the same sampling as speed's.
 // speed_small: one chroma plane (speed_temporal: the difference of two

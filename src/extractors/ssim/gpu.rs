@@ -2,7 +2,7 @@
 //! floats, float_ssim's box downscale or MS-SSIM's low-pass pyramid, the
 //! five Gaussian-filtered pictures of each SSIM map, and per row of the map
 //! the double sums of SSIM and its three terms, added in order on the host.
-//! The CPU twin (`vmaf::features::ssim`) forms every value and sum the same
+//! The CPU twin (`cpu.rs`) forms every value and sum the same
 //! way and finishes the scores, so they are identical.
 
 #![forbid(unsafe_code)]

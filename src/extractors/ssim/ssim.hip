@@ -1,5 +1,5 @@
 // float_ssim and float_ms_ssim (libvmaf feature/float_ssim.c,
-// float_ms_ssim.c over feature/iqa). CPU twin: src/vmaf/features/ssim.rs.
+// float_ms_ssim.c over feature/iqa). CPU twin: cpu.rs.
 //
 // ssim_to_float: luma samples as floats on the 8-bit scale.
 // ssim_decimate: _iqa_decimate, one thread per kept sample: the k x k

@@ -1,7 +1,7 @@
 //! VIF on the GPU (`vif_decimate.hip`, `vif_statistic.hip`):
 //! at each of the four scales, the decimation of both pictures from the
 //! scale above, then the per-pixel statistic summed into four u64 per
-//! scale; the CPU twin (`vmaf::features::vif`) turns the sums into the
+//! scale; the CPU twin (`cpu.rs`) turns the sums into the
 //! scale's numerator and denominator. In a ladder the reference's side is
 //! done once for every rendition (`launch_reference`): its decimations,
 //! and its mean and variance at every pixel of every scale (its moments),

@@ -1,6 +1,6 @@
 // VIF scale change, libvmaf integer_vif.c (subsample_rd_8 / subsample_rd_16
 // + decimate_and_pad): low-pass with the new scale's filter, keep even
-// samples. CPU twin: src/vmaf/features/vif.rs `Vif::decimate`.
+// samples. CPU twin: cpu.rs `Vif::decimate`.
 //
 // blockIdx.z picks reference (0) or distorted (1).
 #include "vmafhip_prelude.h"

@@ -1,6 +1,6 @@
 // Integer VIF statistic of one scale, libvmaf integer_vif.c
 // (vif_statistic_8 / vif_statistic_16).
-// CPU twin: src/vmaf/features/vif.rs `Vif::statistic` (+ `VifAccum::pixel`).
+// CPU twin: cpu.rs `Vif::statistic` (+ `VifAccum::pixel`).
 //
 // One block per (R rows, 512-column chunk): the vertical pass fills shared
 // rows for the chunk and its mirrored halo, the horizontal pass and the
