@@ -1,6 +1,6 @@
 //! libvmaf's `float_moment` (`float_moment.c`, `moment.c`): the first and
 //! second moments (mean, mean square) of each luma plane on the float
-//! path's 8-bit scale. Also the luma sums it and `float_psnr` are made of.
+//! path's 8-bit scale, from the luma sums.
 //!
 //! libvmaf adds each float sample (`k / s`, `s` the picture_copy divisor)
 //! or its float square into a double. Every such term is a whole multiple

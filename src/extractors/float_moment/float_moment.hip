@@ -1,5 +1,4 @@
-// float_moment and float_psnr (libvmaf feature/float_moment.c, float_psnr.c).
-// CPU twin: src/vmaf/features/float_moment.rs `luma_sums`.
+// float_moment (libvmaf feature/float_moment.c). CPU twin: cpu.rs `luma_sums`.
 //
 // fm_sums: per luma sample of both pictures, the sample, its square and the
 // square of the difference, each square rounded to float as libvmaf's float

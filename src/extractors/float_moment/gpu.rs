@@ -1,14 +1,12 @@
-//! float_moment and float_psnr on the GPU (`float_moment.hip`): the
-//! luma sums both are made of (samples, float squares, float squares of the
-//! differences) as five u64 sums; the CPU twin
-//! (`vmaf::features::float_moment`, `float_psnr`) makes the features from
-//! them, so they are identical.
+//! float_moment on the GPU (`float_moment.hip`): the luma sums (samples,
+//! float squares, float squares of the differences) as five u64 sums; the
+//! CPU twin's `moments` makes the features from them, so they are
+//! identical.
 
 #![forbid(unsafe_code)]
 
 use crate::extractors::Slots;
 use crate::extractors::float_moment::cpu::{LumaSums, moments};
-use crate::extractors::float_psnr::cpu::psnr_from_error_squares;
 use crate::hip::features::{Frame, GpuExtractor, KernelSet, Modules, Retired, blocks, sig};
 use crate::hip::{Arg, HipError, Kernel};
 use crate::vmaf::features::RawFeatures;
@@ -35,30 +33,19 @@ impl Kernels {
     }
 }
 
-/// What the luma sums give: float_psnr's value, or float_moment's four.
-#[derive(Clone, Copy)]
-pub(crate) enum Gives {
-    Psnr(usize),
-    Moments(Slots),
-}
-
-/// float_psnr or float_moment from the same luma sums.
 pub(crate) struct FloatMoment {
-    gives: Gives,
+    slots: Slots,
 }
 
 impl FloatMoment {
-    pub(crate) fn new(gives: Gives) -> Self {
-        FloatMoment { gives }
+    pub(crate) fn new(slots: Slots) -> Self {
+        FloatMoment { slots }
     }
 }
 
 impl GpuExtractor for FloatMoment {
     fn stage(&self) -> &'static str {
-        match self.gives {
-            Gives::Psnr(_) => "float_psnr",
-            Gives::Moments(_) => "float_moment",
-        }
+        "float_moment"
     }
 
     fn sum_words(&self) -> usize {
@@ -92,12 +79,7 @@ impl GpuExtractor for FloatMoment {
             error_squares: s[4],
         };
         let (w, h, bpc) = (r.geo.w, r.geo.h, r.geo.bpc);
-        match self.gives {
-            Gives::Psnr(slot) => {
-                out.set(slot, psnr_from_error_squares(sums.error_squares, w, h, bpc))
-            }
-            Gives::Moments(slots) => out.put(slots, &moments(&sums, w, h, bpc)),
-        }
+        out.put(self.slots, &moments(&sums, w, h, bpc));
         Ok(())
     }
 }

@@ -61,9 +61,7 @@ impl Config for Moments {
         slots: Slots,
         _s: &GpuSetup<'_>,
     ) -> Result<Option<Box<dyn GpuExtractor>>, GpuRefusal> {
-        Ok(Some(Box::new(gpu::FloatMoment::new(gpu::Gives::Moments(
-            slots,
-        )))))
+        Ok(Some(Box::new(gpu::FloatMoment::new(slots))))
     }
 }
 

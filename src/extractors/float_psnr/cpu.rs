@@ -1,16 +1,25 @@
 //! libvmaf's `float_psnr` (`float_psnr.c`, `psnr.c`): the luma PSNR of the
 //! float path, its samples scaled to 8-bit range, with libvmaf's peak and
-//! cap per bit depth; its noise is a sum of float squares kept whole
-//! (`float_moment::LumaSums`). Also the float pictures every float extractor starts
-//! from (`picture_copy.c`).
+//! cap per bit depth; its noise is a sum of float squares kept whole, the
+//! same in any order, which lets the GPU add them in parallel.
 
 #[cfg(test)]
 use crate::extractors::common::float_picture::float_picture;
-use crate::extractors::common::float_picture::{peak_and_cap, sample_unit};
-use crate::extractors::float_moment::cpu::luma_sums;
+use crate::extractors::common::float_picture::{float_square, peak_and_cap, sample_unit};
+
+/// Σ ((kr − kd)² rounded to float) of two luma planes (`w`×`h`, tightly
+/// packed), in whole units.
+pub fn error_squares(reference: &[u16], distorted: &[u16], w: usize, h: usize) -> u64 {
+    reference
+        .iter()
+        .zip(distorted)
+        .take(w * h)
+        .map(|(&a, &b)| float_square(i32::from(a) - i32::from(b)))
+        .sum()
+}
 
 /// `float_psnr` from the sum of float-squared luma differences (whole
-/// units, `float_moment::LumaSums::error_squares`) of a `w`×`h` pair.
+/// units, [`error_squares`]) of a `w`×`h` pair.
 pub fn psnr_from_error_squares(error_squares: u64, w: usize, h: usize, bpc: u8) -> f64 {
     let unit = sample_unit(bpc);
     let noise = error_squares as f64 / (unit * unit) / (w * h) as f64;
@@ -20,8 +29,7 @@ pub fn psnr_from_error_squares(error_squares: u64, w: usize, h: usize, bpc: u8) 
 
 /// `float_psnr` of two luma planes (`w`×`h`, tightly packed).
 pub fn float_psnr(reference: &[u16], distorted: &[u16], w: usize, h: usize, bpc: u8) -> f64 {
-    let s = luma_sums(reference, distorted, w, h);
-    psnr_from_error_squares(s.error_squares, w, h, bpc)
+    psnr_from_error_squares(error_squares(reference, distorted, w, h), w, h, bpc)
 }
 
 #[cfg(test)]

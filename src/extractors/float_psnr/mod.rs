@@ -1,11 +1,10 @@
-//! libvmaf's `float_psnr`: the float path's luma PSNR. Its GPU twin is
-//! float_moment's luma sums, of which it needs one.
+//! libvmaf's `float_psnr`: the float path's luma PSNR.
 
 pub mod cpu;
+pub(crate) mod gpu;
 
 use super::common::options::{OptSpec, Resolved};
 use super::{Config, CpuTwin, Extractor, GpuRefusal, NO_OPTIONS, Output, Slots};
-use crate::extractors::float_moment::{cpu::luma_sums, gpu as moment_gpu};
 use crate::hip::features::{GpuExtractor, GpuSetup, KernelSet};
 use crate::vmaf::FrameJob;
 use crate::vmaf::features::RawFeatures;
@@ -32,7 +31,7 @@ impl Extractor for FloatPsnr {
         Ok(Box::new(Psnr))
     }
     fn kernels(&self) -> &'static [&'static KernelSet] {
-        &[&moment_gpu::KERNELS]
+        &[&gpu::KERNELS]
     }
 }
 
@@ -51,9 +50,7 @@ impl Config for Psnr {
         slots: Slots,
         _s: &GpuSetup<'_>,
     ) -> Result<Option<Box<dyn GpuExtractor>>, GpuRefusal> {
-        Ok(Some(Box::new(moment_gpu::FloatMoment::new(
-            moment_gpu::Gives::Psnr(slots.at(0)),
-        ))))
+        Ok(Some(Box::new(gpu::FloatPsnr::new(slots.at(0)))))
     }
 }
 
@@ -65,10 +62,7 @@ impl CpuTwin for PsnrCpu {
     fn extract(&mut self, job: &FrameJob, out: &mut RawFeatures) {
         let (r, d) = (&job.reference, &job.distorted);
         let (w, h) = (r.width(), r.height());
-        let sums = luma_sums(&r.luma().data, &d.luma().data, w, h);
-        out.set(
-            self.slot,
-            cpu::psnr_from_error_squares(sums.error_squares, w, h, r.bpc),
-        );
+        let v = cpu::float_psnr(&r.luma().data, &d.luma().data, w, h, r.bpc);
+        out.set(self.slot, v);
     }
 }

@@ -1,0 +1,77 @@
+//! float_psnr on the GPU (`float_psnr.hip`): the float squares of the luma
+//! differences as one u64 sum; the CPU twin's `psnr_from_error_squares`
+//! turns it into decibels, so the two are identical.
+
+#![forbid(unsafe_code)]
+
+use super::cpu::psnr_from_error_squares;
+use crate::hip::features::{Frame, GpuExtractor, KernelSet, Modules, Retired, blocks, sig};
+use crate::hip::{Arg, HipError, Kernel};
+use crate::vmaf::features::RawFeatures;
+
+/// Its kernel file.
+pub(crate) const KERNELS: KernelSet = KernelSet {
+    sources: &[("float_psnr.hip", include_str!("float_psnr.hip"))],
+    load: |m, _, _| Ok(Box::new(Kernels::load(m)?)),
+};
+
+pub(crate) struct Kernels {
+    sums8: Kernel,
+    sums16: Kernel,
+}
+
+impl Kernels {
+    fn load(m: &Modules) -> Result<Self, HipError> {
+        let args = sig("pp ii p");
+        let f = &m["float_psnr.hip"];
+        Ok(Kernels {
+            sums8: f.kernel("fp_error_squares_8", &args)?,
+            sums16: f.kernel("fp_error_squares_16", &args)?,
+        })
+    }
+}
+
+pub(crate) struct FloatPsnr {
+    slot: usize,
+}
+
+impl FloatPsnr {
+    pub(crate) fn new(slot: usize) -> Self {
+        FloatPsnr { slot }
+    }
+}
+
+impl GpuExtractor for FloatPsnr {
+    fn stage(&self) -> &'static str {
+        "float_psnr"
+    }
+
+    fn sum_words(&self) -> usize {
+        1
+    }
+
+    fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError> {
+        let (g, k) = (f.geo, f.kernels.get::<Kernels>());
+        let kern = if g.bps == 1 { &k.sums8 } else { &k.sums16 };
+        f.stream.launch(
+            kern,
+            (blocks(g.w), g.h as u32, 1),
+            (256, 1, 1),
+            0,
+            &[
+                Arg::Buf(f.plane(0, 0), 0),
+                Arg::Buf(f.plane(1, 0), 0),
+                Arg::I32(g.w as i32),
+                Arg::I32(g.h as i32),
+                Arg::Buf(f.sums, f.sums_at * 8),
+            ],
+        )?;
+        Ok(true)
+    }
+
+    fn finish(&mut self, r: &Retired<'_>, out: &mut RawFeatures) -> Result<(), HipError> {
+        let (w, h, bpc) = (r.geo.w, r.geo.h, r.geo.bpc);
+        out.set(self.slot, psnr_from_error_squares(r.sums[0], w, h, bpc));
+        Ok(())
+    }
+}
