@@ -5,9 +5,8 @@ use super::live::{self, FirstFrame};
 use super::pinned_copy::PinnedCopier;
 use super::pinned_pool::{PinnedBlocks, PinnedPool};
 use super::rendition::{Files, Pending, Rendition, SegmentEnd};
-use super::{
-    Backend, LogLevel, OnGpuError, PoolMethod, ResultsFormat, Scaling, Vendor, VmafFrameMessage,
-};
+use super::settings::*;
+use super::{Backend, LogLevel, OnGpuError, Vendor, VmafFrameMessage};
 use crate::hip::gst_gpu::{self, GpuMemoryKind, GstGpu};
 use crate::hip::{self, HipBackend, HipOptions, SharedReference};
 use crate::vmaf::{
@@ -34,31 +33,6 @@ pub(super) static CAT: Lazy<gst::DebugCategory> = Lazy::new(|| {
     )
 });
 
-const DEFAULT_MODEL: &str = "vmaf_v0.6.1";
-const DEFAULT_DISABLE_CLIP: bool = false;
-const DEFAULT_ENABLE_TRANSFORM: bool = false;
-const DEFAULT_PHONE_MODEL: bool = false;
-const DEFAULT_PSNR: bool = false;
-const DEFAULT_SSIM: bool = false;
-const DEFAULT_MS_SSIM: bool = false;
-const DEFAULT_POOL_METHOD: PoolMethod = PoolMethod::Mean;
-const DEFAULT_THREADS: u32 = 0;
-const DEFAULT_SUBSAMPLE: u32 = 1;
-const DEFAULT_CONF_INTERVAL: bool = false;
-const DEFAULT_FRAME_MESSAGE: bool = false;
-const DEFAULT_RESULTS_FORMAT: ResultsFormat = ResultsFormat::None;
-const DEFAULT_LOG_LEVEL: LogLevel = LogLevel::None;
-const DEFAULT_BACKEND: Backend = Backend::Auto;
-const DEFAULT_VENDOR: Vendor = Vendor::Auto;
-const DEFAULT_ON_GPU_ERROR: OnGpuError = OnGpuError::Auto;
-const DEFAULT_DEVICE_ID: i32 = 0;
-const DEFAULT_GPU_RETRY_DELAY: u32 = 1000;
-const DEFAULT_SCALER: Scaling = Scaling::Bicubic;
-/// -1: three frames' time (`live::late_frame_wait`).
-const DEFAULT_LATE_FRAME_WAIT: i64 = -1;
-/// Five seconds (`late`).
-const DEFAULT_MAX_PENDING: u64 = 5_000_000_000;
-
 const FORMATS: &[&str] = &[
     "I420",
     "YV12",
@@ -74,75 +48,6 @@ const FORMATS: &[&str] = &[
     "Y444_12LE",
     "GRAY16_LE",
 ];
-
-#[derive(Clone, Debug)]
-pub(super) struct Settings {
-    pub(super) model_filename: String,
-    pub(super) disable_clip: bool,
-    pub(super) enable_transform: bool,
-    pub(super) phone_model: bool,
-    pub(super) psnr: bool,
-    pub(super) ssim: bool,
-    pub(super) ms_ssim: bool,
-    pub(super) pool_method: PoolMethod,
-    pub(super) threads: u32,
-    pub(super) subsample: u32,
-    pub(super) conf_interval: bool,
-    pub(super) frame_message: bool,
-    pub(super) results_filename: Option<String>,
-    pub(super) results_format: ResultsFormat,
-    pub(super) report_filename: Option<String>,
-    pub(super) report_title: Option<String>,
-    /// Extractors beyond the model's (`extractors::extra_names`).
-    pub(super) features: Vec<String>,
-    pub(super) log_level: LogLevel,
-    pub(super) backend: Backend,
-    pub(super) device_id: i32,
-    pub(super) vendor: Vendor,
-    pub(super) on_gpu_error: OnGpuError,
-    /// Milliseconds before a failed GPU is opened again (`on-gpu-error=retry`).
-    pub(super) gpu_retry_delay: u32,
-    /// Nanoseconds a live pipeline waits for a late distorted frame (`live`).
-    pub(super) late_frame_wait: i64,
-    /// Nanoseconds a live pipeline's reference frame may wait for its
-    /// distorted frame, scored late (`late`); 0: not at all.
-    pub(super) max_pending: u64,
-    /// How a rendition of another size is scaled to the reference's.
-    pub(super) scaler: Scaling,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Self {
-            model_filename: DEFAULT_MODEL.into(),
-            disable_clip: DEFAULT_DISABLE_CLIP,
-            enable_transform: DEFAULT_ENABLE_TRANSFORM,
-            phone_model: DEFAULT_PHONE_MODEL,
-            psnr: DEFAULT_PSNR,
-            ssim: DEFAULT_SSIM,
-            ms_ssim: DEFAULT_MS_SSIM,
-            pool_method: DEFAULT_POOL_METHOD,
-            threads: DEFAULT_THREADS,
-            subsample: DEFAULT_SUBSAMPLE,
-            conf_interval: DEFAULT_CONF_INTERVAL,
-            frame_message: DEFAULT_FRAME_MESSAGE,
-            results_filename: None,
-            results_format: DEFAULT_RESULTS_FORMAT,
-            report_filename: None,
-            report_title: None,
-            features: Vec::new(),
-            log_level: DEFAULT_LOG_LEVEL,
-            backend: DEFAULT_BACKEND,
-            device_id: DEFAULT_DEVICE_ID,
-            vendor: DEFAULT_VENDOR,
-            on_gpu_error: DEFAULT_ON_GPU_ERROR,
-            late_frame_wait: DEFAULT_LATE_FRAME_WAIT,
-            max_pending: DEFAULT_MAX_PENDING,
-            gpu_retry_delay: DEFAULT_GPU_RETRY_DELAY,
-            scaler: DEFAULT_SCALER,
-        }
-    }
-}
 
 /// An output frame's timing, for its messages, and its number among the
 /// reference frames (None: the frame being aggregated).

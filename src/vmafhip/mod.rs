@@ -36,6 +36,7 @@ mod pad;
 mod pinned_copy;
 mod pinned_pool;
 mod rendition;
+mod settings;
 
 pub use live::Pairing;
 pub use pad::VmafHipPad;

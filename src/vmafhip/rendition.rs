@@ -4,9 +4,9 @@
 //! statistics. The reference's
 //! side (its frames, the latency) is the element's (`imp`).
 
-use super::imp::Settings;
 use super::late::{Arrived, LateQueue, WaitingRef};
 use super::live;
+use super::settings::Settings;
 use super::{OnGpuError, PoolMethod, ResultsFormat, VmafFrameMessage, VmafPooledMessage};
 use crate::report;
 use crate::vmaf::output::{Coverage, Format, ResultsWriter};

@@ -2,8 +2,8 @@
 //! the distorted detail bands split into a restored part (what the reference
 //! explains) and an additive part (the impairment).
 
-use crate::extractors::adm::cpu::Bands;
 use crate::extractors::adm::tables::Region;
+use crate::extractors::adm::types::Bands;
 use crate::extractors::common::grow;
 
 /// (float)cos²(1°), `adm_decouple`.

@@ -1,8 +1,8 @@
 //! ADM's db2 DWT (`integer_adm.c:adm_dwt2_8/16`, `adm_dwt2_s123_combined`):
 //! one scale of reference or distorted into the bands a, v, h, d.
 
-use crate::extractors::adm::cpu::Bands;
 use crate::extractors::adm::tables::{DWT_HI, DWT_LO, DWT_LO_SUM, dwt_indices};
+use crate::extractors::adm::types::Bands;
 use crate::extractors::common::grow;
 
 /// `adm_dwt2_8` / `adm_dwt2_16`: scale-0 DWT of pixels; everything narrowed

@@ -2,13 +2,14 @@
 //! denominator (`integer_adm.c:adm_csf`, `adm_cm`, `adm_csf_den_*`): the
 //! integer sums and their float finish.
 
-#[cfg(test)]
-use crate::extractors::adm::cpu::Triple;
-use crate::extractors::adm::cpu::{AdmParams, Bands};
 use crate::extractors::adm::tables::{
     Region, ceil_log2_minus, half_of_pow2, pow2_unsigned, rfactors, rfactors_s123_fixed,
     rfactors_scale0_fixed,
 };
+#[cfg(test)]
+#[cfg(test)]
+use crate::extractors::adm::types::Triple;
+use crate::extractors::adm::types::{AdmParams, Bands};
 use crate::extractors::common::grow;
 
 /// `adm_csf_den_scale` / `adm_csf_den_s123`: Σ|ref band|³ over C, per band.

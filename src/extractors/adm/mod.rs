@@ -7,6 +7,7 @@ mod dwt;
 pub(crate) mod gpu;
 mod mask;
 pub mod tables;
+mod types;
 
 use super::common::options::{OptSpec, Resolved};
 use super::{Config, CpuTwin, Extractor, GpuRefusal, Output, Slots};

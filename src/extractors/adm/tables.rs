@@ -2,16 +2,16 @@
 //! `integer_adm.c:dwt_quant_step`.
 
 /// db2 wavelet in Q15 (`dwt2_db2_coeffs_lo` / `_hi`).
+pub use super::types::{
+    CSF_BARTEN, CSF_BLEND, CSF_BLEND_MAE, CSF_WATSON97, DEFAULT_DLM_WEIGHT, DEFAULT_EGL,
+    DEFAULT_NOISE_WEIGHT, DEFAULT_NORM_VIEW_DIST, DEFAULT_REF_DISPLAY_HEIGHT,
+};
+
 pub const DWT_LO: [i32; 4] = [15826, 27411, 7345, -4240];
 pub const DWT_HI: [i32; 4] = [-4240, -7345, 27411, -15826];
 /// Σ DWT_LO ≈ 2^15·√2; subtracted (times half the range) to centre scale 0.
 pub const DWT_LO_SUM: i32 = 46342;
 
-pub const DEFAULT_EGL: f64 = 100.0;
-pub const DEFAULT_NORM_VIEW_DIST: f64 = 3.0;
-pub const DEFAULT_REF_DISPLAY_HEIGHT: i32 = 1080;
-pub const DEFAULT_NOISE_WEIGHT: f64 = 0.03125;
-pub const DEFAULT_DLM_WEIGHT: f64 = 0.5;
 pub const BORDER_FACTOR: f64 = 0.1;
 
 /// `integer_adm.h:div_lookup_generator`: D[32768 ± i] = ±trunc(2^30 / i).
@@ -55,11 +55,6 @@ pub fn dwt_quant_step(
         / f64::from(BASIS_AMPLITUDES[lambda][theta])) as f32
 }
 
-/// `adm_csf_mode` values (`integer_adm.h:ADM_CSF_MODE`).
-pub const CSF_WATSON97: i32 = 0;
-pub const CSF_BARTEN: i32 = 1;
-pub const CSF_BLEND: i32 = 2;
-pub const CSF_BLEND_MAE: i32 = 3;
 /// `DEFAULT_ADM_CSF_LUM`, cd/m².
 const CSF_LUM: f64 = 100.0;
 
@@ -234,7 +229,7 @@ fn blend_row(nvd: f64, rdh: i32) -> Option<usize> {
 
 /// Modes 2 and 3 only know the viewing conditions of their tables; libvmaf
 /// would use −EINVAL (−22.0) as a weight elsewhere, so this engine refuses.
-pub fn check_csf(p: &crate::extractors::adm::cpu::AdmParams) -> Result<(), String> {
+pub fn check_csf(p: &super::types::AdmParams) -> Result<(), String> {
     if matches!(p.csf_mode, CSF_BLEND | CSF_BLEND_MAE)
         && blend_row(p.norm_view_dist, p.ref_display_height).is_none()
     {
@@ -256,7 +251,7 @@ fn fmt_num(v: f64) -> String {
 /// The CSF factors (h, v, d) of one scale for the extractor's `adm_csf_mode`
 /// (`adm_csf`, `i4_adm_csf`, `adm_csf_den_*`): Watson's `1.0f / Q`, Barten's
 /// CSF, or the blended tables.
-pub fn rfactors(scale: usize, p: &crate::extractors::adm::cpu::AdmParams) -> [f32; 3] {
+pub fn rfactors(scale: usize, p: &super::types::AdmParams) -> [f32; 3] {
     let (nvd, rdh) = (p.norm_view_dist, p.ref_display_height);
     let (f1, f2) = match p.csf_mode {
         CSF_BARTEN => (
@@ -317,7 +312,7 @@ pub fn float_csf_factors(
 /// Scale-0 fixed-point CSF factors (Q21, Q21, Q23). At the default viewing
 /// conditions with Watson's CSF libvmaf uses hard-coded values, not the
 /// computed ones.
-pub fn rfactors_scale0_fixed(p: &crate::extractors::adm::cpu::AdmParams) -> [i32; 3] {
+pub fn rfactors_scale0_fixed(p: &super::types::AdmParams) -> [i32; 3] {
     let (nvd, rdh) = (p.norm_view_dist, p.ref_display_height);
     if (nvd * f64::from(rdh) - DEFAULT_NORM_VIEW_DIST * f64::from(DEFAULT_REF_DISPLAY_HEIGHT)).abs()
         < 1.0e-8
@@ -335,7 +330,7 @@ pub fn rfactors_scale0_fixed(p: &crate::extractors::adm::cpu::AdmParams) -> [i32
 }
 
 /// Scales 1..3 fixed-point CSF factors, Q32.
-pub fn rfactors_s123_fixed(scale: usize, p: &crate::extractors::adm::cpu::AdmParams) -> [u32; 3] {
+pub fn rfactors_s123_fixed(scale: usize, p: &super::types::AdmParams) -> [u32; 3] {
     let rf = rfactors(scale, p);
     [
         (f64::from(rf[0]) * 2f64.powi(32)) as u32,
@@ -453,15 +448,15 @@ mod tests {
     #[test]
     fn s123_fixed_factors_match_libvmaf() {
         assert_eq!(
-            rfactors_s123_fixed(1, &crate::extractors::adm::cpu::AdmParams::default()),
+            rfactors_s123_fixed(1, &crate::extractors::adm::types::AdmParams::default()),
             [137373792, 137373792, 61414028]
         );
         assert_eq!(
-            rfactors_s123_fixed(2, &crate::extractors::adm::cpu::AdmParams::default()),
+            rfactors_s123_fixed(2, &crate::extractors::adm::types::AdmParams::default()),
             [186284160, 186284160, 104783920]
         );
         assert_eq!(
-            rfactors_s123_fixed(3, &crate::extractors::adm::cpu::AdmParams::default()),
+            rfactors_s123_fixed(3, &crate::extractors::adm::types::AdmParams::default()),
             [196165808, 196165808, 134487184]
         );
     }

@@ -1,0 +1,98 @@
+//! The element's property values and their defaults: what `start` copies
+//! into the renditions.
+
+use super::{Backend, LogLevel, OnGpuError, PoolMethod, ResultsFormat, Scaling, Vendor};
+
+pub(super) const DEFAULT_MODEL: &str = "vmaf_v0.6.1";
+pub(super) const DEFAULT_DISABLE_CLIP: bool = false;
+pub(super) const DEFAULT_ENABLE_TRANSFORM: bool = false;
+pub(super) const DEFAULT_PHONE_MODEL: bool = false;
+pub(super) const DEFAULT_PSNR: bool = false;
+pub(super) const DEFAULT_SSIM: bool = false;
+pub(super) const DEFAULT_MS_SSIM: bool = false;
+pub(super) const DEFAULT_POOL_METHOD: PoolMethod = PoolMethod::Mean;
+pub(super) const DEFAULT_THREADS: u32 = 0;
+pub(super) const DEFAULT_SUBSAMPLE: u32 = 1;
+pub(super) const DEFAULT_CONF_INTERVAL: bool = false;
+pub(super) const DEFAULT_FRAME_MESSAGE: bool = false;
+pub(super) const DEFAULT_RESULTS_FORMAT: ResultsFormat = ResultsFormat::None;
+pub(super) const DEFAULT_LOG_LEVEL: LogLevel = LogLevel::None;
+pub(super) const DEFAULT_BACKEND: Backend = Backend::Auto;
+pub(super) const DEFAULT_VENDOR: Vendor = Vendor::Auto;
+pub(super) const DEFAULT_ON_GPU_ERROR: OnGpuError = OnGpuError::Auto;
+pub(super) const DEFAULT_DEVICE_ID: i32 = 0;
+pub(super) const DEFAULT_GPU_RETRY_DELAY: u32 = 1000;
+pub(super) const DEFAULT_SCALER: Scaling = Scaling::Bicubic;
+/// -1: three frames' time (`live::late_frame_wait`).
+pub(super) const DEFAULT_LATE_FRAME_WAIT: i64 = -1;
+/// Five seconds (`late`).
+pub(super) const DEFAULT_MAX_PENDING: u64 = 5_000_000_000;
+
+#[derive(Clone, Debug)]
+pub(super) struct Settings {
+    pub(super) model_filename: String,
+    pub(super) disable_clip: bool,
+    pub(super) enable_transform: bool,
+    pub(super) phone_model: bool,
+    pub(super) psnr: bool,
+    pub(super) ssim: bool,
+    pub(super) ms_ssim: bool,
+    pub(super) pool_method: PoolMethod,
+    pub(super) threads: u32,
+    pub(super) subsample: u32,
+    pub(super) conf_interval: bool,
+    pub(super) frame_message: bool,
+    pub(super) results_filename: Option<String>,
+    pub(super) results_format: ResultsFormat,
+    pub(super) report_filename: Option<String>,
+    pub(super) report_title: Option<String>,
+    /// Extractors beyond the model's (`extractors::extra_names`).
+    pub(super) features: Vec<String>,
+    pub(super) log_level: LogLevel,
+    pub(super) backend: Backend,
+    pub(super) device_id: i32,
+    pub(super) vendor: Vendor,
+    pub(super) on_gpu_error: OnGpuError,
+    /// Milliseconds before a failed GPU is opened again (`on-gpu-error=retry`).
+    pub(super) gpu_retry_delay: u32,
+    /// Nanoseconds a live pipeline waits for a late distorted frame (`live`).
+    pub(super) late_frame_wait: i64,
+    /// Nanoseconds a live pipeline's reference frame may wait for its
+    /// distorted frame, scored late (`late`); 0: not at all.
+    pub(super) max_pending: u64,
+    /// How a rendition of another size is scaled to the reference's.
+    pub(super) scaler: Scaling,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            model_filename: DEFAULT_MODEL.into(),
+            disable_clip: DEFAULT_DISABLE_CLIP,
+            enable_transform: DEFAULT_ENABLE_TRANSFORM,
+            phone_model: DEFAULT_PHONE_MODEL,
+            psnr: DEFAULT_PSNR,
+            ssim: DEFAULT_SSIM,
+            ms_ssim: DEFAULT_MS_SSIM,
+            pool_method: DEFAULT_POOL_METHOD,
+            threads: DEFAULT_THREADS,
+            subsample: DEFAULT_SUBSAMPLE,
+            conf_interval: DEFAULT_CONF_INTERVAL,
+            frame_message: DEFAULT_FRAME_MESSAGE,
+            results_filename: None,
+            results_format: DEFAULT_RESULTS_FORMAT,
+            report_filename: None,
+            report_title: None,
+            features: Vec::new(),
+            log_level: DEFAULT_LOG_LEVEL,
+            backend: DEFAULT_BACKEND,
+            device_id: DEFAULT_DEVICE_ID,
+            vendor: DEFAULT_VENDOR,
+            on_gpu_error: DEFAULT_ON_GPU_ERROR,
+            late_frame_wait: DEFAULT_LATE_FRAME_WAIT,
+            max_pending: DEFAULT_MAX_PENDING,
+            gpu_retry_delay: DEFAULT_GPU_RETRY_DELAY,
+            scaler: DEFAULT_SCALER,
+        }
+    }
+}
