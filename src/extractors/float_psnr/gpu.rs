@@ -5,8 +5,8 @@
 #![forbid(unsafe_code)]
 
 use super::cpu::psnr_from_error_squares;
-use crate::hip::features::{Frame, GpuExtractor, KernelSet, Modules, Retired, blocks, sig};
-use crate::hip::{Arg, HipError, Kernel};
+use crate::hip::features::{Frame, GpuExtractor, KernelSet, Modules, Retired, sig};
+use crate::hip::{HipError, Kernel};
 use crate::vmaf::features::RawFeatures;
 
 /// Its kernel file.
@@ -51,21 +51,9 @@ impl GpuExtractor for FloatPsnr {
     }
 
     fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError> {
-        let (g, k) = (f.geo, f.kernels.get::<Kernels>());
-        let kern = if g.bps == 1 { &k.sums8 } else { &k.sums16 };
-        f.stream.launch(
-            kern,
-            (blocks(g.w), g.h as u32, 1),
-            (256, 1, 1),
-            0,
-            &[
-                Arg::Buf(f.plane(0, 0), 0),
-                Arg::Buf(f.plane(1, 0), 0),
-                Arg::I32(g.w as i32),
-                Arg::I32(g.h as i32),
-                Arg::Buf(f.sums, f.sums_at * 8),
-            ],
-        )?;
+        let k = f.kernels.get::<Kernels>();
+        let kern = if f.geo.bps == 1 { &k.sums8 } else { &k.sums16 };
+        f.launch_over_plane(kern, 0, 0)?;
         Ok(true)
     }
 

@@ -6,8 +6,8 @@
 
 use crate::extractors::Slots;
 use crate::extractors::psnr::cpu as psnr;
-use crate::hip::features::{Frame, GpuExtractor, KernelSet, Modules, Retired, blocks, sig};
-use crate::hip::{Arg, HipError, Kernel};
+use crate::hip::features::{Frame, GpuExtractor, KernelSet, Modules, Retired, sig};
+use crate::hip::{HipError, Kernel};
 use crate::vmaf::features::RawFeatures;
 
 /// Its kernel files.
@@ -48,22 +48,10 @@ impl GpuExtractor for Psnr {
 
     /// One launch per plane uploaded.
     fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError> {
-        let (g, k) = (f.geo, f.kernels.get::<Kernels>());
-        for (p, &(pw, ph)) in g.planes.iter().enumerate() {
-            let kern = if g.bps == 1 { &k.sse8 } else { &k.sse16 };
-            f.stream.launch(
-                kern,
-                (blocks(pw), ph as u32, 1),
-                (256, 1, 1),
-                0,
-                &[
-                    Arg::Buf(f.plane(0, p), 0),
-                    Arg::Buf(f.plane(1, p), 0),
-                    Arg::I32(pw as i32),
-                    Arg::I32(ph as i32),
-                    Arg::Buf(f.sums, (f.sums_at + p) * 8),
-                ],
-            )?;
+        let k = f.kernels.get::<Kernels>();
+        let kern = if f.geo.bps == 1 { &k.sse8 } else { &k.sse16 };
+        for p in 0..f.geo.planes.len() {
+            f.launch_over_plane(kern, p, p)?;
         }
         Ok(true)
     }

@@ -25,7 +25,8 @@ pub(super) mod host;
 
 use super::module::ArgKind as K;
 use super::{
-    Arg, Device, DeviceBuffer, Event, HipError, Module, PinnedHostMem, Stream, compile_source,
+    Arg, Device, DeviceBuffer, Event, HipError, Kernel, Module, PinnedHostMem, Stream,
+    compile_source,
 };
 use crate::extractors::{self, GpuRefusal};
 use crate::vmaf::features::{Plan, RawFeatures};
@@ -287,6 +288,32 @@ impl Frame<'_> {
     /// Plane `p` of the reference (`side` 0) or the distorted picture (1).
     pub fn plane(&self, side: usize, p: usize) -> &DeviceBuffer {
         &self.pictures[side][p]
+    }
+
+    /// Queues `kernel` over plane `p` of both pictures, one 256-thread
+    /// block per row segment, its sums added into the frame's u64 number
+    /// `word` after this family's first: the launch of every kernel that
+    /// takes (reference, distorted, width, height, sums).
+    pub fn launch_over_plane(
+        &self,
+        kernel: &Kernel,
+        p: usize,
+        word: usize,
+    ) -> Result<(), HipError> {
+        let (w, h) = self.geo.planes[p];
+        self.stream.launch(
+            kernel,
+            (blocks(w), h as u32, 1),
+            (256, 1, 1),
+            0,
+            &[
+                Arg::Buf(self.plane(0, p), 0),
+                Arg::Buf(self.plane(1, p), 0),
+                Arg::I32(w as i32),
+                Arg::I32(h as i32),
+                Arg::Buf(self.sums, (self.sums_at + word) * 8),
+            ],
+        )
     }
 
     /// Queues the read-back of a family's extra bytes (`bytes` from the
