@@ -258,7 +258,7 @@ fn main() {
                     [&raw[k][1][0], &raw[k][1][1], &raw[k][1][2]],
                     if a.bpc == 8 { &[] } else { &s16[k][1] },
                 );
-                e.push(&rp, &dp).unwrap();
+                e.push(gstvmafhip::vmaf::FramePair::new(&rp, &dp)).unwrap();
             }
             let last = e.flush().unwrap();
             let dt = t.elapsed().as_secs_f64();
@@ -368,7 +368,9 @@ fn main() {
                     pinned[k][1].shared().clone(),
                 ]))
             };
-            last = e.push_kept(&pics[0], &pics[1], keep).unwrap();
+            last = e
+                .push(gstvmafhip::vmaf::FramePair::new(&pics[0], &pics[1]).kept(keep))
+                .unwrap();
             if serial {
                 e.backend_mut().collect(true).unwrap();
             }

@@ -158,8 +158,12 @@ fn run(
         for (e, (d, &size)) in engines.iter_mut().zip(dists.iter().zip(&a.renditions)) {
             let keep: KeepAlive = Box::new([refs[k].shared().clone(), d[k].shared().clone()]);
             let id = shared.then_some(i as u64);
-            e.push_rendition(&rp, &picture(&d[k], size), Some(keep), None, id)
-                .unwrap();
+            e.push(gstvmafhip::vmaf::FramePair {
+                keep: Some(keep),
+                reference_id: id,
+                ..gstvmafhip::vmaf::FramePair::new(&rp, &picture(&d[k], size))
+            })
+            .unwrap();
         }
     }
     for e in engines.iter_mut() {

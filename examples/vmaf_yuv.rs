@@ -146,7 +146,10 @@ fn run(a: Args) -> Result<(), Box<dyn std::error::Error>> {
         if !hr {
             break;
         }
-        frames.extend(engine.push(&rbuf.picture()?, &dbuf.picture()?)?);
+        frames.extend(engine.push(gstvmafhip::vmaf::FramePair::new(
+            &rbuf.picture()?,
+            &dbuf.picture()?,
+        ))?);
         n += 1;
         if progress {
             let secs = start.elapsed().as_secs_f64();

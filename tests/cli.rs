@@ -808,7 +808,14 @@ fn cli_scores_a_ladder_in_one_run() {
         let mut want = Vec::new();
         for (rf, df) in rb.chunks_exact(frame_bytes).zip(frames) {
             let pic = i420_picture;
-            want.extend(engine.push(&pic(rf, full), &pic(df, *size)).unwrap());
+            want.extend(
+                engine
+                    .push(gstvmafhip::vmaf::FramePair::new(
+                        &pic(rf, full),
+                        &pic(df, *size),
+                    ))
+                    .unwrap(),
+            );
         }
         want.extend(engine.flush().unwrap());
         let got = json["frames"].as_array().unwrap();

@@ -29,8 +29,11 @@ fn run_u8(
     let mut out = Vec::new();
     for (r, d) in frames {
         out.extend(
-            e.push(&gray_u8(r, w, h, stride), &gray_u8(d, w, h, stride))
-                .unwrap(),
+            e.push(gstvmafhip::vmaf::FramePair::new(
+                &gray_u8(r, w, h, stride),
+                &gray_u8(d, w, h, stride),
+            ))
+            .unwrap(),
         );
     }
     out.extend(e.flush().unwrap());
@@ -73,7 +76,7 @@ proptest! {
         let frames: Vec<_> = (0..5).map(|i| (common::textured_luma(i, w, h, seed), common::textured_luma(i, w, h, seed ^ 77))).collect();
         let mut e = Scorer::cpu(&config()).unwrap();
         for (r, d) in &frames {
-            e.push(&gray_u8(r, w, h, w), &gray_u8(d, w, h, w)).unwrap();
+            e.push(gstvmafhip::vmaf::FramePair::new(&gray_u8(r, w, h, w), &gray_u8(d, w, h, w))).unwrap();
         }
         let s = e.flush().unwrap();
         prop_assert!(s.iter().all(|f| (0.0..=100.0).contains(&f.vmaf())));
@@ -125,7 +128,13 @@ fn worker_counts_score_alike() {
         let mut e = Scorer::cpu(&config).unwrap();
         let mut out = Vec::new();
         for (r, d) in &frames {
-            out.extend(e.push(&pic(r, w, h), &pic(d, w, h)).unwrap());
+            out.extend(
+                e.push(gstvmafhip::vmaf::FramePair::new(
+                    &pic(r, w, h),
+                    &pic(d, w, h),
+                ))
+                .unwrap(),
+            );
         }
         out.extend(e.flush().unwrap());
         out.into_iter().map(|f| f.values).collect()
@@ -152,7 +161,7 @@ fn flat_frames_and_bit_depth_extremes() {
                 .unwrap();
             let dp = Picture::new_u16(PixelFormat::Gray, bpc, &[Plane::new(d, w, h, w).unwrap()])
                 .unwrap();
-            s.extend(e.push(&rp, &dp).unwrap());
+            s.extend(e.push(gstvmafhip::vmaf::FramePair::new(&rp, &dp)).unwrap());
         }
         s.extend(e.flush().unwrap());
         assert_eq!(s.len(), 3);
@@ -168,7 +177,10 @@ fn mismatches_and_tiny_frames_are_errors() {
     let b = vec![0u8; 60 * 48];
     let mut e = Scorer::cpu(&config()).unwrap();
     let err = e
-        .push(&gray_u8(&a, 64, 48, 64), &gray_u8(&b, 60, 48, 60))
+        .push(gstvmafhip::vmaf::FramePair::new(
+            &gray_u8(&a, 64, 48, 64),
+            &gray_u8(&b, 60, 48, 60),
+        ))
         .unwrap_err();
     assert!(
         matches!(err, VmafError::Mismatch(ref s) if s.contains("64x48") && s.contains("60x48")),
@@ -176,7 +188,10 @@ fn mismatches_and_tiny_frames_are_errors() {
     );
     let t = vec![0u8; 20 * 20];
     let err = e
-        .push(&gray_u8(&t, 20, 20, 20), &gray_u8(&t, 20, 20, 20))
+        .push(gstvmafhip::vmaf::FramePair::new(
+            &gray_u8(&t, 20, 20, 20),
+            &gray_u8(&t, 20, 20, 20),
+        ))
         .unwrap_err();
     assert!(matches!(err, VmafError::TooSmall(_)), "{err}");
     // Every size from 1x1 up to 33x33 with a side under 33 is refused,
@@ -185,7 +200,10 @@ fn mismatches_and_tiny_frames_are_errors() {
         for h in 1..=33 {
             let img = vec![128u8; w * h];
             let mut e = Scorer::cpu(&config()).unwrap();
-            let got = e.push(&gray_u8(&img, w, h, w), &gray_u8(&img, w, h, w));
+            let got = e.push(gstvmafhip::vmaf::FramePair::new(
+                &gray_u8(&img, w, h, w),
+                &gray_u8(&img, w, h, w),
+            ));
             if w == 33 && h == 33 {
                 got.unwrap();
                 assert_eq!(e.flush().unwrap().len(), 1);
@@ -331,7 +349,7 @@ fn run_u16(frames: &[(Vec<u16>, Vec<u16>)], w: usize, h: usize, bpc: u8) -> Vec<
                 |v| Picture::new_u16(PixelFormat::Gray, bpc, &[Plane::new(v, w, h, w).unwrap()]);
             (pic(r).unwrap(), pic(d).unwrap())
         };
-        out.extend(e.push(&rp, &dp).unwrap());
+        out.extend(e.push(gstvmafhip::vmaf::FramePair::new(&rp, &dp)).unwrap());
     }
     out.extend(e.flush().unwrap());
     out.iter()

@@ -334,7 +334,7 @@ fn eight_k_is_exact_and_oversized_frames_are_a_clear_oom_error() {
     let plane = [Plane::new(&luma, w, h, w).unwrap()];
     let pic = Picture::new_u8(PixelFormat::Gray, &plane).unwrap();
     let err = gpu
-        .push(&pic, &pic)
+        .push(gstvmafhip::vmaf::FramePair::new(&pic, &pic))
         .expect_err("a picture larger than the device must be refused")
         .to_string();
     eprintln!("{err}");

@@ -493,7 +493,7 @@ fn amd_out_of_memory_is_a_clear_error() {
     let plane = [Plane::new(&luma, w, h, w).unwrap()];
     let pic = Picture::new_u8(PixelFormat::Gray, &plane).unwrap();
     let err = gpu
-        .push(&pic, &pic)
+        .push(gstvmafhip::vmaf::FramePair::new(&pic, &pic))
         .expect_err("a 1080p engine fit in 24 MiB")
         .to_string();
     assert!(err.contains("GPU out of memory"), "{err}");

@@ -138,7 +138,9 @@ fn scored_alone_from(size: (usize, usize), frames: std::ops::Range<u32>) -> Vec<
     for i in frames {
         let (r, d) = (reference(i), rendition(i, size));
         let pushed = scaler
-            .scale(&d.picture(), |scaled| engine.push(&r.picture(), scaled))
+            .scale(&d.picture(), |scaled| {
+                engine.push(gstvmafhip::vmaf::FramePair::new(&r.picture(), scaled))
+            })
             .unwrap();
         out.extend(pushed.unwrap());
     }

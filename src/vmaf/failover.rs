@@ -697,7 +697,11 @@ mod tests {
             let (rp, dp) = (planes(&r[..]), planes(&d[..]));
             let rpic = Picture::new_u8(PixelFormat::Yuv420, &rp).unwrap();
             let dpic = Picture::new_u8(PixelFormat::Yuv420, &dp).unwrap();
-            out.extend(engine.push(&rpic, &dpic).unwrap());
+            out.extend(
+                engine
+                    .push(crate::vmaf::FramePair::new(&rpic, &dpic))
+                    .unwrap(),
+            );
         }
         out.extend(engine.flush().unwrap());
         out

@@ -174,50 +174,46 @@ pub trait FeatureBackend: Send {
     }
 }
 
+/// One frame pair for [`Engine::push`]: the two pictures, and what the
+/// caller offers beside them.
+pub struct FramePair<'a> {
+    pub reference: &'a Picture<'a>,
+    pub distorted: &'a Picture<'a>,
+    /// Holds the pictures' memory alive so that a GPU backend may upload
+    /// straight from it (pinned memory), dropped once the copy is done.
+    pub keep: Option<KeepAlive>,
+    /// Makes the pictures again (a failover to the CPU reads it instead of
+    /// a copy).
+    pub replay: Option<Arc<dyn Replay>>,
+    /// The reference picture's number in a ladder, the same for every
+    /// rendition pushed with it ([`FrameInput::reference_id`]).
+    pub reference_id: Option<u64>,
+}
+
+impl<'a> FramePair<'a> {
+    pub fn new(reference: &'a Picture<'a>, distorted: &'a Picture<'a>) -> Self {
+        FramePair {
+            reference,
+            distorted,
+            keep: None,
+            replay: None,
+            reference_id: None,
+        }
+    }
+
+    /// With `keep` holding the pictures' memory.
+    pub fn kept(mut self, keep: Option<KeepAlive>) -> Self {
+        self.keep = keep;
+        self
+    }
+}
+
 /// What the element drives: a streaming VMAF computation.
 pub trait Engine: Send {
     fn describe(&self) -> String;
-    /// Push one frame pair; returns the frames whose scores became final.
-    fn push(
-        &mut self,
-        reference: &Picture<'_>,
-        distorted: &Picture<'_>,
-    ) -> Result<Vec<FrameScores>, VmafError> {
-        self.push_kept(reference, distorted, None)
-    }
-    /// As [`Engine::push`], with `keep` holding the pictures' memory alive so
-    /// that a GPU backend may upload straight from it (pinned memory) and
-    /// drop `keep` once the copy is done.
-    fn push_kept(
-        &mut self,
-        reference: &Picture<'_>,
-        distorted: &Picture<'_>,
-        keep: Option<KeepAlive>,
-    ) -> Result<Vec<FrameScores>, VmafError> {
-        self.push_replayable(reference, distorted, keep, None)
-    }
-    /// As [`Engine::push_kept`], with `replay` able to make the pictures
-    /// again (a failover to the CPU reads it instead of a copy).
-    fn push_replayable(
-        &mut self,
-        reference: &Picture<'_>,
-        distorted: &Picture<'_>,
-        keep: Option<KeepAlive>,
-        replay: Option<Arc<dyn Replay>>,
-    ) -> Result<Vec<FrameScores>, VmafError> {
-        self.push_rendition(reference, distorted, keep, replay, None)
-    }
-    /// As [`Engine::push_replayable`], for one rendition of a ladder:
-    /// `reference_id` numbers the reference picture, the same for every
-    /// rendition pushed with it ([`FrameInput::reference_id`]).
-    fn push_rendition(
-        &mut self,
-        reference: &Picture<'_>,
-        distorted: &Picture<'_>,
-        keep: Option<KeepAlive>,
-        replay: Option<Arc<dyn Replay>>,
-        reference_id: Option<u64>,
-    ) -> Result<Vec<FrameScores>, VmafError>;
+    /// Push one frame pair (with what the caller offers beside it);
+    /// returns the frames whose scores became final.
+    fn push(&mut self, pair: FramePair<'_>) -> Result<Vec<FrameScores>, VmafError>;
     /// End of stream (or segment): the remaining frames.
     fn flush(&mut self) -> Result<Vec<FrameScores>, VmafError>;
     /// Pooled scores over the frames finalised so far.

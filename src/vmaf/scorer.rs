@@ -6,8 +6,8 @@ use super::features::{Plan, RawFeatures};
 use super::model::{self, ModelFlags, ModelSet};
 use super::pool::Pooled;
 use super::{
-    CpuBackend, Engine, FeatureBackend, FrameInput, InputCounts, KeepAlive, MIN_SIZE, Picture,
-    PixelFormat, VmafError,
+    CpuBackend, Engine, FeatureBackend, FrameInput, FramePair, InputCounts, MIN_SIZE, PixelFormat,
+    VmafError,
 };
 use crate::extractors::Temporal;
 use std::sync::Arc;
@@ -315,14 +315,14 @@ impl<B: FeatureBackend> Engine for Scorer<B> {
         self.backend.describe()
     }
 
-    fn push_rendition(
-        &mut self,
-        reference: &Picture<'_>,
-        distorted: &Picture<'_>,
-        keep: Option<KeepAlive>,
-        replay: Option<Arc<dyn super::Replay>>,
-        reference_id: Option<u64>,
-    ) -> Result<Vec<FrameScores>, VmafError> {
+    fn push(&mut self, pair: FramePair<'_>) -> Result<Vec<FrameScores>, VmafError> {
+        let FramePair {
+            reference,
+            distorted,
+            keep,
+            replay,
+            reference_id,
+        } = pair;
         let g = Geometry {
             width: reference.width,
             height: reference.height,

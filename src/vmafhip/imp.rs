@@ -10,8 +10,8 @@ use super::{Backend, LogLevel, OnGpuError, Vendor, VmafFrameMessage};
 use crate::hip::gst_gpu::{self, GpuMemoryKind, GstGpu};
 use crate::hip::{self, HipBackend, HipOptions, SharedReference};
 use crate::vmaf::{
-    self, DevicePlane, Engine, EngineConfig, Failover, KeepAlive, ModelFlags, ModelSet, Picture,
-    PixelFormat, Plane, Retry, Scorer,
+    self, DevicePlane, Engine, EngineConfig, Failover, FramePair, KeepAlive, ModelFlags, ModelSet,
+    Picture, PixelFormat, Plane, Retry, Scorer,
 };
 use gst::glib;
 use gst::prelude::*;
@@ -1334,9 +1334,14 @@ impl VmafHip {
         let engine = &mut r.engine;
         let pushed = with_picture(ref_frame, |rp| {
             with_picture(dist_frame, |dp| {
-                engine
-                    .push_rendition(rp, dp, keep, replay, reference_id)
-                    .map_err(|e| e.to_string())
+                let pair = FramePair {
+                    reference: rp,
+                    distorted: dp,
+                    keep,
+                    replay,
+                    reference_id,
+                };
+                engine.push(pair).map_err(|e| e.to_string())
             })
         })
         .flatten()

@@ -411,7 +411,7 @@ fn extra_features(s: &gst::StructureRef) -> Vec<(String, f64)> {
 impl From<&VmafFrameMessage> for gst::Structure {
     fn from(m: &VmafFrameMessage) -> gst::Structure {
         // `index` is a gint as in GStreamer 1.28 (saturating after 2^31 − 1
-        // frames, ~2 years at 30 fps); `index64` carries the full count.
+        // frames: years of a live stream); `index64` carries the full count.
         let b = gst::Structure::builder(MESSAGE_NAME)
             .field("type", "frame")
             .field("index", i32::try_from(m.index).unwrap_or(i32::MAX))

@@ -211,7 +211,10 @@ impl GoldenRun {
             df.load(&db[i * fb..(i + 1) * fb]).unwrap();
             frames.extend(
                 engine
-                    .push(&rf.picture().unwrap(), &df.picture().unwrap())
+                    .push(gstvmafhip::vmaf::FramePair::new(
+                        &rf.picture().unwrap(),
+                        &df.picture().unwrap(),
+                    ))
                     .unwrap(),
             );
         }

@@ -6,8 +6,8 @@ use gstvmafhip::hip::{
     HipBackend, HipOptions, PinnedHostMem, SharedReference, SharingCounts, pinned_owner,
 };
 use gstvmafhip::vmaf::{
-    Engine, EngineConfig, Failover, FailoverNote, FrameScores, KeepAlive, ModelSet, Picture,
-    PixelFormat, Plane, Retry, ScaleMethod, Scorer, VmafError,
+    Engine, EngineConfig, Failover, FailoverNote, FramePair, FrameScores, KeepAlive, ModelSet,
+    Picture, PixelFormat, Plane, Retry, ScaleMethod, Scorer, VmafError,
 };
 
 pub fn hip_scorer(config: &EngineConfig) -> Option<Scorer<HipBackend>> {
@@ -263,10 +263,12 @@ pub fn push_seq(
                 let dp = Picture::new_u8(seq.format, &views[1]).unwrap();
                 let keep: KeepAlive =
                     Box::new(bufs.iter().map(|m| m.shared().clone()).collect::<Vec<_>>());
-                engine.push_kept(&rp, &dp, Some(keep)).unwrap()
+                engine
+                    .push(FramePair::new(&rp, &dp).kept(Some(keep)))
+                    .unwrap()
             }
             None => with_picture(seq, &r, |rp| {
-                with_picture(seq, &d, |dp| engine.push(rp, dp).unwrap())
+                with_picture(seq, &d, |dp| engine.push(FramePair::new(rp, dp)).unwrap())
             }),
         };
         out.extend(frames);
@@ -303,7 +305,11 @@ pub fn push_seq_kept(engine: &mut dyn Engine, seq: &Seq, n: u32) -> Vec<FrameSco
         let rp = Picture::new_u8(seq.format, &planes(&r, &dims, seq.pad)).unwrap();
         let dp = Picture::new_u8(seq.format, &planes(&d, &dims, seq.pad)).unwrap();
         let keep: KeepAlive = Box::new((r.clone(), d.clone()));
-        out.extend(engine.push_kept(&rp, &dp, Some(keep)).unwrap());
+        out.extend(
+            engine
+                .push(FramePair::new(&rp, &dp).kept(Some(keep)))
+                .unwrap(),
+        );
     }
     out.extend(engine.flush().unwrap());
     out
@@ -467,7 +473,7 @@ fn ladder_frames(
     for i in frames {
         let (a, b) = (rs.samples(i, false), resampled(&rs, &ds, i));
         let pushed = with_picture(&rs, &a, |rp| {
-            with_picture(&ds, &b, |dp| engine.push(rp, dp).unwrap())
+            with_picture(&ds, &b, |dp| engine.push(FramePair::new(rp, dp)).unwrap())
         });
         out.extend(pushed);
     }
@@ -603,8 +609,11 @@ pub fn shared_reference_bit_exact(
             let b = resampled(&rs, &ds, i);
             let pushed = with_picture(&rs, &a, |rp| {
                 with_picture(&ds, &b, |dp| {
-                    gpu.push_rendition(rp, dp, None, None, Some(u64::from(i)))
-                        .unwrap()
+                    gpu.push(FramePair {
+                        reference_id: Some(u64::from(i)),
+                        ..FramePair::new(rp, dp)
+                    })
+                    .unwrap()
                 })
             });
             gpu_out[k].extend(pushed);
