@@ -22,6 +22,7 @@ pub mod float_motion;
 pub mod float_psnr;
 pub mod float_vif;
 pub mod motion;
+pub mod null;
 pub mod psnr;
 pub mod psnr_hvs;
 pub mod speed;
@@ -54,6 +55,7 @@ pub(crate) static REGISTRY: &[&dyn Extractor] = &[
     &ssim::FLOAT_SSIM,
     &ssim::FLOAT_MS_SSIM,
     &speed::SPEED_TEMPORAL,
+    &null::NULL,
 ];
 
 /// The extractor named `name` (libvmaf's `VmafFeatureExtractor.name`).
