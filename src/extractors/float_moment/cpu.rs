@@ -13,16 +13,13 @@
 
 use crate::extractors::common::float_picture::{float_square, sample_unit};
 
-/// A luma pair's sums in whole units: samples, and the float squares of
-/// samples and of their differences.
+/// A luma pair's sums in whole units: samples, and their float squares.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LumaSums {
     /// Σ k of the reference and of the distorted picture.
     pub samples: [u64; 2],
     /// Σ (k·k rounded to float) of each.
     pub squares: [u64; 2],
-    /// Σ ((kr − kd)² rounded to float).
-    pub error_squares: u64,
 }
 
 /// The sums of two luma planes (`w`×`h`, tightly packed).
@@ -34,7 +31,6 @@ pub fn luma_sums(reference: &[u16], distorted: &[u16], w: usize, h: usize) -> Lu
         s.samples[1] += b as u64;
         s.squares[0] += float_square(a);
         s.squares[1] += float_square(b);
-        s.error_squares += float_square(a - b);
     }
     s
 }

@@ -1,5 +1,5 @@
-//! float_moment on the GPU (`float_moment.hip`): the luma sums (samples,
-//! float squares, float squares of the differences) as five u64 sums; the
+//! float_moment on the GPU (`float_moment.hip`): the luma sums (samples
+//! and their float squares) as four u64 sums; the
 //! CPU twin's `moments` makes the features from them, so they are
 //! identical.
 
@@ -49,7 +49,7 @@ impl GpuExtractor for FloatMoment {
     }
 
     fn sum_words(&self) -> usize {
-        5
+        4
     }
 
     fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError> {
@@ -64,7 +64,6 @@ impl GpuExtractor for FloatMoment {
         let sums = LumaSums {
             samples: [s[0], s[1]],
             squares: [s[2], s[3]],
-            error_squares: s[4],
         };
         let (w, h, bpc) = (r.geo.w, r.geo.h, r.geo.bpc);
         out.put(self.slots, &moments(&sums, w, h, bpc));

@@ -65,8 +65,8 @@ pub fn kernel_sources() -> Vec<(&'static str, &'static str)> {
 /// device and process and shared by every backend on that device.
 pub(crate) struct Kernels {
     /// One entry per kernel set, found by its type: a comparison of type
-    /// ids per set, no call through a vtable (twins look theirs up at every
-    /// launch).
+    /// ids per set and one checked downcast of the match (twins look theirs
+    /// up at every launch).
     sets: Vec<(TypeId, LoadedKernels)>,
     /// Scaling renditions to the reference's size (not an extractor).
     pub(super) scale: super::scale::Kernels,

@@ -105,18 +105,6 @@ pub struct Plan {
     slots: usize,
 }
 
-impl PartialEq for Plan {
-    fn eq(&self, o: &Plan) -> bool {
-        let key = |p: &Plan| {
-            p.extractors
-                .iter()
-                .map(|c| format!("{}{}{:?}{:?}", c.kind.name(), c.suffix, c.config, c.slots))
-                .collect::<Vec<_>>()
-        };
-        self.scale == o.scale && self.inputs == o.inputs && key(self) == key(o)
-    }
-}
-
 impl Plan {
     pub fn new(
         models: &ModelSet,
@@ -231,11 +219,6 @@ impl Plan {
     /// Slots in a frame's values.
     pub fn slot_count(&self) -> usize {
         self.slots
-    }
-
-    /// Whether the plan has the extractor named `name`.
-    pub fn has(&self, name: &str) -> bool {
-        self.extractors.iter().any(|c| c.kind.name() == name)
     }
 
     /// Whether an extractor of this plan reads the chroma planes; the
