@@ -18,9 +18,8 @@
 //! at once on one GPU, one thread each, every engine pushing `--frames`
 //! frames; prints the total fps and the device memory each engine holds).
 
-use gstvmafhip::hip::{
-    Device, DeviceBuffer, Event, HipBackend, HipOptions, PinnedHostMem, Runtime, Stream, Vendor,
-};
+use gstvmafhip::gpu::{HipBackend, HipOptions};
+use gstvmafhip::hip::{Device, DeviceBuffer, Event, PinnedHostMem, Runtime, Stream, Vendor};
 use gstvmafhip::vmaf::{
     Engine, EngineConfig, FeatureBackend, KeepAlive, ModelSet, Picture, PixelFormat, Plane, Scorer,
 };
@@ -201,17 +200,10 @@ fn median(v: &mut [f64]) -> f64 {
 fn main() {
     let a = parse();
     let mut config = EngineConfig::new(ModelSet::load(&a.model).expect("model"));
-    config.psnr = a.psnr;
-    // SSIM and MS-SSIM are switches of the configuration, the rest extra
-    // extractors (as the command takes them).
-    config.ssim = a.features.iter().any(|f| f == "float_ssim");
-    config.ms_ssim = a.features.iter().any(|f| f == "float_ms_ssim");
-    config.features = a
-        .features
-        .iter()
-        .filter(|f| !matches!(f.as_str(), "float_ssim" | "float_ms_ssim"))
-        .cloned()
-        .collect();
+    config.features = a.features.clone();
+    if a.psnr {
+        config.features.push("psnr".into());
+    }
     config.threads = a.threads;
     let distinct = a.distinct.min(a.frames).max(1);
     eprintln!(

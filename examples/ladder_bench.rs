@@ -15,7 +15,8 @@
 //! Also `--model NAME` and `--ring N` (slots of every engine, 3 by default:
 //! what each engine gets beside others on one device).
 
-use gstvmafhip::hip::{HipBackend, HipOptions, PinnedHostMem, SharedReference};
+use gstvmafhip::gpu::{HipBackend, HipOptions, SharedReference};
+use gstvmafhip::hip::PinnedHostMem;
 use gstvmafhip::vmaf::{
     Engine, EngineConfig, FeatureBackend, KeepAlive, ModelSet, Picture, PixelFormat, Plane,
     ScaleMethod, Scorer,

@@ -5,7 +5,7 @@
 //!     -p 420 -b 8 --model version=vmaf_v0.6.1 --feature psnr --threads 0 --json -o out.json
 //! ```
 
-use gstvmafhip::vmaf::model::ModelSpec;
+use gstvmafhip::vmaf::ModelSpec;
 use gstvmafhip::vmaf::output::{Format, Results};
 use gstvmafhip::vmaf::yuv::YuvFrame;
 use gstvmafhip::vmaf::{Engine, EngineConfig, PixelFormat, Scorer};
@@ -91,23 +91,8 @@ fn run(a: Args) -> Result<(), Box<dyn std::error::Error>> {
     let spec = ModelSpec::parse(&a.model)?;
     let mut config = EngineConfig::new(spec.models);
     config.flags = spec.flags;
-    for f in &a.features {
-        match f.as_str() {
-            "psnr" => config.psnr = true,
-            "float_ssim" => config.ssim = true,
-            "float_ms_ssim" => config.ms_ssim = true,
-            other if gstvmafhip::extractors::extra_names().contains(&other) => {
-                config.features.push(f.clone())
-            }
-            other => {
-                return Err(format!(
-                    "--feature {other}: supported are psnr, float_ssim, float_ms_ssim, {}",
-                    gstvmafhip::extractors::extra_names().join(", ")
-                )
-                .into());
-            }
-        }
-    }
+    // The plan checks the names, with the list of those it takes.
+    config.features = a.features.clone();
     config.threads = a.threads;
     config.subsample = a.subsample;
     let mut engine = Scorer::cpu(&config)?;

@@ -124,7 +124,7 @@ fn worker_counts_score_alike() {
     let run = |threads: usize| -> Vec<Vec<Option<f64>>> {
         let mut config = config();
         config.threads = threads;
-        config.psnr = true;
+        config.features.push("psnr".into());
         let mut e = Scorer::cpu(&config).unwrap();
         let mut out = Vec::new();
         for (r, d) in &frames {
@@ -333,7 +333,7 @@ fn every_malformed_model_error_path() {
 /// Every score (as bits) of `frames` (reference, distorted), PSNR included.
 fn run_u16(frames: &[(Vec<u16>, Vec<u16>)], w: usize, h: usize, bpc: u8) -> Vec<u64> {
     let mut cfg = config();
-    cfg.psnr = true;
+    cfg.features.push("psnr".into());
     let mut e = Scorer::cpu(&cfg).unwrap();
     let mut out = Vec::new();
     for (r, d) in frames {
@@ -358,11 +358,11 @@ fn run_u16(frames: &[(Vec<u16>, Vec<u16>)], w: usize, h: usize, bpc: u8) -> Vec<
 }
 
 /// Every copy of the hot loops the CPU can run (AVX2, AVX-512; see
-/// `src/isa.rs`) gives the baseline copy's bits, for 8, 10, 12 and 16 bits
+/// `src/core/isa.rs`) gives the baseline copy's bits, for 8, 10, 12 and 16 bits
 /// and odd sizes; a copy the CPU lacks is named as not exercised.
 #[test]
 fn every_isa_copy_agrees_with_the_baseline() {
-    use gstvmafhip::isa::{self, Isa};
+    use gstvmafhip::core::isa::{self, Isa};
     let clips: Vec<(usize, usize, u8)> = vec![
         (64, 48, 8),
         (53, 37, 8),

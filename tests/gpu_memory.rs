@@ -26,7 +26,7 @@ fn gpu_available(upload: bool) -> bool {
     let required = std::env::var("VMAFHIP_REQUIRE_GPU").is_ok_and(|v| v == "1");
     let why = if upload && gst::ElementFactory::find("cudaupload").is_none() {
         Some("no cudaupload element (GStreamer's nvcodec plugin)")
-    } else if gstvmafhip::hip::HipBackend::new(
+    } else if gstvmafhip::gpu::HipBackend::new(
         gstvmafhip::vmaf::EngineConfig::new(
             gstvmafhip::vmaf::ModelSet::load("vmaf_v0.6.1").unwrap(),
         )

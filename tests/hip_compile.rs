@@ -7,7 +7,8 @@
 //! gfx940/942, gfx1100/1101/1102 and gfx1200/1201 are left out: ROCm 5.2's
 //! hiprtc does not know them (it aborts the process); see docs/testing.md.
 
-use gstvmafhip::hip::{HipError, Runtime, Vendor, compile, kernel_sources};
+use gstvmafhip::gpu::kernel_sources;
+use gstvmafhip::hip::{HipError, Runtime, Vendor, compile};
 
 #[test]
 fn every_kernel_compiles_for_amd_targets() {

@@ -12,7 +12,7 @@ use common::parity::{
     push_seq, push_seq_kept, shared_reference_bit_exact, sizes_bit_exact, where_it_ran,
 };
 use common::{golden_runs, golden_runs_features, golden_runs_v1};
-use gstvmafhip::hip::{HipBackend, HipOptions};
+use gstvmafhip::gpu::{HipBackend, HipOptions};
 use gstvmafhip::vmaf::{
     Engine, FailoverNote, FrameScores, Picture, PixelFormat, Plan, Plane, ScaleMethod, Scorer,
 };
@@ -226,7 +226,7 @@ fn pinned_in_place_upload_equals_staged_upload() {
     };
     let staged = push_seq(&mut gpu, &seq, 6, None);
     let pinned = {
-        let plan = Plan::new(&c.models, true, false, false).unwrap();
+        let plan = Plan::with_features(&c.models, &["psnr".into()]).unwrap();
         let probe = HipBackend::new(plan, &HipOptions::default()).unwrap();
         push_seq(&mut gpu2, &seq, 6, Some(&probe))
     };
@@ -371,7 +371,7 @@ fn device_id_out_of_range_is_a_clear_error() {
 /// which holds where the estimate depends on 12 mantissa bits only.
 #[test]
 fn reciprocal_estimates_of_this_cpu_are_a_table() {
-    let (_, holds) = gstvmafhip::isa::recip_estimate_table();
+    let (_, holds) = gstvmafhip::core::isa::recip_estimate_table();
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| {

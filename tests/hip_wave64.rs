@@ -25,7 +25,7 @@ use common::parity::{
 };
 use common::{golden_runs, golden_runs_features, golden_runs_v1};
 use gst::prelude::*;
-use gstvmafhip::hip::{HipBackend, HipOptions};
+use gstvmafhip::gpu::{HipBackend, HipOptions};
 use gstvmafhip::vmaf::{
     Engine, FailoverNote, FeatureBackend, Picture, PixelFormat, Plane, ScaleMethod, Scorer,
 };

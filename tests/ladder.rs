@@ -1,7 +1,7 @@
 //! An encoding ladder in one element: `dist_sink` and requested
 //! `dist_sink_%u` pads, each rendition scaled to the reference's size and
 //! scored on its own, with exactly the numbers of scaling it first
-//! (`vmaf::scale`) and scoring the pair alone.
+//! (`core::scale`) and scoring the pair alone.
 
 mod common;
 
@@ -119,7 +119,7 @@ fn rendition(i: u32, size: (usize, usize)) -> Yuv {
 
 fn config() -> EngineConfig {
     let mut c = EngineConfig::new(ModelSet::load("vmaf_v0.6.1").unwrap());
-    c.psnr = true;
+    c.features.push("psnr".into());
     c
 }
 

@@ -144,7 +144,7 @@ fn thousands_of_mutated_models_never_panic_and_rejections_say_why() {
         total += 1;
         let outcome = catch_unwind(AssertUnwindSafe(|| -> Result<(), VmafError> {
             let m = ModelSet::parse("fuzz.json", &text)?;
-            let plan = Plan::new(&m, false, false, false)?;
+            let plan = Plan::new(&m)?;
             let x = vec![0.5; m.main.features.len()];
             let _ = m.main.predict(&x, Default::default(), false);
             let _ = plan;

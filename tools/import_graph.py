@@ -19,14 +19,16 @@ import sys
 SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
 
 # Layers, lowest first: a file may use its own layer and those below.
+# The GPU runtime sits under the extractors (their GPU twins are written
+# against it); the GPU backend above them runs the twins.
 LAYERS = [
-    ("core", ["vmaf::picture", "vmaf::model", "vmaf::pool", "vmaf::output",
-              "vmaf::y4m", "vmaf::yuv", "vmaf::scale", "report"]),
-    ("gpu runtime", ["hip"]),
+    ("core", ["core"]),
+    ("hip (GPU runtime)", ["hip"]),
     ("extractors", ["extractors"]),
-    ("engine", ["vmaf", "hip::engine", "hip::features", "hip::shared_reference",
-                "hip::scale", "hip::nvdec", "hip::gst_gpu", "isa"]),
-    ("element", ["vmafhip", ""]),
+    ("cpu", ["cpu"]),
+    ("gpu", ["gpu"]),
+    ("vmaf (scorer)", ["vmaf"]),
+    ("element", ["element", "report", ""]),
 ]
 
 

@@ -11,6 +11,8 @@
 #![forbid(unsafe_code)]
 
 pub mod common;
+pub mod model_spec;
+pub mod plan;
 
 pub mod adm;
 pub mod cambi;
@@ -29,10 +31,10 @@ pub mod speed;
 pub mod ssim;
 pub mod vif;
 
+pub use crate::core::Slots;
+use crate::core::{FrameJob, PixelFormat, RawFeatures, VmafError};
 use crate::hip::HipError;
-use crate::hip::features::{GpuExtractor, GpuSetup, KernelSet};
-use crate::vmaf::features::RawFeatures;
-use crate::vmaf::{FrameJob, PixelFormat, VmafError};
+use crate::hip::twin::{GpuExtractor, GpuSetup, KernelSet};
 use common::options::{OptSpec, Resolved};
 use std::fmt;
 
@@ -71,12 +73,6 @@ pub fn extra_names() -> Vec<&'static str> {
         .filter(|e| e.extra())
         .map(|e| e.name())
         .collect()
-}
-
-/// The extractors the engine's own switches add, in the order of
-/// [`crate::vmaf::EngineConfig`]'s `psnr`, `ssim` and `ms_ssim`.
-pub(crate) fn switches() -> [&'static dyn Extractor; 3] {
-    [&psnr::PSNR, &ssim::FLOAT_SSIM, &ssim::FLOAT_MS_SSIM]
 }
 
 /// The extractors the command's `--feature NAME` takes (the extras, PSNR
@@ -185,22 +181,6 @@ impl Output {
             name,
             deferred: true,
         }
-    }
-}
-
-/// Where an extractor's values go in a frame's [`RawFeatures`]: `len`
-/// slots from `base`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Slots {
-    pub base: usize,
-    pub len: usize,
-}
-
-impl Slots {
-    /// The slot of its output `i`.
-    pub fn at(&self, i: usize) -> usize {
-        debug_assert!(i < self.len, "output {i} of {}", self.len);
-        self.base + i
     }
 }
 
@@ -325,8 +305,8 @@ pub const NO_OPTIONS: &[OptSpec] = &[OptSpec::boolean("debug", "debug").not_para
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::extractors::plan::Plan;
     use crate::vmaf::ModelSet;
-    use crate::vmaf::features::Plan;
 
     #[test]
     fn feature_names_resolve() {
@@ -363,12 +343,21 @@ mod tests {
         }
     }
 
+    /// The extractors with switches of their own, by name.
+    fn switched() -> Vec<String> {
+        REGISTRY
+            .iter()
+            .filter(|e| e.switched())
+            .map(|e| e.name().to_string())
+            .collect()
+    }
+
     #[test]
     fn every_built_in_models_features_resolve() {
-        for name in crate::vmaf::model::built_in_names() {
+        for name in crate::core::model::built_in_names() {
             let models = ModelSet::load(name).unwrap();
             let plan =
-                Plan::new(&models, true, true, true).unwrap_or_else(|e| panic!("{name}: {e}"));
+                Plan::with_features(&models, &switched()).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(plan.inputs.len(), models.main.features.len(), "{name}");
         }
     }

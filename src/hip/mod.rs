@@ -7,28 +7,25 @@
 //! the plugin loads, and `gst-inspect-1.0 vmafhip` works, with neither.
 //!
 //! Every call is checked; a failure becomes a [`HipError`] naming the call.
-//! [`engine`] runs VMAF's extractors on top of this layer with no `unsafe`.
+//! Above the FFI, [`twin`] is what an extractor's GPU twin is written
+//! against; the GPU backend (`crate::gpu`) runs the twins with no `unsafe`.
+//! Also here, for their `unsafe`: NVDEC for the command ([`nvdec`]) and
+//! GStreamer's CUDA memory for the element ([`gst_gpu`]).
 
 mod device;
-pub mod engine;
-mod fault;
-pub(crate) mod features;
 mod ffi;
 #[cfg(feature = "plugin")]
 pub mod gst_gpu;
 pub(crate) mod module;
 pub mod nvdec;
-mod scale;
-mod shared_reference;
+pub mod twin;
 
 pub use device::{
     Device, DeviceBuffer, DeviceInfo, Event, HostRegistration, PinnedBuffer, PinnedHostMem, Stream,
     pinned_owner,
 };
-pub use engine::{HipBackend, HipOptions, MAX_WIDTH, shared_device};
-pub use features::{KernelSet, kernel_sources};
 pub use module::{Arg, ArgKind, Kernel, Module, PRELUDE, cache_dir, compile, compile_source};
-pub use shared_reference::{SharedReference, SharingCounts};
+pub use twin::{KernelSet, MAX_WIDTH};
 
 use ffi::{CudaFns, HipFns, RtcFns};
 use libloading::Library;

@@ -35,7 +35,7 @@ typedef unsigned long long u64;
 #endif
 
 // Reflect without repeating the edge: -k reads k, n-1+k reads n-1-k
-// (src/vmaf/features/mod.rs: mirror_r101).
+// (src/extractors/common/mod.rs: mirror_r101).
 __device__ __forceinline__ int mirror_r101(int i, int n) {
     return i < 0 ? -i : (i >= n ? 2 * n - 2 - i : i);
 }

@@ -2,14 +2,14 @@
 //! stages, the model,
 //! bootstrap statistics, and pooling.
 
-use super::features::{Plan, RawFeatures};
-use super::model::{self, ModelFlags, ModelSet};
-use super::pool::Pooled;
-use super::{
-    CpuBackend, Engine, FeatureBackend, FrameInput, FramePair, InputCounts, MIN_SIZE, PixelFormat,
-    VmafError,
+use crate::core::model::{self, ModelFlags, ModelSet};
+use crate::core::{
+    Engine, FailoverNote, FeatureBackend, FrameInput, FramePair, FrameScores, InputCounts,
+    MIN_SIZE, PixelFormat, Pooled, PooledScores, RawFeatures, ScaleMethod, VmafError,
 };
+use crate::cpu::CpuBackend;
 use crate::extractors::Temporal;
+use crate::extractors::plan::Plan;
 use std::sync::Arc;
 
 /// What to compute.
@@ -17,31 +17,22 @@ use std::sync::Arc;
 pub struct EngineConfig {
     pub models: ModelSet,
     pub flags: ModelFlags,
-    pub psnr: bool,
-    pub ssim: bool,
-    pub ms_ssim: bool,
     /// Worker threads for the CPU backend; 0 = all cores.
     pub threads: usize,
     /// Score every Nth frame (libvmaf's `n_subsample`); 1 = every frame.
     pub subsample: u32,
-    /// Extra extractors with default options, as libvmaf's `--feature`
-    /// (`extractors::extra_names`).
+    /// Extractors with default options besides the model's, by name, as
+    /// libvmaf's `--feature` (`extractors::feature_names`).
     pub features: Vec<String>,
     /// Scale distorted pictures of another size than the reference to it
-    /// with this kernel (`vmaf::scale`); None refuses them.
-    pub scale: Option<super::ScaleMethod>,
+    /// with this kernel (`core::scale`); None refuses them.
+    pub scale: Option<ScaleMethod>,
 }
 
 impl EngineConfig {
     /// What the extractors compute for this configuration.
     pub fn plan(&self) -> Result<Plan, VmafError> {
-        let mut plan = Plan::with_features(
-            &self.models,
-            self.psnr,
-            self.ssim,
-            self.ms_ssim,
-            &self.features,
-        )?;
+        let mut plan = Plan::with_features(&self.models, &self.features)?;
         plan.scale = self.scale;
         Ok(plan)
     }
@@ -50,68 +41,11 @@ impl EngineConfig {
         Self {
             models,
             flags: ModelFlags::default(),
-            psnr: false,
-            ssim: false,
-            ms_ssim: false,
             threads: 1,
             subsample: 1,
             features: Vec::new(),
             scale: None,
         }
-    }
-}
-
-/// Scores of one frame. `names` is shared by every frame of a stream and
-/// lists libvmaf's output keys in libvmaf's order; `values[i]` is `None`
-/// where libvmaf writes nothing.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FrameScores {
-    pub index: u64,
-    pub names: Arc<[String]>,
-    pub values: Vec<Option<f64>>,
-}
-
-impl FrameScores {
-    pub fn get(&self, name: &str) -> Option<f64> {
-        self.names
-            .iter()
-            .position(|n| n == name)
-            .and_then(|i| self.values[i])
-    }
-    /// The main model's score (`vmaf`).
-    pub fn vmaf(&self) -> f64 {
-        self.get("vmaf").unwrap_or(f64::NAN)
-    }
-    pub fn iter(&self) -> impl Iterator<Item = (&str, f64)> {
-        self.names
-            .iter()
-            .zip(&self.values)
-            .filter_map(|(n, v)| v.map(|v| (n.as_str(), v)))
-    }
-}
-
-/// Pooled statistics per metric over the frames finalised so far.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct PooledScores {
-    pub names: Arc<[String]>,
-    pub stats: Vec<Pooled>,
-    pub frames: u64,
-}
-
-impl PooledScores {
-    pub fn get(&self, name: &str) -> Option<&Pooled> {
-        self.names
-            .iter()
-            .position(|n| n == name)
-            .map(|i| &self.stats[i])
-            .filter(|p| p.count > 0)
-    }
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &Pooled)> {
-        self.names
-            .iter()
-            .zip(&self.stats)
-            .filter(|(_, p)| p.count > 0)
-            .map(|(n, p)| (n.as_str(), p))
     }
 }
 
@@ -401,7 +335,7 @@ impl<B: FeatureBackend> Engine for Scorer<B> {
         self.backend.input_counts()
     }
 
-    fn failover(&self) -> &[super::FailoverNote] {
+    fn failover(&self) -> &[FailoverNote] {
         self.backend.failover()
     }
 }

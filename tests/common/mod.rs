@@ -1,7 +1,7 @@
 //! Shared test helpers: the golden data in `tests/data/golden`, synthetic frames.
 #![allow(dead_code)]
 
-use gstvmafhip::vmaf::model::ModelSpec;
+use gstvmafhip::vmaf::ModelSpec;
 use gstvmafhip::vmaf::yuv::YuvFrame;
 use gstvmafhip::vmaf::{Engine, EngineConfig, FrameScores, PixelFormat, PooledScores, Scorer};
 use serde_json::Value;
@@ -179,10 +179,16 @@ impl GoldenRun {
         let spec = ModelSpec::parse(&self.model).unwrap();
         let mut c = EngineConfig::new(spec.models);
         c.flags = spec.flags;
-        c.psnr = self.psnr;
-        c.ssim = self.ssim;
-        c.ms_ssim = self.ms_ssim;
         c.features = self.features.clone();
+        for (on, name) in [
+            (self.psnr, "psnr"),
+            (self.ssim, "float_ssim"),
+            (self.ms_ssim, "float_ms_ssim"),
+        ] {
+            if on {
+                c.features.push(name.into());
+            }
+        }
         c.subsample = self.subsample;
         c.threads = self.threads;
         c

@@ -2,9 +2,8 @@
 //! tests/hip_wave64.rs (the AMD path on the CPU emulator): the HIP scorer,
 //! exact frame comparison, golden runs and synthetic sequences.
 
-use gstvmafhip::hip::{
-    HipBackend, HipOptions, PinnedHostMem, SharedReference, SharingCounts, pinned_owner,
-};
+use gstvmafhip::gpu::{HipBackend, HipOptions, SharedReference, SharingCounts};
+use gstvmafhip::hip::{PinnedHostMem, pinned_owner};
 use gstvmafhip::vmaf::{
     Engine, EngineConfig, Failover, FailoverNote, FramePair, FrameScores, KeepAlive, ModelSet,
     Picture, PixelFormat, Plane, Retry, ScaleMethod, Scorer, VmafError,
@@ -320,8 +319,6 @@ pub fn push_seq_kept(engine: &mut dyn Engine, seq: &Seq, n: u32) -> Vec<FrameSco
 /// `psnr_hvs`, and `speed_temporal`).
 pub fn config(psnr: bool, model: &str) -> EngineConfig {
     let mut c = EngineConfig::new(ModelSet::load(model).unwrap());
-    c.psnr = psnr;
-    (c.ssim, c.ms_ssim) = (psnr, psnr);
     if psnr {
         c.features = [
             "float_psnr",
@@ -330,6 +327,9 @@ pub fn config(psnr: bool, model: &str) -> EngineConfig {
             "ciede",
             "psnr_hvs",
             "speed_temporal",
+            "psnr",
+            "float_ssim",
+            "float_ms_ssim",
         ]
         .map(String::from)
         .to_vec();
@@ -373,7 +373,9 @@ pub fn sizes_bit_exact(
                 c.features.retain(|f| f != "speed_temporal");
             }
             // MS-SSIM's five scales need 176x176 (smaller is an error).
-            c.ms_ssim &= w >= 176 && h >= 176;
+            if w < 176 || h < 176 {
+                c.features.retain(|f| f != "float_ms_ssim");
+            }
             let Some(mut gpu) = hip_scorer(&c) else {
                 return;
             };
@@ -457,7 +459,9 @@ fn ladder_config(&(r, _, format, bpc): &LadderCase, method: ScaleMethod) -> Engi
     if r.0 < 80 || r.1 < 80 {
         c.features.retain(|f| f != "speed_temporal");
     }
-    c.ms_ssim &= r.0 >= 176 && r.1 >= 176;
+    if r.0 < 176 || r.1 < 176 {
+        c.features.retain(|f| f != "float_ms_ssim");
+    }
     c
 }
 

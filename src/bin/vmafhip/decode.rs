@@ -301,7 +301,7 @@ impl GpuWarmUp {
             let vendor = Vendor::Auto.from_env_or();
             let mut first = None;
             for id in ids {
-                let dev = hip::shared_device(vendor, id.max(0) as usize)
+                let dev = gstvmafhip::gpu::shared_device(vendor, id.max(0) as usize)
                     .map_err(|e| format!("GPU {id}: {e}"))?;
                 first.get_or_insert(dev);
             }
@@ -349,7 +349,7 @@ impl Decoding {
         if d.device().info.ordinal == device_id.max(0) as usize {
             return Some(d.clone());
         }
-        let dev = hip::shared_device(Vendor::Nvidia, device_id.max(0) as usize).ok()?;
+        let dev = gstvmafhip::gpu::shared_device(Vendor::Nvidia, device_id.max(0) as usize).ok()?;
         Direct::on(&dev).ok()
     }
 }

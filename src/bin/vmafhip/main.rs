@@ -15,7 +15,7 @@ mod probe;
 
 use decode::DecoderChoice;
 use gstvmafhip::vmaf::EngineConfig;
-use gstvmafhip::vmaf::model::{ModelSet, ModelSpec};
+use gstvmafhip::vmaf::{ModelSet, ModelSpec};
 use pair::{Pair, Voice};
 use std::io::IsTerminal;
 
@@ -502,8 +502,7 @@ fn metrics_read_chroma(a: &Args) -> Result<bool, Fail> {
     let (model, ..) = model_properties(&a.model)?;
     let models = ModelSet::load(&model).map_err(|e| usage(format!("--model: {e}")))?;
     let mut config = EngineConfig::new(models);
-    config.psnr = a.features.iter().any(|f| f == "psnr");
-    config.features = extra_extractors(&a.features);
+    config.features = a.features.clone();
     let plan = config.plan().map_err(|e| usage(format!("--model: {e}")))?;
     Ok(plan.reads_chroma())
 }

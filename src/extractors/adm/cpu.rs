@@ -40,11 +40,7 @@ impl AdmScores {
 
     /// Into `slots`: adm2, aim, adm3 (where libvmaf writes them), then the
     /// four scales (integer ADM's and float ADM's layout alike).
-    pub fn write(
-        &self,
-        out: &mut crate::vmaf::features::RawFeatures,
-        slots: crate::extractors::Slots,
-    ) {
+    pub fn write(&self, out: &mut crate::core::RawFeatures, slots: crate::extractors::Slots) {
         out.set(slots.at(0), self.adm2);
         if let Some(aim) = self.aim {
             out.set(slots.at(1), aim);

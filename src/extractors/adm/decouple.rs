@@ -29,7 +29,7 @@ pub fn decouple(
     div: &[i32],
     scratch: &mut DecoupleScratch,
 ) {
-    if scale > 0 && crate::isa::active() < crate::isa::Isa::Avx512 {
+    if scale > 0 && crate::core::isa::active() < crate::core::isa::Isa::Avx512 {
         decouple_pixelwise(scale, rb, db, egl, div);
     } else {
         decouple_rows(scale, rb, db, egl, div, scratch);
@@ -98,7 +98,7 @@ fn decouple_pixelwise(scale: usize, rb: &mut Bands, db: &mut Bands, egl: f64, di
     let cos_sq = f64::from(cos_1deg_sq());
     let o_b = rb.hvd_mut();
     let t_b = db.hvd_mut();
-    crate::isa::dispatch(
+    crate::core::isa::dispatch(
         #[inline(always)]
         move || {
             for i in e.top..e.bottom {
@@ -217,7 +217,7 @@ fn decouple_row_s0(
             *d = div[(x + 32768) as usize];
         }
         let div_o: &[i32] = &div_o[..n];
-        crate::isa::dispatch(
+        crate::core::isa::dispatch(
             #[inline(always)]
             move || {
                 for j in 0..n {
@@ -297,7 +297,7 @@ fn parts_s123(
     angle: &[bool],
     limit: impl Fn(i64, i64, i64) -> i64,
 ) {
-    crate::isa::dispatch(
+    crate::core::isa::dispatch(
         #[inline(always)]
         move || {
             // Every slice cut to one length here, where the loop is
@@ -347,7 +347,7 @@ fn angle_row<const WIDE: bool>(
 ) {
     let n = angle.len();
     let [oh, ov, th, tv] = [&*o[0], &*o[1], &*t[0], &*t[1]].map(|b| &b[..n]);
-    crate::isa::dispatch(
+    crate::core::isa::dispatch(
         #[inline(always)]
         move || {
             for j in 0..n {
@@ -521,10 +521,12 @@ mod tests {
     #[test]
     fn rows_equal_the_pixelwise_loop() {
         let div = div_lookup();
-        let _forced = crate::isa::FORCED.lock().unwrap_or_else(|e| e.into_inner());
-        let before = crate::isa::active();
-        for isa in crate::isa::copies() {
-            assert!(crate::isa::force(isa));
+        let _forced = crate::core::isa::FORCED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let before = crate::core::isa::active();
+        for isa in crate::core::isa::copies() {
+            assert!(crate::core::isa::force(isa));
             for scale in 0..4 {
                 for (w, h, seed) in [(3, 3, 1), (9, 5, 2), (17, 9, 3), (64, 40, 4), (131, 21, 5)] {
                     let (rb, db) = band_pair(w, h, seed + scale as u64 * 7, scale > 0);
@@ -549,6 +551,6 @@ mod tests {
                 }
             }
         }
-        crate::isa::force(before);
+        crate::core::isa::force(before);
     }
 }

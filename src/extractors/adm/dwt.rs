@@ -7,7 +7,7 @@ use crate::extractors::common::grow;
 
 /// `adm_dwt2_8` / `adm_dwt2_16`: scale-0 DWT of pixels; everything narrowed
 /// to int16 (so the rows between the passes are `i16`, which the vector
-/// copies multiply two taps at a time: `crate::isa::adm_dwt0_vertical` and
+/// copies multiply two taps at a time: `crate::core::isa::adm_dwt0_vertical` and
 /// `adm_dwt0_horizontal`).
 pub fn dwt_scale0(
     src: &[u16],
@@ -33,11 +33,11 @@ pub fn dwt_scale0(
         let (lo_out, hi_out) = (&mut lo[..w], &mut hi[..w]);
         // The vector copies take samples as i16: up to 15 bits.
         let done = if bpc <= 15 {
-            crate::isa::adm_dwt0_vertical(rows, taps, centre, round, shift, lo_out, hi_out)
+            crate::core::isa::adm_dwt0_vertical(rows, taps, centre, round, shift, lo_out, hi_out)
         } else {
             0
         };
-        crate::isa::dispatch(
+        crate::core::isa::dispatch(
             #[inline(always)]
             move || {
                 for j in done..w {
@@ -57,7 +57,7 @@ pub fn dwt_scale0(
         let (lo, hi) = (&lo[..w], &hi[..w]);
         let row = out.row_mut(i);
         let mid = interior_end(ix.len());
-        let from = crate::isa::adm_dwt0_horizontal(
+        let from = crate::core::isa::adm_dwt0_horizontal(
             lo,
             hi,
             taps,
@@ -99,7 +99,7 @@ pub fn dwt_s123(
     for (i, idx) in iy.iter().enumerate() {
         let rows = idx.map(|r| &src[r as usize * w..r as usize * w + w]);
         let (lo_out, hi_out) = (&mut lo[..w], &mut hi[..w]);
-        crate::isa::dispatch(
+        crate::core::isa::dispatch(
             #[inline(always)]
             move || {
                 for j in 0..w {
@@ -133,7 +133,7 @@ pub fn dwt_s123(
 fn split_even_odd(row: &[i32], even: &mut Vec<i32>, odd: &mut Vec<i32>) {
     grow(even, row.len().div_ceil(2));
     grow(odd, row.len() / 2);
-    crate::isa::dispatch(
+    crate::core::isa::dispatch(
         #[inline(always)]
         move || {
             for (k, pair) in row.chunks_exact(2).enumerate() {
@@ -164,7 +164,7 @@ fn interior_wide(
     if mid < 2 {
         return;
     }
-    crate::isa::dispatch(
+    crate::core::isa::dispatch(
         #[inline(always)]
         move || {
             let n = mid - 1;
@@ -308,7 +308,7 @@ fn horizontal<T: Taps, S: Copy + Into<i32>>(
     let bw = ix.len();
     let mid = interior_end(bw);
     let rows = &mut out;
-    crate::isa::dispatch(
+    crate::core::isa::dispatch(
         #[inline(always)]
         move || {
             for j in from..mid {
@@ -360,10 +360,12 @@ mod tests {
     /// sums, for every width from the narrowest on, on every copy.
     #[test]
     fn scales_1_to_3_equal_the_direct_loops() {
-        let _forced = crate::isa::FORCED.lock().unwrap_or_else(|e| e.into_inner());
-        let before = crate::isa::active();
-        for isa in crate::isa::copies() {
-            assert!(crate::isa::force(isa));
+        let _forced = crate::core::isa::FORCED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let before = crate::core::isa::active();
+        for isa in crate::core::isa::copies() {
+            assert!(crate::core::isa::force(isa));
             for (w, h) in (5..=41).map(|w| (w, 7)).chain([(64, 5), (121, 9)]) {
                 let src = samples(w * h, i32::MIN, i32::MAX, (w * h) as u64);
                 for scale in 1..4 {
@@ -404,7 +406,7 @@ mod tests {
                 }
             }
         }
-        crate::isa::force(before);
+        crate::core::isa::force(before);
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 #![forbid(unsafe_code)]
 
+use crate::core::RawFeatures;
 use crate::extractors::Slots;
 use crate::extractors::adm::cpu::{
     self as adm, AdmParams, AdmScores, CmShifts, cm_finish, csf_den_finish, den_shifts,
@@ -17,12 +18,11 @@ use crate::extractors::adm::cpu::{
 use crate::extractors::adm::tables::{
     DWT_LO_SUM, Region, div_lookup, dwt_indices, rfactors_s123_fixed, rfactors_scale0_fixed,
 };
-use crate::hip::features::{
+use crate::hip::twin::{
     Frame, Geometry, GpuExtractor, KernelSet, Modules, ReferenceWork, Retired, ZPair, blocks, sig,
     upload_table,
 };
 use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, Stream};
-use crate::vmaf::features::RawFeatures;
 use std::sync::Arc;
 
 /// Its kernel files.

@@ -60,7 +60,7 @@ pub fn den_shifts(scale: usize, c: &Region) -> DenShifts {
 /// rounded sums of |x|³ over C. The CPU twin of `adm_csf_den` in
 /// `kernels/adm.hip`.
 pub fn csf_den_sums(scale: usize, bands: &[&[i32]; 3], w: usize, h: usize) -> [u64; 3] {
-    crate::isa::dispatch(
+    crate::core::isa::dispatch(
         #[inline(always)]
         move || {
             let c = Region::core(w, h);
@@ -356,7 +356,7 @@ pub fn cm_sums(
         let in_c = rows.contains(&i);
         let (n_out, c_out) = (&mut nbr_sum[at.clone()], &mut centre_sum[at.clone()]);
         let bands = other.map(|b| &b[at.clone()]);
-        crate::isa::dispatch(
+        crate::core::isa::dispatch(
             #[inline(always)]
             move || match (scale == 0, in_c) {
                 (true, true) => csf_sums::<true, true>(&terms, bands, n_out, c_out),
@@ -374,7 +374,7 @@ pub fn cm_sums(
         let (nbr_sum, centre_sum): (&[i32], &[i32]) = (&*nbr_sum, &*centre_sum);
         let (col, thr_out) = (&mut col[..w + 2], &mut thr[..w]);
         let (box_cols, c_cols) = (box_cols.clone(), cols.clone());
-        crate::isa::dispatch(
+        crate::core::isa::dispatch(
             #[inline(always)]
             move || {
                 let (su, sm, sd) = (
@@ -413,7 +413,7 @@ pub fn cm_sums(
             let x_row = &src[theta][at + cols.start..at + cols.end];
             let t_row = &thr[cols.clone()];
             let (shift_cub, add_cub) = (sh.shift_cub[theta], add_cub[theta]);
-            inner[theta] = crate::isa::dispatch(
+            inner[theta] = crate::core::isa::dispatch(
                 #[inline(always)]
                 move || {
                     // libvmaf's int64 accumulator: it wraps only for bands

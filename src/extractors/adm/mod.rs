@@ -11,9 +11,9 @@ mod types;
 
 use super::common::options::{OptSpec, Resolved};
 use super::{Config, CpuTwin, Extractor, GpuRefusal, Output, Slots};
-use crate::hip::features::{GpuExtractor, GpuSetup, KernelSet};
-use crate::vmaf::FrameJob;
-use crate::vmaf::features::RawFeatures;
+use crate::core::FrameJob;
+use crate::core::RawFeatures;
+use crate::hip::twin::{GpuExtractor, GpuSetup, KernelSet};
 use cpu::AdmParams;
 
 pub static ADM: AdmExtractor = AdmExtractor;

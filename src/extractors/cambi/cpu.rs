@@ -17,9 +17,9 @@
 //! exactly as libvmaf forms them, and the top-k mean sums them in double in
 //! the order libvmaf's quick-select leaves them, so the result is bit-exact.
 
-use crate::extractors::common::FrameError;
+use crate::core::FrameError;
+use crate::core::picture::Frame;
 use crate::extractors::common::options::{OptSpec, Resolved};
-use crate::vmaf::picture::Frame;
 
 /// `cambi.c:options`, feature parameters and their aliases.
 pub const OPTIONS: &[OptSpec] = &[
@@ -249,11 +249,7 @@ pub struct CambiScores {
 impl CambiScores {
     /// Into `slots`: the distorted picture's banding, then, with
     /// `full_ref`, the source's and the full-reference score.
-    pub fn write(
-        &self,
-        out: &mut crate::vmaf::features::RawFeatures,
-        slots: crate::extractors::Slots,
-    ) {
+    pub fn write(&self, out: &mut crate::core::RawFeatures, slots: crate::extractors::Slots) {
         out.set(slots.at(0), self.distorted);
         for (i, v) in [self.source, self.full_reference].into_iter().enumerate() {
             if let Some(v) = v {
@@ -550,7 +546,7 @@ pub fn preprocess(
         let max = (1u32 << bpc) - 1;
         // The largest sample (a reduction that vectorises), then the
         // offending value named only when there is one.
-        let top = crate::isa::dispatch(
+        let top = crate::core::isa::dispatch(
             #[inline(always)]
             || luma.data.iter().fold(0u16, |m, &v| m.max(v)),
         );
@@ -570,7 +566,7 @@ pub fn preprocess(
     let out = &mut out[..w * h];
     if iw == w && ih == h {
         let out = &mut *out;
-        crate::isa::dispatch(
+        crate::core::isa::dispatch(
             #[inline(always)]
             move || {
                 for (o, &v) in out.iter_mut().zip(&luma.data) {
@@ -605,7 +601,7 @@ fn anti_dither(d: &mut [u16], w: usize, h: usize, row: &mut Vec<u16>) {
         let (top, bottom) = d[i * w..(i + 2) * w].split_at_mut(w);
         cur_copy.copy_from_slice(top);
         let (cur, next) = (&*cur_copy, &*bottom);
-        crate::isa::dispatch(
+        crate::core::isa::dispatch(
             #[inline(always)]
             || {
                 for j in 0..w - 1 {
@@ -650,7 +646,7 @@ fn derivative_row(img: &[u16], w: usize, h: usize, i: usize, out: &mut [u8]) {
     } else {
         cur
     };
-    crate::isa::dispatch(
+    crate::core::isa::dispatch(
         #[inline(always)]
         || {
             for ((o, (&v, &right)), &down) in
@@ -691,7 +687,7 @@ pub fn spatial_mask(
         if add {
             derivative_row(img, w, h, i, out);
         }
-        crate::isa::dispatch(
+        crate::core::isa::dispatch(
             #[inline(always)]
             || {
                 for (c, &d) in col_sums.iter_mut().zip(&*out) {
@@ -730,7 +726,7 @@ pub fn spatial_mask(
         }
         let cs = &col_sums[..];
         let out = &mut row[inner.clone()];
-        crate::isa::dispatch(
+        crate::core::isa::dispatch(
             #[inline(always)]
             || {
                 // Column sums are at most 2·pad + 1 = 7, window sums 49.
@@ -751,7 +747,7 @@ pub fn spatial_mask(
 
 /// 2:1 decimation in place: (i, j) takes (2i, 2j) of the `old_w`-wide image.
 pub fn decimate<T: Copy>(d: &mut [T], old_w: usize, w: usize, h: usize) {
-    crate::isa::dispatch(
+    crate::core::isa::dispatch(
         #[inline(always)]
         || {
             // Row 0 in place (it reads ahead of its writes), then each row i
@@ -789,7 +785,7 @@ fn mode3(a: u16, b: u16, c: u16) -> u16 {
 pub fn filter_mode(d: &mut [u16], w: usize, h: usize, buf: &mut Vec<u16>) {
     crate::extractors::common::grow(buf, 3 * w);
     let buf = &mut buf[..3 * w];
-    crate::isa::dispatch(
+    crate::core::isa::dispatch(
         #[inline(always)]
         move || {
             let horizontal = |r: &[u16], out: &mut [u16]| {
@@ -843,7 +839,7 @@ pub fn c_values(
     // The whole pass in the dispatched copy, the histogram update included
     // (defined inside, so that it is compiled with the copy's AVX2 /
     // AVX-512 adds rather than called as a baseline function).
-    crate::isa::dispatch(
+    crate::core::isa::dispatch(
         #[inline(always)]
         || c_values_rows(img, mask, w, h, pad, s, size, base, num_diffs, hist, out),
     );

@@ -8,18 +8,18 @@
 
 #![forbid(unsafe_code)]
 
+use crate::core::RawFeatures;
+use crate::core::VmafError;
 use crate::extractors::Slots;
 use crate::extractors::cambi::cpu::{
     self as cambi, CambiParams, CambiScores, CambiSetup, NUM_SCALES, combine_scales, mask_index,
     scale_sizes, topk_count,
 };
-use crate::hip::features::{
+use crate::hip::module::ArgKind as K;
+use crate::hip::twin::{
     Frame, Geometry, GpuExtractor, KernelSet, Modules, Retired, blocks, sig, upload_table,
 };
-use crate::hip::module::ArgKind as K;
 use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, PinnedHostMem, Stream};
-use crate::vmaf::VmafError;
-use crate::vmaf::features::RawFeatures;
 use std::sync::Arc;
 
 /// Its kernel files.

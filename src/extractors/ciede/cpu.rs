@@ -12,9 +12,9 @@
 //! running on past the row's end into the rows after it; this engine reads
 //! the same samples (`chroma_422`), so that its numbers are libvmaf's.
 
-use crate::extractors::common::FrameError;
-use crate::vmaf::PixelFormat;
-use crate::vmaf::picture::Frame;
+use crate::core::FrameError;
+use crate::core::PixelFormat;
+use crate::core::picture::Frame;
 use std::f64::consts::PI;
 
 #[derive(Clone, Copy)]
@@ -245,7 +245,7 @@ mod tests {
     /// take the last chroma sample; a small change gives a finite score.
     #[test]
     fn odd_sizes_take_the_last_chroma_sample() {
-        use crate::vmaf::picture::OwnedPlane;
+        use crate::core::picture::OwnedPlane;
         let plane = |w: usize, h: usize, v: u16| OwnedPlane {
             data: vec![v; w * h],
             width: w,

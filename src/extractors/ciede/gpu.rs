@@ -7,15 +7,13 @@
 
 #![forbid(unsafe_code)]
 
+use crate::core::PixelFormat;
+use crate::core::RawFeatures;
 use crate::extractors::Slots;
 use crate::extractors::ciede::cpu as ciede;
 use crate::extractors::common::float_filter_gpu::picture_bytes;
-use crate::hip::features::{
-    Frame, Geometry, GpuExtractor, KernelSet, Modules, Retired, blocks, sig,
-};
+use crate::hip::twin::{Frame, Geometry, GpuExtractor, KernelSet, Modules, Retired, blocks, sig};
 use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel};
-use crate::vmaf::PixelFormat;
-use crate::vmaf::features::RawFeatures;
 use std::sync::Arc;
 
 /// Its kernel files.

@@ -6,9 +6,9 @@ pub(crate) mod gpu;
 
 use super::common::options::{OptSpec, Resolved};
 use super::{Config, CpuTwin, Extractor, GpuRefusal, NO_OPTIONS, Output, Slots};
-use crate::hip::features::{GpuExtractor, GpuSetup, KernelSet};
-use crate::vmaf::FrameJob;
-use crate::vmaf::features::RawFeatures;
+use crate::core::FrameJob;
+use crate::core::RawFeatures;
+use crate::hip::twin::{GpuExtractor, GpuSetup, KernelSet};
 
 pub static CIEDE: Ciede = Ciede;
 

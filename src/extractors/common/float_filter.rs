@@ -136,7 +136,7 @@ fn filter1d_of(
     for i in 0..h {
         let tmp = &mut tmp[..];
         let out = &mut dst[i * w..(i + 1) * w];
-        crate::isa::dispatch(
+        crate::core::isa::dispatch(
             #[inline(always)]
             || {
                 tmp.fill(0.0);

@@ -6,7 +6,7 @@
 #![forbid(unsafe_code)]
 
 use crate::extractors::common::float_picture::float_scaler;
-use crate::hip::features::{Frame, KernelSet, Modules, blocks, sig, upload_table};
+use crate::hip::twin::{Frame, KernelSet, Modules, blocks, sig, upload_table};
 use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, Stream};
 use std::sync::Arc;
 

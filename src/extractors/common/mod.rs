@@ -48,10 +48,6 @@ pub fn mirror_r101(i: isize, n: usize) -> usize {
     }
 }
 
-/// A frame an extractor cannot score (e.g. samples beyond the bit depth).
-#[derive(Clone, Debug, PartialEq)]
-pub struct FrameError(pub String);
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,8 +3,8 @@
 //! suffix libvmaf derives from the non-default ones
 //! (`feature_name.c:vmaf_feature_name_from_options`).
 
-use crate::vmaf::VmafError;
-use crate::vmaf::model::OptValue;
+use crate::core::VmafError;
+use crate::core::model::OptValue;
 
 /// An option's C type, which decides how a value is parsed and printed.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -10,15 +10,15 @@
 
 #![forbid(unsafe_code)]
 
+use crate::core::RawFeatures;
 use crate::extractors::Slots;
 use crate::extractors::adm::cpu::AdmScores;
 use crate::extractors::common::float_filter_gpu::{self as ff, picture_bytes};
 use crate::extractors::float_adm::cpu::{self as cpu, FloatAdmParams, Region};
-use crate::hip::features::{
+use crate::hip::twin::{
     Frame, Geometry, GpuExtractor, KernelSet, Modules, Retired, blocks, sig, upload_table,
 };
 use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, Stream};
-use crate::vmaf::features::RawFeatures;
 use std::sync::Arc;
 
 /// Its kernel files.
@@ -90,7 +90,7 @@ impl FloatAdm {
         p: FloatAdmParams,
         slots: Slots,
     ) -> Result<Self, HipError> {
-        let (table, _) = crate::isa::recip_estimate_table();
+        let (table, _) = crate::core::isa::recip_estimate_table();
         let rcp_table = upload_table(
             dev,
             st,

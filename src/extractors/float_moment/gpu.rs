@@ -5,11 +5,11 @@
 
 #![forbid(unsafe_code)]
 
+use crate::core::RawFeatures;
 use crate::extractors::Slots;
 use crate::extractors::float_moment::cpu::{LumaSums, moments};
-use crate::hip::features::{Frame, GpuExtractor, KernelSet, Modules, Retired, sig};
+use crate::hip::twin::{Frame, GpuExtractor, KernelSet, Modules, Retired, sig};
 use crate::hip::{HipError, Kernel};
-use crate::vmaf::features::RawFeatures;
 
 /// Its kernel files.
 pub(crate) const KERNELS: KernelSet = KernelSet {

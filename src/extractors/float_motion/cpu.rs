@@ -16,13 +16,13 @@
 //! the two together with the luma's row stride, past the samples it wrote
 //! (memory it never set), so that pair is refused.
 
+use crate::core::picture::{Frame, OwnedPlane};
 use crate::extractors::common::float_filter::filter1d;
 use crate::extractors::common::float_picture::float_picture;
 use crate::extractors::common::grow;
 use crate::extractors::common::options::{OptSpec, Resolved};
 use crate::extractors::motion::cpu::MotionParams;
 use crate::extractors::speed::cpu::{BILINEAR_MAX_WIDTH, ScaleMethod, scale_frame};
-use crate::vmaf::picture::{Frame, OwnedPlane};
 
 /// `motion_tools.h:FILTER_5_s` (libvmaf's literals, as written there).
 #[allow(clippy::excessive_precision)]
@@ -268,7 +268,7 @@ mod tests {
 
     #[test]
     fn scale1_with_uv_is_refused_by_name() {
-        use crate::vmaf::model::OptValue;
+        use crate::core::model::OptValue;
         let opts = |names: &[&str]| {
             let given: Vec<(String, OptValue)> = names
                 .iter()

@@ -8,15 +8,15 @@
 
 #![forbid(unsafe_code)]
 
+use crate::core::PixelFormat;
+use crate::core::RawFeatures;
 use crate::extractors::Slots;
 use crate::extractors::common::float_filter_gpu::{self as ff, Source, Taps, picture_bytes};
 use crate::extractors::float_motion::cpu::{FloatMotionParams, filter_for_size, half};
 use crate::extractors::speed::cpu::ScaleMethod;
 use crate::extractors::speed::gpu::Prescale;
-use crate::hip::features::{Frame, Geometry, GpuExtractor, Retired};
+use crate::hip::twin::{Frame, Geometry, GpuExtractor, Retired};
 use crate::hip::{Device, DeviceBuffer, HipError, Stream};
-use crate::vmaf::PixelFormat;
-use crate::vmaf::features::RawFeatures;
 use std::sync::Arc;
 
 /// One slot's pictures: two float pictures, the filter's pass, two

@@ -7,10 +7,10 @@ pub(crate) mod gpu;
 
 use super::common::options::{OptSpec, Resolved};
 use super::{Config, CpuTwin, Extractor, GpuRefusal, History, Output, Slots, Temporal};
+use crate::core::FrameJob;
+use crate::core::{FrameError, RawFeatures};
 use crate::extractors::motion::cpu::Temporal as MotionState;
-use crate::hip::features::{GpuExtractor, GpuSetup, KernelSet};
-use crate::vmaf::FrameJob;
-use crate::vmaf::features::{FrameError, RawFeatures};
+use crate::hip::twin::{GpuExtractor, GpuSetup, KernelSet};
 use cpu::FloatMotionParams;
 
 pub static FLOAT_MOTION: FloatMotionExtractor = FloatMotionExtractor;

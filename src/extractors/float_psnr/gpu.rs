@@ -5,9 +5,9 @@
 #![forbid(unsafe_code)]
 
 use super::cpu::psnr_from_error_squares;
-use crate::hip::features::{Frame, GpuExtractor, KernelSet, Modules, Retired, sig};
+use crate::core::RawFeatures;
+use crate::hip::twin::{Frame, GpuExtractor, KernelSet, Modules, Retired, sig};
 use crate::hip::{HipError, Kernel};
-use crate::vmaf::features::RawFeatures;
 
 /// Its kernel file.
 pub(crate) const KERNELS: KernelSet = KernelSet {

@@ -8,16 +8,14 @@
 
 #![forbid(unsafe_code)]
 
+use crate::core::RawFeatures;
 use crate::extractors::Slots;
 use crate::extractors::common::float_filter::gaussian_filter;
 use crate::extractors::common::float_filter_gpu::{self as ff, Source, Taps, picture_bytes};
 use crate::extractors::float_vif::cpu::{FloatVifParams, FloatVifSums};
 use crate::extractors::speed::gpu::Prescale;
-use crate::hip::features::{
-    Frame, Geometry, GpuExtractor, KernelSet, Modules, Retired, blocks, sig,
-};
+use crate::hip::twin::{Frame, Geometry, GpuExtractor, KernelSet, Modules, Retired, blocks, sig};
 use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, Stream};
-use crate::vmaf::features::RawFeatures;
 use std::sync::Arc;
 
 /// Its kernel files.

@@ -56,7 +56,7 @@ pub fn motion_sad(
     y_row: &mut Vec<i32>,
     acc: &mut Vec<i64>,
 ) -> u64 {
-    crate::isa::dispatch(
+    crate::core::isa::dispatch(
         #[inline(always)]
         move || {
             let (shift, round) = if bpc == 8 {

@@ -7,13 +7,13 @@
 
 #![forbid(unsafe_code)]
 
+use crate::core::RawFeatures;
 use crate::extractors::Slots;
 use crate::extractors::motion::cpu::{self as motion, MotionParams};
-use crate::hip::features::{
+use crate::hip::twin::{
     Frame, Geometry, GpuExtractor, KernelSet, Modules, ReferenceWork, Retired, blocks, sig,
 };
 use crate::hip::{Arg, DeviceBuffer, HipError, Kernel, Stream};
-use crate::vmaf::features::RawFeatures;
 
 /// Its kernel file.
 pub(crate) const KERNELS: KernelSet = KernelSet {
@@ -51,7 +51,7 @@ impl Motion {
 /// The SAD of two luma planes (earlier, current) added into the u64 at
 /// byte `at` of `out`.
 fn sad(
-    kernels: &crate::hip::features::Kernels,
+    kernels: &crate::hip::twin::Kernels,
     g: &Geometry,
     stream: &Stream,
     [earlier, current]: [&DeviceBuffer; 2],

@@ -7,9 +7,9 @@ pub(crate) mod gpu;
 
 use super::common::options::{OptSpec, Resolved};
 use super::{Config, CpuTwin, Extractor, History, Output, Slots, Temporal};
-use crate::hip::features::{GpuExtractor, GpuSetup, KernelSet};
-use crate::vmaf::FrameJob;
-use crate::vmaf::features::RawFeatures;
+use crate::core::FrameJob;
+use crate::core::RawFeatures;
+use crate::hip::twin::{GpuExtractor, GpuSetup, KernelSet};
 use cpu::MotionParams;
 
 pub static MOTION: Motion = Motion;

@@ -5,8 +5,8 @@
 
 use super::common::options::{OptSpec, Resolved};
 use super::{Config, CpuTwin, Extractor, NO_OPTIONS, Output, Slots};
-use crate::vmaf::FrameJob;
-use crate::vmaf::features::RawFeatures;
+use crate::core::FrameJob;
+use crate::core::RawFeatures;
 
 pub static NULL: Null = Null;
 

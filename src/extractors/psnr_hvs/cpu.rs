@@ -6,9 +6,9 @@
 //! Integer and float steps as libvmaf's C does them (f32 sums, i32 DCT
 //! that wraps where C's `int` would).
 
-use crate::extractors::common::FrameError;
-use crate::vmaf::PixelFormat;
-use crate::vmaf::picture::{Frame, OwnedPlane};
+use crate::core::FrameError;
+use crate::core::PixelFormat;
+use crate::core::picture::{Frame, OwnedPlane};
 
 /// `OD_DCT_RSHIFT`: a right shift rounding towards zero.
 fn rshift(a: i32, b: u32) -> i32 {

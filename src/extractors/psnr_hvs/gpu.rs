@@ -7,16 +7,16 @@
 
 #![forbid(unsafe_code)]
 
+use crate::core::PixelFormat;
+use crate::core::RawFeatures;
 use crate::extractors::Slots;
 use crate::extractors::psnr_hvs::cpu::{
     block_starts, csf_tables, from_planes, mask_table, plane_from_sum,
 };
-use crate::hip::features::{
+use crate::hip::twin::{
     Frame, Geometry, GpuExtractor, KernelSet, Modules, Retired, blocks, sig, upload_table,
 };
 use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, Stream};
-use crate::vmaf::PixelFormat;
-use crate::vmaf::features::RawFeatures;
 use std::sync::Arc;
 
 /// Its kernel files.

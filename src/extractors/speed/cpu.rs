@@ -14,13 +14,13 @@
 //! agree bit for bit; against libvmaf (whose AVX paths reorder sums) it
 //! agrees within 1e-4.
 
-use crate::extractors::common::FrameError;
+use crate::core::FrameError;
+use crate::core::picture::{Frame, OwnedPlane};
 use crate::extractors::common::float_filter::{
     filter_size, filter1d, gaussian_filter, gaussian_kernel, mirror, valid_kernelscale,
 };
 use crate::extractors::common::float_picture::float_scaler;
 use crate::extractors::common::options::{OptSpec, Resolved};
-use crate::vmaf::picture::{Frame, OwnedPlane};
 
 /// `speed.c:options_chroma`.
 pub const OPTIONS: &[OptSpec] = &[
@@ -369,7 +369,7 @@ fn decimated_filter(
         // Every column of the kept row, tap by tap: each sum is formed in
         // the same order as one column at a time, and the loop vectorises.
         let tmp = &mut tmp[..];
-        crate::isa::dispatch(
+        crate::core::isa::dispatch(
             #[inline(always)]
             || {
                 tmp.fill(0.0);
@@ -593,7 +593,7 @@ pub struct RawStats {
 /// in the dispatched copy (the covariance sums are four-wide double
 /// vectors there).
 pub fn raw_stats(data: &[f32], d: &Dims) -> RawStats {
-    crate::isa::dispatch(
+    crate::core::isa::dispatch(
         #[inline(always)]
         || raw_stats_in(data, d),
     )

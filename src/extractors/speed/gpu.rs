@@ -6,18 +6,18 @@
 
 #![forbid(unsafe_code)]
 
+use crate::core::RawFeatures;
+use crate::core::VmafError;
 use crate::extractors::Slots;
 use crate::extractors::speed::cpu::{
     self as speed, AxisTaps, Dims, RawStats, ScaleMethod, SpeedParams, axis_taps, frame_scores,
     temporal_score,
 };
-use crate::hip::features::{
+use crate::hip::module::ArgKind as K;
+use crate::hip::twin::{
     Frame, Geometry, GpuExtractor, KernelSet, Modules, Retired, blocks, sig, upload_table,
 };
-use crate::hip::module::ArgKind as K;
 use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, Stream};
-use crate::vmaf::VmafError;
-use crate::vmaf::features::RawFeatures;
 use std::sync::Arc;
 
 /// Its kernel files.

@@ -7,9 +7,9 @@ pub(crate) mod gpu;
 
 use super::common::options::{OptSpec, Resolved};
 use super::{Config, CpuTwin, Extractor, Geometry, GpuRefusal, History, Output, Slots};
-use crate::hip::features::{GpuExtractor, GpuSetup, KernelSet};
-use crate::vmaf::features::RawFeatures;
-use crate::vmaf::{FrameJob, VmafError};
+use crate::core::RawFeatures;
+use crate::core::{FrameJob, VmafError};
+use crate::hip::twin::{GpuExtractor, GpuSetup, KernelSet};
 use cpu::SpeedParams;
 
 pub static SPEED_CHROMA: SpeedChroma = SpeedChroma;

@@ -7,16 +7,16 @@
 
 #![forbid(unsafe_code)]
 
+use crate::core::RawFeatures;
 use crate::extractors::common::float_filter_gpu::picture_bytes;
 use crate::extractors::ssim::cpu::{
     GAUSS, box_kernel, constants, float_scaler, lpf_kernel, ms_ssim_from_terms, ms_ssim_sizes,
     ssim_factor, ssim_size, terms_from_sums,
 };
-use crate::hip::features::{
+use crate::hip::twin::{
     Frame, Geometry, GpuExtractor, KernelSet, Modules, Retired, blocks, sig, upload_table,
 };
 use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, Stream};
-use crate::vmaf::features::RawFeatures;
 use std::sync::Arc;
 
 /// Its kernel files.

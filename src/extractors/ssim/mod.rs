@@ -6,9 +6,9 @@ pub(crate) mod gpu;
 
 use super::common::options::{OptSpec, Resolved};
 use super::{Config, CpuTwin, Extractor, Geometry, GpuRefusal, NO_OPTIONS, Output, Slots};
-use crate::hip::features::{GpuExtractor, GpuSetup, KernelSet};
-use crate::vmaf::features::RawFeatures;
-use crate::vmaf::{FrameJob, VmafError};
+use crate::core::RawFeatures;
+use crate::core::{FrameJob, VmafError};
+use crate::hip::twin::{GpuExtractor, GpuSetup, KernelSet};
 
 pub static FLOAT_SSIM: Ssim = Ssim { multi_scale: false };
 pub static FLOAT_MS_SSIM: Ssim = Ssim { multi_scale: true };

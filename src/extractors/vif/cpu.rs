@@ -580,7 +580,7 @@ fn vertical_u32(
         r_rows[k] = &r[row * w..][..w];
         d_rows[k] = &d[row * w..][..w];
     }
-    let done = crate::isa::vif_moments_8bit(
+    let done = crate::core::isa::vif_moments_8bit(
         &r_rows[..n],
         &d_rows[..n],
         filt,
@@ -597,7 +597,7 @@ fn vertical_u32(
     );
     let r_rows = r_rows.map(|row| row.get(done..).unwrap_or_default());
     let d_rows = d_rows.map(|row| row.get(done..).unwrap_or_default());
-    crate::isa::dispatch(
+    crate::core::isa::dispatch(
         #[inline(always)]
         || {
             let c = filt[half];
@@ -648,7 +648,7 @@ fn vertical_u64(
         &mut yy[..w],
         &mut xy[..w],
     );
-    crate::isa::dispatch(
+    crate::core::isa::dispatch(
         #[inline(always)]
         || {
             m1.fill(0);
@@ -676,7 +676,7 @@ fn vertical_u64(
 /// Vertical low-pass of one row of `img` (decimation): Σc·x in u32, exact
 /// since Σc = 2^16 and x < 2^16.
 fn filter_col_u16(img: &[u16], w: usize, rows: &[usize], filt: &[u16], out: &mut [u32]) {
-    crate::isa::dispatch(
+    crate::core::isa::dispatch(
         #[inline(always)]
         || {
             out.fill(0);
@@ -694,7 +694,7 @@ fn filter_col_u16(img: &[u16], w: usize, rows: &[usize], filt: &[u16], out: &mut
 /// uint32 arithmetic), always below 2^16 (Σc = 2^16 and samples < 2^shift),
 /// stored [`biased`] for the row filter.
 fn narrow_mu(acc: &[u32], round: u32, shift: u32, out: &mut [i16]) {
-    crate::isa::dispatch(
+    crate::core::isa::dispatch(
         #[inline(always)]
         || {
             for (o, &a) in out.iter_mut().zip(acc) {
@@ -706,7 +706,7 @@ fn narrow_mu(acc: &[u32], round: u32, shift: u32, out: &mut [i16]) {
 
 /// Second moments of the vertical pass, rounded and shifted into u32.
 fn narrow_sq(acc: &[u64], shift: u32, out: &mut [u32]) {
-    crate::isa::dispatch(
+    crate::core::isa::dispatch(
         #[inline(always)]
         || {
             for (o, &a) in out.iter_mut().zip(acc) {
@@ -723,23 +723,23 @@ fn narrow_sq(acc: &[u64], shift: u32, out: &mut [u32]) {
 /// copies room for every column).
 ///
 /// With `x = x' + 32768`, `Σc·x = Σc·x' + 32768·Σc`: the signed sum is what
-/// `crate::isa::filter_taps_i16` forms (two products per instruction), and
+/// `crate::core::isa::filter_taps_i16` forms (two products per instruction), and
 /// the constant is added back in wrapping u32, exact as the true sum fits.
 /// Taps above 32767 (scale 3's centre) take the portable loop on `x`.
 fn filter_row(v: &[i16], filt: &[u16], out: &mut [u32]) {
-    let bias = crate::isa::product_bias(filt);
+    let bias = crate::core::isa::product_bias(filt);
     let mut taps = [0i16; 17];
     let signed = filt.iter().all(|&c| c <= i16::MAX as u16);
     if signed {
         for (t, &c) in taps.iter_mut().zip(filt) {
             *t = c as i16;
         }
-        crate::isa::filter_taps_i16(v, &taps[..filt.len()], bias, out);
+        crate::core::isa::filter_taps_i16(v, &taps[..filt.len()], bias, out);
         return;
     }
     let n = filt.len();
     let w = out.len();
-    crate::isa::dispatch(
+    crate::core::isa::dispatch(
         #[inline(always)]
         || {
             let x = |k: usize| &v[k..k + w];
@@ -773,7 +773,7 @@ fn filter_row_u32(
 ) {
     let (len, w) = (v.len(), out.len());
     let [lo, hi] = halves;
-    crate::isa::dispatch(
+    crate::core::isa::dispatch(
         #[inline(always)]
         || {
             for ((l, h), &x) in lo[..len].iter_mut().zip(&mut hi[..len]).zip(v) {
@@ -786,7 +786,7 @@ fn filter_row_u32(
     let (sum_lo, sum_hi) = (&mut sum_lo[..w], &mut sum_hi[..w]);
     filter_row(lo, filt, sum_lo);
     filter_row(hi, filt, sum_hi);
-    crate::isa::dispatch(
+    crate::core::isa::dispatch(
         #[inline(always)]
         || {
             for ((o, &h), &l) in out.iter_mut().zip(&*sum_hi).zip(&*sum_lo) {
@@ -825,7 +825,7 @@ fn pixels(
         &mut args.num[..w],
         &mut args.numer1[..w],
     );
-    crate::isa::dispatch(
+    crate::core::isa::dispatch(
         #[inline(always)]
         || {
             let mut acc = VifAccum::default();
@@ -850,7 +850,7 @@ fn pixels(
                     );
                 }
             }
-            let (done, den_log, num_log) = crate::isa::vif_log_sums(table, den, num, numer1);
+            let (done, den_log, num_log) = crate::core::isa::vif_log_sums(table, den, num, numer1);
             acc.den_log += den_log - 2048 * 17 * done as i64;
             acc.num_log += num_log;
             for j in done..w {

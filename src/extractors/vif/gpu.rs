@@ -10,13 +10,13 @@
 
 #![forbid(unsafe_code)]
 
+use crate::core::RawFeatures;
 use crate::extractors::Slots;
 use crate::extractors::vif::cpu::{VifAccum, VifScales, VifShifts, log2_table};
-use crate::hip::features::{
+use crate::hip::twin::{
     Frame, Geometry, GpuExtractor, KernelSet, Modules, ReferenceWork, Retired, ZPair, blocks, sig,
 };
 use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, Stream, u16_bytes};
-use crate::vmaf::features::RawFeatures;
 use std::sync::Arc;
 
 /// Its kernel files.

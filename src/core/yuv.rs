@@ -2,6 +2,8 @@
 //! Y then Cb then Cr, chroma laid out at ceil size as ffmpeg writes it;
 //! 8-bit samples in bytes, deeper samples as little-endian u16.
 
+#![forbid(unsafe_code)]
+
 use super::VmafError;
 use super::picture::{Picture, PixelFormat, Plane};
 use std::io::Read;

@@ -1,5 +1,5 @@
 //! Scaling a rendition to the reference's size on the GPU
-//! (`kernels/scale.hip`): the twin of `vmaf::scale`, with the same integer
+//! (`scale.hip`): the twin of `core::scale`, with the same integer
 //! weights (made on the host, uploaded once per size) and the same sums, so
 //! the same samples. The engine uploads the rendition's planes into this
 //! scaler's buffers of the frame's ring slot and launches both passes into
@@ -7,12 +7,18 @@
 
 #![forbid(unsafe_code)]
 
-use super::device::{Device, DeviceBuffer, Stream};
-use super::features::{Modules, blocks, sig, upload_table};
-use super::{Arg, HipError, Kernel};
-use crate::vmaf::scale::{Filter, PlaneFilters, ScaleMethod, Scaler};
-use crate::vmaf::{PixelFormat, VmafError};
+use crate::core::scale::{Filter, PlaneFilters, ScaleMethod, Scaler};
+use crate::core::{PixelFormat, VmafError};
+use crate::hip::twin::{KernelSet, Modules, blocks, sig, upload_table};
+use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, Stream};
 use std::sync::Arc;
+
+/// The scaler's kernel file: a set the backend loads beside the
+/// extractors'.
+pub(super) static KERNELS: KernelSet = KernelSet {
+    sources: &[("scale.hip", include_str!("scale.hip"))],
+    load: |m, _, _| Ok(Box::new(Kernels::load(m)?)),
+};
 
 pub(super) struct Kernels {
     h8: Kernel,

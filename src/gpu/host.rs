@@ -7,12 +7,13 @@
 
 #![forbid(unsafe_code)]
 
-use super::{Frame, Geometry, GpuExtractor, Retired};
+use crate::core::picture::{Frame as HostFrame, OwnedPlane};
+use crate::core::{FrameJob, RawFeatures};
+use crate::cpu::CpuExtractor;
 use crate::extractors::History;
+use crate::extractors::plan::Configured;
+use crate::hip::twin::{Frame, Geometry, GpuExtractor, Retired};
 use crate::hip::{HipError, PinnedHostMem};
-use crate::vmaf::FrameJob;
-use crate::vmaf::features::{Configured, CpuExtractor, RawFeatures};
-use crate::vmaf::picture::{Frame as HostFrame, OwnedPlane};
 use std::sync::Arc;
 
 pub(super) struct Host {

@@ -120,8 +120,8 @@ impl PinnedCopier {
             return None;
         }
         let mut lent = self.blocks.lend(split).ok()?;
-        crate::isa::stream_copy(lent.as_mut(), &map[..split]);
-        crate::isa::stream_fence();
+        crate::core::isa::stream_copy(lent.as_mut(), &map[..split]);
+        crate::core::isa::stream_fence();
         drop(map);
         let mut out = gst::Buffer::new();
         {

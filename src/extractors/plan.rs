@@ -1,74 +1,13 @@
 //! What to compute per frame and where each value goes: the [`Plan`]
-//! derived from a model and the extractor registry, the values a frame
-//! collects by slot ([`RawFeatures`]), and the CPU twins that fill them.
+//! derived from a model and the extractor registry, each extractor's
+//! options resolved and its values given slots in a frame's
+//! [`RawFeatures`](crate::core::RawFeatures).
 
-use super::VmafError;
-use super::model::{ModelSet, OptValue};
-use crate::extractors::common::options::resolve;
-use crate::extractors::{self, Config, CpuTwin, Extractor, Geometry, History, Slots, Temporal};
+use super::common::options::resolve;
+use super::{self as extractors, Config, Extractor, Geometry, History, Temporal};
+use crate::core::model::{ModelSet, OptValue};
+use crate::core::{ScaleMethod, Slots, VmafError};
 use std::sync::Arc;
-
-pub use crate::extractors::common::FrameError;
-pub use crate::extractors::common::options::fmt_g;
-
-/// A frame's values, each in the slot the plan gave its name, before the
-/// temporal stages and the model.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct RawFeatures {
-    pub index: u64,
-    /// False for frames `subsample` skips: only the every-frame extractors
-    /// ran.
-    pub scored: bool,
-    /// One per slot; None where no extractor wrote (libvmaf writes nothing).
-    pub values: Vec<Option<f64>>,
-    /// Why this frame has no scores; the engine turns it into an error.
-    pub error: Option<String>,
-}
-
-impl RawFeatures {
-    /// A frame with `slots` empty slots.
-    pub fn new(index: u64, scored: bool, slots: usize) -> Self {
-        RawFeatures {
-            index,
-            scored,
-            values: vec![None; slots],
-            error: None,
-        }
-    }
-
-    pub fn set(&mut self, slot: usize, v: f64) {
-        self.values[slot] = Some(v);
-    }
-
-    /// `values` into `slots`, in order.
-    pub fn put(&mut self, slots: Slots, values: &[f64]) {
-        for (i, &v) in values.iter().enumerate() {
-            self.set(slots.at(i), v);
-        }
-    }
-
-    pub fn get(&self, slot: usize) -> Option<f64> {
-        self.values.get(slot).copied().flatten()
-    }
-
-    /// An extractor could not score this frame.
-    pub fn fail(&mut self, e: FrameError) {
-        self.error = Some(e.0);
-    }
-
-    /// Takes every value, and the error, `other` has (work on the same
-    /// frame done apart).
-    pub fn merge(&mut self, other: RawFeatures) {
-        for (slot, v) in self.values.iter_mut().zip(other.values) {
-            if v.is_some() {
-                *slot = v;
-            }
-        }
-        if other.error.is_some() {
-            self.error = other.error;
-        }
-    }
-}
 
 /// One extractor of a plan, configured.
 #[derive(Clone, Debug)]
@@ -96,7 +35,7 @@ pub struct Plan {
     /// Distorted pictures of another size than the reference are scaled to
     /// it with this kernel first (an encoding ladder's renditions); None
     /// refuses them.
-    pub scale: Option<crate::vmaf::ScaleMethod>,
+    pub scale: Option<ScaleMethod>,
     /// In the order the model lists them (libvmaf's registration order),
     /// then the extras, then the switched ones.
     pub(crate) extractors: Vec<Configured>,
@@ -106,25 +45,15 @@ pub struct Plan {
 }
 
 impl Plan {
-    pub fn new(
-        models: &ModelSet,
-        psnr: bool,
-        ssim: bool,
-        ms_ssim: bool,
-    ) -> Result<Self, VmafError> {
-        Self::with_features(models, psnr, ssim, ms_ssim, &[])
+    /// The model's features alone.
+    pub fn new(models: &ModelSet) -> Result<Self, VmafError> {
+        Self::with_features(models, &[])
     }
 
-    /// The model's features plus `extra` extractors with default options,
-    /// as libvmaf's `--feature NAME`, then those the engine's switches add
-    /// (`extractors::switches`).
-    pub fn with_features(
-        models: &ModelSet,
-        psnr: bool,
-        ssim: bool,
-        ms_ssim: bool,
-        extra: &[String],
-    ) -> Result<Self, VmafError> {
+    /// The model's features plus `features`, extractors with default
+    /// options, as libvmaf's `--feature NAME` (`extractors::feature_names`):
+    /// first the extras, then those with switches of their own.
+    pub fn with_features(models: &ModelSet, features: &[String]) -> Result<Self, VmafError> {
         let mut plan = Plan {
             scale: None,
             extractors: Vec::new(),
@@ -147,24 +76,26 @@ impl Plan {
             let slots = plan.add(kind, &f.options, &f.name)?;
             plan.inputs.push(slots.at(output));
         }
-        for name in extra {
-            let kind = extractors::by_name(name)
-                .filter(|e| e.extra())
-                .ok_or_else(|| {
-                    VmafError::Unsupported(format!(
-                        "feature \"{name}\" (extra features: {})",
-                        extractors::extra_names().join(", ")
-                    ))
-                })?;
-            plan.add_once(kind, name)?;
+        let kinds = features
+            .iter()
+            .map(|name| {
+                extractors::by_name(name)
+                    .filter(|e| e.extra() || e.switched())
+                    .ok_or_else(|| {
+                        VmafError::Unsupported(format!(
+                            "feature \"{name}\" (features: {})",
+                            extractors::feature_names().join(", ")
+                        ))
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        // The extras in the order given, then the switched ones, as the
+        // element adds its switches after its `features`.
+        for kind in kinds.iter().filter(|e| !e.switched()) {
+            plan.add_once(*kind, kind.name())?;
         }
-        for (on, kind) in [psnr, ssim, ms_ssim]
-            .into_iter()
-            .zip(extractors::switches())
-        {
-            if on {
-                plan.add_once(kind, kind.name())?;
-            }
+        for kind in kinds.iter().filter(|e| e.switched()) {
+            plan.add_once(*kind, kind.name())?;
         }
         Ok(plan)
     }
@@ -286,42 +217,4 @@ fn check_bootstrap(models: &ModelSet) -> Result<(), VmafError> {
         }
     }
     Ok(())
-}
-
-/// One worker's CPU twins with their scratch memory.
-pub struct CpuExtractor {
-    slots: usize,
-    /// Each twin, and whether it runs on unscored frames too.
-    twins: Vec<(Box<dyn CpuTwin>, bool)>,
-}
-
-impl CpuExtractor {
-    /// The plan's CPU twins; `threads` each may use within one frame.
-    pub fn new(plan: &Plan, threads: usize) -> Self {
-        Self::of(plan.slot_count(), plan.extractors.iter(), threads)
-    }
-
-    /// The CPU twins of `extractors` alone (those the GPU left to the
-    /// host), writing into frames of `slots` slots.
-    pub(crate) fn of<'a>(
-        slots: usize,
-        extractors: impl Iterator<Item = &'a Configured>,
-        threads: usize,
-    ) -> Self {
-        let twins = extractors
-            .map(|c| (c.config.cpu(c.slots, threads), c.config.every_frame()))
-            .collect();
-        CpuExtractor { slots, twins }
-    }
-
-    /// Everything for one frame pair.
-    pub fn extract(&mut self, job: &super::FrameJob) -> RawFeatures {
-        let mut out = RawFeatures::new(job.index, job.scored, self.slots);
-        for (twin, every_frame) in &mut self.twins {
-            if job.scored || *every_frame {
-                twin.extract(job, &mut out);
-            }
-        }
-        out
-    }
 }

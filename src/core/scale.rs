@@ -27,6 +27,8 @@
 //! keeps a 15-bit intermediate, dithers 8-bit output and sites 4:2:0 chroma
 //! differently. What is exact is this definition, on both engines.
 
+#![forbid(unsafe_code)]
+
 use super::picture::{Picture, Planes};
 use super::{PixelFormat, Plane, VmafError};
 

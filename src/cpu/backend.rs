@@ -8,9 +8,10 @@
 //! planes go back to a spare list and the next picture is copied into them,
 //! so a long run allocates (and page-faults in) frame memory only at start.
 
-use super::features::{CpuExtractor, Plan, RawFeatures};
-use super::scale::{self, Scaler};
-use super::{FeatureBackend, Frame, FrameInput, FrameJob, Picture, VmafError};
+use super::CpuExtractor;
+use crate::core::scale::{self, Scaler};
+use crate::core::{FeatureBackend, Frame, FrameInput, FrameJob, Picture, RawFeatures, VmafError};
+use crate::extractors::plan::Plan;
 use std::collections::BTreeMap;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
@@ -53,7 +54,7 @@ impl Spare {
     const LIMIT: usize = 64;
 
     /// A frame holding a copy of `pic`, in recycled memory when there is some.
-    fn frame_from(&self, pic: &super::Picture<'_>, chroma: bool) -> Frame {
+    fn frame_from(&self, pic: &Picture<'_>, chroma: bool) -> Frame {
         let recycled = self.0.lock().unwrap().pop();
         match recycled {
             Some(mut f) => {
@@ -195,7 +196,7 @@ impl FeatureBackend for CpuBackend {
             "cpu ({} thread{}, {})",
             self.threads,
             if self.threads == 1 { "" } else { "s" },
-            crate::isa::active().name()
+            crate::core::isa::active().name()
         )
     }
 
@@ -274,7 +275,7 @@ impl FeatureBackend for CpuBackend {
 impl CpuBackend {
     /// A pair as this backend's frames (the luma, and the chroma where the
     /// plan reads it), the distorted picture scaled to the reference's size
-    /// first where it differs (`Plan::scale`, `vmaf::scale`, on this
+    /// first where it differs (`Plan::scale`, `core::scale`, on this
     /// backend's threads).
     pub fn frames_of(
         &mut self,

@@ -1,6 +1,8 @@
 //! Pooling exactly as libvmaf (`libvmaf.c:vmaf_feature_score_pooled`):
 //! sums run from the lowest index up; the harmonic mean is `n / Σ 1/(s+1) − 1`.
 
+#![forbid(unsafe_code)]
+
 /// libvmaf's pooling methods.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PoolMethod {

@@ -19,7 +19,7 @@
 
 #![forbid(unsafe_code)]
 
-use super::{Device, DeviceBuffer, Event, HipError};
+use crate::hip::{Device, DeviceBuffer, Event, HipError};
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock, Weak};

@@ -142,7 +142,7 @@ pub enum Backend {
 }
 
 /// `scaler`: how a rendition of another size than the reference is scaled
-/// to it (`vmaf::scale`).
+/// to it (`core::scale`).
 #[derive(Debug, Eq, PartialEq, Hash, Clone, Copy, glib::Enum)]
 #[repr(u32)]
 #[enum_type(name = "GstVmafHipScaler")]

@@ -4,6 +4,8 @@
 //! earlier pictures the temporal extractors read, and frames travel to worker threads), so
 //! callers can hand it GStreamer buffer memory directly.
 
+#![forbid(unsafe_code)]
+
 use super::VmafError;
 
 /// Chroma layout of a picture.

@@ -18,7 +18,7 @@
 
 #![forbid(unsafe_code)]
 
-use crate::vmaf::VmafError;
+use crate::core::VmafError;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 

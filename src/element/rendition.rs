@@ -8,8 +8,8 @@ use super::late::{Arrived, LateQueue, WaitingRef};
 use super::live;
 use super::settings::Settings;
 use super::{OnGpuError, PoolMethod, ResultsFormat, VmafFrameMessage, VmafPooledMessage};
+use crate::core::output::{Coverage, Format, ResultsWriter};
 use crate::report;
-use crate::vmaf::output::{Coverage, Format, ResultsWriter};
 use crate::vmaf::{self, Engine, FrameScores, PooledScores};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -523,7 +523,7 @@ impl SegmentEnd {
 #[derive(Default)]
 struct StreamPool {
     names: Vec<String>,
-    stats: Vec<vmaf::pool::Pooled>,
+    stats: Vec<crate::core::Pooled>,
     frames: u64,
 }
 
@@ -580,7 +580,8 @@ impl Rendition {
             });
         }
         self.moves_seen = moves.len();
-        self.backend = vmaf::failover::engines_line(&self.first_backend, moves, self.index_offset);
+        self.backend =
+            crate::core::scores::engines_line(&self.first_backend, moves, self.index_offset);
     }
 
     /// The timing of a frame whose scores became final (frames finalise in

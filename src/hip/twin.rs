@@ -1,9 +1,9 @@
-//! What the GPU engine and an extractor's GPU twin (`gpu.rs` in its
-//! folder under `src/extractors`) share: the [`GpuExtractor`] trait, the
-//! frame as a twin's launches see it ([`Frame`], [`Earlier`],
-//! [`ReferenceWork`], [`Retired`]), the loaded kernels ([`Kernels`], one
-//! [`KernelSet`] per twin, found by type), and `host`, the family that runs
-//! CPU twins beside the GPU work.
+//! What an extractor's GPU twin (`gpu.rs` in its folder under
+//! `src/extractors`) is written against, and what the GPU backend
+//! (`crate::gpu`) calls it through: the [`GpuExtractor`] trait, the frame as
+//! a twin's launches see it ([`Frame`], [`Earlier`], [`ReferenceWork`],
+//! [`Retired`]), and the loaded kernels ([`Kernels`], one [`KernelSet`] per
+//! twin, found by type).
 //!
 //! Each twin owns
 //! - its kernels: which `.hip` files, which entry points, checked against
@@ -14,29 +14,21 @@
 //! - the finish of its read-back sums into its slots of the frame's
 //!   [`RawFeatures`], with the CPU twin's own functions.
 //!
-//! The engine (`engine.rs`) owns the ring of slots, the uploads, the events
-//! and the one read-back per frame, and calls every twin through
-//! [`GpuExtractor`] without naming any; the twins come from the plan's
-//! extractors ([`extractors_for`]).
+//! The backend owns the ring of slots, the uploads, the events and the one
+//! read-back per frame, and calls every twin through [`GpuExtractor`]
+//! without naming any.
 
 #![forbid(unsafe_code)]
-
-pub(super) mod host;
 
 use super::module::ArgKind as K;
 use super::{
     Arg, Device, DeviceBuffer, Event, HipError, Kernel, Module, PinnedHostMem, Stream,
     compile_source,
 };
-use crate::extractors::{self, GpuRefusal};
-use crate::vmaf::features::{Plan, RawFeatures};
-use crate::vmaf::{FrameInput, PixelFormat, VmafError};
+use crate::core::{FrameInput, PixelFormat, RawFeatures};
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::Arc;
-
-/// The scaler's kernel file (renditions of another size), the backend's own.
-const SCALE_SOURCE: (&str, &str) = ("scale.hip", include_str!("../scale.hip"));
 
 /// An extractor's loaded kernels, found again by their type.
 pub type LoadedKernels = Box<dyn Any + Send + Sync>;
@@ -50,26 +42,13 @@ pub struct KernelSet {
     pub load: fn(&Modules, &Arc<Device>, &Stream) -> Result<LoadedKernels, HipError>,
 }
 
-/// Every kernel file: the scaler's, then every extractor's.
-pub fn kernel_sources() -> Vec<(&'static str, &'static str)> {
-    std::iter::once(SCALE_SOURCE)
-        .chain(
-            extractors::kernel_sets()
-                .into_iter()
-                .flat_map(|k| k.sources.iter().copied()),
-        )
-        .collect()
-}
-
 /// Every extractor's kernels (and the tables they read), loaded once per
 /// device and process and shared by every backend on that device.
-pub(crate) struct Kernels {
+pub struct Kernels {
     /// One entry per kernel set, found by its type: a comparison of type
     /// ids per set and one checked downcast of the match (twins look theirs
     /// up at every launch).
     sets: Vec<(TypeId, LoadedKernels)>,
-    /// Scaling renditions to the reference's size (not an extractor).
-    pub(super) scale: super::scale::Kernels,
     /// How the kernels were obtained (compiled now, or from the disk cache).
     pub compile_note: String,
 }
@@ -86,44 +65,45 @@ impl Kernels {
     }
 }
 
-/// The compiled kernel files, by name.
-pub(crate) type Modules = HashMap<&'static str, Arc<Module>>;
-
-/// Compiles (or takes from the cache) and loads every kernel file, then
-/// each extractor's entry points.
-pub(crate) fn load_kernels(dev: &Arc<Device>) -> Result<Kernels, HipError> {
-    let t0 = std::time::Instant::now();
-    let (modules, compiled) = compile_modules(dev)?;
-    let stream = Stream::new(dev)?;
-    let sets = extractors::kernel_sets()
-        .into_iter()
-        .map(|k| {
-            let loaded = (k.load)(&modules, dev, &stream)?;
-            Ok(((*loaded).type_id(), loaded))
+impl Kernels {
+    /// Compiles (or takes from the cache) and loads every file of `sets`,
+    /// then each set's entry points.
+    pub fn load(dev: &Arc<Device>, sets: &[&KernelSet]) -> Result<Kernels, HipError> {
+        let t0 = std::time::Instant::now();
+        let (modules, compiled) = compile_modules(dev, sets)?;
+        let stream = Stream::new(dev)?;
+        let sets = sets
+            .iter()
+            .map(|k| {
+                let loaded = (k.load)(&modules, dev, &stream)?;
+                Ok(((*loaded).type_id(), loaded))
+            })
+            .collect::<Result<Vec<_>, HipError>>()?;
+        Ok(Kernels {
+            sets,
+            compile_note: if compiled.is_empty() {
+                "kernels from cache".into()
+            } else {
+                format!(
+                    "compiled {} kernel file(s) in {:.1} s",
+                    compiled.len(),
+                    t0.elapsed().as_secs_f64()
+                )
+            },
         })
-        .collect::<Result<Vec<_>, HipError>>()?;
-    Ok(Kernels {
-        sets,
-        scale: super::scale::Kernels::load(&modules)?,
-        compile_note: if compiled.is_empty() {
-            "kernels from cache".into()
-        } else {
-            format!(
-                "compiled {} kernel file(s) in {:.1} s",
-                compiled.len(),
-                t0.elapsed().as_secs_f64()
-            )
-        },
-    })
+    }
 }
 
-/// Every kernel file compiled for the device (or taken from the cache) and
-/// loaded; also the files that had to be compiled.
-fn compile_modules(dev: &Arc<Device>) -> Result<(Modules, Vec<&'static str>), HipError> {
+/// Every file of `sets` compiled for the device (or taken from the cache)
+/// and loaded; also the files that had to be compiled.
+fn compile_modules(
+    dev: &Arc<Device>,
+    sets: &[&KernelSet],
+) -> Result<(Modules, Vec<&'static str>), HipError> {
     let rt = dev.runtime().clone();
     let mut modules = HashMap::new();
     let mut compiled = Vec::new();
-    for (file, src) in kernel_sources() {
+    for &(file, src) in sets.iter().flat_map(|k| k.sources) {
         let (code, cached) = compile_source(&rt, &dev.info.arch, file, src)?;
         if !cached {
             compiled.push(file);
@@ -132,6 +112,9 @@ fn compile_modules(dev: &Arc<Device>) -> Result<(Modules, Vec<&'static str>), Hi
     }
     Ok((modules, compiled))
 }
+
+/// The compiled kernel files, by name.
+pub type Modules = HashMap<&'static str, Arc<Module>>;
 
 /// A kernel's argument list written as letters (spaces only group them):
 /// `p` pointer, `i` int32, `u` uint32, `l` int64, `d` double.
@@ -395,43 +378,8 @@ pub(crate) trait GpuExtractor: Send {
 
 /// What a GPU twin is made with: the device, a stream for its tables, and
 /// the stream's geometry.
-pub struct GpuSetup<'a> {
+pub(crate) struct GpuSetup<'a> {
     pub dev: &'a Arc<Device>,
     pub stream: &'a Stream,
     pub geo: &'a Geometry,
-}
-
-/// The GPU twins of `plan`'s extractors for this geometry, in the
-/// registry's order (their tables made and uploaded), then the host family
-/// with the CPU twins of the extractors that have none, or whose kernels do
-/// not take the stream, where the CPU twin gives the numbers or libvmaf's
-/// error.
-pub(super) fn extractors_for(
-    plan: &Plan,
-    dev: &Arc<Device>,
-    geo: &Geometry,
-) -> Result<Vec<Box<dyn GpuExtractor>>, VmafError> {
-    let hip = |e: HipError| VmafError::Backend(format!("HIP: {e}"));
-    let st = Stream::new(dev).map_err(hip)?;
-    let setup = GpuSetup {
-        dev,
-        stream: &st,
-        geo,
-    };
-    let mut ordered: Vec<_> = plan.extractors.iter().collect();
-    ordered.sort_by_key(|c| c.launch_rank());
-    let mut out: Vec<Box<dyn GpuExtractor>> = Vec::new();
-    let mut on_host = Vec::new();
-    for c in ordered {
-        match c.config.gpu(c.slots, &setup) {
-            Ok(Some(twin)) => out.push(twin),
-            Ok(None) => on_host.push(c),
-            Err(GpuRefusal::Hip(e)) => return Err(hip(e)),
-            Err(GpuRefusal::Engine(e)) => return Err(e),
-        }
-    }
-    if !on_host.is_empty() {
-        out.push(Box::new(host::Host::new(plan.slot_count(), on_host)));
-    }
-    Ok(out)
 }

@@ -7,8 +7,9 @@ use super::pinned_pool::{PinnedBlocks, PinnedPool};
 use super::rendition::{Files, Pending, Rendition, SegmentEnd};
 use super::settings::*;
 use super::{Backend, LogLevel, OnGpuError, Vendor, VmafFrameMessage};
+use crate::gpu::{self, HipBackend, HipOptions, SharedReference};
+use crate::hip;
 use crate::hip::gst_gpu::{self, GpuMemoryKind, GstGpu};
-use crate::hip::{self, HipBackend, HipOptions, SharedReference};
 use crate::vmaf::{
     self, DevicePlane, Engine, EngineConfig, Failover, FramePair, KeepAlive, ModelFlags, ModelSet,
     Picture, PixelFormat, Plane, Retry, Scorer,
@@ -203,7 +204,7 @@ impl VmafHip {
         if backend == Backend::Cpu {
             return None;
         }
-        let g = match hip::shared_device(hip_vendor(vendor), device_id.max(0) as usize)
+        let g = match gpu::shared_device(hip_vendor(vendor), device_id.max(0) as usize)
             .map_err(|e| e.to_string())
             .and_then(|dev| GstGpu::for_device(&dev))
         {
@@ -310,9 +311,6 @@ fn open_engine(s: &Settings, reference: &SharedReference) -> Result<Opened, gst:
         disable_clip: s.disable_clip,
         enable_transform: s.enable_transform || s.phone_model,
     };
-    config.psnr = s.psnr;
-    config.ssim = s.ssim;
-    config.ms_ssim = s.ms_ssim;
     config.threads = s.threads as usize;
     config.subsample = s.subsample.max(1);
     // Renditions of other sizes (dist_sink_%u) are scaled by the engine.
@@ -331,6 +329,16 @@ fn open_engine(s: &Settings, reference: &SharedReference) -> Result<Opened, gst:
         }
         if !config.features.contains(f) {
             config.features.push(f.clone());
+        }
+    }
+    // The switches of GStreamer's `vmaf`, after the extras.
+    for (on, name) in [
+        (s.psnr, "psnr"),
+        (s.ssim, "float_ssim"),
+        (s.ms_ssim, "float_ms_ssim"),
+    ] {
+        if on {
+            config.features.push(name.into());
         }
     }
     type Gpu = (Box<dyn Engine>, Arc<hip::Device>);
@@ -1558,7 +1566,7 @@ fn model_blurb() -> &'static str {
     TEXT.get_or_init(|| {
         format!(
             "Built-in model version ({}) or path to a libvmaf JSON model or model collection, with optional :FEATURE.OPTION=VALUE overrides",
-            vmaf::model::built_in_names().join(", ")
+            crate::core::model::built_in_names().join(", ")
         )
     })
 }

@@ -2,7 +2,9 @@
 //! number formatting, so existing parsers keep working; and JSON Lines,
 //! vmafhip's own, which stays machine-readable however it is cut short.
 
-use super::scorer::{FrameScores, PooledScores};
+#![forbid(unsafe_code)]
+
+use super::scores::{FrameScores, PooledScores};
 use std::fmt::Write;
 
 /// libvmaf's `count_leading_zeros_d`: how many ×10 steps the fractional part
@@ -385,7 +387,7 @@ mod tests {
     /// and holds those k frames.
     #[test]
     fn streamed_file_is_a_prefix_of_the_finished_one() {
-        use crate::vmaf::pool::Pooled;
+        use crate::core::pool::Pooled;
         use std::sync::Arc;
         let names: Arc<[String]> = Arc::from(vec!["integer_adm2".to_string(), "vmaf".to_string()]);
         let frames: Vec<FrameScores> = (0..5)

@@ -2,6 +2,8 @@
 //! line (`YUV4MPEG2 W.. H.. F.. C..`), then per frame a `FRAME` line and the
 //! planes, laid out as in a raw file (see [`super::yuv`]).
 
+#![forbid(unsafe_code)]
+
 use super::VmafError;
 use super::picture::PixelFormat;
 use std::io::{BufRead, Read};

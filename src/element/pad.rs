@@ -13,8 +13,8 @@ glib::wrapper! {
 }
 
 mod imp {
+    use crate::element::late::{Arrived, Timed};
     use crate::hip::gst_gpu;
-    use crate::vmafhip::late::{Arrived, Timed};
     use gst::glib;
     use gst::prelude::*;
     use gst::subclass::prelude::*;
@@ -52,7 +52,7 @@ mod imp {
         /// The distorted frames that arrived since the last call, with
         /// any still in the aggregator's queue (queued before the pipeline
         /// was known to be live).
-        pub(in crate::vmafhip) fn take_arrived(&self) -> Vec<Timed<Arrived>> {
+        pub(in crate::element) fn take_arrived(&self) -> Vec<Timed<Arrived>> {
             let mut queued = Vec::new();
             while let Some(b) = self.obj().pop_buffer() {
                 queued.extend(self.timed(&b));
@@ -99,7 +99,7 @@ mod imp {
             let pad = self.obj();
             let holds = pad
                 .parent()
-                .and_then(|p| p.downcast::<crate::vmafhip::VmafHip>().ok())
+                .and_then(|p| p.downcast::<crate::element::VmafHip>().ok())
                 .is_some_and(|e| e.imp().holds_late_frames(pad.upcast_ref()));
             match holds.then(|| self.timed(buf)).flatten() {
                 Some(t) => {
@@ -115,7 +115,7 @@ mod imp {
         /// that delivers it (`pinned_copy`); None leaves the buffer as it is.
         fn copy_in(&self, buf: &gst::Buffer) -> Option<gst::Buffer> {
             let pad = self.obj();
-            let element = pad.parent()?.downcast::<crate::vmafhip::VmafHip>().ok()?;
+            let element = pad.parent()?.downcast::<crate::element::VmafHip>().ok()?;
             let copier = element.imp().pinned_copier()?;
             if super::super::imp::in_gpu_memory(buf) {
                 return None;
@@ -222,7 +222,7 @@ mod imp {
             buffer: &gst::Buffer,
         ) -> Option<gst_video::VideoFrame<gst_video::video_frame::Readable>> {
             let gpu = aggregator
-                .downcast_ref::<crate::vmafhip::VmafHip>()
+                .downcast_ref::<crate::element::VmafHip>()
                 .and_then(|e| e.imp().gpu_input());
             if let Some(gpu) = gpu {
                 let kind = gpu.kind();

@@ -1,5 +1,5 @@
 // Scaling a rendition to the reference's size: a separable filter with
-// 14-bit integer weights. CPU twin: src/vmaf/scale.rs (`scale_plane`).
+// 14-bit integer weights. CPU twin: src/core/scale.rs (`scale_plane`).
 //
 // The horizontal pass keeps each source row's full sums (int32: |sum| <
 // 65535 * 1.3 * 16384 < 2^31); the vertical pass sums those in int64 and

@@ -18,25 +18,25 @@
 #![forbid(unsafe_code)]
 
 use super::fault;
-use super::features::{
-    Earlier, Frame, Geometry, GpuExtractor, Kernels, ReferenceWork, Retired, blocks,
-    extractors_for, load_kernels,
-};
-use super::scale::DeviceScaler;
+use super::scale::{self, DeviceScaler};
 use super::shared_reference::{
     ReferenceFrame, ReferenceLayout, ReferenceWorkDone, SharedReference, Taken,
 };
-use super::{
+use super::twins::{extractors_for, load_kernels};
+use crate::core::picture::{DevicePlane, Planes};
+use crate::core::{
+    FeatureBackend, FrameInput, InputCounts, KeepAlive, Picture, RawFeatures, VmafError,
+};
+use crate::extractors::plan::Plan;
+use crate::hip::twin::{
+    Earlier, Frame, Geometry, GpuExtractor, Kernels, MAX_WIDTH, ReferenceWork, Retired, blocks,
+};
+use crate::hip::{
     Arg, Device, DeviceBuffer, Event, HipError, HostRegistration, PinnedBuffer, PinnedHostMem,
     Runtime, Stream, Vendor, pinned_owner, read_u64s, u16_bytes,
 };
-use crate::vmaf::features::{Plan, RawFeatures};
-use crate::vmaf::picture::{DevicePlane, Planes};
-use crate::vmaf::{FeatureBackend, FrameInput, InputCounts, KeepAlive, Picture, VmafError};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock};
-
-pub use super::features::MAX_WIDTH;
 
 /// How to open the backend.
 #[derive(Clone, Debug)]
@@ -582,7 +582,7 @@ impl HipBackend {
     /// through, when that size changes); none when the sizes agree.
     fn ensure_scaler(&mut self, input: &FrameInput<'_>) -> Result<(), VmafError> {
         let (r, d) = (input.reference, input.distorted);
-        let Some(method) = crate::vmaf::scale::method_for(self.plan.scale, r, d)? else {
+        let Some(method) = crate::core::scale::method_for(self.plan.scale, r, d)? else {
             return Ok(());
         };
         let planes = self.layout.as_ref().map_or(1, |l| l.geo.planes.len());
@@ -790,7 +790,7 @@ impl HipBackend {
             )));
         }
         st.launch(
-            &self.kernels.scale.split8,
+            &self.kernels.get::<scale::Kernels>().split8,
             (blocks(w), h as u32, 1),
             (256, 1, 1),
             0,
@@ -913,7 +913,7 @@ impl HipBackend {
         let planes = self.layout.as_ref().map_or(0, |l| l.geo.planes.len());
         for p in 0..planes {
             sc.launch(
-                &self.kernels.scale,
+                self.kernels.get::<scale::Kernels>(),
                 &slot.stream,
                 s,
                 p,
@@ -1119,9 +1119,9 @@ fn stage_copy(jobs: Vec<(&mut [u8], &[u8], usize, usize)>, total: usize, backend
     // not by this CPU (docs/PERFORMANCE.md, host memory bandwidth).
     let copy_rows = |dst: &mut [u8], src: &[u8], pitch: usize, row: usize| {
         for (y, d) in dst.chunks_exact_mut(row).enumerate() {
-            crate::isa::stream_copy(d, &src[y * pitch..y * pitch + row]);
+            crate::core::isa::stream_copy(d, &src[y * pitch..y * pitch + row]);
         }
-        crate::isa::stream_fence();
+        crate::core::isa::stream_fence();
     };
     let threads = (cores() / backends.max(1)).clamp(1, 4);
     if total < (1 << 20) || threads < 2 {

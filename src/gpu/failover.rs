@@ -26,24 +26,16 @@
 
 #![forbid(unsafe_code)]
 
-use super::picture::Planes;
-use super::{
-    CpuBackend, FeatureBackend, Frame, FrameInput, InputCounts, Picture, PixelFormat, Plan, Plane,
+use crate::core::picture::Planes;
+use crate::core::{
+    FailoverNote, FeatureBackend, Frame, FrameInput, InputCounts, Picture, PixelFormat, Plane,
     RawFeatures, Replay, VmafError,
 };
+use crate::cpu::CpuBackend;
+use crate::extractors::plan::Plan;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// Where a stream moved between the engines: the first frame the other
-/// engine computed, that engine, and, for a move to the CPU, the GPU's
-/// error (None: the GPU came back).
-#[derive(Clone, Debug, PartialEq)]
-pub struct FailoverNote {
-    pub frame: u64,
-    pub engine: String,
-    pub error: Option<String>,
-}
 
 /// The longest back-off between attempts to reopen the GPU.
 const MAX_RETRY_DELAY: Duration = Duration::from_secs(60);
@@ -594,48 +586,6 @@ impl<G: FeatureBackend> FeatureBackend for Failover<G> {
     }
 }
 
-/// Which engine computed which frames: `first` (the GPU's description)
-/// and the `moves` after it, with frame numbers `offset` later.
-pub fn engines_line(first: &str, moves: &[FailoverNote], offset: u64) -> String {
-    let Some(last_error) = moves.iter().rev().find_map(|m| m.error.as_deref()) else {
-        return first.to_string();
-    };
-    if let [m] = moves {
-        let f = m.frame + offset;
-        return if f == 0 {
-            format!(
-                "{} for every frame: {first} failed before delivering one (GPU error: {last_error})",
-                m.engine
-            )
-        } else {
-            format!(
-                "{first} before frame {f}, then {} from frame {f} on (GPU error: {last_error})",
-                m.engine
-            )
-        };
-    }
-    let cpu = moves
-        .iter()
-        .find(|m| m.error.is_some())
-        .map_or("cpu", |m| m.engine.as_str());
-    // The CPU's spans: each move to it, to the GPU's return after it.
-    let mut spans = Vec::new();
-    for (i, m) in moves.iter().enumerate().filter(|(_, m)| m.error.is_some()) {
-        let from = m.frame + offset;
-        spans.push(match moves.get(i + 1) {
-            Some(back) if back.frame + offset > from => {
-                format!("{from}-{}", back.frame + offset - 1)
-            }
-            Some(_) => continue,
-            None => format!("from {from} on"),
-        });
-    }
-    format!(
-        "{first}, and {cpu} for frames {} after GPU errors (the last: {last_error})",
-        spans.join(", ")
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -712,7 +662,9 @@ mod tests {
     fn a_failing_backend_hands_every_frame_to_the_cpu_once() {
         for psnr in [false, true] {
             let mut config = EngineConfig::new(ModelSet::load("vmaf_v0.6.1").unwrap());
-            config.psnr = psnr;
+            if psnr {
+                config.features.push("psnr".into());
+            }
             fail_at_each_place(&config);
         }
     }
@@ -751,7 +703,7 @@ mod tests {
     #[test]
     fn a_retry_goes_back_to_the_reopened_backend() {
         let mut config = EngineConfig::new(ModelSet::load("vmaf_v0.6.1").unwrap());
-        config.psnr = true;
+        config.features.push("psnr".into());
         let want = run(&mut Scorer::cpu(&config).unwrap(), 10);
         for (fail_at, in_collect) in [(0, false), (4, false), (4, true), (6, false)] {
             let plan = config.plan().unwrap();
@@ -777,32 +729,5 @@ mod tests {
                 "{away:?} {back:?}"
             );
         }
-    }
-
-    #[test]
-    fn the_engines_line_says_which_frames_ran_where() {
-        let to_cpu = |frame| FailoverNote {
-            frame,
-            engine: "cpu (2 threads)".into(),
-            error: Some(format!("failed at {frame}")),
-        };
-        let back = |frame| FailoverNote {
-            frame,
-            engine: "hip: GPU".into(),
-            error: None,
-        };
-        assert_eq!(engines_line("hip: GPU", &[], 0), "hip: GPU");
-        assert_eq!(
-            engines_line("hip: GPU", &[to_cpu(8)], 0),
-            "hip: GPU before frame 8, then cpu (2 threads) from frame 8 on (GPU error: failed at 8)"
-        );
-        assert_eq!(
-            engines_line("hip: GPU", &[to_cpu(0)], 0),
-            "cpu (2 threads) for every frame: hip: GPU failed before delivering one (GPU error: failed at 0)"
-        );
-        assert_eq!(
-            engines_line("hip: GPU", &[to_cpu(8), back(10), to_cpu(20)], 100),
-            "hip: GPU, and cpu (2 threads) for frames 108-109, from 120 on after GPU errors (the last: failed at 20)"
-        );
     }
 }
