@@ -6,6 +6,7 @@ use super::pinned_copy::PinnedCopier;
 use super::pinned_pool::{PinnedBlocks, PinnedPool};
 use super::rendition::{Files, Pending, Rendition, SegmentEnd};
 use super::settings::*;
+use super::window::AlertChange;
 use super::{Backend, LogLevel, OnGpuError, Vendor, VmafFrameMessage};
 use crate::gpu::{self, HipBackend, HipOptions, SharedReference};
 use crate::hip;
@@ -909,6 +910,7 @@ impl VmafHip {
             for m in &msgs {
                 self.post(gst::Structure::from(m));
             }
+            self.post_windows();
             if waiting == 0 || self.ref_pad.pad_flags().contains(gst::PadFlags::FLUSHING) {
                 return Ok(());
             }
@@ -1401,6 +1403,61 @@ impl VmafHip {
         }
     }
 
+    /// Posts the windows the renditions closed (`window`), after their
+    /// frames' messages, and the alerts they raise or clear
+    /// (`alert-below`): a warning, then an info, each with the window
+    /// message and the threshold as details.
+    fn post_windows(&self) {
+        let ready: Vec<_> = self
+            .state
+            .lock()
+            .unwrap()
+            .as_mut()
+            .map(|st| {
+                st.renditions
+                    .iter_mut()
+                    .flat_map(|r| std::mem::take(&mut r.windows_ready))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let threshold = self.settings.lock().unwrap().alert_below;
+        for (m, change) in ready {
+            let s = gst::Structure::from(&m);
+            self.post(s.clone());
+            let Some(change) = change else {
+                continue;
+            };
+            let who = m.label.as_deref().unwrap_or(&m.rendition);
+            let secs = |t: gst::ClockTime| t.nseconds() as f64 / 1e9;
+            let what = format!(
+                "{who}: VMAF {:.2} over the {} s window from {} s (frames {}-{})",
+                m.mean,
+                secs(m.window),
+                secs(m.start),
+                m.first,
+                m.last
+            );
+            let mut details = s;
+            details.set("alert-below", threshold);
+            match change {
+                AlertChange::Raised => gst::element_imp_warning!(
+                    self,
+                    gst::StreamError::Failed,
+                    ("{what} is below alert-below ({threshold})"),
+                    ["alert-below"],
+                    details: details
+                ),
+                AlertChange::Cleared => gst::element_imp_info!(
+                    self,
+                    gst::StreamError::Failed,
+                    ("{what} is back at or above alert-below ({threshold})"),
+                    ["alert-below"],
+                    details: details
+                ),
+            }
+        }
+    }
+
     fn post(&self, s: gst::Structure) {
         let _ = self
             .obj()
@@ -1456,6 +1513,7 @@ impl VmafHip {
         for m in &frames {
             self.post(gst::Structure::from(m));
         }
+        self.post_windows();
         for (p, counts) in &pooled {
             gst::info!(
                 CAT,
@@ -1632,6 +1690,8 @@ impl ObjectImpl for VmafHip {
                 glib::ParamSpecEnum::builder_with_default("scaler", DEFAULT_SCALER).nick("Scaler").blurb("How a rendition on a dist_sink_%u pad of another size than the reference is scaled to the reference's size before it is scored, the same on the GPU and the CPU: bicubic (ffmpeg's default, B = 0, C = 0.6), bilinear or lanczos").mutable_ready().build(),
                 glib::ParamSpecUInt::builder("gpu-retry-delay").nick("GPU retry delay").blurb("With on-gpu-error=retry (the default with backend=auto): milliseconds after a GPU error before the GPU is opened again and the stream goes back to it; doubles after each failed return, up to a minute; 0 tries at the next frame").default_value(DEFAULT_GPU_RETRY_DELAY).mutable_ready().build(),
                 glib::ParamSpecUInt64::builder("max-pending").nick("Max pending").blurb("Live pipelines: nanoseconds (of running time) a reference frame may wait for its distorted frame. The reference passes through on time; each frame is scored when its distorted frame arrives, its message posted late with its own timestamp. Past this a frame is not scored (counted in frames-unscored, with a warning). The waiting frames are held in memory (5 s of 1080p30: about 450 MB). 0: no waiting; each frame is scored at its deadline against what the distorted pad holds (see late-frame-wait)").default_value(DEFAULT_MAX_PENDING).mutable_ready().build(),
+                glib::ParamSpecUInt64::builder("window").nick("Window").blurb("Nanoseconds of stream time (the frames' timestamps) each rendition's rolling score covers: a window message (type window) per window, with its first and last frame, start, frames, mean, harmonic-mean, min, low-1 (the k-th smallest score, k = 1% of its frames, rounded up), frames-repeated and frames-unscored (duplicates and drops while it was open), alert and partial (the last window, cut short by the end). 0: none").default_value(DEFAULT_WINDOW).mutable_ready().build(),
+                glib::ParamSpecDouble::builder("alert-below").nick("Alert below").blurb("With window: a window whose mean VMAF is below this posts a warning message naming the rendition, the window and the mean, once, and an info message when a later window's mean is back at or above it; the window messages' alert field holds the state. 0: never").minimum(0.0).maximum(100.0).default_value(DEFAULT_ALERT_BELOW).mutable_ready().build(),
                 glib::ParamSpecInt64::builder("late-frame-wait").nick("Late frame wait").blurb("Live pipelines: nanoseconds added to each deadline, beyond the upstream latency, reported as the element's latency. With max-pending 0, the wait for a distorted frame that is late before the reference frame is scored against the distorted pad's last picture (counted as repeated); the element also waits up to 10 s for the distorted branch's first frame. -1: three frames' time at the reference's frame rate, at least 40 ms (100 ms when unknown), with max-pending 0; none otherwise. 0: no wait at all (with max-pending 0, a stalled pad's last picture is scored at once, and reference frames before the distorted branch's first frame pass through unscored)").minimum(-1).default_value(DEFAULT_LATE_FRAME_WAIT).mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("vendor", DEFAULT_VENDOR).nick("Vendor").blurb("GPU stack for the HIP backend: auto (AMD, then NVIDIA; VMAFHIP_VENDOR overrides), amd, nvidia").mutable_ready().build(),
                 glib::ParamSpecInt::builder("device-id").nick("Device").blurb("GPU index for the HIP backend").minimum(0).default_value(DEFAULT_DEVICE_ID).mutable_ready().build(),
@@ -1702,6 +1762,8 @@ impl ObjectImpl for VmafHip {
             "on-gpu-error" => s.on_gpu_error = value.get().unwrap(),
             "late-frame-wait" => s.late_frame_wait = value.get().unwrap(),
             "max-pending" => s.max_pending = value.get().unwrap(),
+            "window" => s.window = value.get().unwrap(),
+            "alert-below" => s.alert_below = value.get().unwrap(),
             "gpu-retry-delay" => s.gpu_retry_delay = value.get().unwrap(),
             "scaler" => s.scaler = value.get().unwrap(),
             "device-id" => s.device_id = value.get().unwrap(),
@@ -1775,6 +1837,8 @@ impl ObjectImpl for VmafHip {
             "on-gpu-error" => s.on_gpu_error.to_value(),
             "late-frame-wait" => s.late_frame_wait.to_value(),
             "max-pending" => s.max_pending.to_value(),
+            "window" => s.window.to_value(),
+            "alert-below" => s.alert_below.to_value(),
             "gpu-retry-delay" => s.gpu_retry_delay.to_value(),
             "scaler" => s.scaler.to_value(),
             "device-id" => s.device_id.to_value(),
@@ -2314,6 +2378,7 @@ impl VideoAggregatorImpl for VmafHip {
         for m in &msgs {
             self.post(gst::Structure::from(m));
         }
+        self.post_windows();
         result.map(|()| gst::FlowSuccess::Ok)
     }
 }

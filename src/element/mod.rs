@@ -37,6 +37,7 @@ mod pinned_copy;
 mod pinned_pool;
 mod rendition;
 mod settings;
+mod window;
 
 pub use live::Pairing;
 pub use pad::VmafHipPad;
@@ -313,6 +314,38 @@ pub struct VmafPooledMessage {
     pub interrupted: bool,
 }
 
+/// A `window` message: a rendition's scores over the last `window` of
+/// stream time (live QA's rolling score), posted when the first frame
+/// past it is final, and at the end for the window cut short.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VmafWindowMessage {
+    /// Its first and last frame.
+    pub first: u64,
+    pub last: u64,
+    /// Where it starts (the frames' timestamps) and how long it is.
+    pub start: gst::ClockTime,
+    pub window: gst::ClockTime,
+    pub frames: u64,
+    pub mean: f64,
+    pub harmonic_mean: f64,
+    pub min: f64,
+    /// The k-th smallest score, k = ⌈0.01·frames⌉.
+    pub low_1: f64,
+    /// Reference frames scored against a repeated distorted picture
+    /// (duplicates), and not scored (drops), while it was open.
+    pub repeated: u64,
+    pub unscored: u64,
+    /// Whether its mean is below `alert-below` (the alert holds until a
+    /// window's mean is back at or above it).
+    pub alert: bool,
+    /// The end of the stream cut it short.
+    pub partial: bool,
+    pub backend: String,
+    /// As in [`VmafFrameMessage`].
+    pub rendition: String,
+    pub label: Option<String>,
+}
+
 /// The name of a custom out-of-band event an application sends to
 /// `ref_sink` before stopping the inputs early (with EOS), so that the
 /// pooled message and the results file say the run was interrupted.
@@ -521,6 +554,59 @@ impl TryFrom<&gst::StructureRef> for VmafPooledMessage {
     }
 }
 
+impl From<&VmafWindowMessage> for gst::Structure {
+    fn from(m: &VmafWindowMessage) -> gst::Structure {
+        let mut b = gst::Structure::builder(MESSAGE_NAME)
+            .field("type", "window")
+            .field("index-first", m.first)
+            .field("index-last", m.last)
+            .field("start", m.start.nseconds())
+            .field("window", m.window.nseconds())
+            .field("frames", m.frames)
+            .field("mean", m.mean)
+            .field("harmonic-mean", m.harmonic_mean)
+            .field("min", m.min)
+            .field("low-1", m.low_1)
+            .field("frames-repeated", m.repeated)
+            .field("frames-unscored", m.unscored)
+            .field("alert", m.alert)
+            .field("partial", m.partial)
+            .field("backend", m.backend.as_str())
+            .field("rendition", m.rendition.as_str());
+        if let Some(l) = &m.label {
+            b = b.field("label", l.as_str());
+        }
+        b.build()
+    }
+}
+
+impl TryFrom<&gst::StructureRef> for VmafWindowMessage {
+    type Error = String;
+    fn try_from(s: &gst::StructureRef) -> Result<Self, String> {
+        expect_type(s, "window")?;
+        let f = |n: &str| s.get::<f64>(n).map_err(|e| format!("{n}: {e}"));
+        let u = |n: &str| s.get::<u64>(n).map_err(|e| format!("{n}: {e}"));
+        Ok(VmafWindowMessage {
+            first: u("index-first")?,
+            last: u("index-last")?,
+            start: gst::ClockTime::from_nseconds(u("start")?),
+            window: gst::ClockTime::from_nseconds(u("window")?),
+            frames: u("frames")?,
+            mean: f("mean")?,
+            harmonic_mean: f("harmonic-mean")?,
+            min: f("min")?,
+            low_1: f("low-1")?,
+            repeated: u("frames-repeated")?,
+            unscored: u("frames-unscored")?,
+            alert: s.get("alert").unwrap_or_default(),
+            partial: s.get("partial").unwrap_or_default(),
+            backend: s.get::<String>("backend").unwrap_or_default(),
+            rendition: s.get::<String>("rendition").unwrap_or_default(),
+            label: s.get::<String>("label").ok(),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -590,5 +676,60 @@ mod tests {
         };
         let s = gst::Structure::from(&m);
         assert_eq!(VmafPooledMessage::try_from(s.as_ref()).unwrap(), m);
+    }
+
+    #[test]
+    fn window_message_round_trip() {
+        gst::init().unwrap();
+        let m = VmafWindowMessage {
+            first: 250,
+            last: 499,
+            start: gst::ClockTime::from_seconds(10),
+            window: gst::ClockTime::from_seconds(10),
+            frames: 250,
+            mean: 71.25,
+            harmonic_mean: 70.5,
+            min: 40.0,
+            low_1: 45.5,
+            repeated: 3,
+            unscored: 1,
+            alert: true,
+            partial: false,
+            backend: "cpu".into(),
+            rendition: "dist_sink_1".into(),
+            label: Some("720p".into()),
+        };
+        let s = gst::Structure::from(&m);
+        assert_eq!(VmafWindowMessage::try_from(s.as_ref()).unwrap(), m);
+        assert!(VmafFrameMessage::try_from(s.as_ref()).is_err());
+        assert!(
+            VmafWindowMessage::try_from(
+                gst::Structure::from(&VmafPooledMessage {
+                    reason: "eos".into(),
+                    timestamp: None,
+                    stream_time: None,
+                    running_time: None,
+                    duration: None,
+                    score: 1.0,
+                    pool_method: "mean".into(),
+                    min: 1.0,
+                    max: 1.0,
+                    mean: 1.0,
+                    harmonic_mean: 1.0,
+                    frames: 1,
+                    psnr_y: None,
+                    ssim: None,
+                    ms_ssim: None,
+                    features: Vec::new(),
+                    backend: String::new(),
+                    rendition: String::new(),
+                    label: None,
+                    pairing: Pairing::default(),
+                    interrupted: false,
+                })
+                .as_ref()
+            )
+            .is_err()
+        );
     }
 }

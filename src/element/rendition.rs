@@ -7,7 +7,10 @@
 use super::late::{Arrived, LateQueue, WaitingRef};
 use super::live;
 use super::settings::Settings;
-use super::{OnGpuError, PoolMethod, ResultsFormat, VmafFrameMessage, VmafPooledMessage};
+use super::window::{AlertChange, WindowSummary, Windows};
+use super::{
+    OnGpuError, PoolMethod, ResultsFormat, VmafFrameMessage, VmafPooledMessage, VmafWindowMessage,
+};
 use crate::core::output::{Coverage, Format, ResultsWriter};
 use crate::report;
 use crate::vmaf::{self, Engine, FrameScores, PooledScores};
@@ -312,6 +315,10 @@ pub(super) struct Rendition {
     /// The application stopped the inputs before they ended (the
     /// `vmafhip-interrupted` event): the results say so.
     pub(super) interrupted: bool,
+    /// The rolling scores (`window`, `alert-below`), and the windows
+    /// closed but not posted yet, with the alert changes they caused.
+    windows: Windows,
+    pub(super) windows_ready: Vec<(VmafWindowMessage, Option<AlertChange>)>,
 }
 
 /// A requested pad's own `results-filename` and `report-filename`, which
@@ -383,6 +390,7 @@ impl Rendition {
         if let Some(path) = &settings.report_filename {
             std::fs::File::create(path).map_err(|e| report_io_error(path, e))?;
         }
+        let windows = Windows::new(settings.window, settings.alert_below);
         Ok(Rendition {
             name,
             label,
@@ -411,6 +419,8 @@ impl Rendition {
             inputs: None,
             pairings: live::Pairings::default(),
             interrupted: false,
+            windows,
+            windows_ready: Vec::new(),
         })
     }
 
@@ -436,8 +446,8 @@ impl Rendition {
     pub(super) fn start_frame(&mut self, timing: impl Fn(u64) -> Pending) {
         let index = self.next_index;
         self.next_index += 1;
-        // Timings are consumed by frame messages and the report.
-        if self.settings.frame_message || self.report.is_some() {
+        // Timings are consumed by frame messages, the report and windows.
+        if self.settings.frame_message || self.report.is_some() || self.windows.enabled() {
             self.pending.push_back(timing(index));
         }
         if self.report.is_some() && self.report_started.is_none() {
@@ -479,6 +489,8 @@ impl Rendition {
         if why == SegmentEnd::CapsChanged {
             self.index_offset += self.next_index;
         } else {
+            let last = self.windows.finish(&self.pairings.counts);
+            self.note_windows(last);
             self.finish_results(&pooled)?;
             self.write_report(why)?;
             self.index_offset = 0;
@@ -640,6 +652,11 @@ impl Rendition {
             }
             f.index += self.index_offset;
             self.stream_pool.push(f);
+            let time = timing.and_then(|t| t.pts).map(|t| t.nseconds());
+            let closed = self
+                .windows
+                .push(f.index, time, f.vmaf(), &self.pairings.counts);
+            self.note_windows(closed);
             if let Some(r) = &mut self.report {
                 let time = timing
                     .and_then(|t| t.pts)
@@ -649,6 +666,34 @@ impl Rendition {
         }
         self.write_frames(&frames)?;
         Ok(msgs)
+    }
+
+    /// Windows closed: their messages wait to be posted after the frames'.
+    fn note_windows(
+        &mut self,
+        closed: impl IntoIterator<Item = (WindowSummary, Option<AlertChange>)>,
+    ) {
+        for (w, change) in closed {
+            let m = VmafWindowMessage {
+                first: w.first,
+                last: w.last,
+                start: gst::ClockTime::from_nseconds(w.start),
+                window: gst::ClockTime::from_nseconds(w.length),
+                frames: w.frames,
+                mean: w.mean,
+                harmonic_mean: w.harmonic_mean,
+                min: w.min,
+                low_1: w.low_1,
+                repeated: w.repeated,
+                unscored: w.unscored,
+                alert: w.alert,
+                partial: w.partial,
+                backend: self.backend.clone(),
+                rendition: self.name.clone(),
+                label: self.label.clone(),
+            };
+            self.windows_ready.push((m, change));
+        }
     }
 
     pub(super) fn pooled_message(&self, pooled: &PooledScores) -> Option<VmafPooledMessage> {

@@ -27,6 +27,10 @@ pub(super) const DEFAULT_SCALER: Scaling = Scaling::Bicubic;
 pub(super) const DEFAULT_LATE_FRAME_WAIT: i64 = -1;
 /// Five seconds (`late`).
 pub(super) const DEFAULT_MAX_PENDING: u64 = 5_000_000_000;
+/// No windows (`window`).
+pub(super) const DEFAULT_WINDOW: u64 = 0;
+/// No alerts: VMAF is never below 0.
+pub(super) const DEFAULT_ALERT_BELOW: f64 = 0.0;
 
 #[derive(Clone, Debug)]
 pub(super) struct Settings {
@@ -62,6 +66,10 @@ pub(super) struct Settings {
     pub(super) max_pending: u64,
     /// How a rendition of another size is scaled to the reference's.
     pub(super) scaler: Scaling,
+    /// Nanoseconds of stream time each `window` message covers; 0: none.
+    pub(super) window: u64,
+    /// A window's mean VMAF below this raises an alert (`window`).
+    pub(super) alert_below: f64,
 }
 
 impl Default for Settings {
@@ -93,6 +101,8 @@ impl Default for Settings {
             max_pending: DEFAULT_MAX_PENDING,
             gpu_retry_delay: DEFAULT_GPU_RETRY_DELAY,
             scaler: DEFAULT_SCALER,
+            window: DEFAULT_WINDOW,
+            alert_below: DEFAULT_ALERT_BELOW,
         }
     }
 }

@@ -3,6 +3,7 @@
 //! decodes works (decodebin); raw `.yuv` takes `-w -h -p -b` like libvmaf's
 //! `vmaf`; `.y4m` is read directly. Results use libvmaf's layouts.
 
+mod alert;
 mod decode;
 mod feed;
 mod input;
@@ -70,6 +71,14 @@ scored against the distorted frame shown at that time.
                          written, even if the run is killed
   -o, --output FILE      results file
       --report FILE      self-contained HTML report (curve, metrics, worst frames)
+      --window S         print a rolling score every S seconds of the
+                         inputs: mean, harmonic mean, minimum, 1% low
+      --alert-below V    with --window: warn once when a window's mean VMAF
+                         falls below V, note once when it is back
+      --on-alert CMD     run `sh -c CMD` at each alert and recovery, with
+                         VMAFHIP_ALERT (raised or cleared), VMAFHIP_VMAF
+                         (the window's mean), VMAFHIP_WINDOW_START (s),
+                         VMAFHIP_RENDITION and VMAFHIP_MESSAGE set
       --progress         show progress even when stderr is not a terminal
   -q, --quiet            no progress, no summary
 
@@ -202,6 +211,11 @@ pub struct Args {
     /// Inputs of different lengths score their overlap and exit 0
     /// (`--allow-length-mismatch`); else exit 5.
     allow_length_mismatch: bool,
+    /// Rolling scores: the window in nanoseconds (0: none), the alert
+    /// threshold and the hook (`--window`, `--alert-below`, `--on-alert`).
+    pub window: u64,
+    pub alert_below: f64,
+    pub on_alert: Option<String>,
 }
 
 impl Args {
@@ -236,6 +250,9 @@ impl Args {
             read_threads: None,
             pairs_at_once: 1,
             allow_length_mismatch: false,
+            window: 0,
+            alert_below: 0.0,
+            on_alert: None,
         }
     }
 }
@@ -282,6 +299,9 @@ fn parse(argv: impl Iterator<Item = String>) -> Result<Args, Fail> {
         )));
     }
     check_mode(&a)?;
+    if let Some(cmd) = &a.on_alert {
+        alert::set_hook(cmd.clone());
+    }
     if a.pairs.is_some() && a.format.is_none() {
         // Every pair gets a results file: libvmaf's JSON unless asked.
         a.format = Some(OutFormat::Json);
@@ -405,6 +425,20 @@ fn engine_option(
             }
         }
         "--gpu-retry-delay" => a.gpu_retry_delay = num(arg, val()?)?,
+        "--window" => {
+            let secs: f64 = num(arg, val()?)?;
+            if !(secs > 0.0 && secs < 1e6) {
+                return Err(usage("--window: seconds above 0"));
+            }
+            a.window = (secs * 1e9).round() as u64;
+        }
+        "--alert-below" => {
+            a.alert_below = num(arg, val()?)?;
+            if !(0.0..=100.0).contains(&a.alert_below) {
+                return Err(usage("--alert-below: a VMAF from 0 to 100"));
+            }
+        }
+        "--on-alert" => a.on_alert = Some(val()?),
         "--device-id" => {
             let v = val()?;
             a.device_ids = v
@@ -466,6 +500,11 @@ fn output_option(
 
 /// One pair, or a list of them: the options that go with each.
 fn check_mode(a: &Args) -> Result<(), Fail> {
+    if a.window == 0 && (a.alert_below > 0.0 || a.on_alert.is_some()) {
+        return Err(usage(
+            "--alert-below and --on-alert judge windows: give --window S",
+        ));
+    }
     let has_inputs = a.reference.is_some() || a.distorted.is_some();
     if a.pairs.is_some() {
         if has_inputs {
@@ -651,6 +690,7 @@ fn decoded_with(decoders: &[String; 2]) -> String {
 fn main() {
     interrupt::watch();
     let result = parse(std::env::args().skip(1)).and_then(run);
+    alert::wait_for_hooks();
     if let Err(Fail(code, msg)) = result {
         eprintln!("vmafhip: {msg}");
         std::process::exit(code as i32);

@@ -5,7 +5,7 @@ use crate::decode::{self, Decoding};
 use crate::input::{self, Input, Kind, Role};
 use crate::{Args, Exit, Fail, OutFormat, feed, nvdec};
 use gst::prelude::*;
-use gstvmafhip::{VmafFrameMessage, VmafPooledMessage};
+use gstvmafhip::{VmafFrameMessage, VmafPooledMessage, VmafWindowMessage};
 use std::time::{Duration, Instant};
 
 /// The command's debug category (`GST_DEBUG=vmafhip-command:5`).
@@ -302,6 +302,8 @@ pub fn configure_element(
     v.set_property_from_str("on-gpu-error", &a.on_gpu_error);
     v.set_property_from_str("scaler", &a.scaler);
     v.set_property("gpu-retry-delay", a.gpu_retry_delay);
+    v.set_property("window", a.window);
+    v.set_property("alert-below", a.alert_below);
     v.set_property("device-id", pair.device_id);
     v.set_property("frame-message", frame_messages);
     if let Some(r) = &pair.report {
@@ -468,6 +470,13 @@ fn watch_bus(
             continue;
         };
         match msg.view() {
+            gst::MessageView::Warning(m) => {
+                crate::alert::crossed(m.details(), &m.error().to_string())
+            }
+            gst::MessageView::Info(m) => crate::alert::crossed(m.details(), &m.error().to_string()),
+            _ => {}
+        }
+        match msg.view() {
             gst::MessageView::Element(e) => {
                 let Some(s) = e.structure() else { continue };
                 if let Ok(f) = VmafFrameMessage::try_from(s) {
@@ -481,6 +490,13 @@ fn watch_bus(
                     }
                 } else if let Ok(p) = VmafPooledMessage::try_from(s) {
                     heard.pooled.push(p);
+                } else if let Ok(w) = VmafWindowMessage::try_from(s)
+                    && voice.notes
+                {
+                    if progress.enabled {
+                        eprint!("\r\x1b[K");
+                    }
+                    eprintln!("{}", crate::alert::window_line(&w));
                 }
             }
             gst::MessageView::Warning(wm) if voice.notes => {
