@@ -2,6 +2,7 @@
 
 use super::late::{Arrived, Paired, Timed, WaitingRef};
 use super::live::{self, FirstFrame};
+use super::metrics::{Metrics, MetricsServer};
 use super::pinned_copy::PinnedCopier;
 use super::pinned_pool::{PinnedBlocks, PinnedPool};
 use super::rendition::{Files, Pending, Rendition, SegmentEnd};
@@ -170,9 +171,28 @@ pub struct VmafHip {
     blocks: Mutex<Option<PinnedBlocks>>,
     /// The pipeline is live (the latency query said so).
     live: AtomicBool,
+    /// The metrics every rendition feeds and the endpoint that serves
+    /// them (`metrics-address`; set at start).
+    metrics: Mutex<Option<(Metrics, MetricsServer)>>,
 }
 
 impl VmafHip {
+    /// The metrics endpoint of `metrics-address`, started: the metrics the
+    /// renditions feed, or None without one. An address it cannot listen
+    /// on fails the start.
+    fn serve_metrics(&self, settings: &Settings) -> Result<Option<Metrics>, gst::ErrorMessage> {
+        let Some(address) = settings.metrics_address.as_deref() else {
+            return Ok(None);
+        };
+        let metrics = Metrics::default();
+        let server = MetricsServer::start(address, metrics.clone()).map_err(|e| {
+            gst::error_msg!(gst::ResourceError::OpenRead, ("{e}"), ["metrics-address"])
+        })?;
+        gst::info!(CAT, imp = self, "metrics at {}", server.url);
+        *self.metrics.lock().unwrap() = Some((metrics.clone(), server));
+        Ok(Some(metrics))
+    }
+
     /// Planes the sink pads copied into pinned memory since start.
     fn copied_on_arrival(&self) -> u64 {
         self.pinned_copier().map_or(0, |c| c.copied())
@@ -1159,10 +1179,11 @@ impl VmafHip {
                 &settings,
             )
         });
-        let rendition = made.map_err(|e| {
+        let mut rendition = made.map_err(|e| {
             self.post_error_message(e);
             gst::FlowError::Error
         })?;
+        rendition.metrics = self.metrics.lock().unwrap().as_ref().map(|m| m.0.clone());
         gst::info!(CAT, imp = self, "{name}: scored with {}", rendition.backend);
         if let Some(st) = self.state.lock().unwrap().as_mut() {
             st.renditions.push(rendition);
@@ -1654,6 +1675,7 @@ impl ObjectSubclass for VmafHip {
             copier: Mutex::new(None),
             blocks: Mutex::new(None),
             live: AtomicBool::new(false),
+            metrics: Mutex::new(None),
         }
     }
 }
@@ -1692,6 +1714,8 @@ impl ObjectImpl for VmafHip {
                 glib::ParamSpecUInt64::builder("max-pending").nick("Max pending").blurb("Live pipelines: nanoseconds (of running time) a reference frame may wait for its distorted frame. The reference passes through on time; each frame is scored when its distorted frame arrives, its message posted late with its own timestamp. Past this a frame is not scored (counted in frames-unscored, with a warning). The waiting frames are held in memory (5 s of 1080p30: about 450 MB). 0: no waiting; each frame is scored at its deadline against what the distorted pad holds (see late-frame-wait)").default_value(DEFAULT_MAX_PENDING).mutable_ready().build(),
                 glib::ParamSpecUInt64::builder("window").nick("Window").blurb("Nanoseconds of stream time (the frames' timestamps) each rendition's rolling score covers: a window message (type window) per window, with its first and last frame, start, frames, mean, harmonic-mean, min, low-1 (the k-th smallest score, k = 1% of its frames, rounded up), frames-repeated and frames-unscored (duplicates and drops while it was open), alert and partial (the last window, cut short by the end). 0: none").default_value(DEFAULT_WINDOW).mutable_ready().build(),
                 glib::ParamSpecDouble::builder("alert-below").nick("Alert below").blurb("With window: a window whose mean VMAF is below this posts a warning message naming the rendition, the window and the mean, once, and an info message when a later window's mean is back at or above it; the window messages' alert field holds the state. 0: never").minimum(0.0).maximum(100.0).default_value(DEFAULT_ALERT_BELOW).mutable_ready().build(),
+                glib::ParamSpecString::builder("metrics-address").nick("Metrics address").blurb("Serve OpenMetrics text at http://ADDRESS/metrics while the element runs: per rendition, the engine, frames scored, repeated and unscored, the last frame's VMAF, the last window's scores and alert (window), and the scoring rate. PORT or :PORT listen on loopback (127.0.0.1); ADDRESS:PORT where given; port 0 picks a free one (see metrics-url). Unset: no endpoint").mutable_ready().build(),
+                glib::ParamSpecString::builder("metrics-url").nick("Metrics URL").blurb("Where the metrics endpoint listens while the element runs (metrics-address), with the port it got").read_only().build(),
                 glib::ParamSpecInt64::builder("late-frame-wait").nick("Late frame wait").blurb("Live pipelines: nanoseconds added to each deadline, beyond the upstream latency, reported as the element's latency. With max-pending 0, the wait for a distorted frame that is late before the reference frame is scored against the distorted pad's last picture (counted as repeated); the element also waits up to 10 s for the distorted branch's first frame. -1: three frames' time at the reference's frame rate, at least 40 ms (100 ms when unknown), with max-pending 0; none otherwise. 0: no wait at all (with max-pending 0, a stalled pad's last picture is scored at once, and reference frames before the distorted branch's first frame pass through unscored)").minimum(-1).default_value(DEFAULT_LATE_FRAME_WAIT).mutable_ready().build(),
                 glib::ParamSpecEnum::builder_with_default("vendor", DEFAULT_VENDOR).nick("Vendor").blurb("GPU stack for the HIP backend: auto (AMD, then NVIDIA; VMAFHIP_VENDOR overrides), amd, nvidia").mutable_ready().build(),
                 glib::ParamSpecInt::builder("device-id").nick("Device").blurb("GPU index for the HIP backend").minimum(0).default_value(DEFAULT_DEVICE_ID).mutable_ready().build(),
@@ -1763,6 +1787,12 @@ impl ObjectImpl for VmafHip {
             "late-frame-wait" => s.late_frame_wait = value.get().unwrap(),
             "max-pending" => s.max_pending = value.get().unwrap(),
             "window" => s.window = value.get().unwrap(),
+            "metrics-address" => {
+                s.metrics_address = value
+                    .get::<Option<String>>()
+                    .unwrap()
+                    .filter(|a| !a.is_empty())
+            }
             "alert-below" => s.alert_below = value.get().unwrap(),
             "gpu-retry-delay" => s.gpu_retry_delay = value.get().unwrap(),
             "scaler" => s.scaler = value.get().unwrap(),
@@ -1838,6 +1868,14 @@ impl ObjectImpl for VmafHip {
             "late-frame-wait" => s.late_frame_wait.to_value(),
             "max-pending" => s.max_pending.to_value(),
             "window" => s.window.to_value(),
+            "metrics-address" => s.metrics_address.to_value(),
+            "metrics-url" => self
+                .metrics
+                .lock()
+                .unwrap()
+                .as_ref()
+                .map(|(_, server)| server.url.clone())
+                .to_value(),
             "alert-below" => s.alert_below.to_value(),
             "gpu-retry-delay" => s.gpu_retry_delay.to_value(),
             "scaler" => s.scaler.to_value(),
@@ -2024,12 +2062,13 @@ impl AggregatorImpl for VmafHip {
         // An unwritable results file or report fails now, not at the end of
         // the stream.
         let label = self.dist_pad.property::<Option<String>>("label");
-        let first = Rendition::new(
+        let mut first = Rendition::new(
             ("dist_sink".into(), label, true),
             Files::default(),
             (engine, backend.clone()),
             &settings,
         )?;
+        first.metrics = self.serve_metrics(&settings)?;
         *self.state.lock().unwrap() = Some(State {
             backend,
             device,
@@ -2071,6 +2110,7 @@ impl AggregatorImpl for VmafHip {
 
     fn stop(&self) -> Result<(), gst::ErrorMessage> {
         *self.state.lock().unwrap() = None;
+        *self.metrics.lock().unwrap() = None;
         *self.gpu_input.lock().unwrap() = None;
         *self.copier.lock().unwrap() = None;
         *self.blocks.lock().unwrap() = None;

@@ -32,6 +32,7 @@
 mod imp;
 mod late;
 mod live;
+mod metrics;
 mod pad;
 mod pinned_copy;
 mod pinned_pool;

@@ -6,6 +6,7 @@
 
 use super::late::{Arrived, LateQueue, WaitingRef};
 use super::live;
+use super::metrics::Metrics;
 use super::settings::Settings;
 use super::window::{AlertChange, WindowSummary, Windows};
 use super::{
@@ -319,6 +320,8 @@ pub(super) struct Rendition {
     /// closed but not posted yet, with the alert changes they caused.
     windows: Windows,
     pub(super) windows_ready: Vec<(VmafWindowMessage, Option<AlertChange>)>,
+    /// The element's metrics endpoint, when it has one.
+    pub(super) metrics: Option<Metrics>,
 }
 
 /// A requested pad's own `results-filename` and `report-filename`, which
@@ -421,6 +424,7 @@ impl Rendition {
             interrupted: false,
             windows,
             windows_ready: Vec::new(),
+            metrics: None,
         })
     }
 
@@ -652,6 +656,10 @@ impl Rendition {
             }
             f.index += self.index_offset;
             self.stream_pool.push(f);
+            if let Some(m) = &self.metrics {
+                let who = self.label.as_deref().unwrap_or(&self.name);
+                m.frame(who, &self.backend, f.vmaf(), &self.pairings.counts);
+            }
             let time = timing.and_then(|t| t.pts).map(|t| t.nseconds());
             let closed = self
                 .windows
@@ -692,6 +700,9 @@ impl Rendition {
                 rendition: self.name.clone(),
                 label: self.label.clone(),
             };
+            if let Some(metrics) = &self.metrics {
+                metrics.window(m.label.as_deref().unwrap_or(&m.rendition), &m);
+            }
             self.windows_ready.push((m, change));
         }
     }

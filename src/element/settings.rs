@@ -70,6 +70,8 @@ pub(super) struct Settings {
     pub(super) window: u64,
     /// A window's mean VMAF below this raises an alert (`window`).
     pub(super) alert_below: f64,
+    /// Where the metrics endpoint listens (`metrics`); None: nowhere.
+    pub(super) metrics_address: Option<String>,
 }
 
 impl Default for Settings {
@@ -103,6 +105,7 @@ impl Default for Settings {
             scaler: DEFAULT_SCALER,
             window: DEFAULT_WINDOW,
             alert_below: DEFAULT_ALERT_BELOW,
+            metrics_address: None,
         }
     }
 }

@@ -79,6 +79,8 @@ scored against the distorted frame shown at that time.
                          VMAFHIP_ALERT (raised or cleared), VMAFHIP_VMAF
                          (the window's mean), VMAFHIP_WINDOW_START (s),
                          VMAFHIP_RENDITION and VMAFHIP_MESSAGE set
+      --metrics ADDR     serve OpenMetrics at http://ADDR/metrics while it
+                         runs (PORT or :PORT: loopback; 0 picks a port)
       --progress         show progress even when stderr is not a terminal
   -q, --quiet            no progress, no summary
 
@@ -216,6 +218,8 @@ pub struct Args {
     pub window: u64,
     pub alert_below: f64,
     pub on_alert: Option<String>,
+    /// Where the metrics endpoint listens (`--metrics`).
+    pub metrics: Option<String>,
 }
 
 impl Args {
@@ -253,6 +257,7 @@ impl Args {
             window: 0,
             alert_below: 0.0,
             on_alert: None,
+            metrics: None,
         }
     }
 }
@@ -439,6 +444,7 @@ fn engine_option(
             }
         }
         "--on-alert" => a.on_alert = Some(val()?),
+        "--metrics" => a.metrics = Some(val()?),
         "--device-id" => {
             let v = val()?;
             a.device_ids = v
@@ -515,6 +521,11 @@ fn check_mode(a: &Args) -> Result<(), Fail> {
         if a.output.is_some() || a.report.is_some() {
             return Err(usage(
                 "with --pairs, each pair's results go to its OUTPUT or to --output-dir (-o and --report are for one pair)",
+            ));
+        }
+        if a.metrics.is_some() {
+            return Err(usage(
+                "--metrics serves one run's metrics: not with --pairs",
             ));
         }
         return Ok(());

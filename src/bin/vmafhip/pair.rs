@@ -304,6 +304,7 @@ pub fn configure_element(
     v.set_property("gpu-retry-delay", a.gpu_retry_delay);
     v.set_property("window", a.window);
     v.set_property("alert-below", a.alert_below);
+    v.set_property("metrics-address", a.metrics.as_deref());
     v.set_property("device-id", pair.device_id);
     v.set_property("frame-message", frame_messages);
     if let Some(r) = &pair.report {
@@ -399,6 +400,13 @@ pub fn play(
     // bus: the loop below reads and classifies it.
     let started = pipeline.set_state(gst::State::Playing).is_ok();
     gst::debug!(CAT, "pipeline playing: {started}");
+    if let Some(url) = pipeline
+        .by_name("v")
+        .and_then(|v| v.property::<Option<String>>("metrics-url"))
+        .filter(|_| voice.notes)
+    {
+        eprintln!("note: metrics at {url}");
+    }
     // Readers start once the pipeline runs: an appsrc that never started
     // would block them for good.
     let mut feeders = Vec::new();

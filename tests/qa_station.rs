@@ -1,7 +1,9 @@
-//! Rolling scores for live QA: `window` cuts each rendition's frames into
-//! windows of stream time, each posted as a `window` message, and
-//! `alert-below` raises a warning once when a window's mean falls below it
-//! and an info once when a later window is back.
+//! What a live QA station reads: rolling scores (`window` cuts each
+//! rendition's frames into windows of stream time, each posted as a
+//! `window` message), alerts (`alert-below` raises a warning once when a
+//! window's mean falls below it and an info once when a later window is
+//! back), and the metrics endpoint (`metrics-address`), scraped and parsed
+//! by the Prometheus project's own Python parser.
 
 mod common;
 
@@ -26,6 +28,11 @@ fn details(d: Option<&gst::StructureRef>) -> Option<VmafWindowMessage> {
 }
 
 fn play(pipeline: &gst::Pipeline) -> Heard {
+    play_then(pipeline, |_| ())
+}
+
+/// Plays `pipeline` to its EOS, then calls `at_eos` before stopping it.
+fn play_then(pipeline: &gst::Pipeline, at_eos: impl FnOnce(&gst::Pipeline)) -> Heard {
     let bus = pipeline.bus().unwrap();
     pipeline.set_state(gst::State::Playing).unwrap();
     let mut heard = Heard::default();
@@ -50,6 +57,7 @@ fn play(pipeline: &gst::Pipeline) -> Heard {
             _ => {}
         }
     }
+    at_eos(pipeline);
     pipeline.set_state(gst::State::Null).unwrap();
     heard
 }
@@ -151,6 +159,139 @@ fn windows_summarise_their_frames_and_alert_once_each_way() {
     assert_eq!(back.len(), 1, "{:?}", heard.infos);
     assert!(back[0].0.contains("back at or above"), "{}", back[0].0);
     assert_eq!(back[0].1.as_ref(), Some(&heard.windows[2]));
+}
+
+/// GET `url` over HTTP/1.0: the status line, the headers and the body.
+fn http_get(url: &str) -> (String, String, String) {
+    use std::io::{Read, Write};
+    let rest = url.strip_prefix("http://").unwrap();
+    let (host, path) = rest.split_once('/').unwrap();
+    let mut conn = std::net::TcpStream::connect(host).unwrap();
+    write!(conn, "GET /{path} HTTP/1.0\r\nHost: {host}\r\n\r\n").unwrap();
+    let mut reply = String::new();
+    conn.read_to_string(&mut reply).unwrap();
+    let (head, body) = reply.split_once("\r\n\r\n").unwrap();
+    let (status, headers) = head.split_once("\r\n").unwrap_or((head, ""));
+    (status.into(), headers.to_lowercase(), body.into())
+}
+
+/// The exposition parsed by prometheus_client's OpenMetrics parser (Debian's
+/// python3-prometheus-client): one line per sample, `name{labels} value`.
+fn parse_openmetrics(text: &str) -> Vec<String> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let python = ["/usr/bin/python3", "python3"]
+        .into_iter()
+        .find(|p| !p.starts_with('/') || std::path::Path::new(p).exists())
+        .unwrap();
+    let script = "import sys\n\
+        from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse\n\
+        for f in parse(sys.stdin.read()):\n\
+        \x20   for s in f.samples:\n\
+        \x20       labels = ','.join(f'{k}={v}' for k, v in sorted(s.labels.items()))\n\
+        \x20       print(f'{f.type} {s.name}{{{labels}}} {s.value!r}')\n";
+    let mut child = Command::new(python)
+        .args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3 with prometheus_client (python3-prometheus-client)");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "the OpenMetrics parser refused the exposition: {}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn the_metrics_endpoint_serves_what_the_messages_say() {
+    let pipeline = collapsing_second("window=1000000000 alert-below=50 metrics-address=:0");
+    let mut scraped = None;
+    let heard = play_then(&pipeline, |p| {
+        let url: String = p
+            .by_name("v")
+            .unwrap()
+            .property::<Option<String>>("metrics-url")
+            .unwrap();
+        assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+        scraped = Some((http_get(&url), http_get(&url.replace("/metrics", "/other"))));
+    });
+    let ((status, headers, body), (missing, _, _)) = scraped.unwrap();
+    println!("{status}\n{body}");
+    assert!(status.contains(" 200"), "{status}");
+    assert!(missing.contains(" 404"), "{missing}");
+    assert!(
+        headers.contains("content-type: application/openmetrics-text; version=1.0.0"),
+        "{headers}"
+    );
+    let samples = parse_openmetrics(&body);
+    println!("parsed:\n{}", samples.join("\n"));
+    let last = &heard.windows[2];
+    let expect = [
+        "counter vmafhip_frames_scored_total{rendition=dist_sink} 90".to_string(),
+        "counter vmafhip_frames_repeated_total{rendition=dist_sink} 0".into(),
+        "counter vmafhip_frames_unscored_total{rendition=dist_sink} 0".into(),
+        format!(
+            "gauge vmafhip_vmaf{{rendition=dist_sink}} {:?}",
+            heard.frames[89].score
+        ),
+        format!(
+            "gauge vmafhip_window_vmaf{{rendition=dist_sink,stat=mean}} {:?}",
+            last.mean
+        ),
+        format!(
+            "gauge vmafhip_window_vmaf{{rendition=dist_sink,stat=low_1}} {:?}",
+            last.low_1
+        ),
+        "gauge vmafhip_window_frames{rendition=dist_sink} 30".into(),
+        "gauge vmafhip_alert{rendition=dist_sink} 0".into(),
+        format!(
+            "info vmafhip_backend_info{{backend={},rendition=dist_sink}} 1",
+            heard.frames[0].backend
+        ),
+    ];
+    for e in &expect {
+        assert!(samples.contains(e), "missing {e:?} in {samples:#?}");
+    }
+    assert!(
+        samples
+            .iter()
+            .any(|s| s.starts_with("gauge vmafhip_fps{rendition=dist_sink} "))
+    );
+}
+
+#[test]
+fn an_address_it_cannot_listen_on_fails_the_start() {
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = held.local_addr().unwrap().port();
+    let pipeline = collapsing_second(&format!("metrics-address=127.0.0.1:{port}"));
+    let bus = pipeline.bus().unwrap();
+    let _ = pipeline.set_state(gst::State::Playing);
+    let error = bus
+        .timed_pop_filtered(gst::ClockTime::from_seconds(60), &[gst::MessageType::Error])
+        .expect("an error");
+    let gst::MessageView::Error(e) = error.view() else {
+        unreachable!()
+    };
+    pipeline.set_state(gst::State::Null).unwrap();
+    let text = e.error().to_string();
+    assert!(
+        text.contains(&format!("metrics-address 127.0.0.1:{port}: cannot listen")),
+        "{text}"
+    );
 }
 
 #[test]

@@ -1,0 +1,329 @@
+//! The metrics endpoint (`metrics-address`): what a QA station's
+//! monitoring scrapes, in OpenMetrics text, per rendition: the engine, the
+//! frames scored, repeated and unscored, the last frame's VMAF, the last
+//! window's scores and alert state (`window`), and the scoring rate.
+//! Served by `tiny_http` on a thread of its own; loopback unless an
+//! address says otherwise.
+
+use super::VmafWindowMessage;
+use super::live::Pairing;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+/// One rendition's series.
+#[derive(Debug, Default)]
+struct Series {
+    backend: String,
+    scored: u64,
+    repeated: u64,
+    unscored: u64,
+    /// The pairing counts last seen (they start again after a flush): the
+    /// counters above only grow.
+    seen: (u64, u64),
+    vmaf: Option<f64>,
+    window: Option<VmafWindowMessage>,
+    first_frame: Option<Instant>,
+}
+
+/// The element's metrics, shared by its renditions and the server.
+#[derive(Clone, Debug, Default)]
+pub struct Metrics(Arc<Mutex<BTreeMap<String, Series>>>);
+
+impl Metrics {
+    /// A final frame of rendition `who`, scored by `backend`, with the
+    /// rendition's pairing counts so far.
+    pub fn frame(&self, who: &str, backend: &str, vmaf: f64, counts: &Pairing) {
+        let mut all = self.0.lock().unwrap();
+        let s = all.entry(who.to_string()).or_default();
+        s.backend = backend.to_string();
+        s.scored += 1;
+        s.vmaf = Some(vmaf);
+        s.first_frame.get_or_insert_with(Instant::now);
+        let grown = |total: &mut u64, seen: u64, now: u64| {
+            *total += if now >= seen { now - seen } else { now };
+        };
+        grown(&mut s.repeated, s.seen.0, counts.repeated);
+        grown(&mut s.unscored, s.seen.1, counts.unscored);
+        s.seen = (counts.repeated, counts.unscored);
+    }
+
+    /// A window of rendition `who` closed.
+    pub fn window(&self, who: &str, w: &VmafWindowMessage) {
+        let mut all = self.0.lock().unwrap();
+        all.entry(who.to_string()).or_default().window = Some(w.clone());
+    }
+
+    /// The OpenMetrics exposition of every rendition.
+    pub fn render(&self) -> String {
+        let all = self.0.lock().unwrap();
+        let mut out = String::new();
+        let mut family = |name: &str, kind: &str, help: &str, samples: Vec<String>| {
+            let _ = writeln!(out, "# TYPE {name} {kind}\n# HELP {name} {help}");
+            for s in samples {
+                let _ = writeln!(out, "{s}");
+            }
+        };
+        let each = |f: &dyn Fn(&str, &Series) -> Vec<String>| -> Vec<String> {
+            all.iter().flat_map(|(who, s)| f(&label(who), s)).collect()
+        };
+        family(
+            "vmafhip_backend",
+            "info",
+            "The engine and device scoring the rendition.",
+            each(&|r, s| {
+                vec![format!(
+                    "vmafhip_backend_info{{rendition=\"{r}\",backend=\"{}\"}} 1",
+                    escape(&s.backend)
+                )]
+            }),
+        );
+        for (name, help, get) in [
+            (
+                "vmafhip_frames_scored",
+                "Frames scored.",
+                (|s: &Series| s.scored) as fn(&Series) -> u64,
+            ),
+            (
+                "vmafhip_frames_repeated",
+                "Reference frames scored against a repeated distorted picture (the distorted branch missed a frame).",
+                |s: &Series| s.repeated,
+            ),
+            (
+                "vmafhip_frames_unscored",
+                "Reference frames not scored (no distorted frame in time).",
+                |s: &Series| s.unscored,
+            ),
+        ] {
+            family(
+                name,
+                "counter",
+                help,
+                each(&|r, s| vec![format!("{name}_total{{rendition=\"{r}\"}} {}", get(s))]),
+            );
+        }
+        family(
+            "vmafhip_vmaf",
+            "gauge",
+            "VMAF of the last frame scored.",
+            each(&|r, s| {
+                s.vmaf
+                    .map(|v| format!("vmafhip_vmaf{{rendition=\"{r}\"}} {}", number(v)))
+                    .into_iter()
+                    .collect()
+            }),
+        );
+        family(
+            "vmafhip_window_vmaf",
+            "gauge",
+            "VMAF over the last window (the element's window property), by statistic.",
+            each(&|r, s| {
+                s.window
+                    .iter()
+                    .flat_map(|w| {
+                        [
+                            ("mean", w.mean),
+                            ("harmonic_mean", w.harmonic_mean),
+                            ("min", w.min),
+                            ("low_1", w.low_1),
+                        ]
+                        .map(|(stat, v)| {
+                            format!(
+                                "vmafhip_window_vmaf{{rendition=\"{r}\",stat=\"{stat}\"}} {}",
+                                number(v)
+                            )
+                        })
+                    })
+                    .collect()
+            }),
+        );
+        family(
+            "vmafhip_window_frames",
+            "gauge",
+            "Frames in the last window.",
+            each(&|r, s| {
+                s.window
+                    .iter()
+                    .map(|w| format!("vmafhip_window_frames{{rendition=\"{r}\"}} {}", w.frames))
+                    .collect()
+            }),
+        );
+        family(
+            "vmafhip_alert",
+            "gauge",
+            "1 while the last window's mean VMAF is below alert-below.",
+            each(&|r, s| {
+                let on = s.window.as_ref().is_some_and(|w| w.alert);
+                vec![format!(
+                    "vmafhip_alert{{rendition=\"{r}\"}} {}",
+                    u8::from(on)
+                )]
+            }),
+        );
+        family(
+            "vmafhip_fps",
+            "gauge",
+            "Frames scored per second of wall clock since the rendition's first frame.",
+            each(&|r, s| {
+                let secs = s.first_frame.map_or(0.0, |t| t.elapsed().as_secs_f64());
+                let fps = if secs > 0.0 {
+                    s.scored as f64 / secs
+                } else {
+                    0.0
+                };
+                vec![format!("vmafhip_fps{{rendition=\"{r}\"}} {}", number(fps))]
+            }),
+        );
+        out.push_str("# EOF\n");
+        out
+    }
+}
+
+/// A label value as OpenMetrics writes it.
+fn escape(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+fn label(who: &str) -> String {
+    escape(who)
+}
+
+/// A sample value as OpenMetrics writes it.
+fn number(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".into()
+    } else if v.is_infinite() {
+        if v > 0.0 { "+Inf" } else { "-Inf" }.into()
+    } else {
+        format!("{v}")
+    }
+}
+
+/// `ADDR:PORT`, `:PORT` or `PORT` (loopback then) as a socket address.
+pub fn parse_address(a: &str) -> Result<SocketAddr, String> {
+    let full = if a.parse::<u16>().is_ok() {
+        format!("127.0.0.1:{a}")
+    } else if let Some(port) = a.strip_prefix(':') {
+        format!("127.0.0.1:{port}")
+    } else {
+        a.to_string()
+    };
+    full.parse().map_err(|_| {
+        format!("metrics-address \"{a}\": write PORT, :PORT or ADDRESS:PORT (127.0.0.1:9464)")
+    })
+}
+
+/// The HTTP server of one running element.
+pub struct MetricsServer {
+    server: Arc<tiny_http::Server>,
+    thread: Option<JoinHandle<()>>,
+    /// Where it listens (the port chosen when 0 was asked).
+    pub url: String,
+}
+
+impl MetricsServer {
+    /// Serves `metrics` at `/metrics` on `address` until dropped.
+    pub fn start(address: &str, metrics: Metrics) -> Result<MetricsServer, String> {
+        let addr = parse_address(address)?;
+        let server = tiny_http::Server::http(addr)
+            .map_err(|e| format!("metrics-address {addr}: cannot listen: {e}"))?;
+        let bound = server
+            .server_addr()
+            .to_ip()
+            .map_or(addr.to_string(), |a| a.to_string());
+        let server = Arc::new(server);
+        let serving = server.clone();
+        let thread = std::thread::Builder::new()
+            .name("vmafhip-metrics".into())
+            .spawn(move || {
+                for request in serving.incoming_requests() {
+                    let response = answer(request.url(), &metrics);
+                    let _ = request.respond(response);
+                }
+            })
+            .map_err(|e| format!("metrics: no thread: {e}"))?;
+        Ok(MetricsServer {
+            server,
+            thread: Some(thread),
+            url: format!("http://{bound}/metrics"),
+        })
+    }
+}
+
+/// The response to a request for `url`.
+fn answer(url: &str, metrics: &Metrics) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
+    let path = url.split('?').next().unwrap_or_default();
+    if path != "/metrics" {
+        return tiny_http::Response::from_string("not found: the metrics are at /metrics\n")
+            .with_status_code(404);
+    }
+    let kind = tiny_http::Header::from_bytes(
+        "Content-Type",
+        "application/openmetrics-text; version=1.0.0; charset=utf-8",
+    )
+    .expect("a valid header");
+    tiny_http::Response::from_string(metrics.render()).with_header(kind)
+}
+
+impl Drop for MetricsServer {
+    fn drop(&mut self) {
+        self.server.unblock();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_only_grow_across_a_flush() {
+        let m = Metrics::default();
+        let mut counts = Pairing {
+            repeated: 2,
+            unscored: 1,
+            ..Pairing::default()
+        };
+        m.frame("dist_sink", "cpu", 90.0, &counts);
+        counts.repeated = 3;
+        m.frame("dist_sink", "cpu", 91.0, &counts);
+        // A flush starts the pairing counts again.
+        counts = Pairing {
+            repeated: 1,
+            ..Pairing::default()
+        };
+        m.frame("dist_sink", "cpu", 92.0, &counts);
+        let text = m.render();
+        assert!(text.contains("vmafhip_frames_scored_total{rendition=\"dist_sink\"} 3\n"));
+        assert!(text.contains("vmafhip_frames_repeated_total{rendition=\"dist_sink\"} 4\n"));
+        assert!(text.contains("vmafhip_frames_unscored_total{rendition=\"dist_sink\"} 1\n"));
+        assert!(text.contains("vmafhip_vmaf{rendition=\"dist_sink\"} 92\n"));
+        assert!(text.ends_with("# EOF\n"));
+    }
+
+    #[test]
+    fn labels_and_numbers_are_escaped() {
+        assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+        assert_eq!(number(f64::NAN), "NaN");
+        assert_eq!(number(f64::NEG_INFINITY), "-Inf");
+        assert_eq!(number(97.5), "97.5");
+    }
+
+    #[test]
+    fn addresses_default_to_loopback() {
+        assert_eq!(parse_address("9464").unwrap().to_string(), "127.0.0.1:9464");
+        assert_eq!(parse_address(":0").unwrap().to_string(), "127.0.0.1:0");
+        assert_eq!(
+            parse_address("0.0.0.0:80").unwrap().to_string(),
+            "0.0.0.0:80"
+        );
+        assert!(parse_address("localhost").is_err());
+    }
+}
