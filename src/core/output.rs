@@ -129,7 +129,7 @@ const FPS_SLOT: usize = 12;
 
 /// How the two inputs were covered, written after libvmaf's parts
 /// (`inputs`; not in CSV, which has no place for it).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Coverage {
     /// Frames each input delivered, and the frames scored.
     pub reference_frames: u64,
@@ -139,28 +139,39 @@ pub struct Coverage {
     pub lengths_differ: bool,
     /// The run was stopped before its inputs ended (SIGINT, SIGTERM).
     pub interrupted: bool,
+    /// Frames the distorted input lags the reference (its first frames, or
+    /// the reference's when negative, not scored), and how clearly it was
+    /// found (None: given, not found).
+    pub offset: i32,
+    pub offset_confidence: Option<f64>,
 }
 
 impl Coverage {
     fn json(&self) -> String {
         format!(
-            "{{\"reference_frames\": {}, \"distorted_frames\": {}, \"scored_frames\": {}, \"lengths_differ\": {}, \"interrupted\": {}}}",
+            "{{\"reference_frames\": {}, \"distorted_frames\": {}, \"scored_frames\": {}, \"lengths_differ\": {}, \"interrupted\": {}, \"offset\": {}, \"offset_confidence\": {}}}",
             self.reference_frames,
             self.distorted_frames,
             self.scored_frames,
             self.lengths_differ,
-            self.interrupted
+            self.interrupted,
+            self.offset,
+            self.offset_confidence
+                .map_or("null".to_string(), |c| format!("{c:.3}"))
         )
     }
 
     fn xml(&self) -> String {
         format!(
-            "  <inputs reference_frames=\"{}\" distorted_frames=\"{}\" scored_frames=\"{}\" lengths_differ=\"{}\" interrupted=\"{}\" />\n",
+            "  <inputs reference_frames=\"{}\" distorted_frames=\"{}\" scored_frames=\"{}\" lengths_differ=\"{}\" interrupted=\"{}\" offset=\"{}\"{} />\n",
             self.reference_frames,
             self.distorted_frames,
             self.scored_frames,
             self.lengths_differ,
-            self.interrupted
+            self.interrupted,
+            self.offset,
+            self.offset_confidence
+                .map_or(String::new(), |c| format!(" offset_confidence=\"{c:.3}\""))
         )
     }
 }

@@ -174,9 +174,67 @@ pub struct VmafHip {
     /// The metrics every rendition feeds and the endpoint that serves
     /// them (`metrics-address`; set at start).
     metrics: Mutex<Option<(Metrics, MetricsServer)>>,
+    /// The probes `align-offset` put on the sink pads at start.
+    aligned: Mutex<Vec<(gst::Pad, gst::PadProbeId)>>,
 }
 
 impl VmafHip {
+    /// `align-offset`: the distorted inputs lag the reference by N frames
+    /// (N > 0: their first N frames come before the reference's first) or
+    /// lead it (N < 0: the reference's first |N| frames have none). The
+    /// pad whose first frames have no partner drops them, and its later
+    /// frames are stamped that much earlier (the time between its first
+    /// dropped and first kept frame), so that pairing by time pairs them
+    /// N frames apart. Set up at start (before any frame can pass), and
+    /// for a distorted pad requested later, when it is made.
+    fn align_pad(&self, pad: &gst::Pad, n: i32) {
+        let is_ref = pad.name() == "ref_sink";
+        if n == 0 || is_ref != (n < 0) {
+            return;
+        }
+        let skip = n.unsigned_abs();
+        // Frames dropped so far, the first one's timestamp, the shift.
+        let seen: Mutex<(u32, Option<gst::ClockTime>, Option<gst::ClockTime>)> =
+            Mutex::new((0, None, None));
+        let id = pad.add_probe(gst::PadProbeType::BUFFER, move |_, info| {
+            let Some(gst::PadProbeData::Buffer(buf)) = &mut info.data else {
+                return gst::PadProbeReturn::Ok;
+            };
+            let mut seen = seen.lock().unwrap();
+            let (dropped, first, shift) = &mut *seen;
+            if *dropped < skip {
+                if *dropped == 0 {
+                    *first = buf.pts();
+                }
+                *dropped += 1;
+                info.data = None;
+                return gst::PadProbeReturn::Handled;
+            }
+            let by = *shift.get_or_insert_with(|| {
+                buf.pts()
+                    .zip(*first)
+                    .map_or(gst::ClockTime::ZERO, |(p, f)| p.saturating_sub(f))
+            });
+            let b = buf.make_mut();
+            if let Some(p) = b.pts() {
+                b.set_pts(p.saturating_sub(by));
+            }
+            if let Some(d) = b.dts() {
+                b.set_dts(d.saturating_sub(by));
+            }
+            gst::PadProbeReturn::Ok
+        });
+        if let Some(id) = id {
+            self.aligned.lock().unwrap().push((pad.clone(), id));
+        }
+        gst::info!(
+            CAT,
+            imp = self,
+            "{}: its first {skip} frames are not scored (align-offset={n})",
+            pad.name()
+        );
+    }
+
     /// The metrics endpoint of `metrics-address`, started: the metrics the
     /// renditions feed, or None without one. An address it cannot listen
     /// on fails the start.
@@ -1676,6 +1734,7 @@ impl ObjectSubclass for VmafHip {
             blocks: Mutex::new(None),
             live: AtomicBool::new(false),
             metrics: Mutex::new(None),
+            aligned: Mutex::new(Default::default()),
         }
     }
 }
@@ -1714,6 +1773,8 @@ impl ObjectImpl for VmafHip {
                 glib::ParamSpecUInt64::builder("max-pending").nick("Max pending").blurb("Live pipelines: nanoseconds (of running time) a reference frame may wait for its distorted frame. The reference passes through on time; each frame is scored when its distorted frame arrives, its message posted late with its own timestamp. Past this a frame is not scored (counted in frames-unscored, with a warning). The waiting frames are held in memory (5 s of 1080p30: about 450 MB). 0: no waiting; each frame is scored at its deadline against what the distorted pad holds (see late-frame-wait)").default_value(DEFAULT_MAX_PENDING).mutable_ready().build(),
                 glib::ParamSpecUInt64::builder("window").nick("Window").blurb("Nanoseconds of stream time (the frames' timestamps) each rendition's rolling score covers: a window message (type window) per window, with its first and last frame, start, frames, mean, harmonic-mean, min, low-1 (the k-th smallest score, k = 1% of its frames, rounded up), frames-repeated and frames-unscored (duplicates and drops while it was open), alert and partial (the last window, cut short by the end). 0: none").default_value(DEFAULT_WINDOW).mutable_ready().build(),
                 glib::ParamSpecDouble::builder("alert-below").nick("Alert below").blurb("With window: a window whose mean VMAF is below this posts a warning message naming the rendition, the window and the mean, once, and an info message when a later window's mean is back at or above it; the window messages' alert field holds the state. 0: never").minimum(0.0).maximum(100.0).default_value(DEFAULT_ALERT_BELOW).mutable_ready().build(),
+                glib::ParamSpecInt::builder("align-offset").nick("Align offset").blurb("Frames the distorted inputs lag the reference: N > 0, their first N frames precede the reference's first and are not scored (an encoder's leading frames); N < 0, the reference's first |N| frames have no distorted frame and are not scored (a trimmed start); the rest are paired N frames apart. 0: paired by timestamp (the command's --align auto finds N)").minimum(-100000).maximum(100000).default_value(0).mutable_ready().build(),
+                glib::ParamSpecDouble::builder("align-confidence").nick("Align confidence").blurb("How clearly align-offset was found (0-1), reported with it in the pooled message and the results file; -1: not found but given").minimum(-1.0).maximum(1.0).default_value(-1.0).mutable_ready().build(),
                 glib::ParamSpecString::builder("metrics-address").nick("Metrics address").blurb("Serve OpenMetrics text at http://ADDRESS/metrics while the element runs: per rendition, the engine, frames scored, repeated and unscored, the last frame's VMAF, the last window's scores and alert (window), and the scoring rate. PORT or :PORT listen on loopback (127.0.0.1); ADDRESS:PORT where given; port 0 picks a free one (see metrics-url). Unset: no endpoint").mutable_ready().build(),
                 glib::ParamSpecString::builder("metrics-url").nick("Metrics URL").blurb("Where the metrics endpoint listens while the element runs (metrics-address), with the port it got").read_only().build(),
                 glib::ParamSpecInt64::builder("late-frame-wait").nick("Late frame wait").blurb("Live pipelines: nanoseconds added to each deadline, beyond the upstream latency, reported as the element's latency. With max-pending 0, the wait for a distorted frame that is late before the reference frame is scored against the distorted pad's last picture (counted as repeated); the element also waits up to 10 s for the distorted branch's first frame. -1: three frames' time at the reference's frame rate, at least 40 ms (100 ms when unknown), with max-pending 0; none otherwise. 0: no wait at all (with max-pending 0, a stalled pad's last picture is scored at once, and reference frames before the distorted branch's first frame pass through unscored)").minimum(-1).default_value(DEFAULT_LATE_FRAME_WAIT).mutable_ready().build(),
@@ -1787,6 +1848,10 @@ impl ObjectImpl for VmafHip {
             "late-frame-wait" => s.late_frame_wait = value.get().unwrap(),
             "max-pending" => s.max_pending = value.get().unwrap(),
             "window" => s.window = value.get().unwrap(),
+            "align-offset" => s.align_offset = value.get().unwrap(),
+            "align-confidence" => {
+                s.align_confidence = Some(value.get::<f64>().unwrap()).filter(|c| *c >= 0.0)
+            }
             "metrics-address" => {
                 s.metrics_address = value
                     .get::<Option<String>>()
@@ -1868,6 +1933,8 @@ impl ObjectImpl for VmafHip {
             "late-frame-wait" => s.late_frame_wait.to_value(),
             "max-pending" => s.max_pending.to_value(),
             "window" => s.window.to_value(),
+            "align-offset" => s.align_offset.to_value(),
+            "align-confidence" => s.align_confidence.unwrap_or(-1.0).to_value(),
             "metrics-address" => s.metrics_address.to_value(),
             "metrics-url" => self
                 .metrics
@@ -2069,6 +2136,9 @@ impl AggregatorImpl for VmafHip {
             &settings,
         )?;
         first.metrics = self.serve_metrics(&settings)?;
+        for pad in self.obj().sink_pads() {
+            self.align_pad(&pad, settings.align_offset);
+        }
         *self.state.lock().unwrap() = Some(State {
             backend,
             device,
@@ -2105,12 +2175,25 @@ impl AggregatorImpl for VmafHip {
         let pad = gst::PadBuilder::<super::VmafHipPad>::from_template(templ)
             .name(format!("dist_sink_{serial}"))
             .build();
+        // Requested while running: aligned as the pads set up at start.
+        if let Some(n) = self
+            .state
+            .lock()
+            .unwrap()
+            .as_ref()
+            .map(|st| st.settings.align_offset)
+        {
+            self.align_pad(pad.upcast_ref(), n);
+        }
         Some(pad.upcast())
     }
 
     fn stop(&self) -> Result<(), gst::ErrorMessage> {
         *self.state.lock().unwrap() = None;
         *self.metrics.lock().unwrap() = None;
+        for (pad, id) in self.aligned.lock().unwrap().drain(..) {
+            pad.remove_probe(id);
+        }
         *self.gpu_input.lock().unwrap() = None;
         *self.copier.lock().unwrap() = None;
         *self.blocks.lock().unwrap() = None;

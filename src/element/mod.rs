@@ -313,6 +313,10 @@ pub struct VmafPooledMessage {
     /// The application stopped the inputs before they ended (it sent the
     /// [`INTERRUPTED_EVENT`]): the pooled values cover the frames scored.
     pub interrupted: bool,
+    /// Frames the distorted input lags the reference (`align-offset`), and
+    /// how clearly it was found (`align-confidence`; None: given).
+    pub offset: i32,
+    pub offset_confidence: Option<f64>,
 }
 
 /// A `window` message: a rendition's scores over the last `window` of
@@ -379,6 +383,8 @@ const CORE_FIELDS: &[&str] = &[
     "frames-distorted",
     "distorted-past-end",
     "interrupted",
+    "align-offset",
+    "align-confidence",
     "rendition",
     "label",
 ];
@@ -507,7 +513,12 @@ impl From<&VmafPooledMessage> for gst::Structure {
             .field("frames-reference", m.pairing.reference())
             .field("frames-distorted", m.pairing.distorted)
             .field("distorted-past-end", m.pairing.distorted_past_end)
-            .field("interrupted", m.interrupted);
+            .field("interrupted", m.interrupted)
+            .field("align-offset", m.offset);
+        let b = match m.offset_confidence {
+            Some(c) => b.field("align-confidence", c),
+            None => b,
+        };
         finish(
             b,
             [m.psnr_y, m.ssim, m.ms_ssim],
@@ -551,6 +562,8 @@ impl TryFrom<&gst::StructureRef> for VmafPooledMessage {
                 distorted_past_end: s.get("distorted-past-end").unwrap_or_default(),
             },
             interrupted: s.get("interrupted").unwrap_or_default(),
+            offset: s.get("align-offset").unwrap_or_default(),
+            offset_confidence: s.get("align-confidence").ok(),
         })
     }
 }
@@ -674,6 +687,8 @@ mod tests {
                 distorted_past_end: true,
             },
             interrupted: true,
+            offset: -3,
+            offset_confidence: Some(0.875),
         };
         let s = gst::Structure::from(&m);
         assert_eq!(VmafPooledMessage::try_from(s.as_ref()).unwrap(), m);
@@ -727,6 +742,8 @@ mod tests {
                     label: None,
                     pairing: Pairing::default(),
                     interrupted: false,
+                    offset: 0,
+                    offset_confidence: None,
                 })
                 .as_ref()
             )

@@ -141,6 +141,8 @@ impl Rendition {
             scored_frames: pooled.frames,
             lengths_differ: counts.lengths_differ() && !self.interrupted,
             interrupted: self.interrupted,
+            offset: self.settings.align_offset,
+            offset_confidence: self.settings.align_confidence,
         };
         if let ResultsFile::Writing(w) = std::mem::replace(&mut self.results, ResultsFile::Done) {
             let fps = w.fps_patch();
@@ -750,6 +752,8 @@ impl Rendition {
             label: self.label.clone(),
             pairing: self.pairings.counts,
             interrupted: false,
+            offset: self.settings.align_offset,
+            offset_confidence: self.settings.align_confidence,
         })
     }
 }

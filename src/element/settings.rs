@@ -72,6 +72,10 @@ pub(super) struct Settings {
     pub(super) alert_below: f64,
     /// Where the metrics endpoint listens (`metrics`); None: nowhere.
     pub(super) metrics_address: Option<String>,
+    /// Frames the distorted inputs lag the reference (`align-offset`), and
+    /// how clearly whoever found it found it (`align-confidence`).
+    pub(super) align_offset: i32,
+    pub(super) align_confidence: Option<f64>,
 }
 
 impl Default for Settings {
@@ -106,6 +110,8 @@ impl Default for Settings {
             window: DEFAULT_WINDOW,
             alert_below: DEFAULT_ALERT_BELOW,
             metrics_address: None,
+            align_offset: 0,
+            align_confidence: None,
         }
     }
 }

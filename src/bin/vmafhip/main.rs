@@ -4,6 +4,7 @@
 //! `vmaf`; `.y4m` is read directly. Results use libvmaf's layouts.
 
 mod alert;
+mod align;
 mod decode;
 mod feed;
 mod input;
@@ -79,6 +80,10 @@ scored against the distorted frame shown at that time.
                          VMAFHIP_ALERT (raised or cleared), VMAFHIP_VMAF
                          (the window's mean), VMAFHIP_WINDOW_START (s),
                          VMAFHIP_RENDITION and VMAFHIP_MESSAGE set
+      --align A          the frame offset between REF and DIST: off
+                         (default: paired by time), auto (found from the
+                         first seconds, within 2 s), or N frames DIST lags
+                         REF (negative: leads); unpaired frames not scored
       --metrics ADDR     serve OpenMetrics at http://ADDR/metrics while it
                          runs (PORT or :PORT: loopback; 0 picks a port)
       --progress         show progress even when stderr is not a terminal
@@ -220,6 +225,8 @@ pub struct Args {
     pub on_alert: Option<String>,
     /// Where the metrics endpoint listens (`--metrics`).
     pub metrics: Option<String>,
+    /// The frame offset between REF and DIST (`--align`).
+    pub align: align::Align,
 }
 
 impl Args {
@@ -258,6 +265,7 @@ impl Args {
             alert_below: 0.0,
             on_alert: None,
             metrics: None,
+            align: align::Align::Off,
         }
     }
 }
@@ -445,6 +453,7 @@ fn engine_option(
         }
         "--on-alert" => a.on_alert = Some(val()?),
         "--metrics" => a.metrics = Some(val()?),
+        "--align" => a.align = align::Align::parse(&val()?)?,
         "--device-id" => {
             let v = val()?;
             a.device_ids = v
@@ -543,6 +552,11 @@ fn check_mode(a: &Args) -> Result<(), Fail> {
     }
     if a.reference.is_none() || a.distorted.is_none() {
         return Err(usage("two inputs are needed: REF and DIST"));
+    }
+    if !a.more.is_empty() && a.align != align::Align::Off {
+        return Err(usage(
+            "--align aligns one DIST with REF: score a ladder's renditions unaligned, or one at a time",
+        ));
     }
     Ok(())
 }

@@ -1,0 +1,293 @@
+//! `--align auto`: the frame offset between REF and DIST, found before
+//! scoring from the first seconds of both. Each frame's luma is reduced
+//! to a 64x36 thumbnail of block means, less its own mean (an encode's
+//! brightness drift does not move it); every offset within the search
+//! window is scored by the mean absolute difference of the thumbnails it
+//! pairs, and the lowest wins. The confidence says how clearly: 1 − best /
+//! the best of the offsets not next to it (0 when another fits as well).
+
+use crate::input::{Input, Kind};
+use crate::{Fail, usage};
+use gst::prelude::*;
+use gstvmafhip::vmaf::y4m::Y4mReader;
+use gstvmafhip::vmaf::yuv::frame_bytes;
+use std::io::Read;
+
+/// Thumbnail size: enough for motion to tell frames apart, small enough to
+/// compare thousands of pairs at once.
+const TW: usize = 64;
+const TH: usize = 36;
+/// The reference span compared at each offset.
+const SPAN_SECONDS: f64 = 3.0;
+/// Below this the offset is not trusted: a warning, and no shift.
+pub const MIN_CONFIDENCE: f64 = 0.2;
+
+/// What `--align` asked for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Align {
+    Off,
+    Auto,
+    Frames(i32),
+}
+
+impl Align {
+    pub fn parse(v: &str) -> Result<Align, Fail> {
+        match v {
+            "off" => Ok(Align::Off),
+            "auto" => Ok(Align::Auto),
+            n => n.parse().map(Align::Frames).map_err(|_| {
+                usage(format!(
+                    "--align {n}: auto, off, or the frames DIST lags REF (negative: leads)"
+                ))
+            }),
+        }
+    }
+}
+
+/// The offset found, and how clearly.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Found {
+    /// Frames DIST lags REF (its frame k + offset shows REF's frame k).
+    pub offset: i32,
+    pub confidence: f64,
+}
+
+/// One frame's thumbnail, its mean taken out.
+type Thumb = Vec<f32>;
+
+/// The offset between `reference` and `distorted` within ±`window_s`.
+pub fn find(reference: &Input, distorted: &Input, window_s: f64) -> Result<Found, Fail> {
+    let fps = reference.video.fps;
+    let rate = if fps.0 > 0 && fps.1 > 0 {
+        fps.0 as f64 / fps.1 as f64
+    } else {
+        25.0
+    };
+    let reach = (window_s * rate).round() as usize;
+    let span = (SPAN_SECONDS * rate).round().max(8.0) as usize;
+    let r = thumbnails(reference, span + reach)?;
+    let d = thumbnails(distorted, span + reach)?;
+    best_offset(&r, &d, reach as i32, span).ok_or_else(|| {
+        Fail::input(format!(
+            "--align auto: {} and {} have too few frames to compare ({} and {})",
+            reference.path,
+            distorted.path,
+            r.len(),
+            d.len()
+        ))
+    })
+}
+
+/// The offset in `-reach..=reach` whose pairs of the first `span`
+/// reference frames differ least, and its confidence.
+pub fn best_offset(r: &[Thumb], d: &[Thumb], reach: i32, span: usize) -> Option<Found> {
+    let costs: Vec<(i32, f64)> = (-reach..=reach)
+        .filter_map(|k| cost(r, d, k, span).map(|c| (k, c)))
+        .collect();
+    let &(offset, best) = costs.iter().min_by(|a, b| a.1.total_cmp(&b.1))?;
+    let runner_up = costs
+        .iter()
+        .filter(|(k, _)| (k - offset).abs() >= 2)
+        .map(|&(_, c)| c)
+        .min_by(f64::total_cmp);
+    let confidence = match runner_up {
+        Some(c) if c > 0.0 => (1.0 - best / c).clamp(0.0, 1.0),
+        Some(_) => 0.0,
+        None => 1.0,
+    };
+    Some(Found { offset, confidence })
+}
+
+/// Mean absolute difference of reference frame i against distorted frame
+/// i + k, over the first `span` reference frames that have one; None when
+/// fewer than half of them do.
+fn cost(r: &[Thumb], d: &[Thumb], k: i32, span: usize) -> Option<f64> {
+    let pairs: Vec<(&Thumb, &Thumb)> = (0..span.min(r.len()))
+        .filter_map(|i| {
+            let j = usize::try_from(i as i64 + k as i64).ok()?;
+            Some((&r[i], d.get(j)?))
+        })
+        .collect();
+    if pairs.len() < (span.min(r.len()) / 2).max(4) {
+        return None;
+    }
+    let total: f64 = pairs
+        .iter()
+        .map(|(a, b)| {
+            a.iter()
+                .zip(b.iter())
+                .map(|(x, y)| (x - y).abs() as f64)
+                .sum::<f64>()
+        })
+        .sum();
+    Some(total / (pairs.len() * TW * TH) as f64)
+}
+
+/// The first `n` frames' thumbnails (fewer if the input is shorter).
+fn thumbnails(input: &Input, n: usize) -> Result<Vec<Thumb>, Fail> {
+    let v = &input.video;
+    let bps = if v.bpc > 8 { 2 } else { 1 };
+    let luma = |plane: &[u8]| thumbnail(plane, v.width, v.height, (bps, v.bpc));
+    match input.kind {
+        Kind::Raw => {
+            let size = frame_bytes(v.width, v.height, v.format, v.bpc);
+            let mut f = open(&input.path)?;
+            let mut buf = vec![0u8; size];
+            let mut out = Vec::new();
+            while out.len() < n && f.read_exact(&mut buf).is_ok() {
+                out.push(luma(&buf));
+            }
+            Ok(out)
+        }
+        Kind::Y4m => {
+            let mut y4m = Y4mReader::new(std::io::BufReader::new(open(&input.path)?))
+                .map_err(|e| Fail::input(format!("{}: {e}", input.path)))?;
+            let mut buf = vec![0u8; y4m.header.frame_bytes()];
+            let mut out = Vec::new();
+            while out.len() < n
+                && y4m
+                    .read_frame(&mut buf)
+                    .map_err(|e| Fail::input(format!("{}: {e}", input.path)))?
+            {
+                out.push(luma(&buf));
+            }
+            Ok(out)
+        }
+        Kind::Media => media_thumbnails(input, n),
+    }
+}
+
+fn open(path: &str) -> Result<std::fs::File, Fail> {
+    std::fs::File::open(path).map_err(|e| Fail::input(format!("{path}: {e}")))
+}
+
+/// A media file's first `n` frames, decoded by GStreamer to 8-bit luma.
+fn media_thumbnails(input: &Input, n: usize) -> Result<Vec<Thumb>, Fail> {
+    let fail = |what: String| Fail::input(format!("{}: --align auto: {what}", input.path));
+    let desc = format!(
+        "filesrc location=\"{}\" ! decodebin ! videoconvert ! video/x-raw,format=GRAY8 ! appsink name=luma sync=false",
+        input.path.replace('"', "\\\"")
+    );
+    let pipeline = gst::parse::launch(&desc)
+        .map_err(|e| fail(e.to_string()))?
+        .downcast::<gst::Pipeline>()
+        .map_err(|_| fail("not a pipeline".into()))?;
+    let sink = pipeline
+        .by_name("luma")
+        .and_then(|s| s.downcast::<gst_app::AppSink>().ok())
+        .ok_or_else(|| fail("no appsink".into()))?;
+    pipeline
+        .set_state(gst::State::Playing)
+        .map_err(|e| fail(e.to_string()))?;
+    let mut out = Vec::new();
+    let mut problem = None;
+    while out.len() < n {
+        let Ok(sample) = sink.pull_sample() else {
+            break;
+        };
+        let (Some(buf), Some(info)) = (
+            sample.buffer(),
+            sample
+                .caps()
+                .and_then(|c| gst_video::VideoInfo::from_caps(c).ok()),
+        ) else {
+            problem = Some("a frame without caps".to_string());
+            break;
+        };
+        let Ok(map) = buf.map_readable() else {
+            problem = Some("a frame that cannot be read".to_string());
+            break;
+        };
+        // Rows of the luma plane at its stride, packed.
+        let (w, h, stride) = (
+            info.width() as usize,
+            info.height() as usize,
+            info.stride()[0] as usize,
+        );
+        let plane: Vec<u8> = (0..h)
+            .flat_map(|y| map[y * stride..y * stride + w].iter().copied())
+            .collect();
+        out.push(thumbnail(&plane, w, h, (1, 8)));
+    }
+    let _ = pipeline.set_state(gst::State::Null);
+    match problem {
+        Some(p) => Err(fail(p)),
+        None => Ok(out),
+    }
+}
+
+/// The 64x36 block means of a luma plane (`bps` bytes per sample, little
+/// endian, of `bpc` bits, brought to 8), less their mean.
+fn thumbnail(plane: &[u8], w: usize, h: usize, (bps, bpc): (usize, u8)) -> Thumb {
+    let mut sums = vec![0f64; TW * TH];
+    let mut counts = vec![0u32; TW * TH];
+    let depth_shift = bpc.saturating_sub(8);
+    for y in 0..h {
+        let ty = y * TH / h;
+        let row = &plane[y * w * bps..(y + 1) * w * bps];
+        for x in 0..w {
+            let v = if bps == 2 {
+                u16::from_le_bytes([row[2 * x], row[2 * x + 1]]) >> depth_shift
+            } else {
+                u16::from(row[x])
+            };
+            let t = ty * TW + x * TW / w;
+            sums[t] += f64::from(v);
+            counts[t] += 1;
+        }
+    }
+    let means: Vec<f32> = sums
+        .iter()
+        .zip(&counts)
+        .map(|(s, &c)| {
+            if c > 0 {
+                (*s / f64::from(c)) as f32
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let mean = means.iter().sum::<f32>() / means.len() as f32;
+    means.iter().map(|m| m - mean).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A moving gradient: frame t's thumbnail.
+    fn moving(t: usize) -> Thumb {
+        let plane: Vec<u8> = (0..TH * 4)
+            .flat_map(|y| (0..TW * 4).map(move |x| ((x * 3 + y + t * 7) % 256) as u8))
+            .collect();
+        thumbnail(&plane, TW * 4, TH * 4, (1, 8))
+    }
+
+    #[test]
+    fn the_offset_of_a_shifted_copy_is_found_clearly() {
+        let r: Vec<Thumb> = (5..80).map(moving).collect();
+        for lag in [-5i32, 0, 3, 5] {
+            let d: Vec<Thumb> = ((5 + lag) as usize..90).map(moving).collect();
+            let f = best_offset(&r, &d, 10, 30).unwrap();
+            assert_eq!(f.offset, -lag, "{lag}: {f:?}");
+            assert!(f.confidence > 0.5, "{lag}: {f:?}");
+        }
+    }
+
+    #[test]
+    fn a_still_picture_has_no_confidence() {
+        let r: Vec<Thumb> = (0..60).map(|_| moving(0)).collect();
+        let f = best_offset(&r, &r.clone(), 10, 30).unwrap();
+        assert!(f.confidence < MIN_CONFIDENCE, "{f:?}");
+    }
+
+    #[test]
+    fn ten_bit_samples_are_brought_to_eight() {
+        // Left half 4 (1 in 8 bits), right half 1020 (255).
+        let p: Vec<u8> = (0..TH)
+            .flat_map(|_| (0..TW).flat_map(|x| if x < TW / 2 { [4u8, 0] } else { [0xfc, 3] }))
+            .collect();
+        let t = thumbnail(&p, TW, TH, (2, 10));
+        assert_eq!((t[0], t[TW - 1]), (-127.0, 127.0));
+    }
+}

@@ -1,0 +1,135 @@
+//! `--align`: the command finds the frame offset between REF and DIST from
+//! their first seconds and scores the frames it pairs; the numbers equal
+//! scoring the pair cut to match by hand. Natural content: the golden
+//! clips (a coffee cup, an astronaut), against their encodes.
+
+mod command_line;
+mod common;
+
+use command_line::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+const W: usize = 576;
+const H: usize = 324;
+const FRAME: usize = W * H * 3 / 2;
+
+fn frames(zst: &str) -> Vec<Vec<u8>> {
+    common::yuv_bytes(zst)
+        .chunks(FRAME)
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+fn write(dir: &Path, name: &str, frames: &[Vec<u8>]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, frames.concat()).unwrap();
+    p
+}
+
+/// The command's JSON and stderr for REF and DIST with `extra` options.
+fn score(dir: &Path, r: &Path, d: &Path, extra: &[&str], tag: &str) -> (Value, String) {
+    let out = dir.join(format!("{tag}.json"));
+    let o = vmafhip()
+        .args([
+            s(r),
+            s(d),
+            "-w",
+            "576",
+            "-h",
+            "324",
+            "--backend",
+            "cpu",
+            "--json",
+            "-o",
+            s(&out),
+        ])
+        .args(extra)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success(), "{tag}: {err}");
+    (json_of(&out), err)
+}
+
+fn vmaf(j: &Value) -> Vec<f64> {
+    j["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["metrics"]["vmaf"].as_f64().unwrap())
+        .collect()
+}
+
+#[test]
+fn offsets_are_found_and_the_aligned_frames_scored_exactly() {
+    let dir = scratch_dir("align");
+    let reference = frames("coffee_576x324_420p8_12f_ref.yuv.zst");
+    let encode = frames("coffee_576x324_420p8_12f_crf23.yuv.zst");
+    let other = frames("astronaut_576x324_420p8_12f_crf23.yuv.zst");
+    let r = write(&dir, "ref.yuv", &reference);
+    let r_from2 = write(&dir, "ref_from2.yuv", &reference[2..]);
+    let e = write(&dir, "enc.yuv", &encode);
+    let e_from2 = write(&dir, "enc_from2.yuv", &encode[2..]);
+    // An encoder's three leading frames of something else.
+    let lagging: Vec<_> = other[..3].iter().chain(&encode).cloned().collect();
+    let lag3 = write(&dir, "lag3.yuv", &lagging);
+
+    let (plain, _) = score(&dir, &r, &e, &[], "plain");
+    let (cut, _) = score(&dir, &r_from2, &e_from2, &[], "cut");
+    // (REF, DIST, expected offset, the pair cut by hand)
+    let cases = [
+        (&r, &lag3, 3, &plain, "encoder delay"),
+        (&r_from2, &e, 2, &cut, "reference trimmed"),
+        (&r, &e_from2, -2, &cut, "encode trimmed"),
+        (&r, &e, 0, &plain, "aligned"),
+    ];
+    for (i, (rf, df, offset, expected, what)) in cases.into_iter().enumerate() {
+        let (got, err) = score(&dir, rf, df, &["--align", "auto"], &format!("auto{i}"));
+        let inputs = &got["inputs"];
+        let confidence = inputs["offset_confidence"].as_f64().unwrap();
+        println!(
+            "{what}: offset {} (confidence {confidence:.3})",
+            inputs["offset"]
+        );
+        assert_eq!(inputs["offset"], offset, "{what}: {err}");
+        assert!(confidence > 0.5, "{what}: {err}");
+        assert!(err.contains("--align auto:"), "{err}");
+        assert_eq!(vmaf(&got), vmaf(expected), "{what}");
+        assert_eq!(got["pooled_metrics"], expected["pooled_metrics"], "{what}");
+    }
+    // Given instead of found: the same frames, no confidence.
+    let (given, _) = score(&dir, &r, &lag3, &["--align", "3"], "given");
+    assert_eq!(vmaf(&given), vmaf(&plain));
+    assert_eq!(given["inputs"]["offset"], 3);
+    assert!(given["inputs"]["offset_confidence"].is_null());
+}
+
+#[test]
+fn a_still_picture_gives_a_warning_not_a_guess() {
+    let dir = scratch_dir("align_still");
+    let reference = frames("coffee_576x324_420p8_12f_ref.yuv.zst");
+    let encode = frames("coffee_576x324_420p8_12f_crf23.yuv.zst");
+    let r = write(&dir, "still_ref.yuv", &vec![reference[0].clone(); 12]);
+    let d = write(&dir, "still_enc.yuv", &vec![encode[0].clone(); 12]);
+    let (got, err) = score(&dir, &r, &d, &["--align", "auto"], "still");
+    println!("{err}");
+    assert!(err.contains("no clear offset"), "{err}");
+    assert_eq!(got["inputs"]["offset"], 0);
+    assert!(got["inputs"]["offset_confidence"].as_f64().unwrap() < 0.2);
+}
+
+#[test]
+fn align_takes_auto_off_or_frames_and_one_dist() {
+    for (args, says) in [
+        (&["r.yuv", "d.yuv", "--align", "soon"][..], "--align soon"),
+        (
+            &["r.yuv", "d1.yuv", "d2.yuv", "--align", "auto"][..],
+            "aligns one DIST",
+        ),
+    ] {
+        let o = vmafhip().args(args).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(says), "{}", stderr(&o));
+    }
+}
