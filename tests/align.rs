@@ -133,3 +133,34 @@ fn align_takes_auto_off_or_frames_and_one_dist() {
         assert!(stderr(&o).contains(says), "{}", stderr(&o));
     }
 }
+
+/// The live pairing holds frames before the alignment sees them: a live
+/// pipeline with `align-offset` is refused, not scored unshifted.
+#[test]
+fn align_offset_in_a_live_pipeline_is_a_clear_error() {
+    use gst::prelude::*;
+    let pipeline = common::pipeline::launch(
+        "videotestsrc is-live=true num-buffers=30 ! video/x-raw,width=160,height=120,framerate=30/1 \
+         ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! v.dist_sink \
+         vmafhip name=v backend=cpu align-offset=2 ! fakesink",
+    );
+    let bus = pipeline.bus().unwrap();
+    pipeline.set_state(gst::State::Playing).unwrap();
+    let msg = bus
+        .timed_pop_filtered(
+            gst::ClockTime::from_seconds(60),
+            &[gst::MessageType::Error, gst::MessageType::Eos],
+        )
+        .expect("an error or the end");
+    pipeline.set_state(gst::State::Null).unwrap();
+    let gst::MessageView::Error(e) = msg.view() else {
+        panic!("no error: {msg:?}")
+    };
+    assert!(
+        e.error()
+            .to_string()
+            .contains("not applied in live pipelines"),
+        "{}",
+        e.error()
+    );
+}

@@ -1507,14 +1507,15 @@ impl VmafHip {
                 continue;
             };
             let who = m.label.as_deref().unwrap_or(&m.rendition);
-            let secs = |t: gst::ClockTime| t.nseconds() as f64 / 1e9;
+            let w = &m.summary;
+            let secs = |ns: u64| ns as f64 / 1e9;
             let what = format!(
                 "{who}: VMAF {:.2} over the {} s window from {} s (frames {}-{})",
-                m.mean,
-                secs(m.window),
-                secs(m.start),
-                m.first,
-                m.last
+                w.mean,
+                secs(w.length),
+                secs(w.start),
+                w.first,
+                w.last
             );
             let mut details = s;
             details.set("alert-below", threshold);
@@ -2336,6 +2337,18 @@ impl AggregatorImpl for VmafHip {
         // Asked here too: a sink that does not sync sends no latency query.
         self.live
             .store(self.obj().latency().is_some(), Ordering::Relaxed);
+        let align = self.settings.lock().unwrap().align_offset;
+        if align != 0 && self.live.load(Ordering::Relaxed) {
+            // The live pairing holds frames before the alignment's probe
+            // sees them: refused rather than paired unshifted.
+            gst::element_imp_error!(
+                self,
+                gst::CoreError::NotImplemented,
+                ("align-offset={align}: not applied in live pipelines (it aligns the frames of files); unset it"),
+                ["live pipeline"]
+            );
+            return Err(gst::FlowError::NotSupported);
+        }
         if timeout {
             // A live deadline passed: the distorted branch may not have
             // started, or the reference frame is late.

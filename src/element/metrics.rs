@@ -5,7 +5,7 @@
 //! Served by `tiny_http` on a thread of its own; loopback unless an
 //! address says otherwise.
 
-use super::VmafWindowMessage;
+use super::WindowSummary;
 use super::live::Pairing;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -25,7 +25,7 @@ struct Series {
     /// counters above only grow.
     seen: (u64, u64),
     vmaf: Option<f64>,
-    window: Option<VmafWindowMessage>,
+    window: Option<WindowSummary>,
     first_frame: Option<Instant>,
 }
 
@@ -52,7 +52,7 @@ impl Metrics {
     }
 
     /// A window of rendition `who` closed.
-    pub fn window(&self, who: &str, w: &VmafWindowMessage) {
+    pub fn window(&self, who: &str, w: &WindowSummary) {
         let mut all = self.0.lock().unwrap();
         all.entry(who.to_string()).or_default().window = Some(w.clone());
     }

@@ -43,6 +43,7 @@ mod window;
 pub use live::Pairing;
 pub use pad::VmafHipPad;
 pub use pinned_pool::PinnedPool;
+pub use window::WindowSummary;
 
 use glib::prelude::*;
 
@@ -324,27 +325,7 @@ pub struct VmafPooledMessage {
 /// past it is final, and at the end for the window cut short.
 #[derive(Clone, Debug, PartialEq)]
 pub struct VmafWindowMessage {
-    /// Its first and last frame.
-    pub first: u64,
-    pub last: u64,
-    /// Where it starts (the frames' timestamps) and how long it is.
-    pub start: gst::ClockTime,
-    pub window: gst::ClockTime,
-    pub frames: u64,
-    pub mean: f64,
-    pub harmonic_mean: f64,
-    pub min: f64,
-    /// The k-th smallest score, k = ⌈0.01·frames⌉.
-    pub low_1: f64,
-    /// Reference frames scored against a repeated distorted picture
-    /// (duplicates), and not scored (drops), while it was open.
-    pub repeated: u64,
-    pub unscored: u64,
-    /// Whether its mean is below `alert-below` (the alert holds until a
-    /// window's mean is back at or above it).
-    pub alert: bool,
-    /// The end of the stream cut it short.
-    pub partial: bool,
+    pub summary: WindowSummary,
     pub backend: String,
     /// As in [`VmafFrameMessage`].
     pub rendition: String,
@@ -570,21 +551,22 @@ impl TryFrom<&gst::StructureRef> for VmafPooledMessage {
 
 impl From<&VmafWindowMessage> for gst::Structure {
     fn from(m: &VmafWindowMessage) -> gst::Structure {
+        let w = &m.summary;
         let mut b = gst::Structure::builder(MESSAGE_NAME)
             .field("type", "window")
-            .field("index-first", m.first)
-            .field("index-last", m.last)
-            .field("start", m.start.nseconds())
-            .field("window", m.window.nseconds())
-            .field("frames", m.frames)
-            .field("mean", m.mean)
-            .field("harmonic-mean", m.harmonic_mean)
-            .field("min", m.min)
-            .field("low-1", m.low_1)
-            .field("frames-repeated", m.repeated)
-            .field("frames-unscored", m.unscored)
-            .field("alert", m.alert)
-            .field("partial", m.partial)
+            .field("index-first", w.first)
+            .field("index-last", w.last)
+            .field("start", w.start)
+            .field("window", w.length)
+            .field("frames", w.frames)
+            .field("mean", w.mean)
+            .field("harmonic-mean", w.harmonic_mean)
+            .field("min", w.min)
+            .field("low-1", w.low_1)
+            .field("frames-repeated", w.repeated)
+            .field("frames-unscored", w.unscored)
+            .field("alert", w.alert)
+            .field("partial", w.partial)
             .field("backend", m.backend.as_str())
             .field("rendition", m.rendition.as_str());
         if let Some(l) = &m.label {
@@ -601,19 +583,21 @@ impl TryFrom<&gst::StructureRef> for VmafWindowMessage {
         let f = |n: &str| s.get::<f64>(n).map_err(|e| format!("{n}: {e}"));
         let u = |n: &str| s.get::<u64>(n).map_err(|e| format!("{n}: {e}"));
         Ok(VmafWindowMessage {
-            first: u("index-first")?,
-            last: u("index-last")?,
-            start: gst::ClockTime::from_nseconds(u("start")?),
-            window: gst::ClockTime::from_nseconds(u("window")?),
-            frames: u("frames")?,
-            mean: f("mean")?,
-            harmonic_mean: f("harmonic-mean")?,
-            min: f("min")?,
-            low_1: f("low-1")?,
-            repeated: u("frames-repeated")?,
-            unscored: u("frames-unscored")?,
-            alert: s.get("alert").unwrap_or_default(),
-            partial: s.get("partial").unwrap_or_default(),
+            summary: WindowSummary {
+                first: u("index-first")?,
+                last: u("index-last")?,
+                start: u("start")?,
+                length: u("window")?,
+                frames: u("frames")?,
+                mean: f("mean")?,
+                harmonic_mean: f("harmonic-mean")?,
+                min: f("min")?,
+                low_1: f("low-1")?,
+                repeated: u("frames-repeated")?,
+                unscored: u("frames-unscored")?,
+                alert: s.get("alert").unwrap_or_default(),
+                partial: s.get("partial").unwrap_or_default(),
+            },
             backend: s.get::<String>("backend").unwrap_or_default(),
             rendition: s.get::<String>("rendition").unwrap_or_default(),
             label: s.get::<String>("label").ok(),
@@ -698,19 +682,21 @@ mod tests {
     fn window_message_round_trip() {
         gst::init().unwrap();
         let m = VmafWindowMessage {
-            first: 250,
-            last: 499,
-            start: gst::ClockTime::from_seconds(10),
-            window: gst::ClockTime::from_seconds(10),
-            frames: 250,
-            mean: 71.25,
-            harmonic_mean: 70.5,
-            min: 40.0,
-            low_1: 45.5,
-            repeated: 3,
-            unscored: 1,
-            alert: true,
-            partial: false,
+            summary: WindowSummary {
+                first: 250,
+                last: 499,
+                start: 10_000_000_000,
+                length: 10_000_000_000,
+                frames: 250,
+                mean: 71.25,
+                harmonic_mean: 70.5,
+                min: 40.0,
+                low_1: 45.5,
+                repeated: 3,
+                unscored: 1,
+                alert: true,
+                partial: false,
+            },
             backend: "cpu".into(),
             rendition: "dist_sink_1".into(),
             label: Some("720p".into()),

@@ -683,27 +683,15 @@ impl Rendition {
         &mut self,
         closed: impl IntoIterator<Item = (WindowSummary, Option<AlertChange>)>,
     ) {
-        for (w, change) in closed {
+        for (summary, change) in closed {
             let m = VmafWindowMessage {
-                first: w.first,
-                last: w.last,
-                start: gst::ClockTime::from_nseconds(w.start),
-                window: gst::ClockTime::from_nseconds(w.length),
-                frames: w.frames,
-                mean: w.mean,
-                harmonic_mean: w.harmonic_mean,
-                min: w.min,
-                low_1: w.low_1,
-                repeated: w.repeated,
-                unscored: w.unscored,
-                alert: w.alert,
-                partial: w.partial,
+                summary,
                 backend: self.backend.clone(),
                 rendition: self.name.clone(),
                 label: self.label.clone(),
             };
             if let Some(metrics) = &self.metrics {
-                metrics.window(m.label.as_deref().unwrap_or(&m.rendition), &m);
+                metrics.window(m.label.as_deref().unwrap_or(&m.rendition), &m.summary);
             }
             self.windows_ready.push((m, change));
         }

@@ -33,9 +33,10 @@ pub fn set_hook(cmd: String) {
 }
 
 /// A window's line: where it is, its rolling scores.
-pub fn window_line(w: &VmafWindowMessage) -> String {
-    let secs = |t: gst::ClockTime| t.nseconds() as f64 / 1e9;
-    let who = w.label.as_deref().unwrap_or(&w.rendition);
+pub fn window_line(m: &VmafWindowMessage) -> String {
+    let secs = |ns: u64| ns as f64 / 1e9;
+    let who = m.label.as_deref().unwrap_or(&m.rendition);
+    let w = &m.summary;
     let who = if who == "dist_sink" {
         String::new()
     } else {
@@ -44,7 +45,7 @@ pub fn window_line(w: &VmafWindowMessage) -> String {
     let mut line = format!(
         "window {who}{:.2}-{:.2} s: VMAF {:.2} (harmonic mean {:.2}, min {:.2}, 1% low {:.2}), {} frames",
         secs(w.start),
-        secs(w.start + w.window),
+        secs(w.start + w.length),
         w.mean,
         w.harmonic_mean,
         w.min,
@@ -68,12 +69,13 @@ pub fn window_line(w: &VmafWindowMessage) -> String {
 /// for it, the command's exit does ([`wait_for_hooks`]).
 pub fn crossed(details: Option<&gst::StructureRef>, text: &str) {
     let guard = RUNNER.lock().unwrap();
-    let (Some((cmd, runner)), Some(w)) = (
+    let (Some((cmd, runner)), Some(m)) = (
         guard.as_ref(),
         details.and_then(|d| VmafWindowMessage::try_from(d).ok()),
     ) else {
         return;
     };
+    let w = &m.summary;
     let mut c = Command::new("sh");
     c.arg("-c")
         .arg(cmd)
@@ -81,11 +83,11 @@ pub fn crossed(details: Option<&gst::StructureRef>, text: &str) {
         .env("VMAFHIP_VMAF", format!("{:.6}", w.mean))
         .env(
             "VMAFHIP_WINDOW_START",
-            format!("{:.3}", w.start.nseconds() as f64 / 1e9),
+            format!("{:.3}", w.start as f64 / 1e9),
         )
         .env(
             "VMAFHIP_RENDITION",
-            w.label.as_deref().unwrap_or(&w.rendition),
+            m.label.as_deref().unwrap_or(&m.rendition),
         )
         .env("VMAFHIP_MESSAGE", text);
     let _ = runner.queue.send(c);
