@@ -3,8 +3,10 @@
 //! to a 64x36 thumbnail of block means, less its own mean (an encode's
 //! brightness drift does not move it); every offset within the search
 //! window is scored by the mean absolute difference of the thumbnails it
-//! pairs, and the lowest wins. The confidence says how clearly: 1 − best /
-//! the best of the offsets not next to it (0 when another fits as well).
+//! pairs, and the lowest wins. The confidence says how clearly:
+//! 1 − best / the lower of the median cost and the lowest other local
+//! minimum (0 when another offset fits about as well, as for a still
+//! picture; near 1 for one clear valley, as for a pan).
 
 use crate::input::{Input, Kind};
 use crate::{Fail, usage};
@@ -18,7 +20,7 @@ use std::io::Read;
 const TW: usize = 64;
 const TH: usize = 36;
 /// The reference span compared at each offset.
-const SPAN_SECONDS: f64 = 3.0;
+const SPAN_SECONDS: f64 = 2.0;
 /// Below this the offset is not trusted: a warning, and no shift.
 pub const MIN_CONFIDENCE: f64 = 0.2;
 
@@ -84,16 +86,24 @@ pub fn best_offset(r: &[Thumb], d: &[Thumb], reach: i32, span: usize) -> Option<
     let costs: Vec<(i32, f64)> = (-reach..=reach)
         .filter_map(|k| cost(r, d, k, span).map(|c| (k, c)))
         .collect();
-    let &(offset, best) = costs.iter().min_by(|a, b| a.1.total_cmp(&b.1))?;
-    let runner_up = costs
-        .iter()
-        .filter(|(k, _)| (k - offset).abs() >= 2)
-        .map(|&(_, c)| c)
-        .min_by(f64::total_cmp);
-    let confidence = match runner_up {
-        Some(c) if c > 0.0 => (1.0 - best / c).clamp(0.0, 1.0),
-        Some(_) => 0.0,
-        None => 1.0,
+    let at = (0..costs.len()).min_by(|&a, &b| costs[a].1.total_cmp(&costs[b].1))?;
+    let (offset, best) = costs[at];
+    let mut sorted: Vec<f64> = costs.iter().map(|c| c.1).collect();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[sorted.len() / 2];
+    // Another valley: a local minimum other than the best one.
+    let rival = (0..costs.len())
+        .filter(|&i| i != at)
+        .filter(|&i| {
+            let c = costs[i].1;
+            (i == 0 || c <= costs[i - 1].1) && (i + 1 == costs.len() || c <= costs[i + 1].1)
+        })
+        .map(|i| costs[i].1)
+        .fold(median, f64::min);
+    let confidence = if rival > 0.0 {
+        (1.0 - best / rival).clamp(0.0, 1.0)
+    } else {
+        0.0
     };
     Some(Found { offset, confidence })
 }
@@ -219,29 +229,35 @@ fn media_thumbnails(input: &Input, n: usize) -> Result<Vec<Thumb>, Fail> {
 /// The 64x36 block means of a luma plane (`bps` bytes per sample, little
 /// endian, of `bpc` bits, brought to 8), less their mean.
 fn thumbnail(plane: &[u8], w: usize, h: usize, (bps, bpc): (usize, u8)) -> Thumb {
-    let mut sums = vec![0f64; TW * TH];
+    let mut sums = vec![0u64; TW * TH];
     let mut counts = vec![0u32; TW * TH];
     let depth_shift = bpc.saturating_sub(8);
+    // Each block's columns: [edge[c], edge[c + 1]).
+    let edge: Vec<usize> = (0..=TW).map(|c| (c * w).div_ceil(TW)).collect();
     for y in 0..h {
         let ty = y * TH / h;
         let row = &plane[y * w * bps..(y + 1) * w * bps];
-        for x in 0..w {
-            let v = if bps == 2 {
-                u16::from_le_bytes([row[2 * x], row[2 * x + 1]]) >> depth_shift
+        for c in 0..TW {
+            let cols = edge[c]..edge[c + 1];
+            let n = cols.len() as u32;
+            let sum: u64 = if bps == 2 {
+                row[cols.start * 2..cols.end * 2]
+                    .chunks_exact(2)
+                    .map(|b| u64::from(u16::from_le_bytes([b[0], b[1]]) >> depth_shift))
+                    .sum()
             } else {
-                u16::from(row[x])
+                row[cols].iter().map(|&v| u64::from(v)).sum()
             };
-            let t = ty * TW + x * TW / w;
-            sums[t] += f64::from(v);
-            counts[t] += 1;
+            sums[ty * TW + c] += sum;
+            counts[ty * TW + c] += n;
         }
     }
     let means: Vec<f32> = sums
         .iter()
         .zip(&counts)
-        .map(|(s, &c)| {
+        .map(|(&s, &c)| {
             if c > 0 {
-                (*s / f64::from(c)) as f32
+                (s as f64 / f64::from(c)) as f32
             } else {
                 0.0
             }
@@ -272,6 +288,23 @@ mod tests {
             assert_eq!(f.offset, -lag, "{lag}: {f:?}");
             assert!(f.confidence > 0.5, "{lag}: {f:?}");
         }
+    }
+
+    #[test]
+    fn a_slow_pan_is_one_clear_valley() {
+        // A gradient moving a pixel a frame at 4x the thumbnail's width:
+        // neighbouring offsets differ little, but there is one valley.
+        let slow = |t: usize| {
+            let plane: Vec<u8> = (0..TH * 4)
+                .flat_map(|y| (0..TW * 4).map(move |x| ((x + t + y / 3) % 200) as u8))
+                .collect();
+            thumbnail(&plane, TW * 4, TH * 4, (1, 8))
+        };
+        let r: Vec<Thumb> = (5..60).map(slow).collect();
+        let d: Vec<Thumb> = (0..60).map(slow).collect();
+        let f = best_offset(&r, &d, 10, 30).unwrap();
+        assert_eq!(f.offset, 5, "{f:?}");
+        assert!(f.confidence > 0.5, "{f:?}");
     }
 
     #[test]
