@@ -11,6 +11,7 @@
 use crate::input::{Input, Kind};
 use crate::{Fail, usage};
 use gst::prelude::*;
+use gst_video::prelude::*;
 use gstvmafhip::vmaf::y4m::Y4mReader;
 use gstvmafhip::vmaf::yuv::frame_bytes;
 use std::io::Read;
@@ -171,17 +172,26 @@ fn open(path: &str) -> Result<std::fs::File, Fail> {
     std::fs::File::open(path).map_err(|e| Fail::input(format!("{path}: {e}")))
 }
 
-/// A media file's first `n` frames, decoded by GStreamer to 8-bit luma.
+/// A media file's first `n` frames' luma, decoded by GStreamer on the
+/// CPU: a GPU decoder's start (its plugin probing every GPU) would cost
+/// more than the few frames it decodes, and a thumbnail needs no exact
+/// decoder. The decoder's own YUV layout is taken as it comes
+/// (`videoconvert` passes it through), and its luma brought to 8 bits here.
 fn media_thumbnails(input: &Input, n: usize) -> Result<Vec<Thumb>, Fail> {
     let fail = |what: String| Fail::input(format!("{}: --align auto: {what}", input.path));
     let desc = format!(
-        "filesrc location=\"{}\" ! decodebin ! videoconvert ! video/x-raw,format=GRAY8 ! appsink name=luma sync=false",
+        "filesrc location=\"{}\" ! decodebin name=decode ! videoconvert \
+         ! video/x-raw,format={{I420,YV12,NV12,NV21,Y42B,Y444,GRAY8,I420_10LE,I422_10LE,Y444_10LE,P010_10LE,I420_12LE,I422_12LE,Y444_12LE,GRAY16_LE}} \
+         ! appsink name=luma sync=false",
         input.path.replace('"', "\\\"")
     );
     let pipeline = gst::parse::launch(&desc)
         .map_err(|e| fail(e.to_string()))?
         .downcast::<gst::Pipeline>()
         .map_err(|_| fail("not a pipeline".into()))?;
+    if let Some(decode) = pipeline.by_name("decode") {
+        skip_gpu_decoders(&decode);
+    }
     let sink = pipeline
         .by_name("luma")
         .and_then(|s| s.downcast::<gst_app::AppSink>().ok())
@@ -195,35 +205,69 @@ fn media_thumbnails(input: &Input, n: usize) -> Result<Vec<Thumb>, Fail> {
         let Ok(sample) = sink.pull_sample() else {
             break;
         };
-        let (Some(buf), Some(info)) = (
-            sample.buffer(),
-            sample
-                .caps()
-                .and_then(|c| gst_video::VideoInfo::from_caps(c).ok()),
-        ) else {
-            problem = Some("a frame without caps".to_string());
-            break;
-        };
-        let Ok(map) = buf.map_readable() else {
-            problem = Some("a frame that cannot be read".to_string());
-            break;
-        };
-        // Rows of the luma plane at its stride, packed.
-        let (w, h, stride) = (
-            info.width() as usize,
-            info.height() as usize,
-            info.stride()[0] as usize,
-        );
-        let plane: Vec<u8> = (0..h)
-            .flat_map(|y| map[y * stride..y * stride + w].iter().copied())
-            .collect();
-        out.push(thumbnail(&plane, w, h, (1, 8)));
+        match luma_of(&sample) {
+            Ok((plane, w, h)) => out.push(thumbnail(&plane, w, h, (1, 8))),
+            Err(p) => {
+                problem = Some(p);
+                break;
+            }
+        }
     }
     let _ = pipeline.set_state(gst::State::Null);
     match problem {
         Some(p) => Err(fail(p)),
         None => Ok(out),
     }
+}
+
+/// Makes `decodebin` pass over the GPU decoders (`autoplug-select`: skip).
+fn skip_gpu_decoders(decodebin: &gst::Element) {
+    let Some(class) = glib::Type::from_name("GstAutoplugSelectResult")
+        .and_then(glib::EnumClass::with_type)
+    else {
+        return;
+    };
+    decodebin.connect("autoplug-select", false, move |args| {
+        let gpu = args
+            .get(3)
+            .and_then(|a| a.get::<gst::ElementFactory>().ok())
+            .is_some_and(|f| crate::decode::is_gpu_decoder(&f.name()));
+        // GST_AUTOPLUG_SELECT_TRY (0) or _SKIP (2).
+        class.to_value(if gpu { 2 } else { 0 })
+    });
+}
+
+/// A decoded frame's luma plane as packed 8-bit rows, with its size.
+fn luma_of(sample: &gst::Sample) -> Result<(Vec<u8>, usize, usize), String> {
+    let (Some(buf), Some(info)) = (
+        sample.buffer(),
+        sample
+            .caps()
+            .and_then(|c| gst_video::VideoInfo::from_caps(c).ok()),
+    ) else {
+        return Err("a frame without caps".into());
+    };
+    let frame = gst_video::VideoFrameRef::from_buffer_ref_readable(buf, &info)
+        .map_err(|_| "a frame that cannot be read".to_string())?;
+    let f = info.format_info();
+    let (w, h) = (info.width() as usize, info.height() as usize);
+    let (pstride, depth, shift) = (f.pixel_stride()[0] as usize, f.depth()[0], f.shift()[0]);
+    let stride = frame.plane_stride()[0] as usize;
+    let data = frame
+        .plane_data(0)
+        .map_err(|_| "a frame without a luma plane".to_string())?;
+    let mut plane = Vec::with_capacity(w * h);
+    for y in 0..h {
+        let row = &data[y * stride..y * stride + w * pstride];
+        if pstride == 1 {
+            plane.extend_from_slice(row);
+        } else {
+            plane.extend(row.chunks_exact(2).map(|b| {
+                ((u16::from_le_bytes([b[0], b[1]]) >> shift) >> depth.saturating_sub(8)) as u8
+            }));
+        }
+    }
+    Ok((plane, w, h))
 }
 
 /// The 64x36 block means of a luma plane (`bps` bytes per sample, little
