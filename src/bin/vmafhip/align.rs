@@ -222,8 +222,8 @@ fn media_thumbnails(input: &Input, n: usize) -> Result<Vec<Thumb>, Fail> {
 
 /// Makes `decodebin` pass over the GPU decoders (`autoplug-select`: skip).
 fn skip_gpu_decoders(decodebin: &gst::Element) {
-    let Some(class) = glib::Type::from_name("GstAutoplugSelectResult")
-        .and_then(glib::EnumClass::with_type)
+    let Some(class) =
+        glib::Type::from_name("GstAutoplugSelectResult").and_then(glib::EnumClass::with_type)
     else {
         return;
     };
