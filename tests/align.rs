@@ -164,3 +164,26 @@ fn align_offset_in_a_live_pipeline_is_a_clear_error() {
         e.error()
     );
 }
+
+/// The offset is reported where the issue's readers look first: the
+/// stream's first frame message, and the pooled message.
+#[test]
+fn the_first_frame_message_and_the_pooled_message_carry_the_offset() {
+    use gst::prelude::*;
+    let pipeline = common::pipeline::launch(
+        "videotestsrc num-buffers=12 pattern=ball ! video/x-raw,width=160,height=120,framerate=25/1 \
+         ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! v.dist_sink \
+         vmafhip name=v backend=cpu frame-message=true align-offset=2 align-confidence=0.9 ! fakesink",
+    );
+    let bus = pipeline.bus().unwrap();
+    pipeline.set_state(gst::State::Playing).unwrap();
+    let out = common::pipeline::collect(&bus);
+    pipeline.set_state(gst::State::Null).unwrap();
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    // The distorted copy's first two frames are not scored: 10 pairs.
+    assert_eq!(out.frames.len(), 10);
+    assert_eq!(out.frames[0].alignment, Some((2, Some(0.9))));
+    assert!(out.frames[1..].iter().all(|f| f.alignment.is_none()));
+    let p = &out.pooled[0];
+    assert_eq!((p.offset, p.offset_confidence), (2, Some(0.9)));
+}

@@ -267,6 +267,9 @@ pub struct VmafFrameMessage {
     /// `label`, when set: which rendition of a ladder this is.
     pub rendition: String,
     pub label: Option<String>,
+    /// On a stream's first frame, when the inputs were aligned
+    /// (`align-offset`): the offset, and how clearly it was found.
+    pub alignment: Option<(i32, Option<f64>)>,
 }
 
 impl VmafFrameMessage {
@@ -439,6 +442,16 @@ impl From<&VmafFrameMessage> for gst::Structure {
             .field("index64", m.index);
         let b = times(b, [m.timestamp, m.stream_time, m.running_time, m.duration])
             .field("score", m.score);
+        let b = match m.alignment {
+            Some((offset, confidence)) => {
+                let b = b.field("align-offset", offset);
+                match confidence {
+                    Some(c) => b.field("align-confidence", c),
+                    None => b,
+                }
+            }
+            None => b,
+        };
         finish(
             b,
             [m.psnr_y, m.ssim, m.ms_ssim],
@@ -471,6 +484,10 @@ impl TryFrom<&gst::StructureRef> for VmafFrameMessage {
             backend: s.get::<String>("backend").unwrap_or_default(),
             rendition: s.get::<String>("rendition").unwrap_or_default(),
             label: s.get::<String>("label").ok(),
+            alignment: s
+                .get::<i32>("align-offset")
+                .ok()
+                .map(|o| (o, s.get::<f64>("align-confidence").ok())),
         })
     }
 }
@@ -629,9 +646,18 @@ mod tests {
             backend: "cpu (1 thread)".into(),
             rendition: "dist_sink_2".into(),
             label: Some("720p".into()),
+            alignment: None,
         };
         let s = gst::Structure::from(&m);
         assert_eq!(VmafFrameMessage::try_from(s.as_ref()).unwrap(), m);
+        let first = VmafFrameMessage {
+            index: 0,
+            alignment: Some((5, Some(0.99))),
+            ..m.clone()
+        };
+        let f = gst::Structure::from(&first);
+        assert_eq!(VmafFrameMessage::try_from(f.as_ref()).unwrap(), first);
+        assert_eq!(f.get::<i32>("align-offset"), Ok(5));
         assert!(VmafPooledMessage::try_from(s.as_ref()).is_err());
         // GStreamer 1.28's types: index a gint, times guint64, score a double.
         assert_eq!(s.get::<i32>("index"), Ok(3));

@@ -640,6 +640,9 @@ impl Rendition {
             backend: self.backend.clone(),
             rendition: self.name.clone(),
             label: self.label.clone(),
+            alignment: (scores.index + self.index_offset == 0
+                && (self.settings.align_offset != 0 || self.settings.align_confidence.is_some()))
+            .then_some((self.settings.align_offset, self.settings.align_confidence)),
         }
     }
 
