@@ -61,136 +61,138 @@ impl Metrics {
     pub fn render(&self) -> String {
         let all = self.0.lock().unwrap();
         let mut out = String::new();
-        let mut family = |name: &str, kind: &str, help: &str, samples: Vec<String>| {
-            let _ = writeln!(out, "# TYPE {name} {kind}\n# HELP {name} {help}");
-            for s in samples {
-                let _ = writeln!(out, "{s}");
-            }
-        };
-        let each = |f: &dyn Fn(&str, &Series) -> Vec<String>| -> Vec<String> {
-            all.iter().flat_map(|(who, s)| f(&label(who), s)).collect()
-        };
-        family(
-            "vmafhip_backend",
-            "info",
-            "The engine and device scoring the rendition.",
-            each(&|r, s| {
-                vec![format!(
-                    "vmafhip_backend_info{{rendition=\"{r}\",backend=\"{}\"}} 1",
-                    escape(&s.backend)
-                )]
-            }),
-        );
-        for (name, help, get) in [
-            (
-                "vmafhip_frames_scored",
-                "Frames scored.",
-                (|s: &Series| s.scored) as fn(&Series) -> u64,
-            ),
-            (
-                "vmafhip_frames_repeated",
-                "Reference frames scored against a repeated distorted picture (the distorted branch missed a frame).",
-                |s: &Series| s.repeated,
-            ),
-            (
-                "vmafhip_frames_unscored",
-                "Reference frames not scored (no distorted frame in time).",
-                |s: &Series| s.unscored,
-            ),
-        ] {
-            family(
-                name,
-                "counter",
-                help,
-                each(&|r, s| vec![format!("{name}_total{{rendition=\"{r}\"}} {}", get(s))]),
+        for f in FAMILIES {
+            let sample = match f.kind {
+                "counter" => format!("{}_total", f.name),
+                "info" => format!("{}_info", f.name),
+                _ => f.name.to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "# TYPE {0} {1}\n# HELP {0} {2}",
+                f.name, f.kind, f.help
             );
+            for (who, s) in all.iter() {
+                for (labels, value) in (f.samples)(s) {
+                    let _ = writeln!(
+                        out,
+                        "{sample}{{rendition=\"{}\"{labels}}} {value}",
+                        escape(who)
+                    );
+                }
+            }
         }
-        family(
-            "vmafhip_vmaf",
-            "gauge",
-            "VMAF of the last frame scored.",
-            each(&|r, s| {
-                s.vmaf
-                    .map(|v| format!("vmafhip_vmaf{{rendition=\"{r}\"}} {}", number(v)))
-                    .into_iter()
-                    .collect()
-            }),
-        );
-        family(
-            "vmafhip_window_vmaf",
-            "gauge",
-            "VMAF over the last window (the element's window property), by statistic.",
-            each(&|r, s| {
-                s.window
-                    .iter()
-                    .flat_map(|w| {
-                        [
-                            ("mean", w.mean),
-                            ("harmonic_mean", w.harmonic_mean),
-                            ("min", w.min),
-                            ("low_1", w.low_1),
-                        ]
-                        .map(|(stat, v)| {
-                            format!(
-                                "vmafhip_window_vmaf{{rendition=\"{r}\",stat=\"{stat}\"}} {}",
-                                number(v)
-                            )
-                        })
-                    })
-                    .collect()
-            }),
-        );
-        family(
-            "vmafhip_window_frames",
-            "gauge",
-            "Frames in the last window.",
-            each(&|r, s| {
-                s.window
-                    .iter()
-                    .map(|w| format!("vmafhip_window_frames{{rendition=\"{r}\"}} {}", w.frames))
-                    .collect()
-            }),
-        );
-        family(
-            "vmafhip_alert",
-            "gauge",
-            "1 while the last window's mean VMAF is below alert-below.",
-            each(&|r, s| {
-                let on = s.window.as_ref().is_some_and(|w| w.alert);
-                vec![format!(
-                    "vmafhip_alert{{rendition=\"{r}\"}} {}",
-                    u8::from(on)
-                )]
-            }),
-        );
-        family(
-            "vmafhip_fps",
-            "gauge",
-            "Frames scored per second of wall clock since the rendition's first frame.",
-            each(&|r, s| {
-                let secs = s.first_frame.map_or(0.0, |t| t.elapsed().as_secs_f64());
-                let fps = if secs > 0.0 {
-                    s.scored as f64 / secs
-                } else {
-                    0.0
-                };
-                vec![format!("vmafhip_fps{{rendition=\"{r}\"}} {}", number(fps))]
-            }),
-        );
         out.push_str("# EOF\n");
         out
     }
 }
+
+/// One metric family: its name, type and help, and a rendition's samples
+/// (the labels after `rendition`, and the value).
+struct Family {
+    name: &'static str,
+    kind: &'static str,
+    help: &'static str,
+    samples: fn(&Series) -> Vec<(String, String)>,
+}
+
+/// One sample without labels of its own.
+fn plain(value: String) -> Vec<(String, String)> {
+    vec![(String::new(), value)]
+}
+
+const FAMILIES: &[Family] = &[
+    Family {
+        name: "vmafhip_backend",
+        kind: "info",
+        help: "The engine and device scoring the rendition.",
+        samples: |s| vec![(format!(",backend=\"{}\"", escape(&s.backend)), "1".into())],
+    },
+    Family {
+        name: "vmafhip_frames_scored",
+        kind: "counter",
+        help: "Frames scored.",
+        samples: |s| plain(s.scored.to_string()),
+    },
+    Family {
+        name: "vmafhip_frames_repeated",
+        kind: "counter",
+        help: "Reference frames scored against a repeated distorted picture (the distorted branch missed a frame).",
+        samples: |s| plain(s.repeated.to_string()),
+    },
+    Family {
+        name: "vmafhip_frames_unscored",
+        kind: "counter",
+        help: "Reference frames not scored (no distorted frame in time).",
+        samples: |s| plain(s.unscored.to_string()),
+    },
+    Family {
+        name: "vmafhip_vmaf",
+        kind: "gauge",
+        help: "VMAF of the last frame scored.",
+        samples: |s| {
+            s.vmaf
+                .map(|v| (String::new(), number(v)))
+                .into_iter()
+                .collect()
+        },
+    },
+    Family {
+        name: "vmafhip_window_vmaf",
+        kind: "gauge",
+        help: "VMAF over the last window (the element's window property), by statistic.",
+        samples: |s| {
+            s.window
+                .iter()
+                .flat_map(|w| {
+                    [
+                        ("mean", w.mean),
+                        ("harmonic_mean", w.harmonic_mean),
+                        ("min", w.min),
+                        ("low_1", w.low_1),
+                    ]
+                    .map(|(stat, v)| (format!(",stat=\"{stat}\""), number(v)))
+                })
+                .collect()
+        },
+    },
+    Family {
+        name: "vmafhip_window_frames",
+        kind: "gauge",
+        help: "Frames in the last window.",
+        samples: |s| {
+            s.window
+                .iter()
+                .flat_map(|w| plain(w.frames.to_string()))
+                .collect()
+        },
+    },
+    Family {
+        name: "vmafhip_alert",
+        kind: "gauge",
+        help: "1 while the last window's mean VMAF is below alert-below.",
+        samples: |s| plain(u8::from(s.window.as_ref().is_some_and(|w| w.alert)).to_string()),
+    },
+    Family {
+        name: "vmafhip_fps",
+        kind: "gauge",
+        help: "Frames scored per second of wall clock since the rendition's first frame.",
+        samples: |s| {
+            let secs = s.first_frame.map_or(0.0, |t| t.elapsed().as_secs_f64());
+            plain(number(if secs > 0.0 {
+                s.scored as f64 / secs
+            } else {
+                0.0
+            }))
+        },
+    },
+];
 
 /// A label value as OpenMetrics writes it.
 fn escape(v: &str) -> String {
     v.replace('\\', "\\\\")
         .replace('"', "\\\"")
         .replace('\n', "\\n")
-}
-
-fn label(who: &str) -> String {
-    escape(who)
 }
 
 /// A sample value as OpenMetrics writes it.
