@@ -58,6 +58,46 @@ pub struct Found {
 /// One frame's thumbnail, its mean taken out.
 type Thumb = Vec<f32>;
 
+/// The frames DIST lags REF (`--align`): 0 with `off`; with `auto`, found
+/// from the first seconds (a note says it, a warning when it is too
+/// unclear to use, and then 0).
+pub fn resolve(
+    align: Align,
+    reference: &Input,
+    distorted: &Input,
+    say: &dyn Fn(String),
+) -> Result<(i32, Option<f64>), Fail> {
+    match align {
+        Align::Off => Ok((0, None)),
+        Align::Frames(n) => Ok((n, None)),
+        Align::Auto => {
+            let f = find(reference, distorted, 2.0)?;
+            if f.confidence < MIN_CONFIDENCE {
+                say(format!(
+                    "warning: --align auto: no clear offset between {} and {} in ±2 s (best {} frames, confidence {:.2}): scoring them unshifted",
+                    reference.path, distorted.path, f.offset, f.confidence
+                ));
+                return Ok((0, Some(f.confidence)));
+            }
+            say(format!(
+                "note: --align auto: {} {} (confidence {:.2})",
+                distorted.path,
+                match f.offset {
+                    0 => "is aligned with the reference".to_string(),
+                    n if n > 0 =>
+                        format!("lags the reference by {n} frames: its first {n} are not scored"),
+                    n => format!(
+                        "leads the reference by {} frames: the reference's first {} are not scored",
+                        -n, -n
+                    ),
+                },
+                f.confidence
+            ));
+            Ok((f.offset, Some(f.confidence)))
+        }
+    }
+}
+
 /// The offset between `reference` and `distorted` within ±`window_s`.
 pub fn find(reference: &Input, distorted: &Input, window_s: f64) -> Result<Found, Fail> {
     let fps = reference.video.fps;

@@ -1,7 +1,6 @@
 //! One reference and one distorted file scored: the inputs opened, the
 //! pipeline built around a `vmafhip` element, its bus watched to the end.
 
-use crate::align::Align;
 use crate::decode::{self, Decoding};
 use crate::input::{self, Input, Kind, Role};
 use crate::{Args, Exit, Fail, OutFormat, feed, nvdec};
@@ -81,7 +80,7 @@ pub fn score_pair(
     for note in pairing_notes(a, &reference, &distorted)? {
         say(note);
     }
-    let (offset, confidence) = alignment(a.align, &reference, &distorted, &say)?;
+    let (offset, confidence) = crate::align::resolve(a.align, &reference, &distorted, &say)?;
     let pipeline = build_pipeline(&reference, &distorted)?;
     let v = pipeline.by_name("v").expect("named in the description");
     share_gpu_context(&pipeline, &v);
@@ -132,46 +131,6 @@ pub fn score_pair(
             (distorted.video.width, distorted.video.height),
         ],
     })
-}
-
-/// The frames DIST lags REF (`--align`): 0 with `off`; with `auto`, found
-/// from the first seconds (a note says it, a warning when it is too
-/// unclear to use, and then 0).
-fn alignment(
-    align: Align,
-    reference: &Input,
-    distorted: &Input,
-    say: &dyn Fn(String),
-) -> Result<(i32, Option<f64>), Fail> {
-    match align {
-        Align::Off => Ok((0, None)),
-        Align::Frames(n) => Ok((n, None)),
-        Align::Auto => {
-            let f = crate::align::find(reference, distorted, 2.0)?;
-            if f.confidence < crate::align::MIN_CONFIDENCE {
-                say(format!(
-                    "warning: --align auto: no clear offset between {} and {} in ±2 s (best {} frames, confidence {:.2}): scoring them unshifted",
-                    reference.path, distorted.path, f.offset, f.confidence
-                ));
-                return Ok((0, Some(f.confidence)));
-            }
-            say(format!(
-                "note: --align auto: {} {} (confidence {:.2})",
-                distorted.path,
-                match f.offset {
-                    0 => "is aligned with the reference".to_string(),
-                    n if n > 0 =>
-                        format!("lags the reference by {n} frames: its first {n} are not scored"),
-                    n => format!(
-                        "leads the reference by {} frames: the reference's first {} are not scored",
-                        -n, -n
-                    ),
-                },
-                f.confidence
-            ));
-            Ok((f.offset, Some(f.confidence)))
-        }
-    }
 }
 
 /// Marks the inputs that the command's own NVDEC path decodes (`direct`,
