@@ -1,7 +1,8 @@
-//! `--align`: the command finds the frame offset between REF and DIST from
-//! their first seconds and scores the frames it pairs; the numbers equal
-//! scoring the pair cut to match by hand. Natural content: the golden
-//! clips (a coffee cup, an astronaut), against their encodes.
+//! `--align` and the element's `align`: the frame offset between REF and
+//! DIST found from their first seconds, then dropped and duplicated frames
+//! followed; the numbers equal scoring the pair cut to match by hand.
+//! Natural content: the golden clips (a coffee cup, an astronaut) against
+//! their encodes, and a pan across the coffee cup with grain.
 
 mod command_line;
 mod common;
@@ -94,7 +95,7 @@ fn offsets_are_found_and_the_aligned_frames_scored_exactly() {
         );
         assert_eq!(inputs["offset"], offset, "{what}: {err}");
         assert!(confidence > 0.5, "{what}: {err}");
-        assert!(err.contains("--align auto:"), "{err}");
+        assert!(err.contains("align=auto:"), "{err}");
         assert_eq!(vmaf(&got), vmaf(expected), "{what}");
         assert_eq!(got["pooled_metrics"], expected["pooled_metrics"], "{what}");
     }
@@ -134,35 +135,35 @@ fn align_takes_auto_off_or_frames_and_one_dist() {
     }
 }
 
-/// The live pairing holds frames before the alignment sees them: a live
-/// pipeline with `align-offset` is refused, not scored unshifted.
+/// A live pipeline aligns too: a copy of the reference (offset 0) is
+/// paired frame for frame, every frame scored as a file's would be.
 #[test]
-fn align_offset_in_a_live_pipeline_is_a_clear_error() {
+fn align_auto_in_a_live_pipeline_pairs_every_frame() {
     use gst::prelude::*;
-    let pipeline = common::pipeline::launch(
-        "videotestsrc is-live=true num-buffers=30 ! video/x-raw,width=160,height=120,framerate=30/1 \
-         ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! v.dist_sink \
-         vmafhip name=v backend=cpu align-offset=2 ! fakesink",
-    );
-    let bus = pipeline.bus().unwrap();
-    pipeline.set_state(gst::State::Playing).unwrap();
-    let msg = bus
-        .timed_pop_filtered(
-            gst::ClockTime::from_seconds(60),
-            &[gst::MessageType::Error, gst::MessageType::Eos],
-        )
-        .expect("an error or the end");
-    pipeline.set_state(gst::State::Null).unwrap();
-    let gst::MessageView::Error(e) = msg.view() else {
-        panic!("no error: {msg:?}")
+    let run = |live: bool, align: &str| {
+        let pipeline = common::pipeline::launch(&format!(
+            "videotestsrc is-live={live} num-buffers=60 pattern=ball ! video/x-raw,width=160,height=120,framerate=30/1 \
+             ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! v.dist_sink \
+             vmafhip name=v backend=cpu frame-message=true align={align} ! fakesink"
+        ));
+        let bus = pipeline.bus().unwrap();
+        pipeline.set_state(gst::State::Playing).unwrap();
+        let out = common::pipeline::collect(&bus);
+        pipeline.set_state(gst::State::Null).unwrap();
+        assert!(out.errors.is_empty(), "{:?}", out.errors);
+        out
     };
-    assert!(
-        e.error()
-            .to_string()
-            .contains("not applied in live pipelines"),
-        "{}",
-        e.error()
+    let out = run(true, "auto");
+    let p = &out.pooled[0];
+    println!(
+        "live align=auto: offset {} ({:?}), {:?}",
+        p.offset, p.offset_confidence, p.pairing
     );
+    assert_eq!(p.offset, 0);
+    assert_eq!((p.pairing.dropped, p.pairing.duplicated), (0, 0));
+    let scores =
+        |o: &common::pipeline::Outcome| o.frames.iter().map(|f| f.score).collect::<Vec<_>>();
+    assert_eq!(scores(&out), scores(&run(false, "off")));
 }
 
 /// The offset is reported where the issue's readers look first: the
@@ -173,7 +174,7 @@ fn the_first_frame_message_and_the_pooled_message_carry_the_offset() {
     let pipeline = common::pipeline::launch(
         "videotestsrc num-buffers=12 pattern=ball ! video/x-raw,width=160,height=120,framerate=25/1 \
          ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! v.dist_sink \
-         vmafhip name=v backend=cpu frame-message=true align-offset=2 align-confidence=0.9 ! fakesink",
+         vmafhip name=v backend=cpu frame-message=true align=2 ! fakesink",
     );
     let bus = pipeline.bus().unwrap();
     pipeline.set_state(gst::State::Playing).unwrap();
@@ -182,8 +183,114 @@ fn the_first_frame_message_and_the_pooled_message_carry_the_offset() {
     assert!(out.errors.is_empty(), "{:?}", out.errors);
     // The distorted copy's first two frames are not scored: 10 pairs.
     assert_eq!(out.frames.len(), 10);
-    assert_eq!(out.frames[0].alignment, Some((2, Some(0.9))));
+    assert_eq!(out.frames[0].alignment, Some((2, None)));
     assert!(out.frames[1..].iter().all(|f| f.alignment.is_none()));
     let p = &out.pooled[0];
-    assert_eq!((p.offset, p.offset_confidence), (2, Some(0.9)));
+    assert_eq!((p.offset, p.offset_confidence), (2, None));
+}
+
+/// A pan across the coffee cup (reference) and across its encode
+/// (distorted), `n` frames of 320x180 moving 3 pixels a frame, with grain.
+fn pan(n: usize) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+    let reference = frames("coffee_576x324_420p8_12f_ref.yuv.zst");
+    let encode = frames("coffee_576x324_420p8_12f_crf23.yuv.zst");
+    let crop = |src: &[u8], x0: usize, seed: usize| {
+        let (w, h) = (320, 180);
+        let mut out = Vec::with_capacity(w * h * 3 / 2);
+        for y in 0..h {
+            for x in 0..w {
+                let v = src[(y + 40) * W + x0 + x] as i32;
+                let grain = ((x * 7919 + y * 104_729 + seed * 31) % 7) as i32 - 3;
+                out.push((v + grain).clamp(0, 255) as u8);
+            }
+        }
+        for plane in 0..2 {
+            let base = W * H + plane * (W / 2) * (H / 2);
+            for y in 0..h / 2 {
+                let row = base + (y + 20) * (W / 2) + x0 / 2;
+                out.extend_from_slice(&src[row..row + w / 2]);
+            }
+        }
+        out
+    };
+    (0..n)
+        .map(|t| {
+            (
+                crop(&reference[t % 12], t * 3, t),
+                crop(&encode[t % 12], t * 3, t),
+            )
+        })
+        .unzip()
+}
+
+/// The command's JSON and stderr for a 320x180 pair.
+fn score_pan(dir: &Path, r: &Path, d: &Path, extra: &[&str], tag: &str) -> (Value, String) {
+    let out = dir.join(format!("{tag}.json"));
+    let o = vmafhip()
+        .args([
+            s(r),
+            s(d),
+            "-w",
+            "320",
+            "-h",
+            "180",
+            "--backend",
+            "cpu",
+            "--json",
+            "-o",
+            s(&out),
+        ])
+        .args(extra)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success(), "{tag}: {err}");
+    (json_of(&out), err)
+}
+
+/// An encode that starts with 3 frames of its own, drops reference frames
+/// 20, 37 and 38 and shows frame 50 twice: `--align auto` finds the offset
+/// and the three events where they are, and scores exactly the pairs a
+/// hand-made pre-aligned copy gives.
+#[test]
+fn drops_and_duplicates_are_found_and_the_shown_frames_scored() {
+    let dir = scratch_dir("align_events");
+    let (reference, encode) = pan(80);
+    let (_, other) = pan(90);
+    let shown: Vec<usize> = (0..20).chain(21..37).chain(39..51).chain(50..80).collect();
+    let dist: Vec<Vec<u8>> = other[85..88]
+        .iter()
+        .cloned()
+        .chain(shown.iter().map(|&i| encode[i].clone()))
+        .collect();
+    let prealigned: Vec<Vec<u8>> = shown.iter().map(|&i| reference[i].clone()).collect();
+    let r = write(&dir, "pan_ref.yuv", &reference);
+    let d = write(&dir, "pan_dist.yuv", &dist);
+    let rp = write(&dir, "pan_ref_prealigned.yuv", &prealigned);
+    let dp = write(&dir, "pan_dist_prealigned.yuv", &dist[3..]);
+    let (expected, _) = score_pan(&dir, &rp, &dp, &[], "prealigned");
+    let (got, err) = score_pan(&dir, &r, &d, &["--align", "auto"], "auto");
+    println!("{err}");
+    let inputs = &got["inputs"];
+    println!(
+        "offset {} (confidence {}), dropped {}, duplicated {}",
+        inputs["offset"],
+        inputs["offset_confidence"],
+        inputs["dropped_frames"],
+        inputs["duplicated_frames"]
+    );
+    assert_eq!(inputs["offset"], 3, "{err}");
+    assert_eq!(inputs["dropped_frames"], 3, "{err}");
+    assert_eq!(inputs["duplicated_frames"], 1, "{err}");
+    for event in [
+        "dropped REF's frame 20",
+        "dropped REF's frame 37",
+        "dropped REF's frame 38",
+        "repeats REF's frame 50",
+    ] {
+        assert!(err.contains(event), "{event}: {err}");
+    }
+    assert_eq!(vmaf(&got).len(), shown.len());
+    assert_eq!(vmaf(&got), vmaf(&expected));
+    assert_eq!(got["pooled_metrics"], expected["pooled_metrics"]);
 }

@@ -128,6 +128,7 @@ fn a_slow_distorted_branch_is_waited_for() {
             unscored: 0,
             distorted: 60,
             distorted_past_end: false,
+            ..Pairing::default()
         }
     );
     // The distorted frames are the reference's own, each scored once.

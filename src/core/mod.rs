@@ -7,6 +7,7 @@
 //! `cpu` and `gpu` (the backends), `vmaf` (the scorer), `element`
 //! (docs/architecture.md).
 
+pub mod align;
 pub mod backend;
 pub mod error;
 pub mod frame;

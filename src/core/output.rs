@@ -144,12 +144,16 @@ pub struct Coverage {
     /// found (None: given, not found).
     pub offset: i32,
     pub offset_confidence: Option<f64>,
+    /// Reference frames the distorted input dropped (not scored), and
+    /// distorted frames that repeat the one before (scored).
+    pub dropped: u64,
+    pub duplicated: u64,
 }
 
 impl Coverage {
     fn json(&self) -> String {
         format!(
-            "{{\"reference_frames\": {}, \"distorted_frames\": {}, \"scored_frames\": {}, \"lengths_differ\": {}, \"interrupted\": {}, \"offset\": {}, \"offset_confidence\": {}}}",
+            "{{\"reference_frames\": {}, \"distorted_frames\": {}, \"scored_frames\": {}, \"lengths_differ\": {}, \"interrupted\": {}, \"offset\": {}, \"offset_confidence\": {}, \"dropped_frames\": {}, \"duplicated_frames\": {}}}",
             self.reference_frames,
             self.distorted_frames,
             self.scored_frames,
@@ -157,13 +161,15 @@ impl Coverage {
             self.interrupted,
             self.offset,
             self.offset_confidence
-                .map_or("null".to_string(), |c| format!("{c:.3}"))
+                .map_or("null".to_string(), |c| format!("{c:.3}")),
+            self.dropped,
+            self.duplicated
         )
     }
 
     fn xml(&self) -> String {
         format!(
-            "  <inputs reference_frames=\"{}\" distorted_frames=\"{}\" scored_frames=\"{}\" lengths_differ=\"{}\" interrupted=\"{}\" offset=\"{}\"{} />\n",
+            "  <inputs reference_frames=\"{}\" distorted_frames=\"{}\" scored_frames=\"{}\" lengths_differ=\"{}\" interrupted=\"{}\" offset=\"{}\"{} dropped_frames=\"{}\" duplicated_frames=\"{}\" />\n",
             self.reference_frames,
             self.distorted_frames,
             self.scored_frames,
@@ -171,7 +177,9 @@ impl Coverage {
             self.interrupted,
             self.offset,
             self.offset_confidence
-                .map_or(String::new(), |c| format!(" offset_confidence=\"{c:.3}\""))
+                .map_or(String::new(), |c| format!(" offset_confidence=\"{c:.3}\"")),
+            self.dropped,
+            self.duplicated
         )
     }
 }

@@ -21,7 +21,7 @@ pub(super) type Arrived = (gst::Buffer, gst_video::VideoInfo);
 /// A reference frame waiting for its distorted frame: the buffer (a copy
 /// once it waits: no upstream buffer is held), its video, its output
 /// timing and its number among the reference frames.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(super) struct WaitingRef {
     pub buffer: gst::Buffer,
     pub info: gst_video::VideoInfo,

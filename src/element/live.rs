@@ -65,12 +65,17 @@ pub struct Pairing {
     /// The distorted input went on past the reference's end: frames that
     /// no reference frame was scored against.
     pub distorted_past_end: bool,
+    /// `align`: reference frames the distorted input dropped (not scored),
+    /// and distorted frames that repeat the one before (scored against the
+    /// same reference frame, counted in `fresh` too).
+    pub dropped: u64,
+    pub duplicated: u64,
 }
 
 impl Pairing {
     /// Reference frames in the segment: scored, or not.
     pub fn reference(&self) -> u64 {
-        self.fresh + self.repeated + self.unscored
+        (self.fresh + self.repeated + self.unscored + self.dropped).saturating_sub(self.duplicated)
     }
 
     /// Whether one input ended before the other: reference frames with no
@@ -108,6 +113,14 @@ impl Pairings {
 
     pub fn unscored(&mut self) {
         self.counts.unscored += 1;
+    }
+
+    pub fn dropped(&mut self) {
+        self.counts.dropped += 1;
+    }
+
+    pub fn duplicated(&mut self) {
+        self.counts.duplicated += 1;
     }
 
     /// A new reference frame at running time `at` lasting `duration`:

@@ -1,6 +1,7 @@
 //! The metrics endpoint (`metrics-address`): what a QA station's
 //! monitoring scrapes, in OpenMetrics text, per rendition: the engine, the
-//! frames scored, repeated and unscored, the last frame's VMAF, the last
+//! frames scored, repeated, unscored, dropped and duplicated, the
+//! alignment's offset, the last frame's VMAF, the last
 //! window's scores and alert state (`window`), and the scoring rate.
 //! Served by `tiny_http` on a thread of its own; loopback unless an
 //! address says otherwise.
@@ -21,9 +22,13 @@ struct Series {
     scored: u64,
     repeated: u64,
     unscored: u64,
+    dropped: u64,
+    duplicated: u64,
     /// The pairing counts last seen (they start again after a flush): the
     /// counters above only grow.
-    seen: (u64, u64),
+    seen: Pairing,
+    /// `align`: frames the distorted input lags the reference by.
+    offset: Option<i32>,
     vmaf: Option<f64>,
     window: Option<WindowSummary>,
     first_frame: Option<Instant>,
@@ -35,8 +40,16 @@ pub struct Metrics(Arc<Mutex<BTreeMap<String, Series>>>);
 
 impl Metrics {
     /// A final frame of rendition `who`, scored by `backend`, with the
-    /// rendition's pairing counts so far.
-    pub fn frame(&self, who: &str, backend: &str, vmaf: f64, counts: &Pairing) {
+    /// rendition's pairing counts so far and the frames its input lags
+    /// the reference by, when aligned.
+    pub fn frame(
+        &self,
+        who: &str,
+        backend: &str,
+        vmaf: f64,
+        counts: &Pairing,
+        offset: Option<i32>,
+    ) {
         let mut all = self.0.lock().unwrap();
         let s = all.entry(who.to_string()).or_default();
         s.backend = backend.to_string();
@@ -46,9 +59,13 @@ impl Metrics {
         let grown = |total: &mut u64, seen: u64, now: u64| {
             *total += if now >= seen { now - seen } else { now };
         };
-        grown(&mut s.repeated, s.seen.0, counts.repeated);
-        grown(&mut s.unscored, s.seen.1, counts.unscored);
-        s.seen = (counts.repeated, counts.unscored);
+        let seen = s.seen;
+        grown(&mut s.repeated, seen.repeated, counts.repeated);
+        grown(&mut s.unscored, seen.unscored, counts.unscored);
+        grown(&mut s.dropped, seen.dropped, counts.dropped);
+        grown(&mut s.duplicated, seen.duplicated, counts.duplicated);
+        s.seen = *counts;
+        s.offset = offset.or(s.offset);
     }
 
     /// A window of rendition `who` closed.
@@ -125,6 +142,29 @@ const FAMILIES: &[Family] = &[
         kind: "counter",
         help: "Reference frames not scored (no distorted frame in time).",
         samples: |s| plain(s.unscored.to_string()),
+    },
+    Family {
+        name: "vmafhip_frames_dropped",
+        kind: "counter",
+        help: "Reference frames the distorted input dropped (align: found by content, not scored).",
+        samples: |s| plain(s.dropped.to_string()),
+    },
+    Family {
+        name: "vmafhip_frames_duplicated",
+        kind: "counter",
+        help: "Distorted frames that repeat the one before (align: scored against the same reference frame).",
+        samples: |s| plain(s.duplicated.to_string()),
+    },
+    Family {
+        name: "vmafhip_align_offset",
+        kind: "gauge",
+        help: "Frames the distorted input lags the reference by (align).",
+        samples: |s| {
+            s.offset
+                .map(|o| (String::new(), o.to_string()))
+                .into_iter()
+                .collect()
+        },
     },
     Family {
         name: "vmafhip_vmaf",
@@ -293,20 +333,21 @@ mod tests {
             unscored: 1,
             ..Pairing::default()
         };
-        m.frame("dist_sink", "cpu", 90.0, &counts);
+        m.frame("dist_sink", "cpu", 90.0, &counts, None);
         counts.repeated = 3;
-        m.frame("dist_sink", "cpu", 91.0, &counts);
+        m.frame("dist_sink", "cpu", 91.0, &counts, Some(5));
         // A flush starts the pairing counts again.
         counts = Pairing {
             repeated: 1,
             ..Pairing::default()
         };
-        m.frame("dist_sink", "cpu", 92.0, &counts);
+        m.frame("dist_sink", "cpu", 92.0, &counts, None);
         let text = m.render();
         assert!(text.contains("vmafhip_frames_scored_total{rendition=\"dist_sink\"} 3\n"));
         assert!(text.contains("vmafhip_frames_repeated_total{rendition=\"dist_sink\"} 4\n"));
         assert!(text.contains("vmafhip_frames_unscored_total{rendition=\"dist_sink\"} 1\n"));
         assert!(text.contains("vmafhip_vmaf{rendition=\"dist_sink\"} 92\n"));
+        assert!(text.contains("vmafhip_align_offset{rendition=\"dist_sink\"} 5\n"));
         assert!(text.ends_with("# EOF\n"));
     }
 

@@ -29,6 +29,7 @@
 //!
 //! Since: 0.1
 
+mod align;
 mod imp;
 mod late;
 mod live;
@@ -40,6 +41,7 @@ mod rendition;
 mod settings;
 mod window;
 
+pub use align::ALIGN_EVENT;
 pub use live::Pairing;
 pub use pad::VmafHipPad;
 pub use pinned_pool::PinnedPool;
@@ -267,8 +269,8 @@ pub struct VmafFrameMessage {
     /// `label`, when set: which rendition of a ladder this is.
     pub rendition: String,
     pub label: Option<String>,
-    /// On a stream's first frame, when the inputs were aligned
-    /// (`align-offset`): the offset, and how clearly it was found.
+    /// On a stream's first frame, when the inputs were aligned (`align`):
+    /// the offset, and how clearly it was found (None: given).
     pub alignment: Option<(i32, Option<f64>)>,
 }
 
@@ -317,8 +319,8 @@ pub struct VmafPooledMessage {
     /// The application stopped the inputs before they ended (it sent the
     /// [`INTERRUPTED_EVENT`]): the pooled values cover the frames scored.
     pub interrupted: bool,
-    /// Frames the distorted input lags the reference (`align-offset`), and
-    /// how clearly it was found (`align-confidence`; None: given).
+    /// Frames the distorted input lags the reference (`align`), and how
+    /// clearly it was found (None: given, or not aligned).
     pub offset: i32,
     pub offset_confidence: Option<f64>,
 }
@@ -366,6 +368,8 @@ const CORE_FIELDS: &[&str] = &[
     "frames-reference",
     "frames-distorted",
     "distorted-past-end",
+    "frames-dropped",
+    "frames-duplicated",
     "interrupted",
     "align-offset",
     "align-confidence",
@@ -511,6 +515,8 @@ impl From<&VmafPooledMessage> for gst::Structure {
             .field("frames-reference", m.pairing.reference())
             .field("frames-distorted", m.pairing.distorted)
             .field("distorted-past-end", m.pairing.distorted_past_end)
+            .field("frames-dropped", m.pairing.dropped)
+            .field("frames-duplicated", m.pairing.duplicated)
             .field("interrupted", m.interrupted)
             .field("align-offset", m.offset);
         let b = match m.offset_confidence {
@@ -558,6 +564,8 @@ impl TryFrom<&gst::StructureRef> for VmafPooledMessage {
                 unscored: s.get("frames-unscored").unwrap_or_default(),
                 distorted: s.get("frames-distorted").unwrap_or_default(),
                 distorted_past_end: s.get("distorted-past-end").unwrap_or_default(),
+                dropped: s.get("frames-dropped").unwrap_or_default(),
+                duplicated: s.get("frames-duplicated").unwrap_or_default(),
             },
             interrupted: s.get("interrupted").unwrap_or_default(),
             offset: s.get("align-offset").unwrap_or_default(),
@@ -582,6 +590,8 @@ impl From<&VmafWindowMessage> for gst::Structure {
             .field("low-1", w.low_1)
             .field("frames-repeated", w.repeated)
             .field("frames-unscored", w.unscored)
+            .field("frames-dropped", w.dropped)
+            .field("frames-duplicated", w.duplicated)
             .field("alert", w.alert)
             .field("partial", w.partial)
             .field("backend", m.backend.as_str())
@@ -612,6 +622,8 @@ impl TryFrom<&gst::StructureRef> for VmafWindowMessage {
                 low_1: f("low-1")?,
                 repeated: u("frames-repeated")?,
                 unscored: u("frames-unscored")?,
+                dropped: s.get("frames-dropped").unwrap_or_default(),
+                duplicated: s.get("frames-duplicated").unwrap_or_default(),
                 alert: s.get("alert").unwrap_or_default(),
                 partial: s.get("partial").unwrap_or_default(),
             },
@@ -695,6 +707,8 @@ mod tests {
                 unscored: 1,
                 distorted: 12,
                 distorted_past_end: true,
+                dropped: 2,
+                duplicated: 1,
             },
             interrupted: true,
             offset: -3,
@@ -720,6 +734,8 @@ mod tests {
                 low_1: 45.5,
                 repeated: 3,
                 unscored: 1,
+                dropped: 2,
+                duplicated: 1,
                 alert: true,
                 partial: false,
             },

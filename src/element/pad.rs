@@ -13,6 +13,8 @@ glib::wrapper! {
 }
 
 mod imp {
+    use crate::core::align::Thumb;
+    use crate::element::align::{Holding, thumb_of_buffer};
     use crate::element::late::{Arrived, Timed};
     use crate::hip::gst_gpu;
     use gst::glib;
@@ -40,7 +42,9 @@ mod imp {
         received: AtomicU64,
         /// A distorted input's frames, kept out of the aggregator's queue as
         /// they arrive while the element holds late frames (`late`).
-        arrived: Mutex<Vec<Timed<Arrived>>>,
+        /// Frames taken on arrival (`holding`), with their thumbnails when
+        /// the element aligns by content.
+        arrived: Mutex<Vec<(Timed<Arrived>, Option<Thumb>)>>,
     }
 
     impl VmafHipPad {
@@ -52,10 +56,15 @@ mod imp {
         /// The distorted frames that arrived since the last call, with
         /// any still in the aggregator's queue (queued before the pipeline
         /// was known to be live).
-        pub(in crate::element) fn take_arrived(&self) -> Vec<Timed<Arrived>> {
+        /// The frames taken on arrival, after those `pop` takes from the
+        /// aggregator's queue (queued before they were taken).
+        pub(in crate::element) fn take_arrived(
+            &self,
+            pop: bool,
+        ) -> Vec<(Timed<Arrived>, Option<Thumb>)> {
             let mut queued = Vec::new();
-            while let Some(b) = self.obj().pop_buffer() {
-                queued.extend(self.timed(&b));
+            while pop && let Some(b) = self.obj().pop_buffer() {
+                queued.extend(self.timed(&b).map(|t| (t, None)));
             }
             let mut arrived = std::mem::take(&mut *self.arrived.lock().unwrap());
             queued.append(&mut arrived);
@@ -95,24 +104,28 @@ mod imp {
         /// While the element holds late frames (a distorted input of a
         /// live pipeline), its frames go to the reference frames that wait
         /// for them instead of through the aggregator's queue.
+        /// Takes `buf` where the element holds this pad's frames; returns
+        /// whether it goes no further.
         fn hold_late(&self, buf: &gst::Buffer) -> bool {
             let pad = self.obj();
-            let holds = pad
+            let holding = pad
                 .parent()
                 .and_then(|p| p.downcast::<crate::element::VmafHip>().ok())
-                .is_some_and(|e| e.imp().holds_late_frames(pad.upcast_ref()));
-            match holds.then(|| self.timed(buf)).flatten() {
-                Some(t) => {
-                    self.arrived.lock().unwrap().push(t);
-                    true
-                }
-                None => false,
+                .map_or(Holding::No, |e| e.imp().holding(pad.upcast_ref()));
+            if holding == Holding::No {
+                return false;
             }
+            let Some(t) = self.timed(buf) else {
+                return false;
+            };
+            let (thumb, taken) = match holding {
+                Holding::Aligned { live } => (thumb_of_buffer(&t.frame.0, &t.frame.1), live),
+                _ => (None, true),
+            };
+            self.arrived.lock().unwrap().push((t, thumb));
+            taken
         }
 
-        /// The buffer probe: the planes the engine reads of a frame in
-        /// ordinary host memory go into pinned memory here, on the thread
-        /// that delivers it (`pinned_copy`); None leaves the buffer as it is.
         fn copy_in(&self, buf: &gst::Buffer) -> Option<gst::Buffer> {
             let pad = self.obj();
             let element = pad.parent()?.downcast::<crate::element::VmafHip>().ok()?;

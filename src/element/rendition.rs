@@ -4,6 +4,7 @@
 //! statistics. The reference's
 //! side (its frames, the latency) is the element's (`imp`).
 
+use super::align::Aligner;
 use super::late::{Arrived, LateQueue, WaitingRef};
 use super::live;
 use super::metrics::Metrics;
@@ -141,8 +142,10 @@ impl Rendition {
             scored_frames: pooled.frames,
             lengths_differ: counts.lengths_differ() && !self.interrupted,
             interrupted: self.interrupted,
-            offset: self.settings.align_offset,
-            offset_confidence: self.settings.align_confidence,
+            offset: self.alignment.map_or(0, |a| a.0),
+            offset_confidence: self.alignment.and_then(|a| a.1),
+            dropped: counts.dropped,
+            duplicated: counts.duplicated,
         };
         if let ResultsFile::Writing(w) = std::mem::replace(&mut self.results, ResultsFile::Done) {
             let fps = w.fps_patch();
@@ -324,6 +327,11 @@ pub(super) struct Rendition {
     pub(super) windows_ready: Vec<(VmafWindowMessage, Option<AlertChange>)>,
     /// The element's metrics endpoint, when it has one.
     pub(super) metrics: Option<Metrics>,
+    /// `align`: the tracker that pairs this input's frames by content
+    /// (made with the first frame), and the offset the inputs were aligned
+    /// by with how clearly it was found (None: given).
+    pub(super) aligner: Option<Aligner>,
+    pub(super) alignment: Option<(i32, Option<f64>)>,
 }
 
 /// A requested pad's own `results-filename` and `report-filename`, which
@@ -427,6 +435,8 @@ impl Rendition {
             windows,
             windows_ready: Vec::new(),
             metrics: None,
+            aligner: None,
+            alignment: None,
         })
     }
 
@@ -640,9 +650,9 @@ impl Rendition {
             backend: self.backend.clone(),
             rendition: self.name.clone(),
             label: self.label.clone(),
-            alignment: (scores.index + self.index_offset == 0
-                && (self.settings.align_offset != 0 || self.settings.align_confidence.is_some()))
-            .then_some((self.settings.align_offset, self.settings.align_confidence)),
+            alignment: self
+                .alignment
+                .filter(|_| scores.index + self.index_offset == 0),
         }
     }
 
@@ -663,7 +673,13 @@ impl Rendition {
             self.stream_pool.push(f);
             if let Some(m) = &self.metrics {
                 let who = self.label.as_deref().unwrap_or(&self.name);
-                m.frame(who, &self.backend, f.vmaf(), &self.pairings.counts);
+                m.frame(
+                    who,
+                    &self.backend,
+                    f.vmaf(),
+                    &self.pairings.counts,
+                    self.alignment.map(|a| a.0),
+                );
             }
             let time = timing.and_then(|t| t.pts).map(|t| t.nseconds());
             let closed = self
@@ -743,8 +759,8 @@ impl Rendition {
             label: self.label.clone(),
             pairing: self.pairings.counts,
             interrupted: false,
-            offset: self.settings.align_offset,
-            offset_confidence: self.settings.align_confidence,
+            offset: self.alignment.map_or(0, |a| a.0),
+            offset_confidence: self.alignment.and_then(|a| a.1),
         })
     }
 }

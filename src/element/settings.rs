@@ -31,6 +31,43 @@ pub(super) const DEFAULT_MAX_PENDING: u64 = 5_000_000_000;
 pub(super) const DEFAULT_WINDOW: u64 = 0;
 /// No alerts: VMAF is never below 0.
 pub(super) const DEFAULT_ALERT_BELOW: f64 = 0.0;
+/// Two seconds (`align-window`).
+pub(super) const DEFAULT_ALIGN_WINDOW: u64 = 2_000_000_000;
+
+/// `align`: how the distorted inputs' frames are paired with the
+/// reference's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Align {
+    /// By timestamp.
+    #[default]
+    Off,
+    /// By content: the offset found at start, then drops and duplicates
+    /// followed.
+    Auto,
+    /// By content from a known offset: the distorted inputs lag the
+    /// reference by N frames (N < 0: they lead it).
+    Frames(i32),
+}
+
+impl Align {
+    pub fn parse(v: &str) -> Option<Align> {
+        match v.trim() {
+            "off" => Some(Align::Off),
+            "auto" => Some(Align::Auto),
+            n => n.parse().ok().map(Align::Frames),
+        }
+    }
+}
+
+impl std::fmt::Display for Align {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Align::Off => f.write_str("off"),
+            Align::Auto => f.write_str("auto"),
+            Align::Frames(n) => write!(f, "{n}"),
+        }
+    }
+}
 
 #[derive(Clone, Debug)]
 pub(super) struct Settings {
@@ -72,10 +109,10 @@ pub(super) struct Settings {
     pub(super) alert_below: f64,
     /// Where the metrics endpoint listens (`metrics`); None: nowhere.
     pub(super) metrics_address: Option<String>,
-    /// Frames the distorted inputs lag the reference (`align-offset`), and
-    /// how clearly whoever found it found it (`align-confidence`).
-    pub(super) align_offset: i32,
-    pub(super) align_confidence: Option<f64>,
+    /// How the frames are paired (`align`), and the start's search window
+    /// in nanoseconds (`align-window`).
+    pub(super) align: Align,
+    pub(super) align_window: u64,
 }
 
 impl Default for Settings {
@@ -110,8 +147,8 @@ impl Default for Settings {
             window: DEFAULT_WINDOW,
             alert_below: DEFAULT_ALERT_BELOW,
             metrics_address: None,
-            align_offset: 0,
-            align_confidence: None,
+            align: Align::Off,
+            align_window: DEFAULT_ALIGN_WINDOW,
         }
     }
 }

@@ -26,6 +26,10 @@ pub struct WindowSummary {
     /// reference frames not scored, while the window was open.
     pub repeated: u64,
     pub unscored: u64,
+    /// `align`: distorted frames dropped and duplicated while the window
+    /// was open.
+    pub dropped: u64,
+    pub duplicated: u64,
     /// Whether the rendition is in alert after this window.
     pub alert: bool,
     /// Whether the end of stream cut it short.
@@ -53,7 +57,7 @@ pub struct Windows {
     first: u64,
     last: u64,
     /// The pairing counts when the open window started.
-    counts_at_start: (u64, u64),
+    counts_at_start: Pairing,
     alert: bool,
 }
 
@@ -68,7 +72,7 @@ impl Windows {
             scores: Vec::new(),
             first: 0,
             last: 0,
-            counts_at_start: (0, 0),
+            counts_at_start: Pairing::default(),
             alert: false,
         }
     }
@@ -101,7 +105,7 @@ impl Windows {
         }
         if self.scores.is_empty() {
             self.first = index;
-            self.counts_at_start = (counts.repeated, counts.unscored);
+            self.counts_at_start = *counts;
         }
         self.scores.push(vmaf);
         self.last = index;
@@ -142,8 +146,10 @@ impl Windows {
             harmonic_mean,
             min: sorted[0],
             low_1: sorted[k - 1],
-            repeated: counts.repeated - self.counts_at_start.0,
-            unscored: counts.unscored - self.counts_at_start.1,
+            repeated: counts.repeated - self.counts_at_start.repeated,
+            unscored: counts.unscored - self.counts_at_start.unscored,
+            dropped: counts.dropped - self.counts_at_start.dropped,
+            duplicated: counts.duplicated - self.counts_at_start.duplicated,
             alert: self.alert,
             partial,
         };

@@ -669,6 +669,9 @@ fn run(mut a: Args) -> Result<(), Fail> {
             p.backend,
             decoded_with(&scored.decoders)
         );
+        if let Some(line) = align::summary(p) {
+            eprintln!("{line}");
+        }
         for (what, path) in [("results", &a.output), ("report", &a.report)] {
             if let Some(path) = path {
                 eprintln!("{what}: {path}");

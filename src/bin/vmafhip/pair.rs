@@ -69,7 +69,10 @@ pub fn score_pair(
         // whatever decodes it, on the GPU and on the CPU.
         distorted.role = Role::Rendition(0);
     }
-    let direct = decoding.direct_for(pair.device_id);
+    // Frames paired by content are compared on the host: no GPU memory.
+    let direct = (a.align == crate::align::Align::Off)
+        .then(|| decoding.direct_for(pair.device_id))
+        .flatten();
     check_comparable(&reference, &distorted, a.needs_chroma)?;
     decode_directly(direct.as_ref(), &mut [&mut reference, &mut distorted]);
     for i in [&reference, &distorted] {
@@ -80,13 +83,11 @@ pub fn score_pair(
     for note in pairing_notes(a, &reference, &distorted)? {
         say(note);
     }
-    let (offset, confidence) = crate::align::resolve(a.align, &reference, &distorted, &say)?;
     let pipeline = build_pipeline(&reference, &distorted)?;
     let v = pipeline.by_name("v").expect("named in the description");
     share_gpu_context(&pipeline, &v);
     configure_element(&v, a, pair, &reference, &distorted, voice.progress)?;
-    v.set_property("align-offset", offset);
-    v.set_property("align-confidence", confidence.unwrap_or(-1.0));
+    v.set_property("align", a.align.property());
     let temp_out = results_target(a, pair, &v);
     if distorted.role != Role::Distorted {
         hand_files_to(&v, &distorted.role.sink());
@@ -508,6 +509,14 @@ fn watch_bus(
                         eprint!("\r\x1b[K");
                     }
                     eprintln!("{}", crate::alert::window_line(&w));
+                } else if s.name() == gstvmafhip::ALIGN_EVENT
+                    && voice.notes
+                    && let Some(line) = crate::align::event_line(s)
+                {
+                    if progress.enabled {
+                        eprint!("\r\x1b[K");
+                    }
+                    eprintln!("note: {line}");
                 }
             }
             gst::MessageView::Warning(wm) if voice.notes => {

@@ -1,5 +1,8 @@
 //! The `vmafhip` GstVideoAggregator subclass.
 
+mod aligned;
+
+use super::align::Holding;
 use super::late::{Arrived, Paired, Timed, WaitingRef};
 use super::live::{self, FirstFrame};
 use super::metrics::{Metrics, MetricsServer};
@@ -174,67 +177,12 @@ pub struct VmafHip {
     /// The metrics every rendition feeds and the endpoint that serves
     /// them (`metrics-address`; set at start).
     metrics: Mutex<Option<(Metrics, MetricsServer)>>,
-    /// The probes `align-offset` put on the sink pads at start.
-    aligned: Mutex<Vec<(gst::Pad, gst::PadProbeId)>>,
+    /// The distorted frames are paired by content (`align` is not off;
+    /// set at start).
+    aligning: AtomicBool,
 }
 
 impl VmafHip {
-    /// `align-offset`: the distorted inputs lag the reference by N frames
-    /// (N > 0: their first N frames come before the reference's first) or
-    /// lead it (N < 0: the reference's first |N| frames have none). The
-    /// pad whose first frames have no partner drops them, and its later
-    /// frames are stamped that much earlier (the time between its first
-    /// dropped and first kept frame), so that pairing by time pairs them
-    /// N frames apart. Set up at start (before any frame can pass), and
-    /// for a distorted pad requested later, when it is made.
-    fn align_pad(&self, pad: &gst::Pad, n: i32) {
-        let is_ref = pad.name() == "ref_sink";
-        if n == 0 || is_ref != (n < 0) {
-            return;
-        }
-        let skip = n.unsigned_abs();
-        // Frames dropped so far, the first one's timestamp, the shift.
-        let seen: Mutex<(u32, Option<gst::ClockTime>, Option<gst::ClockTime>)> =
-            Mutex::new((0, None, None));
-        let id = pad.add_probe(gst::PadProbeType::BUFFER, move |_, info| {
-            let Some(gst::PadProbeData::Buffer(buf)) = &mut info.data else {
-                return gst::PadProbeReturn::Ok;
-            };
-            let mut seen = seen.lock().unwrap();
-            let (dropped, first, shift) = &mut *seen;
-            if *dropped < skip {
-                if *dropped == 0 {
-                    *first = buf.pts();
-                }
-                *dropped += 1;
-                info.data = None;
-                return gst::PadProbeReturn::Handled;
-            }
-            let by = *shift.get_or_insert_with(|| {
-                buf.pts()
-                    .zip(*first)
-                    .map_or(gst::ClockTime::ZERO, |(p, f)| p.saturating_sub(f))
-            });
-            let b = buf.make_mut();
-            if let Some(p) = b.pts() {
-                b.set_pts(p.saturating_sub(by));
-            }
-            if let Some(d) = b.dts() {
-                b.set_dts(d.saturating_sub(by));
-            }
-            gst::PadProbeReturn::Ok
-        });
-        if let Some(id) = id {
-            self.aligned.lock().unwrap().push((pad.clone(), id));
-        }
-        gst::info!(
-            CAT,
-            imp = self,
-            "{}: its first {skip} frames are not scored (align-offset={n})",
-            pad.name()
-        );
-    }
-
     /// The metrics endpoint of `metrics-address`, started: the metrics the
     /// renditions feed, or None without one. An address it cannot listen
     /// on fails the start.
@@ -312,6 +260,10 @@ impl VmafHip {
         };
         if features.contains(gst::CAPS_FEATURE_MEMORY_SYSTEM_MEMORY) {
             return true;
+        }
+        if self.settings.lock().unwrap().align != Align::Off {
+            // Frames paired by content are compared on the host.
+            return false;
         }
         if self.state.lock().unwrap().is_none() {
             return self.settings.lock().unwrap().backend != Backend::Cpu
@@ -738,13 +690,27 @@ fn with_p010_picture<R>(
 /// Late distorted frames in live pipelines (`late`): the reference frames
 /// wait, in order, and are scored when their distorted frames arrive.
 impl VmafHip {
-    /// Whether `pad`'s frames go to the waiting reference frames rather
-    /// than through the aggregator's queue: a distorted input of a live
-    /// pipeline, with `max-pending` above 0.
+    /// What becomes of `pad`'s frames on arrival: a distorted input's go
+    /// to the waiting reference frames rather than through the
+    /// aggregator's queue in a live pipeline with `max-pending` above 0;
+    /// with `align`, to its tracker (and on to the aggregator, which paces
+    /// the inputs, unless the pipeline is live).
+    pub(crate) fn holding(&self, pad: &gst::Pad) -> Holding {
+        if pad == self.ref_pad.upcast_ref::<gst::Pad>() {
+            return Holding::No;
+        }
+        let live = self.live.load(Ordering::Relaxed);
+        if self.aligning.load(Ordering::Relaxed) {
+            Holding::Aligned { live }
+        } else if live && self.settings.lock().unwrap().max_pending > 0 {
+            Holding::Late
+        } else {
+            Holding::No
+        }
+    }
+
     pub(crate) fn holds_late_frames(&self, pad: &gst::Pad) -> bool {
-        pad != self.ref_pad.upcast_ref::<gst::Pad>()
-            && self.live.load(Ordering::Relaxed)
-            && self.settings.lock().unwrap().max_pending > 0
+        self.holding(pad) != Holding::No
     }
 
     fn max_pending(&self) -> gst::ClockTime {
@@ -824,11 +790,14 @@ impl VmafHip {
     fn take_arrived(&self, pad: &gst_video::VideoAggregatorPad, queued: Option<Timed<Arrived>>) {
         let arrived = pad
             .downcast_ref::<super::VmafHipPad>()
-            .map(|p| p.imp().take_arrived())
+            .map(|p| p.imp().take_arrived(true))
             .unwrap_or_default();
         let mut guard = self.state.lock().unwrap();
         if let Some(r) = guard.as_mut().and_then(|st| st.rendition(&pad.name())) {
-            for a in queued.into_iter().chain(arrived) {
+            for a in queued
+                .into_iter()
+                .chain(arrived.into_iter().map(|(a, _)| a))
+            {
                 r.late.arrive(a);
             }
         }
@@ -972,6 +941,12 @@ impl VmafHip {
             let mut msgs = Vec::new();
             for pad in self.distorted_pads() {
                 let name = pad.name();
+                if self.aligning.load(Ordering::Relaxed) {
+                    let (m, held) = self.finish_aligned(&pad, now)?;
+                    msgs.extend(m);
+                    waiting += held;
+                    continue;
+                }
                 self.take_arrived(&pad, None);
                 msgs.extend(self.score_ready(&name, now, has_ended(&pad))?);
                 if let Some(r) = self
@@ -1024,8 +999,14 @@ impl VmafHip {
         outbuf: &mut gst::BufferRef,
     ) -> Result<gst::FlowSuccess, gst::FlowError> {
         if self.ref_pad.is_eos() {
+            if let Some(more) = self.follow_distorted_to_end() {
+                return more;
+            }
             self.finish_late()?;
-            self.note_distorted_past_end();
+            if !self.aligning.load(Ordering::Relaxed) {
+                // Aligned, the tracker counts them.
+                self.note_distorted_past_end();
+            }
             return Err(gst::FlowError::Eos);
         }
         let size = self
@@ -1144,6 +1125,7 @@ impl VmafHip {
         let awaiting = self.state.lock().unwrap().as_ref().is_some_and(|st| {
             st.settings.late_frame_wait != 0
                 && st.settings.max_pending == 0
+                && st.settings.align == Align::Off
                 && st
                     .renditions
                     .first()
@@ -1735,7 +1717,7 @@ impl ObjectSubclass for VmafHip {
             blocks: Mutex::new(None),
             live: AtomicBool::new(false),
             metrics: Mutex::new(None),
-            aligned: Mutex::new(Default::default()),
+            aligning: AtomicBool::new(false),
         }
     }
 }
@@ -1774,8 +1756,8 @@ impl ObjectImpl for VmafHip {
                 glib::ParamSpecUInt64::builder("max-pending").nick("Max pending").blurb("Live pipelines: nanoseconds (of running time) a reference frame may wait for its distorted frame. The reference passes through on time; each frame is scored when its distorted frame arrives, its message posted late with its own timestamp. Past this a frame is not scored (counted in frames-unscored, with a warning). The waiting frames are held in memory (5 s of 1080p30: about 450 MB). 0: no waiting; each frame is scored at its deadline against what the distorted pad holds (see late-frame-wait)").default_value(DEFAULT_MAX_PENDING).mutable_ready().build(),
                 glib::ParamSpecUInt64::builder("window").nick("Window").blurb("Nanoseconds of stream time (the frames' timestamps) each rendition's rolling score covers: a window message (type window) per window, with its first and last frame, start, frames, mean, harmonic-mean, min, low-1 (the k-th smallest score, k = 1% of its frames, rounded up), frames-repeated and frames-unscored (duplicates and drops while it was open), alert and partial (the last window, cut short by the end). 0: none").default_value(DEFAULT_WINDOW).mutable_ready().build(),
                 glib::ParamSpecDouble::builder("alert-below").nick("Alert below").blurb("With window: a window whose mean VMAF is below this posts a warning message naming the rendition, the window and the mean, once, and an info message when a later window's mean is back at or above it; the window messages' alert field holds the state. 0: never").minimum(0.0).maximum(100.0).default_value(DEFAULT_ALERT_BELOW).mutable_ready().build(),
-                glib::ParamSpecInt::builder("align-offset").nick("Align offset").blurb("Frames the distorted inputs lag the reference: N > 0, their first N frames precede the reference's first and are not scored (an encoder's leading frames); N < 0, the reference's first |N| frames have no distorted frame and are not scored (a trimmed start); the rest are paired N frames apart. 0: paired by timestamp (the command's --align auto finds N)").minimum(-100000).maximum(100000).default_value(0).mutable_ready().build(),
-                glib::ParamSpecDouble::builder("align-confidence").nick("Align confidence").blurb("How clearly align-offset was found (0-1), reported with it in the pooled message and the results file; -1: not found but given").minimum(-1.0).maximum(1.0).default_value(-1.0).mutable_ready().build(),
+                glib::ParamSpecString::builder("align").nick("Align").blurb("How the distorted inputs' frames are paired with the reference's: off (by timestamp), auto (by content: the offset within align-window found at start, then dropped and duplicated frames followed; frames in system memory), or N (by content from N frames: N > 0, the distorted inputs' first N frames precede the reference's first, as an encoder's leading frames; N < 0, the reference's first |N| frames have none, as a trimmed start)").default_value(Some("off")).mutable_ready().build(),
+                glib::ParamSpecUInt64::builder("align-window").nick("Align window").blurb("align=auto: the offsets searched at start, in nanoseconds either way (the frames of this and one more second are held meanwhile)").minimum(0).maximum(60_000_000_000).default_value(DEFAULT_ALIGN_WINDOW).mutable_ready().build(),
                 glib::ParamSpecString::builder("metrics-address").nick("Metrics address").blurb("Serve OpenMetrics text at http://ADDRESS/metrics while the element runs: per rendition, the engine, frames scored, repeated and unscored, the last frame's VMAF, the last window's scores and alert (window), and the scoring rate. PORT or :PORT listen on loopback (127.0.0.1); ADDRESS:PORT where given; port 0 picks a free one (see metrics-url). Unset: no endpoint").mutable_ready().build(),
                 glib::ParamSpecString::builder("metrics-url").nick("Metrics URL").blurb("Where the metrics endpoint listens while the element runs (metrics-address), with the port it got").read_only().build(),
                 glib::ParamSpecInt64::builder("late-frame-wait").nick("Late frame wait").blurb("Live pipelines: nanoseconds added to each deadline, beyond the upstream latency, reported as the element's latency. With max-pending 0, the wait for a distorted frame that is late before the reference frame is scored against the distorted pad's last picture (counted as repeated); the element also waits up to 10 s for the distorted branch's first frame. -1: three frames' time at the reference's frame rate, at least 40 ms (100 ms when unknown), with max-pending 0; none otherwise. 0: no wait at all (with max-pending 0, a stalled pad's last picture is scored at once, and reference frames before the distorted branch's first frame pass through unscored)").minimum(-1).default_value(DEFAULT_LATE_FRAME_WAIT).mutable_ready().build(),
@@ -1849,10 +1831,18 @@ impl ObjectImpl for VmafHip {
             "late-frame-wait" => s.late_frame_wait = value.get().unwrap(),
             "max-pending" => s.max_pending = value.get().unwrap(),
             "window" => s.window = value.get().unwrap(),
-            "align-offset" => s.align_offset = value.get().unwrap(),
-            "align-confidence" => {
-                s.align_confidence = Some(value.get::<f64>().unwrap()).filter(|c| *c >= 0.0)
+            "align" => {
+                let v: Option<String> = value.get().unwrap();
+                match v.as_deref().map_or(Some(Align::Off), Align::parse) {
+                    Some(a) => s.align = a,
+                    None => glib::g_warning!(
+                        "vmafhip",
+                        "align \"{}\" refused: off, auto, or a number of frames",
+                        v.unwrap_or_default()
+                    ),
+                }
             }
+            "align-window" => s.align_window = value.get().unwrap(),
             "metrics-address" => {
                 s.metrics_address = value
                     .get::<Option<String>>()
@@ -1934,8 +1924,8 @@ impl ObjectImpl for VmafHip {
             "late-frame-wait" => s.late_frame_wait.to_value(),
             "max-pending" => s.max_pending.to_value(),
             "window" => s.window.to_value(),
-            "align-offset" => s.align_offset.to_value(),
-            "align-confidence" => s.align_confidence.unwrap_or(-1.0).to_value(),
+            "align" => s.align.to_string().to_value(),
+            "align-window" => s.align_window.to_value(),
             "metrics-address" => s.metrics_address.to_value(),
             "metrics-url" => self
                 .metrics
@@ -2137,9 +2127,12 @@ impl AggregatorImpl for VmafHip {
             &settings,
         )?;
         first.metrics = self.serve_metrics(&settings)?;
-        for pad in self.obj().sink_pads() {
-            self.align_pad(&pad, settings.align_offset);
-        }
+        self.aligning
+            .store(settings.align != Align::Off, Ordering::Relaxed);
+        // A duplicated distorted frame gives a reference frame twice: the
+        // renditions' engines then do their reference's work themselves.
+        let share_reference = settings.align == Align::Off
+            && std::env::var("VMAFHIP_SHARE_REFERENCE").map_or(true, |v| v != "0");
         *self.state.lock().unwrap() = Some(State {
             backend,
             device,
@@ -2150,7 +2143,7 @@ impl AggregatorImpl for VmafHip {
             released: Vec::new(),
             shared_reference,
             references: 0,
-            share_reference: std::env::var("VMAFHIP_SHARE_REFERENCE").map_or(true, |v| v != "0"),
+            share_reference,
         });
         self.update_latency();
         Ok(())
@@ -2176,25 +2169,12 @@ impl AggregatorImpl for VmafHip {
         let pad = gst::PadBuilder::<super::VmafHipPad>::from_template(templ)
             .name(format!("dist_sink_{serial}"))
             .build();
-        // Requested while running: aligned as the pads set up at start.
-        if let Some(n) = self
-            .state
-            .lock()
-            .unwrap()
-            .as_ref()
-            .map(|st| st.settings.align_offset)
-        {
-            self.align_pad(pad.upcast_ref(), n);
-        }
         Some(pad.upcast())
     }
 
     fn stop(&self) -> Result<(), gst::ErrorMessage> {
         *self.state.lock().unwrap() = None;
         *self.metrics.lock().unwrap() = None;
-        for (pad, id) in self.aligned.lock().unwrap().drain(..) {
-            pad.remove_probe(id);
-        }
         *self.gpu_input.lock().unwrap() = None;
         *self.copier.lock().unwrap() = None;
         *self.blocks.lock().unwrap() = None;
@@ -2337,18 +2317,6 @@ impl AggregatorImpl for VmafHip {
         // Asked here too: a sink that does not sync sends no latency query.
         self.live
             .store(self.obj().latency().is_some(), Ordering::Relaxed);
-        let align = self.settings.lock().unwrap().align_offset;
-        if align != 0 && self.live.load(Ordering::Relaxed) {
-            // The live pairing holds frames before the alignment's probe
-            // sees them: refused rather than paired unshifted.
-            gst::element_imp_error!(
-                self,
-                gst::CoreError::NotImplemented,
-                ("align-offset={align}: not applied in live pipelines (it aligns the frames of files); unset it"),
-                ["live pipeline"]
-            );
-            return Err(gst::FlowError::NotSupported);
-        }
         if timeout {
             // A live deadline passed: the distorted branch may not have
             // started, or the reference frame is late.
@@ -2421,12 +2389,16 @@ impl AggregatorImpl for VmafHip {
         // afresh. Frames waiting for late distorted frames are not scored.
         for pad in self.distorted_pads() {
             if let Some(p) = pad.downcast_ref::<super::VmafHipPad>() {
-                p.imp().take_arrived();
+                p.imp().take_arrived(true);
             }
         }
         if let Some(st) = self.state.lock().unwrap().as_mut() {
             for r in &mut st.renditions {
                 r.pairings.counts.unscored += r.late.clear() as u64;
+                // Paired by content afresh: a new search.
+                if let Some(t) = r.aligner.take() {
+                    r.pairings.counts.unscored += t.held().0 as u64;
+                }
             }
         }
         if let Err(e) = self.drain(SegmentEnd::Flush) {
@@ -2486,7 +2458,11 @@ impl VideoAggregatorImpl for VmafHip {
         }
         let mut msgs = Vec::new();
         let mut result = Ok(());
-        let late = self.holds_late_frames(self.dist_pad.upcast_ref());
+        let holding = self.holding(self.dist_pad.upcast_ref());
+        let thumb = match holding {
+            Holding::Aligned { .. } => Some(self.reference_thumb(&ref_frame)?),
+            _ => None,
+        };
         for pad in self.distorted_pads() {
             match self.ensure_rendition(&pad) {
                 Ok(true) => {}
@@ -2497,10 +2473,10 @@ impl VideoAggregatorImpl for VmafHip {
                 }
             }
             let frames = (&ref_frame, reference.as_ref());
-            let scored = if late {
-                self.score_late(token, frames, &pad, outbuf)
-            } else {
-                self.score_input(token, frames, &pad, outbuf)
+            let scored = match (holding, &thumb) {
+                (Holding::Aligned { .. }, Some(t)) => self.score_aligned(frames, t, &pad, outbuf),
+                (Holding::Late, _) => self.score_late(token, frames, &pad, outbuf),
+                _ => self.score_input(token, frames, &pad, outbuf),
             };
             match scored {
                 Ok(m) => msgs.extend(m),

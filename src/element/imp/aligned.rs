@@ -1,0 +1,426 @@
+//! `align`: the distorted frames paired with the reference's by content
+//! ([`crate::core::align`]), in live pipelines and for files alike.
+//!
+//! Each distorted frame is taken on arrival (the pad's probe), with its
+//! thumbnail; in a live pipeline it goes no further, for files it also
+//! goes on to the aggregator, which paces the inputs and then lets it go.
+//! Each reference frame is handed to every rendition's tracker as it is
+//! aggregated. The tracker's decisions are carried out at once: pairs
+//! scored (their messages posted late, with the reference frame's
+//! timestamp), drops and duplicates counted and posted as `align-event`
+//! messages. Frames the tracker holds past their turn are copied, so that
+//! no upstream buffer is held.
+
+use super::super::align::{ALIGN_EVENT, Aligner, thumb_of};
+use super::super::late::{Timed, WaitingRef};
+use super::{CAT, ReferenceFrame, VmafHip, has_ended, running_time};
+use crate::core::align::{Found, Reach, Step, Thumb, Tracker};
+use crate::element::VmafFrameMessage;
+use crate::element::settings::Align;
+use gst::prelude::*;
+use gst::subclass::prelude::*;
+use gst_base::prelude::*;
+use gst_video::prelude::*;
+
+/// The tracker `align` asks for, for a reference of `fps` frames a second.
+fn tracker(align: Align, fps: f64, window_ns: u64) -> Aligner {
+    let reach = Reach::for_rate(fps, window_ns as f64 / 1e9);
+    match align {
+        Align::Frames(n) => Tracker::with_offset(reach, n),
+        _ => Tracker::new(reach),
+    }
+}
+
+impl VmafHip {
+    /// The reference's frame rate (25 when unknown or variable).
+    fn reference_rate(&self) -> f64 {
+        self.ref_pad
+            .current_caps()
+            .and_then(|c| gst_video::VideoInfo::from_caps(&c).ok())
+            .map(|i| i.fps())
+            .filter(|f| f.numer() > 0 && f.denom() > 0)
+            .map_or(25.0, |f| f.numer() as f64 / f.denom() as f64)
+    }
+
+    /// The thumbnail of the reference frame being aggregated; a frame
+    /// whose luma cannot be read on the host fails the stream.
+    pub(super) fn reference_thumb(
+        &self,
+        frame: &gst_video::VideoFrameRef<&gst::BufferRef>,
+    ) -> Result<Thumb, gst::FlowError> {
+        thumb_of(frame).ok_or_else(|| {
+            gst::element_imp_error!(
+                self,
+                gst::StreamError::Format,
+                ("ref_sink: align: its frames cannot be read on the host"),
+                ["frames are compared by content on the host"]
+            );
+            gst::FlowError::Error
+        })
+    }
+
+    /// Gives the distorted frames that reached `pad` to its rendition's
+    /// tracker (made on first use); `ended`: the input had ended before
+    /// they were taken. A frame whose luma cannot be read on the host
+    /// fails the stream.
+    fn take_aligned(
+        &self,
+        pad: &gst_video::VideoAggregatorPad,
+        ended: bool,
+    ) -> Result<(), gst::FlowError> {
+        let arrived = pad
+            .downcast_ref::<crate::element::VmafHipPad>()
+            .map(|p| p.imp().take_arrived(false))
+            .unwrap_or_default();
+        let fps = self.reference_rate();
+        let mut guard = self.state.lock().unwrap();
+        let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
+        let (align, window) = (st.settings.align, st.settings.align_window);
+        let Some(r) = st.rendition(&pad.name()) else {
+            return Ok(());
+        };
+        let t = r.aligner.get_or_insert_with(|| tracker(align, fps, window));
+        for (d, thumb) in arrived {
+            let Some(thumb) = thumb else {
+                drop(guard);
+                gst::element_imp_error!(
+                    self,
+                    gst::StreamError::Format,
+                    (
+                        "{}: align={align}: its frames cannot be read on the host (GPU memory)",
+                        pad.name()
+                    ),
+                    ["frames are compared by content on the host"]
+                );
+                return Err(gst::FlowError::Error);
+            };
+            t.distorted(thumb, d);
+        }
+        if ended {
+            t.end_distorted();
+        }
+        Ok(())
+    }
+
+    /// This output frame's reference, given to input `pad`'s tracker with
+    /// its thumbnail; then every decision the tracker can make is carried
+    /// out. Returns the messages of the frames that became final.
+    pub(super) fn score_aligned(
+        &self,
+        (ref_frame, reference): ReferenceFrame<'_>,
+        thumb: &Thumb,
+        pad: &gst_video::VideoAggregatorPad,
+        outbuf: &gst::BufferRef,
+    ) -> Result<Vec<VmafFrameMessage>, gst::FlowError> {
+        let name = pad.name();
+        let (Some(reference), Some(at)) = (reference, running_time(&self.ref_pad, reference))
+        else {
+            return Ok(Vec::new());
+        };
+        let ended = has_ended(pad);
+        self.take_aligned(pad, ended)?;
+        {
+            let mut guard = self.state.lock().unwrap();
+            let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
+            let number = st.references;
+            let Some(t) = st.rendition(&name).and_then(|r| r.aligner.as_mut()) else {
+                return Ok(Vec::new());
+            };
+            t.reference(
+                thumb.clone(),
+                Timed {
+                    at,
+                    duration: reference.duration(),
+                    frame: WaitingRef {
+                        buffer: reference.clone(),
+                        info: ref_frame.info().clone(),
+                        pts: outbuf.pts(),
+                        duration: outbuf.duration(),
+                        reference: number,
+                        copied: false,
+                    },
+                },
+            );
+        }
+        self.run_aligned(&name, at)
+    }
+
+    /// Carries out input `name`'s tracker's decisions, until it needs more
+    /// frames; in a live pipeline, a reference frame with no distorted
+    /// frame within `max-pending` of `now` (the newest reference frame's
+    /// running time) is given up. The frames still held are then copied.
+    fn run_aligned(
+        &self,
+        name: &str,
+        now: gst::ClockTime,
+    ) -> Result<Vec<VmafFrameMessage>, gst::FlowError> {
+        let live = self.live.load(std::sync::atomic::Ordering::Relaxed);
+        let bound = self.max_pending();
+        let mut msgs = Vec::new();
+        loop {
+            let step = {
+                let mut guard = self.state.lock().unwrap();
+                let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
+                let Some(t) = st.rendition(name).and_then(|r| r.aligner.as_mut()) else {
+                    return Ok(msgs);
+                };
+                match t.decide() {
+                    Some(s) => s,
+                    None if live && t.held().1 == 0 && !t.searching() => {
+                        let overdue = t
+                            .oldest_reference()
+                            .is_some_and(|r| now.saturating_sub(r.at) > bound);
+                        match overdue.then(|| t.give_up_reference()).flatten() {
+                            Some(r) => {
+                                drop(guard);
+                                let waited = now.saturating_sub(r.at);
+                                self.note_late(name, &r.frame, waited, bound)?;
+                                continue;
+                            }
+                            None => break,
+                        }
+                    }
+                    None => break,
+                }
+            };
+            match step {
+                Step::Aligned(found) => self.note_alignment(name, found),
+                Step::Pair {
+                    reference,
+                    distorted,
+                    duplicate,
+                } => {
+                    if duplicate {
+                        self.note_align_event(name, "duplicated", &reference.frame);
+                    }
+                    msgs.extend(self.score_waiting(name, reference.frame, distorted)?);
+                }
+                Step::Dropped(r) => self.note_align_event(name, "dropped", &r.frame),
+                Step::LeadingReference(r) => {
+                    gst::debug!(
+                        CAT,
+                        imp = self,
+                        "{name}: reference frame {} precedes the distorted input's first",
+                        r.frame.reference
+                    );
+                }
+                Step::LeadingDistorted(d) => {
+                    gst::debug!(
+                        CAT,
+                        imp = self,
+                        "{name}: distorted frame at {} precedes the reference's first",
+                        d.at
+                    );
+                }
+                Step::Unpaired(r) => {
+                    gst::debug!(
+                        CAT,
+                        imp = self,
+                        "{name}: reference frame {} has no distorted frame",
+                        r.frame.reference
+                    );
+                    self.count_pairing(name, |p| p.unscored());
+                }
+                Step::Extra(d) => {
+                    gst::debug!(
+                        CAT,
+                        imp = self,
+                        "{name}: distorted frame at {} is past the reference's end",
+                        d.at
+                    );
+                    self.count_pairing(name, |p| p.counts.distorted_past_end = true);
+                }
+            }
+        }
+        self.copy_held(name);
+        Ok(msgs)
+    }
+
+    fn count_pairing(&self, name: &str, count: impl FnOnce(&mut crate::element::live::Pairings)) {
+        if let Some(r) = self
+            .state
+            .lock()
+            .unwrap()
+            .as_mut()
+            .and_then(|st| st.rendition(name))
+        {
+            count(&mut r.pairings);
+        }
+    }
+
+    /// The offset found at start: kept for the messages and the results,
+    /// said in the log, and a warning when it is too unclear to use.
+    fn note_alignment(&self, name: &str, found: Found) {
+        let given = matches!(self.settings.lock().unwrap().align, Align::Frames(_));
+        if let Some(r) = self
+            .state
+            .lock()
+            .unwrap()
+            .as_mut()
+            .and_then(|st| st.rendition(name))
+        {
+            r.alignment = Some((found.offset, (!given).then_some(found.confidence)));
+        }
+        if given {
+            return;
+        }
+        if !found.trusted() {
+            gst::element_imp_warning!(
+                self,
+                gst::StreamError::Failed,
+                (
+                    "{name}: align=auto: no clear offset to the reference (confidence {:.2}): paired unshifted",
+                    found.confidence
+                ),
+                ["a still picture, or inputs that do not show the same video"]
+            );
+            return;
+        }
+        let how = match found.offset {
+            0 => "is aligned with the reference".to_string(),
+            n if n > 0 => format!("lags the reference by {n} frames: its first {n} are not scored"),
+            n => format!(
+                "leads the reference by {} frames: the reference's first {} are not scored",
+                -n, -n
+            ),
+        };
+        gst::element_imp_info!(
+            self,
+            gst::StreamError::Failed,
+            (
+                "{name}: align=auto: {how} (confidence {:.2})",
+                found.confidence
+            ),
+            ["offset found at start"]
+        );
+    }
+
+    /// A distorted frame dropped (`dropped`: the reference frame it should
+    /// have shown) or repeated (`duplicated`: the frame it repeats):
+    /// counted, and posted as an `align-event` message.
+    fn note_align_event(&self, name: &str, what: &str, reference: &WaitingRef) {
+        let label = {
+            let mut guard = self.state.lock().unwrap();
+            let Some(r) = guard.as_mut().and_then(|st| st.rendition(name)) else {
+                return;
+            };
+            match what {
+                "dropped" => r.pairings.dropped(),
+                _ => r.pairings.duplicated(),
+            }
+            r.label.clone()
+        };
+        gst::info!(
+            CAT,
+            imp = self,
+            "{name}: a distorted frame {what} at reference frame {}",
+            reference.reference
+        );
+        let s = gst::Structure::builder(ALIGN_EVENT)
+            .field("event", what)
+            .field("reference-frame", reference.reference.saturating_sub(1))
+            .field("timestamp", reference.pts)
+            .field("rendition", name)
+            .field("label", label)
+            .build();
+        self.post(s);
+    }
+
+    /// Copies the frames input `name`'s tracker holds past their turn, so
+    /// that no upstream buffer (nor pool) waits on them.
+    fn copy_held(&self, name: &str) {
+        let mut guard = self.state.lock().unwrap();
+        let Some(t) = guard
+            .as_mut()
+            .and_then(|st| st.rendition(name))
+            .and_then(|r| r.aligner.as_mut())
+        else {
+            return;
+        };
+        let (refs, dists) = t.held_mut();
+        for w in refs.filter(|w| !w.frame.copied) {
+            if let Ok(copy) = w.frame.buffer.copy_deep() {
+                w.frame.buffer = copy;
+            }
+            w.frame.copied = true;
+        }
+        for d in dists {
+            let b = &mut d.frame.0;
+            if b.is_writable() {
+                continue;
+            }
+            if let Ok(copy) = b.copy_deep() {
+                *b = copy;
+            }
+        }
+    }
+
+    /// The reference of a file has ended and some distorted input has
+    /// not: its frames are taken as they come (their frames past the
+    /// reference's end counted), the aggregator asked for more data (it
+    /// answers the inputs' queries meanwhile). None once every input has
+    /// ended, or in a live pipeline.
+    pub(super) fn follow_distorted_to_end(
+        &self,
+    ) -> Option<Result<gst::FlowSuccess, gst::FlowError>> {
+        if !self.aligning.load(std::sync::atomic::Ordering::Relaxed)
+            || self.live.load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return None;
+        }
+        let pads = self.distorted_pads();
+        if pads.iter().all(has_ended) {
+            return None;
+        }
+        let now = gst::ClockTime::ZERO;
+        let mut msgs = Vec::new();
+        for pad in &pads {
+            match self.finish_aligned(pad, now) {
+                Ok((m, _)) => msgs.extend(m),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        self.post_engine_notices();
+        for m in &msgs {
+            self.post(gst::Structure::from(m));
+        }
+        self.post_windows();
+        Some(Err(gst_base::AGGREGATOR_FLOW_NEED_DATA))
+    }
+
+    /// The reference has ended: input `pad`'s tracker takes its last
+    /// distorted frames (those left in the aggregator's queue are let go:
+    /// the probe took them), and decides the rest once the input has
+    /// ended. Returns the messages and how many reference frames still
+    /// wait for a distorted frame.
+    pub(super) fn finish_aligned(
+        &self,
+        pad: &gst_video::VideoAggregatorPad,
+        now: gst::ClockTime,
+    ) -> Result<(Vec<VmafFrameMessage>, usize), gst::FlowError> {
+        let name = pad.name();
+        let ended = has_ended(pad);
+        while pad.drop_buffer() {}
+        self.take_aligned(pad, ended)?;
+        if let Some(t) = self
+            .state
+            .lock()
+            .unwrap()
+            .as_mut()
+            .and_then(|st| st.rendition(&name))
+            .and_then(|r| r.aligner.as_mut())
+        {
+            t.end_reference();
+        }
+        let msgs = self.run_aligned(&name, now)?;
+        let held = self
+            .state
+            .lock()
+            .unwrap()
+            .as_mut()
+            .and_then(|st| st.rendition(&name))
+            .and_then(|r| r.aligner.as_ref())
+            .map_or(0, |t| if ended { 0 } else { t.held().0 });
+        Ok((msgs, held))
+    }
+}
