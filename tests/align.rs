@@ -189,40 +189,6 @@ fn the_first_frame_message_and_the_pooled_message_carry_the_offset() {
     assert_eq!((p.offset, p.offset_confidence), (2, None));
 }
 
-/// A pan across the coffee cup (reference) and across its encode
-/// (distorted), `n` frames of 320x180 moving 3 pixels a frame, with grain.
-fn pan(n: usize) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
-    let reference = frames("coffee_576x324_420p8_12f_ref.yuv.zst");
-    let encode = frames("coffee_576x324_420p8_12f_crf23.yuv.zst");
-    let crop = |src: &[u8], x0: usize, seed: usize| {
-        let (w, h) = (320, 180);
-        let mut out = Vec::with_capacity(w * h * 3 / 2);
-        for y in 0..h {
-            for x in 0..w {
-                let v = src[(y + 40) * W + x0 + x] as i32;
-                let grain = ((x * 7919 + y * 104_729 + seed * 31) % 7) as i32 - 3;
-                out.push((v + grain).clamp(0, 255) as u8);
-            }
-        }
-        for plane in 0..2 {
-            let base = W * H + plane * (W / 2) * (H / 2);
-            for y in 0..h / 2 {
-                let row = base + (y + 20) * (W / 2) + x0 / 2;
-                out.extend_from_slice(&src[row..row + w / 2]);
-            }
-        }
-        out
-    };
-    (0..n)
-        .map(|t| {
-            (
-                crop(&reference[t % 12], t * 3, t),
-                crop(&encode[t % 12], t * 3, t),
-            )
-        })
-        .unzip()
-}
-
 /// The command's JSON and stderr for a 320x180 pair.
 fn score_pan(dir: &Path, r: &Path, d: &Path, extra: &[&str], tag: &str) -> (Value, String) {
     let out = dir.join(format!("{tag}.json"));
@@ -255,8 +221,8 @@ fn score_pan(dir: &Path, r: &Path, d: &Path, extra: &[&str], tag: &str) -> (Valu
 #[test]
 fn drops_and_duplicates_are_found_and_the_shown_frames_scored() {
     let dir = scratch_dir("align_events");
-    let (reference, encode) = pan(80);
-    let (_, other) = pan(90);
+    let (reference, encode) = common::pan(80);
+    let (_, other) = common::pan(90);
     let shown: Vec<usize> = (0..20).chain(21..37).chain(39..51).chain(50..80).collect();
     let dist: Vec<Vec<u8>> = other[85..88]
         .iter()

@@ -12,6 +12,7 @@ use std::sync::OnceLock;
 pub mod parity;
 #[cfg(feature = "plugin")]
 pub mod pipeline;
+pub mod scrape;
 
 /// The project's golden data, `tests/data/golden` (see its README), or
 /// `$VMAFHIP_TESTDATA` (test binaries carried to another machine).
@@ -409,4 +410,53 @@ pub fn box_average(plane: &[u8], (sw, sh): (usize, usize), (dw, dh): (usize, usi
         }
     }
     out
+}
+
+/// A pan across the coffee cup with grain, 320x180 I420 at 3 pixels a
+/// frame, to and fro: `n` frames of the reference, and of its encode
+/// (the golden CRF 23 clip) cut the same way. Natural content for
+/// alignment, any length.
+pub fn pan(n: usize) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+    const W: usize = 576;
+    const H: usize = 324;
+    let split = |zst: &str| -> Vec<Vec<u8>> {
+        yuv_bytes(zst)
+            .chunks(W * H * 3 / 2)
+            .map(<[u8]>::to_vec)
+            .collect()
+    };
+    let reference = split("coffee_576x324_420p8_12f_ref.yuv.zst");
+    let encode = split("coffee_576x324_420p8_12f_crf23.yuv.zst");
+    let crop = |src: &[u8], x0: usize, seed: usize| {
+        let (w, h) = (320, 180);
+        let mut out = Vec::with_capacity(w * h * 3 / 2);
+        for y in 0..h {
+            for x in 0..w {
+                let v = src[(y + 40) * W + x0 + x] as i32;
+                let grain = ((x * 7919 + y * 104_729 + seed * 31) % 7) as i32 - 3;
+                out.push((v + grain).clamp(0, 255) as u8);
+            }
+        }
+        for plane in 0..2 {
+            let base = W * H + plane * (W / 2) * (H / 2);
+            for y in 0..h / 2 {
+                let row = base + (y + 20) * (W / 2) + x0 / 2;
+                out.extend_from_slice(&src[row..row + w / 2]);
+            }
+        }
+        out
+    };
+    // To and fro across the 256 columns the crop can move.
+    let x = |t: usize| {
+        let p = (t * 3) % 512;
+        if p < 256 { p } else { 511 - p }
+    };
+    (0..n)
+        .map(|t| {
+            (
+                crop(&reference[t % 12], x(t), t),
+                crop(&encode[t % 12], x(t), t),
+            )
+        })
+        .unzip()
 }

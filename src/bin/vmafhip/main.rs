@@ -10,6 +10,7 @@ mod feed;
 mod input;
 mod interrupt;
 mod ladder;
+mod live;
 mod nvdec;
 mod pair;
 mod pairs;
@@ -30,7 +31,10 @@ usage: vmafhip REF DIST [options]
 Inputs: any media file GStreamer decodes; raw .yuv (with -w -h [-p] [-b]);
 .y4m. DIST is scaled to REF's size when they differ; frames are paired by
 time, each file's starting at its first frame: each reference frame is
-scored against the distorted frame shown at that time.
+scored against the distorted frame shown at that time. Live sources:
+srt://, udp://, rtsp://, rtp:// and HLS http(s):// URIs (either input),
+scored as they come until interrupted or --duration; results as JSON
+Lines (to -o FILE or stdout) and a status line on stderr.
 
   -w, --width N          raw .yuv width
   -h, --height N         raw .yuv height
@@ -80,10 +84,13 @@ scored against the distorted frame shown at that time.
                          VMAFHIP_ALERT (raised or cleared), VMAFHIP_VMAF
                          (the window's mean), VMAFHIP_WINDOW_START (s),
                          VMAFHIP_RENDITION and VMAFHIP_MESSAGE set
-      --align A          the frame offset between REF and DIST: off
-                         (default: paired by time), auto (found from the
-                         first seconds, within 2 s), or N frames DIST lags
-                         REF (negative: leads); unpaired frames not scored
+      --align A          how DIST's frames are paired with REF's: off
+                         (default: by time), auto (by content: the offset
+                         found from the first seconds, within 2 s, then
+                         dropped and repeated frames followed), or N frames
+                         DIST lags REF (negative: leads), then followed
+      --duration S       live sources: stop after S seconds (default: run
+                         until interrupted)
       --metrics ADDR     serve OpenMetrics at http://ADDR/metrics while it
                          runs (PORT or :PORT: loopback; 0 picks a port)
       --progress         show progress even when stderr is not a terminal
@@ -227,6 +234,8 @@ pub struct Args {
     pub metrics: Option<String>,
     /// The frame offset between REF and DIST (`--align`).
     pub align: align::Align,
+    /// Live sources: stop after this many seconds (`--duration`).
+    pub duration: Option<f64>,
 }
 
 impl Args {
@@ -266,6 +275,7 @@ impl Args {
             on_alert: None,
             metrics: None,
             align: align::Align::Off,
+            duration: None,
         }
     }
 }
@@ -454,6 +464,13 @@ fn engine_option(
         "--on-alert" => a.on_alert = Some(val()?),
         "--metrics" => a.metrics = Some(val()?),
         "--align" => a.align = align::Align::parse(&val()?)?,
+        "--duration" => {
+            let secs: f64 = num(arg, val()?)?;
+            if !(secs > 0.0 && secs < 1e9) {
+                return Err(usage("--duration: seconds above 0"));
+            }
+            a.duration = Some(secs);
+        }
         "--device-id" => {
             let v = val()?;
             a.device_ids = v
@@ -553,6 +570,16 @@ fn check_mode(a: &Args) -> Result<(), Fail> {
     if a.reference.is_none() || a.distorted.is_none() {
         return Err(usage("two inputs are needed: REF and DIST"));
     }
+    if live::wanted(a) && !a.more.is_empty() {
+        return Err(usage(
+            "live sources are scored one DIST at a time: run one command per rendition",
+        ));
+    }
+    if a.duration.is_some() && !live::wanted(a) {
+        return Err(usage(
+            "--duration goes with live sources (srt://, udp://, rtsp://, rtp://, http(s)://)",
+        ));
+    }
     if !a.more.is_empty() && a.align != align::Align::Off {
         return Err(usage(
             "--align aligns one DIST with REF: score a ladder's renditions unaligned, or one at a time",
@@ -641,6 +668,9 @@ fn run(mut a: Args) -> Result<(), Fail> {
         notes: !a.quiet,
         progress: !a.quiet && (a.progress || std::io::stderr().is_terminal()),
     };
+    if live::wanted(&a) {
+        return live::run(&a, voice);
+    }
     if !a.more.is_empty() {
         let mut paths = vec![a.reference.clone().expect("checked")];
         paths.push(a.distorted.clone().expect("checked"));

@@ -283,6 +283,22 @@ pub fn configure_element(
     distorted: &Input,
     frame_messages: bool,
 ) -> Result<(), Fail> {
+    scoring_properties(v, a, pair.device_id, frame_messages)?;
+    if let Some(r) = &pair.report {
+        v.set_property("report-filename", r);
+        v.set_property("report-title", report_title(reference, distorted));
+    }
+    Ok(())
+}
+
+/// The element's properties for what is scored and how, from the
+/// command's options.
+pub fn scoring_properties(
+    v: &gst::Element,
+    a: &Args,
+    device_id: i32,
+    frame_messages: bool,
+) -> Result<(), Fail> {
     let (model, disable_clip, enable_transform) = crate::model_properties(&a.model)?;
     v.set_property("model-filename", &model);
     v.set_property("disable-clip", disable_clip);
@@ -309,12 +325,8 @@ pub fn configure_element(
     v.set_property("window", a.window);
     v.set_property("alert-below", a.alert_below);
     v.set_property("metrics-address", a.metrics.as_deref());
-    v.set_property("device-id", pair.device_id);
+    v.set_property("device-id", device_id);
     v.set_property("frame-message", frame_messages);
-    if let Some(r) = &pair.report {
-        v.set_property("report-filename", r);
-        v.set_property("report-title", report_title(reference, distorted));
-    }
     Ok(())
 }
 
@@ -547,7 +559,7 @@ fn watch_bus(
 /// Tells the element that the run is being interrupted (its pooled
 /// messages and results files say so), then ends every input where it is:
 /// the frames already read are scored and the results written whole.
-fn stop_inputs(pipeline: &gst::Pipeline) {
+pub fn stop_inputs(pipeline: &gst::Pipeline) {
     if let Some(pad) = pipeline.by_name("v").and_then(|v| v.static_pad("ref_sink")) {
         let mark = gst::Structure::new_empty(gstvmafhip::INTERRUPTED_EVENT);
         pad.send_event(gst::event::CustomDownstreamOob::new(mark));
@@ -581,7 +593,7 @@ fn error_of(msg: &gst::Message, em: &gst::message::Error, inputs: &[&Input]) -> 
 
 /// Which input an element belongs to, from its name or an ancestor's
 /// (`ref-…`, `dist-…`, `rend0-…`).
-fn role_of(obj: Option<&gst::Object>) -> Option<Role> {
+pub fn role_of(obj: Option<&gst::Object>) -> Option<Role> {
     let mut cur = obj.cloned();
     while let Some(o) = cur {
         if let Some(role) = Role::of_element(&o.name()) {
@@ -601,7 +613,7 @@ fn path_of<'a>(inputs: &[&'a Input], role: Role) -> Option<&'a str> {
 }
 
 /// The exit status a pipeline error gives.
-fn classify(err: &glib::Error, role: Option<Role>, from_vmaf: bool) -> Exit {
+pub fn classify(err: &glib::Error, role: Option<Role>, from_vmaf: bool) -> Exit {
     if from_vmaf && err.matches(gst::LibraryError::Init) {
         return Exit::NoGpu;
     }

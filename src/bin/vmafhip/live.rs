@@ -1,0 +1,319 @@
+//! Live sources: `vmafhip REF_URI DIST_URI` where either is an `srt://`,
+//! `udp://`, `rtsp://`, `rtp://` or `http(s)://` (HLS) URI. GStreamer's
+//! own source elements receive them (`uridecodebin`), the element scores
+//! as the frames come, until an interrupt or `--duration`. The results go
+//! out as JSON Lines as they are scored (to `-o FILE`, else stdout), and
+//! one status line on stderr says the rolling VMAF, the offset, the drops
+//! and duplicates, and the rate. A source that stalls is reported (the
+//! gap) and waited for.
+
+use crate::pair::{Voice, role_of, scoring_properties, stop_inputs};
+use crate::{Args, Exit, Fail};
+use gst::prelude::*;
+use gstvmafhip::{VmafFrameMessage, VmafPooledMessage, VmafWindowMessage};
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+/// URI schemes received live.
+const LIVE_SCHEMES: &[&str] = &["srt", "udp", "rtsp", "rtsps", "rtp", "http", "https"];
+
+/// No frame scored for this long: a gap, reported.
+const GAP: Duration = Duration::from_secs(2);
+
+/// Whether `input` is a URI of a live source.
+pub fn is_live_uri(input: &str) -> bool {
+    input
+        .split_once("://")
+        .is_some_and(|(scheme, _)| LIVE_SCHEMES.contains(&scheme.to_ascii_lowercase().as_str()))
+}
+
+/// Whether the command scores live sources: REF or DIST is a live URI.
+pub fn wanted(a: &Args) -> bool {
+    [&a.reference, &a.distorted]
+        .into_iter()
+        .flatten()
+        .any(|i| is_live_uri(i))
+}
+
+/// The URI of an input: itself, or a file's `file://` URI.
+fn uri_of(input: &str) -> Result<String, Fail> {
+    if input.contains("://") {
+        return Ok(input.to_string());
+    }
+    glib::filename_to_uri(
+        std::path::absolute(input).map_err(|e| Fail::input(format!("{input}: {e}")))?,
+        None,
+    )
+    .map(|u| u.to_string())
+    .map_err(|e| Fail::input(format!("{input}: {e}")))
+}
+
+/// The pipeline: each URI through `uridecodebin` (video only) to the
+/// element, whose output is discarded.
+fn build(reference: &str, distorted: &str) -> Result<gst::Pipeline, Fail> {
+    let branch = |role: &str, uri: &str, pad: &str| {
+        format!(
+            "uridecodebin name={role}-decode uri=\"{}\" caps=\"video/x-raw(ANY)\" expose-all-streams=false \
+             ! videoconvert name={role}-convert ! queue name={role}-queue max-size-buffers=0 max-size-bytes=0 max-size-time=2000000000 ! v.{pad}",
+            uri.replace('"', "%22")
+        )
+    };
+    let desc = format!(
+        "{} {} vmafhip name=v ! fakesink name=sink sync=false async=false",
+        branch("ref", reference, "ref_sink"),
+        branch("dist", distorted, "dist_sink")
+    );
+    gst::parse::launch(&desc)
+        .map_err(|e| Fail(Exit::Failed, format!("the live pipeline: {e}")))?
+        .downcast::<gst::Pipeline>()
+        .map_err(|_| Fail(Exit::Failed, "the live pipeline is not a pipeline".into()))
+}
+
+/// What the status line says, from the element's messages.
+#[derive(Default)]
+struct Status {
+    frames: u64,
+    last: f64,
+    window: Option<f64>,
+    offset: Option<(i32, Option<f64>)>,
+    dropped: u64,
+    duplicated: u64,
+    first: Option<Instant>,
+    last_frame: Option<Instant>,
+    gap_said: bool,
+}
+
+impl Status {
+    fn line(&self, since: Instant) -> String {
+        let fps = match self.first {
+            Some(f) if self.frames > 1 => {
+                (self.frames - 1) as f64 / f.elapsed().as_secs_f64().max(1e-9)
+            }
+            _ => 0.0,
+        };
+        let window = self
+            .window
+            .map_or(String::new(), |w| format!(" (window {w:.2})"));
+        let offset = match self.offset {
+            Some((o, Some(c))) => format!("offset {o} ({c:.2})"),
+            Some((o, None)) => format!("offset {o}"),
+            None => "offset -".to_string(),
+        };
+        format!(
+            "live {:.0} s: VMAF {:.2}{window} | {offset} | {} dropped, {} duplicated | {} frames, {fps:.1} fps",
+            since.elapsed().as_secs_f64(),
+            self.last,
+            self.dropped,
+            self.duplicated,
+            self.frames
+        )
+    }
+}
+
+/// Scores two live sources until interrupted or for `--duration`.
+pub fn run(a: &Args, voice: Voice) -> Result<(), Fail> {
+    let reference = uri_of(a.reference.as_deref().expect("checked"))?;
+    let distorted = uri_of(a.distorted.as_deref().expect("checked"))?;
+    let pipeline = build(&reference, &distorted)?;
+    let v = pipeline.by_name("v").expect("named in the description");
+    scoring_properties(&v, a, a.device_ids[0], true)?;
+    v.set_property("align", a.align.property());
+    let results = a.output.clone().unwrap_or_else(|| "/dev/stdout".into());
+    v.set_property("results-filename", &results);
+    v.set_property_from_str("results-format", "jsonl");
+    if let Some(r) = &a.report {
+        v.set_property("report-filename", r);
+        v.set_property("report-title", format!("{reference} vs {distorted} (live)"));
+    }
+    let status_line = voice.progress || (voice.notes && std::io::stderr().is_terminal());
+    pipeline
+        .set_state(gst::State::Playing)
+        .map_err(|_| Fail(Exit::Failed, "the live pipeline failed to start".into()))?;
+    if voice.notes {
+        if let Some(url) = v.property::<Option<String>>("metrics-url") {
+            eprintln!("note: metrics at {url}");
+        }
+        eprintln!("note: scoring {distorted} against {reference} live; interrupt (Ctrl-C) to stop");
+    }
+    let outcome = follow(&pipeline, a, voice, status_line);
+    let _ = pipeline.set_state(gst::State::Null);
+    crate::alert::wait_for_hooks();
+    let pooled = outcome?;
+    if voice.notes {
+        if status_line {
+            eprintln!();
+        }
+        match &pooled {
+            Some(p) => {
+                eprintln!(
+                    "VMAF {:.6} (mean of {} frames; harmonic mean {:.6}, min {:.6}), {}",
+                    p.mean, p.frames, p.harmonic_mean, p.min, p.backend
+                );
+                if let Some(line) = crate::align::summary(p) {
+                    eprintln!("{line}");
+                }
+            }
+            None => eprintln!("no frame was scored"),
+        }
+    }
+    if crate::interrupt::requested() {
+        return Err(Fail(Exit::Interrupted, "interrupted".into()));
+    }
+    Ok(())
+}
+
+/// Follows the bus: the status line, the windows, alignment events and
+/// gaps; stops the inputs at an interrupt or once `--duration` has passed.
+/// Returns the pooled message at the end.
+fn follow(
+    pipeline: &gst::Pipeline,
+    a: &Args,
+    voice: Voice,
+    status_line: bool,
+) -> Result<Option<VmafPooledMessage>, Fail> {
+    let bus = pipeline.bus().expect("a pipeline has a bus");
+    let start = Instant::now();
+    let mut status = Status::default();
+    let mut pooled = None;
+    let mut stopping = false;
+    let mut drawn = Instant::now();
+    let say = |line: String, status_line: bool| {
+        if status_line {
+            eprint!("\r\x1b[K");
+        }
+        eprintln!("{line}");
+    };
+    loop {
+        let over = a
+            .duration
+            .is_some_and(|d| start.elapsed() >= Duration::from_secs_f64(d));
+        if !stopping && (crate::interrupt::requested() || over) {
+            stopping = true;
+            if crate::interrupt::requested() {
+                stop_inputs(pipeline);
+            } else {
+                pipeline.send_event(gst::event::Eos::new());
+            }
+        }
+        if voice.notes
+            && !status.gap_said
+            && status
+                .last_frame
+                .is_some_and(|t| t.elapsed() >= GAP && !stopping)
+        {
+            status.gap_said = true;
+            say(
+                format!(
+                    "warning: no frame scored for {:.0} s: a source stalled; waiting for it",
+                    GAP.as_secs_f64()
+                ),
+                status_line,
+            );
+        }
+        if status_line && drawn.elapsed() >= Duration::from_millis(250) && status.frames > 0 {
+            drawn = Instant::now();
+            eprint!("\r\x1b[K{}", status.line(start));
+        }
+        let Some(msg) = bus.timed_pop(gst::ClockTime::from_mseconds(100)) else {
+            continue;
+        };
+        match msg.view() {
+            gst::MessageView::Element(e) => {
+                let Some(s) = e.structure() else { continue };
+                if let Ok(f) = VmafFrameMessage::try_from(s) {
+                    if let Some(t) = status.last_frame
+                        && status.gap_said
+                        && voice.notes
+                    {
+                        say(
+                            format!(
+                                "note: scoring again after a gap of {:.1} s",
+                                t.elapsed().as_secs_f64()
+                            ),
+                            status_line,
+                        );
+                    }
+                    status.gap_said = false;
+                    status.frames += 1;
+                    status.last = f.score;
+                    status.first.get_or_insert_with(Instant::now);
+                    status.last_frame = Some(Instant::now());
+                    if f.alignment.is_some() {
+                        status.offset = f.alignment;
+                    }
+                } else if let Ok(p) = VmafPooledMessage::try_from(s) {
+                    pooled = Some(p);
+                } else if let Ok(w) = VmafWindowMessage::try_from(s) {
+                    status.window = Some(w.summary.mean);
+                    if voice.notes {
+                        say(crate::alert::window_line(&w), status_line);
+                    }
+                } else if s.name() == gstvmafhip::ALIGN_EVENT {
+                    match s.get::<String>("event").as_deref() {
+                        Ok("dropped") => status.dropped += 1,
+                        _ => status.duplicated += 1,
+                    }
+                    if voice.notes
+                        && let Some(line) = crate::align::event_line(s)
+                    {
+                        say(format!("note: {line}"), status_line);
+                    }
+                }
+            }
+            gst::MessageView::Warning(w) => {
+                crate::alert::crossed(w.details(), &w.error().to_string());
+                if voice.notes {
+                    say(format!("warning: {}", w.error()), status_line);
+                }
+            }
+            gst::MessageView::Info(i) => {
+                crate::alert::crossed(i.details(), &i.error().to_string());
+                if voice.notes && msg.src().is_some_and(|s| s.name() == "v") {
+                    say(format!("note: {}", i.error()), status_line);
+                }
+            }
+            gst::MessageView::Error(e) => {
+                let role = role_of(msg.src());
+                let from_vmaf = msg.src().is_some_and(|s| s.name() == "v");
+                let code = crate::pair::classify(&e.error(), role, from_vmaf);
+                let who = match role {
+                    Some(crate::input::Role::Reference) => "REF: ",
+                    Some(_) => "DIST: ",
+                    None => "",
+                };
+                let why = e.debug().map_or(String::new(), |d| {
+                    let d = d
+                        .split_once(":\n")
+                        .map_or(d.as_str(), |(_, w)| w)
+                        .trim()
+                        .to_string();
+                    format!(" ({d})")
+                });
+                return Err(Fail(code, format!("{who}{}{why}", e.error())));
+            }
+            gst::MessageView::Eos(_) => return Ok(pooled),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn live_uris_are_told_from_files() {
+        for uri in [
+            "srt://127.0.0.1:7001",
+            "udp://127.0.0.1:5000",
+            "rtsp://cam/stream",
+            "rtp://0.0.0.0:5004",
+            "https://cdn/live.m3u8",
+        ] {
+            assert!(is_live_uri(uri), "{uri}");
+        }
+        for file in ["in.mp4", "file:///tmp/in.mp4", "dir/with://odd"] {
+            assert!(!is_live_uri(file), "{file}");
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! A live QA station on loopback: one GStreamer pipeline sends a reference
+//! (a pan across the coffee cup, with grain) as MPEG-TS over UDP, and an
+//! x264 transcode of it that starts 5 frames late and drops 2 frames; the
+//! command scores the two URIs live with `--align auto` for 20 s. The test
+//! checks the offset found, the drops counted, every distorted frame
+//! scored, the windows, the status line, and the metrics endpoint scraped
+//! mid-run and read by a real OpenMetrics parser.
+
+mod command_line;
+mod common;
+
+use command_line::*;
+use gst::prelude::*;
+use std::io::Read;
+use std::process::{Child, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Frames of the reference (12 s at 30 fps), the frames the transcode
+/// skips at its start, and the reference frames it drops.
+const FRAMES: usize = 360;
+const LATE: usize = 5;
+const DROPPED: [usize; 2] = [150, 260];
+
+/// Two free UDP ports on loopback.
+fn free_ports() -> (u16, u16) {
+    let a = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let b = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    (
+        a.local_addr().unwrap().port(),
+        b.local_addr().unwrap().port(),
+    )
+}
+
+/// The command's stderr as lines (split at `\n` and at the status line's
+/// `\r`), sent as they come.
+fn stderr_lines(child: &mut Child) -> mpsc::Receiver<String> {
+    let mut err = child.stderr.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = Vec::new();
+        let mut byte = [0u8; 1];
+        while err.read(&mut byte).is_ok_and(|n| n == 1) {
+            if byte[0] == b'\n' || byte[0] == b'\r' {
+                // Without the status line's "erase the line" escapes.
+                let text = String::from_utf8_lossy(&line).replace("\x1b[K", "");
+                if !text.is_empty() {
+                    let _ = tx.send(text);
+                }
+                line.clear();
+            } else {
+                line.push(byte[0]);
+            }
+        }
+    });
+    rx
+}
+
+/// The sending pipeline: both streams, paced in real time.
+fn senders(dir: &std::path::Path, ports: (u16, u16)) -> gst::Pipeline {
+    let branch = |file: &str, enc: &str, port: u16| {
+        format!(
+            "filesrc location={} ! rawvideoparse width=320 height=180 format=i420 framerate=30/1 \
+             ! x264enc tune=zerolatency speed-preset=ultrafast key-int-max=30 {enc} \
+             ! mpegtsmux ! udpsink host=127.0.0.1 port={port} sync=true",
+            dir.join(file).display()
+        )
+    };
+    common::pipeline::launch(&format!(
+        "{} {}",
+        branch("ref.yuv", "pass=quant quantizer=10", ports.0),
+        branch("dist.yuv", "bitrate=250", ports.1)
+    ))
+}
+
+#[test]
+fn the_command_scores_two_live_udp_streams_aligned() {
+    common::pipeline::init();
+    let dir = scratch_dir("live_qa");
+    let (reference, _) = common::pan(FRAMES);
+    let shown: Vec<&Vec<u8>> = (LATE..FRAMES)
+        .filter(|i| !DROPPED.contains(i))
+        .map(|i| &reference[i])
+        .collect();
+    std::fs::write(dir.join("ref.yuv"), reference.concat()).unwrap();
+    std::fs::write(
+        dir.join("dist.yuv"),
+        shown
+            .iter()
+            .flat_map(|f| f.iter().copied())
+            .collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    let ports = free_ports();
+    let out = dir.join("live.jsonl");
+    let mut child = vmafhip()
+        .args([
+            &format!("udp://127.0.0.1:{}", ports.0),
+            &format!("udp://127.0.0.1:{}", ports.1),
+            "--align",
+            "auto",
+            "--duration",
+            "20",
+            "--window",
+            "4",
+            "--metrics",
+            "0",
+            "--backend",
+            "cpu",
+            "--progress",
+            "-o",
+            s(&out),
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = stderr_lines(&mut child);
+    let mut said = Vec::new();
+    let mut metrics_url = None;
+    // The sockets are bound once the command says it is scoring.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        let Ok(l) = lines.recv_timeout(Duration::from_secs(1)) else {
+            continue;
+        };
+        if let Some(u) = l.strip_prefix("note: metrics at ") {
+            metrics_url = Some(u.to_string());
+        }
+        let started = l.starts_with("note: scoring");
+        said.push(l);
+        if started {
+            break;
+        }
+    }
+    let sending = senders(&dir, ports);
+    sending.set_state(gst::State::Playing).unwrap();
+    // Scraped once the first window is out: mid-run.
+    let mut scraped = None;
+    for l in lines.iter() {
+        if scraped.is_none()
+            && l.starts_with("window ")
+            && let Some(url) = &metrics_url
+        {
+            scraped = Some(common::scrape::http_get(url).2);
+        }
+        said.push(l);
+    }
+    let status = child.wait().unwrap();
+    let bus = sending.bus().unwrap();
+    let _ = bus.timed_pop_filtered(gst::ClockTime::from_seconds(30), &[gst::MessageType::Eos]);
+    sending.set_state(gst::State::Null).unwrap();
+    let text = said.join("\n");
+    println!("{text}");
+    assert!(status.success(), "{text}");
+
+    // The results, as JSON Lines: frames, then the pooled line.
+    let results = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<serde_json::Value> = results
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let frames = lines.iter().filter(|l| l.get("frameNum").is_some()).count();
+    let inputs = lines
+        .iter()
+        .find_map(|l| l.get("inputs"))
+        .expect("an inputs line");
+    println!(
+        "offset {} (confidence {}), dropped {}, duplicated {}, {frames} frames scored of {} sent",
+        inputs["offset"],
+        inputs["offset_confidence"],
+        inputs["dropped_frames"],
+        inputs["duplicated_frames"],
+        shown.len()
+    );
+    assert_eq!(inputs["offset"], -(LATE as i64), "{text}");
+    assert_eq!(inputs["dropped_frames"], DROPPED.len(), "{text}");
+    assert_eq!(inputs["duplicated_frames"], 0, "{text}");
+    assert_eq!(frames, shown.len(), "every distorted frame scored: {text}");
+    for r in DROPPED {
+        assert!(
+            text.contains(&format!("dropped REF's frame {r} ")),
+            "{r}: {text}"
+        );
+    }
+    assert!(text.lines().filter(|l| l.starts_with("window ")).count() >= 2);
+    assert!(
+        text.contains("live ") && text.contains(" fps"),
+        "no status line"
+    );
+
+    // The endpoint, scraped mid-run, read by prometheus_client's parser.
+    let body = scraped.expect("the metrics scraped during the run");
+    let samples = common::scrape::parse_openmetrics(&body);
+    println!("{}", samples.join("\n"));
+    let value = |name: &str| {
+        samples
+            .iter()
+            .find(|s| s.contains(&format!(" {name}{{")))
+            .and_then(|s| s.rsplit(' ').next())
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or_else(|| panic!("{name} in {samples:?}"))
+    };
+    assert!(value("vmafhip_frames_scored_total") > 0.0);
+    assert_eq!(value("vmafhip_align_offset"), -(LATE as f64));
+    assert!(value("vmafhip_frames_dropped_total") <= DROPPED.len() as f64);
+    assert!(value("vmafhip_window_frames") > 0.0);
+}
