@@ -137,6 +137,9 @@ pub struct Input {
     pub codec: Option<String>,
     /// Decoded by the command's own NVDEC path ([`crate::nvdec`]).
     pub nvdec: bool,
+    /// Its frames go to the element in system memory (`--align`: frames
+    /// are compared on the host).
+    pub host_memory: bool,
 }
 
 impl Input {
@@ -211,6 +214,7 @@ impl Input {
             decoder: None,
             codec: None,
             nvdec: false,
+            host_memory: false,
         })
     }
 
@@ -236,6 +240,7 @@ impl Input {
             decoder: None,
             codec: None,
             nvdec: false,
+            host_memory: false,
         })
     }
 
@@ -257,6 +262,7 @@ impl Input {
                 decoder: Some(p.decoder?),
                 codec: Some(p.codec),
                 nvdec: false,
+                host_memory: false,
             }),
             crate::probe::Probe::Unknown => Self::decoded(role, path),
         }
@@ -371,6 +377,7 @@ impl Input {
             decoder,
             codec,
             nvdec: false,
+            host_memory: false,
         })
     }
 
@@ -386,6 +393,7 @@ impl Input {
             .as_deref()
             .is_some_and(|d| d.starts_with("nv") && crate::decode::is_gpu_decoder(d));
         nvdec
+            && !self.host_memory
             && (self.video.width, self.video.height) == (target.width, target.height)
             && self.video.bpc == 8
             && target.bpc == 8

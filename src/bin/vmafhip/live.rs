@@ -50,11 +50,14 @@ fn uri_of(input: &str) -> Result<String, Fail> {
 
 /// The pipeline: each URI through `uridecodebin` (video only) to the
 /// element, whose output is discarded.
-fn build(reference: &str, distorted: &str) -> Result<gst::Pipeline, Fail> {
+fn build(reference: &str, distorted: &str, host_memory: bool) -> Result<gst::Pipeline, Fail> {
+    // Aligned frames are compared on the host: a GPU decoder gives
+    // system memory then.
+    let memory = if host_memory { " ! video/x-raw" } else { "" };
     let branch = |role: &str, uri: &str, pad: &str| {
         format!(
             "uridecodebin name={role}-decode uri=\"{}\" caps=\"video/x-raw(ANY)\" expose-all-streams=false \
-             ! videoconvert name={role}-convert ! queue name={role}-queue max-size-buffers=0 max-size-bytes=0 max-size-time=2000000000 ! v.{pad}",
+             ! videoconvert name={role}-convert{memory} ! queue name={role}-queue max-size-buffers=0 max-size-bytes=0 max-size-time=2000000000 ! v.{pad}",
             uri.replace('"', "%22")
         )
     };
@@ -63,11 +66,34 @@ fn build(reference: &str, distorted: &str) -> Result<gst::Pipeline, Fail> {
         branch("ref", reference, "ref_sink"),
         branch("dist", distorted, "dist_sink")
     );
-    gst::parse::launch(&desc)
+    let pipeline = gst::parse::launch(&desc)
         .map_err(|e| Fail(Exit::Failed, format!("the live pipeline: {e}")))?
         .downcast::<gst::Pipeline>()
-        .map_err(|_| Fail(Exit::Failed, "the live pipeline is not a pipeline".into()))
+        .map_err(|_| Fail(Exit::Failed, "the live pipeline is not a pipeline".into()))?;
+    for role in ["ref", "dist"] {
+        if let Some(decode) = pipeline.by_name(&format!("{role}-decode")) {
+            decode.connect("source-setup", false, |args| {
+                if let Some(src) = args.get(1).and_then(|a| a.get::<gst::Element>().ok()) {
+                    roomy_socket(&src);
+                }
+                None
+            });
+        }
+    }
+    Ok(pipeline)
 }
+
+/// A UDP source's socket buffer, raised from the system's default (a
+/// fraction of a second of a 1080p stream) to [`UDP_BUFFER`], so that a
+/// busy moment loses no packets.
+fn roomy_socket(src: &gst::Element) {
+    if src.find_property("buffer-size").is_some() && src.type_().name() == "GstUDPSrc" {
+        src.set_property("buffer-size", UDP_BUFFER);
+    }
+}
+
+/// Bytes of a UDP source's socket buffer: a few seconds of a 1080p stream.
+const UDP_BUFFER: i32 = 8 << 20;
 
 /// What the status line says, from the element's messages.
 #[derive(Default)]
@@ -114,7 +140,7 @@ impl Status {
 pub fn run(a: &Args, voice: Voice) -> Result<(), Fail> {
     let reference = uri_of(a.reference.as_deref().expect("checked"))?;
     let distorted = uri_of(a.distorted.as_deref().expect("checked"))?;
-    let pipeline = build(&reference, &distorted)?;
+    let pipeline = build(&reference, &distorted, a.align != crate::align::Align::Off)?;
     let v = pipeline.by_name("v").expect("named in the description");
     scoring_properties(&v, a, a.device_ids[0], true)?;
     v.set_property("align", a.align.property());

@@ -75,6 +75,10 @@ pub fn score_pair(
         .flatten();
     check_comparable(&reference, &distorted, a.needs_chroma)?;
     decode_directly(direct.as_ref(), &mut [&mut reference, &mut distorted]);
+    if a.align != crate::align::Align::Off {
+        reference.host_memory = true;
+        distorted.host_memory = true;
+    }
     for i in [&reference, &distorted] {
         if let Some(note) = i.decoder_note(decoding)? {
             say(note);

@@ -1090,6 +1090,34 @@ impl VmafHip {
         }
     }
 
+    /// A reference of unknown (variable) frame rate, as an H.264 stream
+    /// without timing in its headers gives: GstVideoAggregator stamps
+    /// every output frame at its segment's start then, so the frame is
+    /// stamped with the reference frame's own time instead (the messages,
+    /// windows and reports go by it).
+    fn stamp_variable_rate(&self, reference: &gst::Buffer, outbuf: &mut gst::BufferRef) {
+        let variable = self
+            .ref_pad
+            .current_caps()
+            .and_then(|c| {
+                c.structure(0)
+                    .and_then(|s| s.get::<gst::Fraction>("framerate").ok())
+            })
+            .is_some_and(|f| f.numer() == 0);
+        if !variable {
+            return;
+        }
+        let src = self.obj().src_pad().segment();
+        let at = running_time(&self.ref_pad, Some(reference)).and_then(|rt| {
+            src.downcast_ref::<gst::ClockTime>()
+                .and_then(|seg| seg.position_from_running_time(rt))
+        });
+        if let Some(pts) = at {
+            outbuf.set_pts(pts);
+            outbuf.set_duration(reference.duration());
+        }
+    }
+
     /// The element's own latency (live pipelines): the wait for a late
     /// distorted frame, and what the distorted branch's first frame took
     /// beyond its deadline (`live`).
@@ -2227,6 +2255,9 @@ impl AggregatorImpl for VmafHip {
             if !memory_ok && caps.is_fixed() {
                 // Only a caps filter forces GPU memory the caps query did not offer.
                 let why = match (&self.gpu_input(), self.state.lock().unwrap().as_ref()) {
+                    (_, Some(st)) if st.settings.align != Align::Off => {
+                        format!("align={} compares the frames on the host", st.settings.align)
+                    }
                     (_, Some(st)) if st.device.is_none() => {
                         format!("the engine runs on the CPU ({})", st.backend)
                     }
@@ -2452,6 +2483,7 @@ impl VideoAggregatorImpl for VmafHip {
         let reference = self.ref_pad.current_buffer(token);
         if let Some(r) = &reference {
             self.pass_reference_on(r, outbuf)?;
+            self.stamp_variable_rate(r, outbuf);
         }
         if self.is_repeated_reference(reference.as_ref())? {
             return Ok(gst::FlowSuccess::Ok);
