@@ -190,6 +190,15 @@ impl VmafHip {
                     distorted,
                     duplicate,
                 } => {
+                    gst::log!(
+                        CAT,
+                        imp = self,
+                        "{name}: reference frame {} at {} shown by the distorted frame at {}{}",
+                        reference.frame.reference,
+                        reference.at,
+                        distorted.at,
+                        if duplicate { " (a duplicate)" } else { "" }
+                    );
                     if duplicate {
                         self.note_align_event(name, "duplicated", &reference.frame);
                     }
@@ -327,7 +336,8 @@ impl VmafHip {
     }
 
     /// Copies the frames input `name`'s tracker holds past their turn, so
-    /// that no upstream buffer (nor pool) waits on them.
+    /// that no upstream buffer is held: a decoder's pool may be small, and
+    /// a decoder whose buffers are held stalls.
     fn copy_held(&self, name: &str) {
         let mut guard = self.state.lock().unwrap();
         let Some(t) = guard
