@@ -30,15 +30,27 @@ fn write(dir: &Path, name: &str, frames: &[Vec<u8>]) -> PathBuf {
 
 /// The command's JSON and stderr for REF and DIST with `extra` options.
 fn score(dir: &Path, r: &Path, d: &Path, extra: &[&str], tag: &str) -> (Value, String) {
+    score_sized(dir, (r, d), (W, H), extra, tag)
+}
+
+/// The same for raw inputs of `w`x`h`.
+fn score_sized(
+    dir: &Path,
+    (r, d): (&Path, &Path),
+    (w, h): (usize, usize),
+    extra: &[&str],
+    tag: &str,
+) -> (Value, String) {
     let out = dir.join(format!("{tag}.json"));
+    let (w, h) = (w.to_string(), h.to_string());
     let o = vmafhip()
         .args([
             s(r),
             s(d),
             "-w",
-            "576",
+            &w,
             "-h",
-            "324",
+            &h,
             "--backend",
             "cpu",
             "--json",
@@ -191,27 +203,7 @@ fn the_first_frame_message_and_the_pooled_message_carry_the_offset() {
 
 /// The command's JSON and stderr for a 320x180 pair.
 fn score_pan(dir: &Path, r: &Path, d: &Path, extra: &[&str], tag: &str) -> (Value, String) {
-    let out = dir.join(format!("{tag}.json"));
-    let o = vmafhip()
-        .args([
-            s(r),
-            s(d),
-            "-w",
-            "320",
-            "-h",
-            "180",
-            "--backend",
-            "cpu",
-            "--json",
-            "-o",
-            s(&out),
-        ])
-        .args(extra)
-        .output()
-        .unwrap();
-    let err = stderr(&o);
-    assert!(o.status.success(), "{tag}: {err}");
-    (json_of(&out), err)
+    score_sized(dir, (r, d), (320, 180), extra, tag)
 }
 
 /// An encode that starts with 3 frames of its own, drops reference frames

@@ -332,6 +332,10 @@ pub(super) struct Rendition {
     /// by with how clearly it was found (None: given).
     pub(super) aligner: Option<Aligner>,
     pub(super) alignment: Option<(i32, Option<f64>)>,
+    /// The running time of the distorted frame the tracker took last: a
+    /// frame handed over again (the same running time, or an earlier one)
+    /// is not taken twice.
+    pub(super) last_distorted: Option<gst::ClockTime>,
 }
 
 /// A requested pad's own `results-filename` and `report-filename`, which
@@ -437,6 +441,7 @@ impl Rendition {
             metrics: None,
             aligner: None,
             alignment: None,
+            last_distorted: None,
         })
     }
 

@@ -12,15 +12,14 @@
 //! no upstream buffer is held.
 
 use super::super::align::{ALIGN_EVENT, Aligner, thumb_of};
-use super::super::late::{Timed, WaitingRef};
-use super::{CAT, ReferenceFrame, VmafHip, has_ended, running_time};
+use super::super::late::WaitingRef;
+use super::{CAT, ReferenceFrame, VmafHip, has_ended, running_time, waiting_reference};
 use crate::core::align::{Found, Reach, Step, Thumb, Tracker};
 use crate::element::VmafFrameMessage;
 use crate::element::settings::Align;
 use gst::prelude::*;
 use gst::subclass::prelude::*;
 use gst_base::prelude::*;
-use gst_video::prelude::*;
 
 /// The tracker `align` asks for, for a reference of `fps` frames a second.
 fn tracker(align: Align, fps: f64, window_ns: u64) -> Aligner {
@@ -81,6 +80,17 @@ impl VmafHip {
         };
         let t = r.aligner.get_or_insert_with(|| tracker(align, fps, window));
         for (d, thumb) in arrived {
+            if r.last_distorted.is_some_and(|last| d.at <= last) {
+                gst::debug!(
+                    CAT,
+                    imp = self,
+                    "{}: the distorted frame at {} again: not taken twice",
+                    pad.name(),
+                    d.at
+                );
+                continue;
+            }
+            r.last_distorted = Some(d.at);
             let Some(thumb) = thumb else {
                 drop(guard);
                 gst::element_imp_error!(
@@ -128,18 +138,7 @@ impl VmafHip {
             };
             t.reference(
                 thumb.clone(),
-                Timed {
-                    at,
-                    duration: reference.duration(),
-                    frame: WaitingRef {
-                        buffer: reference.clone(),
-                        info: ref_frame.info().clone(),
-                        pts: outbuf.pts(),
-                        duration: outbuf.duration(),
-                        reference: number,
-                        copied: false,
-                    },
-                },
+                waiting_reference((ref_frame, reference), at, outbuf, number),
             );
         }
         self.run_aligned(&name, at)

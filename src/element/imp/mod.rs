@@ -86,6 +86,29 @@ fn has_ended(pad: &gst_video::VideoAggregatorPad) -> bool {
     pad.is_eos() || pad.sticky_event::<gst::event::Eos>(0).is_some()
 }
 
+/// The reference frame being aggregated, to wait for its distorted frame:
+/// its buffer (copied later if it waits), running time `at`, this output
+/// frame's timing and its number `number` among the reference frames.
+fn waiting_reference(
+    (ref_frame, reference): (&gst_video::VideoFrameRef<&gst::BufferRef>, &gst::Buffer),
+    at: gst::ClockTime,
+    outbuf: &gst::BufferRef,
+    number: u64,
+) -> Timed<WaitingRef> {
+    Timed {
+        at,
+        duration: reference.duration(),
+        frame: WaitingRef {
+            buffer: reference.clone(),
+            info: ref_frame.info().clone(),
+            pts: outbuf.pts(),
+            duration: outbuf.duration(),
+            reference: number,
+            copied: false,
+        },
+    }
+}
+
 /// A buffer's running time in its pad's segment.
 fn running_time(
     pad: &gst_video::VideoAggregatorPad,
@@ -769,18 +792,12 @@ impl VmafHip {
             let Some(r) = st.rendition(&name) else {
                 return Ok(Vec::new());
             };
-            r.late.wait(Timed {
+            r.late.wait(waiting_reference(
+                (ref_frame, reference),
                 at,
-                duration: reference.duration(),
-                frame: WaitingRef {
-                    buffer: reference.clone(),
-                    info: ref_frame.info().clone(),
-                    pts: outbuf.pts(),
-                    duration: outbuf.duration(),
-                    reference: number,
-                    copied: false,
-                },
-            });
+                outbuf,
+                number,
+            ));
         }
         self.score_ready(&name, at, pad.is_eos())
     }
@@ -2430,6 +2447,7 @@ impl AggregatorImpl for VmafHip {
                 if let Some(t) = r.aligner.take() {
                     r.pairings.counts.unscored += t.held().0 as u64;
                 }
+                r.last_distorted = None;
             }
         }
         if let Err(e) = self.drain(SegmentEnd::Flush) {
