@@ -133,12 +133,20 @@ fn a_still_picture_gives_a_warning_not_a_guess() {
 }
 
 #[test]
-fn align_takes_auto_off_or_frames_and_one_dist() {
+fn align_and_live_sources_take_one_dist() {
     for (args, says) in [
         (&["r.yuv", "d.yuv", "--align", "soon"][..], "--align soon"),
         (
             &["r.yuv", "d1.yuv", "d2.yuv", "--align", "auto"][..],
             "aligns one DIST",
+        ),
+        (
+            &["r.yuv", "d.yuv", "--duration", "5"][..],
+            "--duration goes with live sources",
+        ),
+        (
+            &["udp://127.0.0.1:5600", "d1.yuv", "d2.yuv"][..],
+            "one DIST at a time",
         ),
     ] {
         let o = vmafhip().args(args).output().unwrap();
