@@ -31,6 +31,21 @@ pub(super) struct WaitingRef {
     pub copied: bool,
 }
 
+impl WaitingRef {
+    /// Holds a copy of its frame rather than the upstream buffer (once):
+    /// a decoder's pool may be small, and a decoder whose buffers are held
+    /// stalls.
+    pub fn own_copy(&mut self) {
+        if self.copied {
+            return;
+        }
+        if let Ok(copy) = self.buffer.copy_deep() {
+            self.buffer = copy;
+        }
+        self.copied = true;
+    }
+}
+
 type Time = gst::ClockTime;
 
 /// How much later than a reference frame a distorted frame may start and

@@ -45,6 +45,7 @@ pub use align::ALIGN_EVENT;
 pub use live::Pairing;
 pub use pad::VmafHipPad;
 pub use pinned_pool::PinnedPool;
+pub use settings::Align;
 pub use window::WindowSummary;
 
 use glib::prelude::*;

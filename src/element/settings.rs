@@ -50,8 +50,9 @@ pub enum Align {
 }
 
 impl Align {
+    /// `off`, `auto` or a number of frames, as written.
     pub fn parse(v: &str) -> Option<Align> {
-        match v.trim() {
+        match v {
             "off" => Some(Align::Off),
             "auto" => Some(Align::Auto),
             n => n.parse().ok().map(Align::Frames),

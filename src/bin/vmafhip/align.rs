@@ -4,37 +4,16 @@
 //! (`gstvmafhip::core::align`); the command prints what it found.
 
 use crate::{Fail, usage};
+pub use gstvmafhip::Align;
 use gstvmafhip::VmafPooledMessage;
 
-/// What `--align` asked for.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Align {
-    Off,
-    Auto,
-    Frames(i32),
-}
-
-impl Align {
-    pub fn parse(v: &str) -> Result<Align, Fail> {
-        match v {
-            "off" => Ok(Align::Off),
-            "auto" => Ok(Align::Auto),
-            n => n.parse().map(Align::Frames).map_err(|_| {
-                usage(format!(
-                    "--align {n}: auto, off, or the frames DIST lags REF (negative: leads)"
-                ))
-            }),
-        }
-    }
-
-    /// The element's `align` value.
-    pub fn property(self) -> String {
-        match self {
-            Align::Off => "off".into(),
-            Align::Auto => "auto".into(),
-            Align::Frames(n) => n.to_string(),
-        }
-    }
+/// `--align`'s value: the element's `align`, or a usage error.
+pub fn parse(v: &str) -> Result<Align, Fail> {
+    Align::parse(v).ok_or_else(|| {
+        usage(format!(
+            "--align {v}: auto, off, or the frames DIST lags REF (negative: leads)"
+        ))
+    })
 }
 
 /// The line that says how the inputs were aligned, where they were.

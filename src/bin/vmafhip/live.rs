@@ -7,7 +7,7 @@
 //! and duplicates, and the rate. A source that stalls is reported (the
 //! gap) and waited for.
 
-use crate::pair::{Voice, role_of, scoring_properties, stop_inputs};
+use crate::pair::{Voice, error_named, scoring_properties, stop_inputs};
 use crate::{Args, Exit, Fail};
 use gst::prelude::*;
 use gstvmafhip::{VmafFrameMessage, VmafPooledMessage, VmafWindowMessage};
@@ -143,7 +143,7 @@ pub fn run(a: &Args, voice: Voice) -> Result<(), Fail> {
     let pipeline = build(&reference, &distorted, a.align != crate::align::Align::Off)?;
     let v = pipeline.by_name("v").expect("named in the description");
     scoring_properties(&v, a, a.device_ids[0], true)?;
-    v.set_property("align", a.align.property());
+    v.set_property("align", a.align.to_string());
     let results = a.output.clone().unwrap_or_else(|| "/dev/stdout".into());
     v.set_property("results-filename", &results);
     v.set_property_from_str("results-format", "jsonl");
@@ -299,23 +299,12 @@ fn follow(
                 }
             }
             gst::MessageView::Error(e) => {
-                let role = role_of(msg.src());
-                let from_vmaf = msg.src().is_some_and(|s| s.name() == "v");
-                let code = crate::pair::classify(&e.error(), role, from_vmaf);
-                let who = match role {
-                    Some(crate::input::Role::Reference) => "REF: ",
-                    Some(_) => "DIST: ",
-                    None => "",
-                };
-                let why = e.debug().map_or(String::new(), |d| {
-                    let d = d
-                        .split_once(":\n")
-                        .map_or(d.as_str(), |(_, w)| w)
-                        .trim()
-                        .to_string();
-                    format!(" ({d})")
-                });
-                return Err(Fail(code, format!("{who}{}{why}", e.error())));
+                return Err(error_named(&msg, e, |role| {
+                    Some(match role {
+                        crate::input::Role::Reference => "REF".into(),
+                        _ => "DIST".into(),
+                    })
+                }));
             }
             gst::MessageView::Eos(_) => return Ok(pooled),
             _ => {}

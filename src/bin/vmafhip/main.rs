@@ -463,7 +463,7 @@ fn engine_option(
         }
         "--on-alert" => a.on_alert = Some(val()?),
         "--metrics" => a.metrics = Some(val()?),
-        "--align" => a.align = align::Align::parse(&val()?)?,
+        "--align" => a.align = align::parse(&val()?)?,
         "--duration" => {
             let secs: f64 = num(arg, val()?)?;
             if !(secs > 0.0 && secs < 1e9) {

@@ -91,7 +91,7 @@ pub fn score_pair(
     let v = pipeline.by_name("v").expect("named in the description");
     share_gpu_context(&pipeline, &v);
     configure_element(&v, a, pair, &reference, &distorted, voice.progress)?;
-    v.set_property("align", a.align.property());
+    v.set_property("align", a.align.to_string());
     let temp_out = results_target(a, pair, &v);
     if distorted.role != Role::Distorted {
         hand_files_to(&v, &distorted.role.sink());
@@ -573,10 +573,20 @@ pub fn stop_inputs(pipeline: &gst::Pipeline) {
 
 /// A pipeline error as the user's error, naming the input it came from.
 fn error_of(msg: &gst::Message, em: &gst::message::Error, inputs: &[&Input]) -> Fail {
+    error_named(msg, em, |r| path_of(inputs, r).map(str::to_string))
+}
+
+/// A pipeline error as the user's error, the input it came from named by
+/// `name_of`.
+pub fn error_named(
+    msg: &gst::Message,
+    em: &gst::message::Error,
+    name_of: impl Fn(Role) -> Option<String>,
+) -> Fail {
     let role = role_of(msg.src());
     let from_vmaf = msg.src().is_some_and(|s| s.name() == "v");
     let code = classify(&em.error(), role, from_vmaf);
-    let mut text = match role.and_then(|r| path_of(inputs, r)) {
+    let mut text = match role.and_then(name_of) {
         Some(path) => format!("{path}: {}", em.error()),
         None => em.error().to_string(),
     };
@@ -597,7 +607,7 @@ fn error_of(msg: &gst::Message, em: &gst::message::Error, inputs: &[&Input]) -> 
 
 /// Which input an element belongs to, from its name or an ancestor's
 /// (`ref-…`, `dist-…`, `rend0-…`).
-pub fn role_of(obj: Option<&gst::Object>) -> Option<Role> {
+fn role_of(obj: Option<&gst::Object>) -> Option<Role> {
     let mut cur = obj.cloned();
     while let Some(o) = cur {
         if let Some(role) = Role::of_element(&o.name()) {
@@ -617,7 +627,7 @@ fn path_of<'a>(inputs: &[&'a Input], role: Role) -> Option<&'a str> {
 }
 
 /// The exit status a pipeline error gives.
-pub fn classify(err: &glib::Error, role: Option<Role>, from_vmaf: bool) -> Exit {
+fn classify(err: &glib::Error, role: Option<Role>, from_vmaf: bool) -> Exit {
     if from_vmaf && err.matches(gst::LibraryError::Init) {
         return Exit::NoGpu;
     }

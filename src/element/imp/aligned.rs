@@ -71,14 +71,15 @@ impl VmafHip {
             .downcast_ref::<crate::element::VmafHipPad>()
             .map(|p| p.imp().take_arrived(false))
             .unwrap_or_default();
-        let fps = self.reference_rate();
         let mut guard = self.state.lock().unwrap();
         let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
         let (align, window) = (st.settings.align, st.settings.align_window);
         let Some(r) = st.rendition(&pad.name()) else {
             return Ok(());
         };
-        let t = r.aligner.get_or_insert_with(|| tracker(align, fps, window));
+        let t = r
+            .aligner
+            .get_or_insert_with(|| tracker(align, self.reference_rate(), window));
         for (d, thumb) in arrived {
             if r.last_distorted.is_some_and(|last| d.at <= last) {
                 gst::debug!(
@@ -335,8 +336,7 @@ impl VmafHip {
     }
 
     /// Copies the frames input `name`'s tracker holds past their turn, so
-    /// that no upstream buffer is held: a decoder's pool may be small, and
-    /// a decoder whose buffers are held stalls.
+    /// that no upstream buffer is held ([`WaitingRef::own_copy`]).
     fn copy_held(&self, name: &str) {
         let mut guard = self.state.lock().unwrap();
         let Some(t) = guard
@@ -347,11 +347,8 @@ impl VmafHip {
             return;
         };
         let (refs, dists) = t.held_mut();
-        for w in refs.filter(|w| !w.frame.copied) {
-            if let Ok(copy) = w.frame.buffer.copy_deep() {
-                w.frame.buffer = copy;
-            }
-            w.frame.copied = true;
+        for w in refs {
+            w.frame.own_copy();
         }
         for d in dists {
             let b = &mut d.frame.0;
@@ -389,11 +386,7 @@ impl VmafHip {
                 Err(e) => return Some(Err(e)),
             }
         }
-        self.post_engine_notices();
-        for m in &msgs {
-            self.post(gst::Structure::from(m));
-        }
-        self.post_windows();
+        self.post_scored(&msgs);
         Some(Err(gst_base::AGGREGATOR_FLOW_NEED_DATA))
     }
 

@@ -860,11 +860,8 @@ impl VmafHip {
         }
         let mut guard = self.state.lock().unwrap();
         if let Some(r) = guard.as_mut().and_then(|st| st.rendition(name)) {
-            for w in r.late.waiting_mut().filter(|w| !w.frame.copied) {
-                if let Ok(copy) = w.frame.buffer.copy_deep() {
-                    w.frame.buffer = copy;
-                }
-                w.frame.copied = true;
+            for w in r.late.waiting_mut() {
+                w.frame.own_copy();
             }
         }
         Ok(msgs)
@@ -976,11 +973,7 @@ impl VmafHip {
                     waiting += r.late.waiting();
                 }
             }
-            self.post_engine_notices();
-            for m in &msgs {
-                self.post(gst::Structure::from(m));
-            }
-            self.post_windows();
+            self.post_scored(&msgs);
             if waiting == 0 || self.ref_pad.pad_flags().contains(gst::PadFlags::FLUSHING) {
                 return Ok(());
             }
@@ -1466,6 +1459,16 @@ impl VmafHip {
         Ok(pushed.and_then(|ready| r.finalize(ready).map_err(|e| e.to_string())))
     }
 
+    /// Posts what scoring just made final, in order: the engines' moves,
+    /// the frames' messages, then the windows they closed.
+    fn post_scored(&self, frames: &[VmafFrameMessage]) {
+        self.post_engine_notices();
+        for m in frames {
+            self.post(gst::Structure::from(m));
+        }
+        self.post_windows();
+    }
+
     /// Posts the messages about the engines' moves, outside the state lock
     /// (a requested input's name first).
     fn post_engine_notices(&self) {
@@ -1616,11 +1619,7 @@ impl VmafHip {
                 }
             }
         }
-        self.post_engine_notices();
-        for m in &frames {
-            self.post(gst::Structure::from(m));
-        }
-        self.post_windows();
+        self.post_scored(&frames);
         for (p, counts) in &pooled {
             gst::info!(
                 CAT,
@@ -1878,7 +1877,10 @@ impl ObjectImpl for VmafHip {
             "window" => s.window = value.get().unwrap(),
             "align" => {
                 let v: Option<String> = value.get().unwrap();
-                match v.as_deref().map_or(Some(Align::Off), Align::parse) {
+                match v
+                    .as_deref()
+                    .map_or(Some(Align::Off), |v| Align::parse(v.trim()))
+                {
                     Some(a) => s.align = a,
                     None => glib::g_warning!(
                         "vmafhip",
@@ -2536,11 +2538,7 @@ impl VideoAggregatorImpl for VmafHip {
                 }
             }
         }
-        self.post_engine_notices();
-        for m in &msgs {
-            self.post(gst::Structure::from(m));
-        }
-        self.post_windows();
+        self.post_scored(&msgs);
         result.map(|()| gst::FlowSuccess::Ok)
     }
 }
