@@ -7,10 +7,11 @@
 #      that starts 5 frames late and drops reference frames 60 and 130;
 #      vmafhip scores the two udp:// URIs with --align auto --backend hip
 #      for 25 s; the endpoint is scraped mid-run.
-#   2. Alignment's cost on a 1080p file pair (the master as Y4M against a
-#      4 Mbit/s H.264 encode with 5 leading frames, and against that
-#      encode decoded to Y4M): the command's wall time with --align auto
-#      against --align off, alternating, RUNS each.
+#   2. Alignment's cost on a 1080p file pair of 600 frames (a pan at
+#      960x540 scaled to 1920x1080, 300 frames there and back): the master
+#      as Y4M against a 4 Mbit/s H.264 encode with 5 leading frames, and
+#      against that encode decoded to Y4M. The command's wall time with
+#      --align auto against --align off, alternating, RUNS each.
 # Needs DEV/debs (benches/device_debs.sh) and DEV/bin/vmafhip.zst.
 set -u
 . benches/device_gst_env.sh
@@ -24,9 +25,8 @@ zstd -q -d -f tests/data/golden/eveningglow_1920x1080_420p8_3f_ref.yuv.zst -o $W
 python3 benches/make_pan.py $W/eg.yuv $W/pan.y4m 1280 720 200 8
 up="videoconvert ! videoscale ! video/x-raw,width=1920,height=1080,format=I420"
 $GL -q filesrc location=$W/pan.y4m ! y4mdec ! $up ! y4menc ! filesink location=$W/ref.y4m
-# The transcode's source: the reference from frame 5, less 60 and 130;
-# the file pair's encode: 5 frames of the end, then the whole reference.
-python3 - $W/ref.y4m $W/dist.y4m $W/lag5.y4m <<'PY'
+# The transcode's source: the reference from frame 5, less 60 and 130.
+python3 - $W/ref.y4m $W/dist.y4m <<'PY'
 import sys
 d = open(sys.argv[1], "rb").read()
 head = d.index(b"\n") + 1
@@ -34,14 +34,12 @@ size = 6 + 1920 * 1080 * 3 // 2
 frames = [d[i:i + size] for i in range(head, len(d), size)]
 shown = [f for i, f in enumerate(frames) if i >= 5 and i not in (60, 130)]
 open(sys.argv[2], "wb").write(d[:head] + b"".join(shown))
-open(sys.argv[3], "wb").write(d[:head] + b"".join(frames[-5:] + frames))
 print(f"reference {len(frames)} frames, transcode {len(shown)}")
 open("/tmp/live/sent.txt", "w").write("x\n" * len(shown))
 PY
-$GL -q filesrc location=$W/lag5.y4m ! y4mdec ! openh264enc bitrate=4000000 ! h264parse \
-  ! mp4mux ! filesink location=$W/dist.mp4
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 
+live_check() {
 echo "== 1. live: udp:// REF and DIST, --align auto --backend hip"
 # --decoder ${LIVE_DECODER:-cpu}: OpenH264 writes no frame rate in its
 # headers, and GStreamer 1.22's nvh264dec then reports no latency, which
@@ -70,31 +68,51 @@ frames = sum(1 for l in lines if "frameNum" in l)
 inputs = next(l["inputs"] for l in lines if "inputs" in l)
 print(f"offset {inputs['offset']} (confidence {inputs['offset_confidence']}), dropped {inputs['dropped_frames']}, duplicated {inputs['duplicated_frames']}, {frames} frames scored of {sum(1 for _ in open(sys.argv[2]))} sent")
 PY
+}
+[ -n "${ONLY_FILES:-}" ] || live_check
 
 timing() {  # timing LABEL DIST: off and auto alternating, then the medians
-  echo "== 2$1. wall time, REF.y4m against $2: --align off then auto, alternating ($RUNS runs each)"
-  $V $W/ref.y4m $2 --align auto 2>&1 | grep -E 'align|^VMAF'
+  echo "== 2$1. wall time, master.y4m against $2: --align off then auto, alternating ($RUNS runs each)"
+  $V $W/master.y4m $2 --align auto 2>&1 | grep -E 'align|^VMAF|decod'
   for r in $(seq $RUNS); do
-    for mode in off auto; do
+    for mode in ${MODES:-off auto}; do
       s=$EPOCHREALTIME
-      $V $W/ref.y4m $2 --align $mode --allow-length-mismatch -q
+      $V $W/master.y4m $2 --align $mode --allow-length-mismatch -q
       e=$EPOCHREALTIME
       echo "run $r --align $mode: $(awk "BEGIN{print $e - $s}") s"
     done
   done | tee $W/times$1.txt
   python3 - $W/times$1.txt <<'PY'
 import re, statistics, sys
-t = {"off": [], "auto": []}
+t = {}
 for line in open(sys.argv[1]):
     m = re.search(r"--align (\S+): ([\d.]+) s", line)
     if m:
-        t[m.group(1)].append(float(m.group(2)))
-o, a = statistics.median(t["off"]), statistics.median(t["auto"])
-print(f"median: off {o:.3f} s, auto {a:.3f} s: auto adds {100 * (a / o - 1):.1f}%")
+        t.setdefault(m.group(1), []).append(float(m.group(2)))
+o = statistics.median(t["off"])
+for mode, runs in t.items():
+    if mode != "off":
+        a = statistics.median(runs)
+        print(f"median: off {o:.3f} s, {mode} {a:.3f} s: {mode} adds {100 * (a / o - 1):.1f}%")
 PY
 }
 [ -n "${ONLY_LIVE:-}" ] && exit 0
-timing a $W/dist.mp4
-$GL -q filesrc location=$W/dist.mp4 ! decodebin ! videoconvert ! video/x-raw,format=I420 ! y4menc \
-  ! filesink location=$W/dist_dec.y4m
-timing b $W/dist_dec.y4m
+python3 benches/make_pan.py $W/eg.yuv $W/pan540.y4m 960 540 300 8
+$GL -q filesrc location=$W/pan540.y4m ! y4mdec ! $up ! y4menc ! filesink location=$W/there.y4m
+python3 - $W/there.y4m $W/master.y4m $W/lead5.y4m <<'PY'
+import sys
+d = open(sys.argv[1], "rb").read()
+head = d.index(b"\n") + 1
+size = 6 + 1920 * 1080 * 3 // 2
+frames = [d[i:i + size] for i in range(head, len(d), size)]
+frames += frames[::-1]
+open(sys.argv[2], "wb").write(d[:head] + b"".join(frames))
+open(sys.argv[3], "wb").write(d[:head] + b"".join(frames[-5:] + frames))
+print(f"master {len(frames)} frames")
+PY
+$GL -q filesrc location=$W/lead5.y4m ! y4mdec ! openh264enc bitrate=4000000 ! h264parse \
+  ! mp4mux ! filesink location=$W/enc.mp4
+timing a $W/enc.mp4
+$GL -q filesrc location=$W/enc.mp4 ! decodebin ! videoconvert ! video/x-raw,format=I420 ! y4menc \
+  ! filesink location=$W/enc_dec.y4m
+timing b $W/enc_dec.y4m

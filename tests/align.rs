@@ -260,3 +260,18 @@ fn drops_and_duplicates_are_found_and_the_shown_frames_scored() {
     assert_eq!(vmaf(&got), vmaf(&expected));
     assert_eq!(got["pooled_metrics"], expected["pooled_metrics"]);
 }
+
+/// The mark that lets the element hold a frame uncopied is its buffer's
+/// own: a copy (what a transform or a copying element makes) is unmarked.
+#[test]
+fn the_holdable_mark_is_its_buffers_own() {
+    use gst::meta::CustomMeta;
+    common::pipeline::init();
+    let mut marked = gst::Buffer::with_size(64).unwrap();
+    gstvmafhip::mark_holdable(marked.get_mut().unwrap());
+    assert!(CustomMeta::from_buffer(&marked, gstvmafhip::HOLDABLE_META).is_ok());
+    let copy = marked.copy_deep().unwrap();
+    assert!(CustomMeta::from_buffer(&copy, gstvmafhip::HOLDABLE_META).is_err());
+    let unmarked = gst::Buffer::with_size(64).unwrap();
+    assert!(CustomMeta::from_buffer(&unmarked, gstvmafhip::HOLDABLE_META).is_err());
+}

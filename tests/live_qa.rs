@@ -153,35 +153,8 @@ fn the_command_scores_two_live_udp_streams_aligned() {
     println!("{text}");
     assert!(status.success(), "{text}");
 
-    // The results, as JSON Lines: frames, then the pooled line.
-    let results = std::fs::read_to_string(&out).unwrap();
-    let lines: Vec<serde_json::Value> = results
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let frames = lines.iter().filter(|l| l.get("frameNum").is_some()).count();
-    let inputs = lines
-        .iter()
-        .find_map(|l| l.get("inputs"))
-        .expect("an inputs line");
-    println!(
-        "offset {} (confidence {}), dropped {}, duplicated {}, {frames} frames scored of {} sent",
-        inputs["offset"],
-        inputs["offset_confidence"],
-        inputs["dropped_frames"],
-        inputs["duplicated_frames"],
-        shown.len()
-    );
-    assert_eq!(inputs["offset"], -(LATE as i64), "{text}");
-    assert_eq!(inputs["dropped_frames"], DROPPED.len(), "{text}");
-    assert_eq!(inputs["duplicated_frames"], 0, "{text}");
+    let frames = check_alignment(&out, &text, "udp");
     assert_eq!(frames, shown.len(), "every distorted frame scored: {text}");
-    for r in DROPPED {
-        assert!(
-            text.contains(&format!("dropped REF's frame {r} ")),
-            "{r}: {text}"
-        );
-    }
     assert!(text.lines().filter(|l| l.starts_with("window ")).count() >= 2);
     assert!(
         text.contains("live ") && text.contains(" fps"),
@@ -204,4 +177,117 @@ fn the_command_scores_two_live_udp_streams_aligned() {
     assert_eq!(value("vmafhip_align_offset"), -(LATE as f64));
     assert!(value("vmafhip_frames_dropped_total") <= DROPPED.len() as f64);
     assert!(value("vmafhip_window_frames") > 0.0);
+}
+
+/// Frames of the pan past the checked ones, sent on both SRT streams (5 s):
+/// the command stops (`--duration 15`) while they still flow, so that no
+/// sender closes during the checked frames and none is lost as it does.
+const SRT_TAIL: usize = 150;
+
+/// The same station over SRT, the transcoder's side listening (as an
+/// encoder's SRT output does) and the command calling: the offset, the two
+/// drops where they are, and every checked distorted frame scored.
+#[test]
+fn the_command_scores_two_live_srt_streams_aligned() {
+    common::pipeline::init();
+    assert!(
+        gst::ElementFactory::find("srtsrc").is_some(),
+        "GStreamer's srt plugin (gstreamer1.0-plugins-bad) is needed"
+    );
+    let dir = scratch_dir("live_qa_srt");
+    let (reference, _) = common::pan(FRAMES + SRT_TAIL);
+    let shown: Vec<&Vec<u8>> = (LATE..FRAMES)
+        .filter(|i| !DROPPED.contains(i))
+        .map(|i| &reference[i])
+        .collect();
+    std::fs::write(dir.join("ref.yuv"), reference.concat()).unwrap();
+    let tail = reference[FRAMES..].iter();
+    std::fs::write(
+        dir.join("dist.yuv"),
+        shown
+            .iter()
+            .copied()
+            .chain(tail)
+            .flat_map(|f| f.iter().copied())
+            .collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    let ports = free_ports();
+    let branch = |file: &str, enc: &str, port: u16| {
+        format!(
+            "filesrc location={} ! rawvideoparse width=320 height=180 format=i420 framerate=30/1 \
+             ! x264enc tune=zerolatency speed-preset=ultrafast key-int-max=30 {enc} \
+             ! mpegtsmux ! srtsink uri=srt://127.0.0.1:{port}?mode=listener sync=true",
+            dir.join(file).display()
+        )
+    };
+    // Each sender waits for the command to connect before its first frame.
+    let sending = common::pipeline::launch(&format!(
+        "{} {}",
+        branch("ref.yuv", "pass=quant quantizer=10", ports.0),
+        branch("dist.yuv", "bitrate=250", ports.1)
+    ));
+    sending.set_state(gst::State::Playing).unwrap();
+    let out = dir.join("live.jsonl");
+    let mut child = vmafhip()
+        .args([
+            &format!("srt://127.0.0.1:{}?mode=caller", ports.0),
+            &format!("srt://127.0.0.1:{}?mode=caller", ports.1),
+            "--align",
+            "auto",
+            "--duration",
+            "15",
+            "--backend",
+            "cpu",
+            "-o",
+            s(&out),
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let said: Vec<String> = stderr_lines(&mut child).iter().collect();
+    let status = child.wait().unwrap();
+    sending.set_state(gst::State::Null).unwrap();
+    let text = said.join("\n");
+    println!("{text}");
+    assert!(status.success(), "{text}");
+    let frames = check_alignment(&out, &text, "srt");
+    assert!(
+        frames >= shown.len(),
+        "every checked frame scored ({} checked): {text}",
+        shown.len()
+    );
+}
+
+/// The results (JSON Lines: frames, then the pooled line) of a station run
+/// whose stderr is `text`: the offset, the drops where they are and no
+/// duplicate checked; returns how many frames were scored.
+fn check_alignment(out: &std::path::Path, text: &str, scheme: &str) -> usize {
+    let results = std::fs::read_to_string(out).unwrap();
+    let lines: Vec<serde_json::Value> = results
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let frames = lines.iter().filter(|l| l.get("frameNum").is_some()).count();
+    let inputs = lines
+        .iter()
+        .find_map(|l| l.get("inputs"))
+        .expect("an inputs line");
+    println!(
+        "{scheme}: offset {} (confidence {}), dropped {}, duplicated {}, {frames} frames scored",
+        inputs["offset"],
+        inputs["offset_confidence"],
+        inputs["dropped_frames"],
+        inputs["duplicated_frames"],
+    );
+    assert_eq!(inputs["offset"], -(LATE as i64), "{text}");
+    assert_eq!(inputs["dropped_frames"], DROPPED.len(), "{text}");
+    assert_eq!(inputs["duplicated_frames"], 0, "{text}");
+    for r in DROPPED {
+        assert!(
+            text.contains(&format!("dropped REF's frame {r} ")),
+            "{r}: {text}"
+        );
+    }
+    frames
 }

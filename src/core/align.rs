@@ -29,7 +29,7 @@ pub const THUMB_H: usize = 36;
 /// and the inputs are paired unshifted.
 pub const MIN_CONFIDENCE: f64 = 0.2;
 /// Rows read per thumbnail row: a thumbnail needs no more.
-const ROWS_PER_BLOCK: usize = 8;
+const ROWS_PER_BLOCK: usize = 4;
 
 /// One frame's thumbnail, its mean taken out.
 pub type Thumb = Vec<f32>;
@@ -64,32 +64,57 @@ impl Found {
     }
 }
 
+/// The rows a thumbnail of a plane `height` rows high reads: every
+/// `step`th from the first, `count` of them (for a caller that fetches
+/// them first: [`thumbnail_of_rows`]).
+pub fn sampled_rows(height: usize) -> (usize, usize) {
+    let h = height.max(1);
+    let step = (h / (THUMB_H * ROWS_PER_BLOCK)).max(1);
+    (step, h.div_ceil(step))
+}
+
 /// The 64x36 block means of a luma plane, brought to 8 bits, less their
-/// mean; a few rows of each block are read.
+/// mean; the rows [`sampled_rows`] names are read.
 pub fn thumbnail(p: &Luma<'_>) -> Thumb {
+    let (step, _) = sampled_rows(p.height);
+    block_means(p, |k| k * step * p.stride)
+}
+
+/// [`thumbnail`] of a plane whose sampled rows alone are in `p.data`,
+/// one after another `p.stride` bytes apart (`p.height` is the plane's).
+pub fn thumbnail_of_rows(p: &Luma<'_>) -> Thumb {
+    block_means(p, |k| k * p.stride)
+}
+
+/// The thumbnail of `p`, sampled row k lying at byte `row_at(k)`: the
+/// rows of each thumbnail row summed column by column, then the columns
+/// of each block.
+fn block_means(p: &Luma<'_>, row_at: impl Fn(usize) -> usize) -> Thumb {
     let (w, h) = (p.width.max(1), p.height.max(1));
+    let (step, count) = sampled_rows(h);
     let mut sums = vec![0u64; THUMB_W * THUMB_H];
     let mut counts = vec![0u32; THUMB_W * THUMB_H];
     let edge: Vec<usize> = (0..=THUMB_W).map(|c| (c * w).div_ceil(THUMB_W)).collect();
-    let step = (h / (THUMB_H * ROWS_PER_BLOCK)).max(1);
-    for y in (0..h).step_by(step) {
-        let ty = y * THUMB_H / h;
-        let Some(row) = p.data.get(y * p.stride..y * p.stride + w * p.bytes) else {
-            break;
-        };
-        for c in 0..THUMB_W {
-            let cols = edge[c]..edge[c + 1];
-            let n = cols.len() as u32;
-            let sum: u64 = if p.bytes == 2 {
-                row[cols.start * 2..cols.end * 2]
-                    .chunks_exact(2)
-                    .map(|b| u64::from(u16::from_le_bytes([b[0], b[1]]) >> p.shift))
-                    .sum()
-            } else {
-                row[cols].iter().map(|&v| u64::from(v)).sum()
+    // A block is a few sampled rows high (`no_block_has_many_sampled_rows`):
+    // u16 sums of 8-bit samples hold it.
+    let mut columns = vec![0u16; w];
+    let mut k = 0;
+    for ty in 0..THUMB_H {
+        columns.fill(0);
+        let mut rows = 0u32;
+        while k < count && k * step * THUMB_H / h == ty {
+            let at = row_at(k);
+            k += 1;
+            let Some(row) = p.data.get(at..at + w * p.bytes) else {
+                continue;
             };
-            sums[ty * THUMB_W + c] += sum;
-            counts[ty * THUMB_W + c] += n;
+            add_row(&mut columns, row, p.bytes, p.shift);
+            rows += 1;
+        }
+        for c in 0..THUMB_W {
+            let (a, b) = (edge[c], edge[c + 1]);
+            sums[ty * THUMB_W + c] = columns[a..b].iter().map(|&v| u64::from(v)).sum();
+            counts[ty * THUMB_W + c] = (b - a) as u32 * rows;
         }
     }
     let means: Vec<f32> = sums
@@ -105,6 +130,19 @@ pub fn thumbnail(p: &Luma<'_>) -> Thumb {
         .collect();
     let mean = means.iter().sum::<f32>() / means.len() as f32;
     means.iter().map(|m| m - mean).collect()
+}
+
+/// Adds one row's samples, brought to 8 bits, to the column sums.
+fn add_row(columns: &mut [u16], row: &[u8], bytes: usize, shift: u32) {
+    if bytes == 2 {
+        for (c, s) in columns.iter_mut().zip(row.chunks_exact(2)) {
+            *c += (u16::from_le_bytes([s[0], s[1]]) >> shift).min(255);
+        }
+    } else {
+        for (c, &v) in columns.iter_mut().zip(row) {
+            *c += u16::from(v);
+        }
+    }
 }
 
 /// How much two thumbnails differ: the mean absolute difference.
@@ -485,6 +523,45 @@ mod tests {
             bytes: 1,
             shift: 0,
         })
+    }
+
+    /// The thumbnail of a plane's sampled rows fetched alone (as from GPU
+    /// memory) is the plane's own, at 8 and 16 bits.
+    #[test]
+    fn sampled_rows_alone_give_the_planes_thumbnail() {
+        for (w, h, bytes) in [(1920, 1080, 1), (1280, 720, 2), (100, 30, 1)] {
+            let stride = w * bytes + 64;
+            let plane: Vec<u8> = (0..stride * h).map(|i| ((i * 7919) >> 3) as u8).collect();
+            let luma = |data, stride| Luma {
+                data,
+                stride,
+                width: w,
+                height: h,
+                bytes,
+                shift: if bytes == 2 { 8 } else { 0 },
+            };
+            let (step, count) = sampled_rows(h);
+            let rows: Vec<u8> = (0..count)
+                .flat_map(|k| plane[k * step * stride..][..w * bytes].to_vec())
+                .collect();
+            let whole = thumbnail(&luma(&plane, stride));
+            assert_eq!(whole, thumbnail_of_rows(&luma(&rows, w * bytes)));
+            assert!(whole.iter().any(|&v| v != 0.0));
+        }
+    }
+
+    /// The u16 column sums of one block never overflow: no block is
+    /// more than a few sampled rows high, at any height.
+    #[test]
+    fn no_block_has_many_sampled_rows() {
+        for h in 1..=17_280 {
+            let (step, count) = sampled_rows(h);
+            let mut rows = vec![0usize; THUMB_H];
+            for k in 0..count {
+                rows[k * step * THUMB_H / h] += 1;
+            }
+            assert!(rows.iter().all(|&n| n <= 16), "height {h}: {rows:?}");
+        }
     }
 
     fn reach() -> Reach {

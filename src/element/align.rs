@@ -3,7 +3,8 @@
 //! arrival. The pairing itself is in `imp/aligned.rs`.
 
 use super::late::{Arrived, Timed, WaitingRef};
-use crate::core::align::{Luma, Thumb, Tracker, thumbnail};
+use crate::core::align::{Luma, Thumb, Tracker, sampled_rows, thumbnail, thumbnail_of_rows};
+use crate::hip::gst_gpu::{self, GstGpu};
 use gst_video::prelude::*;
 
 /// A rendition's tracker: reference frames waiting with their running
@@ -14,9 +15,12 @@ pub(in crate::element) type Aligner = Tracker<Timed<WaitingRef>, Timed<Arrived>>
 /// distorted frame.
 pub const ALIGN_EVENT: &str = "align-event";
 
-/// A frame's luma thumbnail, where its luma is in host memory.
+/// A frame's luma thumbnail: read on the host, or, for a frame mapped for
+/// the device (GPU memory of `gpu`'s context), from the rows it needs
+/// read back first. None: a layout it cannot read, or a failed read.
 pub(in crate::element) fn thumb_of(
     frame: &gst_video::VideoFrameRef<&gst::BufferRef>,
+    gpu: Option<&GstGpu>,
 ) -> Option<Thumb> {
     let info = frame.info();
     let f = info.format_info();
@@ -27,24 +31,43 @@ pub(in crate::element) fn thumb_of(
     if bytes == 0 || bytes > 2 || f.is_complex() {
         return None;
     }
-    let data = frame.plane_data(0).ok()?;
-    Some(thumbnail(&Luma {
+    let (width, height) = (info.width() as usize, info.height() as usize);
+    let luma = |data, stride| Luma {
         data,
-        stride: frame.plane_stride()[0] as usize,
-        width: info.width() as usize,
-        height: info.height() as usize,
+        stride,
+        width,
+        height,
         bytes,
         shift: f.shift()[0] + f.depth()[0].saturating_sub(8),
-    }))
+    };
+    if gst_gpu::mapped_for_device(frame) {
+        let rows = gpu?
+            .read_rows(frame, 0, sampled_rows(height), width * bytes)
+            .ok()?;
+        return Some(thumbnail_of_rows(&luma(&rows, width * bytes)));
+    }
+    let data = frame.plane_data(0).ok()?;
+    Some(thumbnail(&luma(data, frame.plane_stride()[0] as usize)))
 }
 
-/// A buffer's luma thumbnail (None: it cannot be read on the host).
+/// A buffer's luma thumbnail; GPU memory of `gpu`'s context is read on
+/// the device, other memory mapped for the host.
 pub(in crate::element) fn thumb_of_buffer(
     buffer: &gst::Buffer,
     info: &gst_video::VideoInfo,
+    gpu: Option<&GstGpu>,
 ) -> Option<Thumb> {
+    if let Some(gpu) = gpu
+        && buffer.n_memory() > 0
+        && buffer
+            .iter_memories()
+            .all(|m| m.is_type(gpu.kind().memory_type()) && gpu.owns(m))
+    {
+        let frame = gpu.map_frame(buffer, info)?;
+        return thumb_of(&frame.as_video_frame_ref(), Some(gpu));
+    }
     let frame = gst_video::VideoFrameRef::from_buffer_ref_readable(buffer.as_ref(), info).ok()?;
-    thumb_of(&frame)
+    thumb_of(&frame, None)
 }
 
 /// What becomes of a sink pad's frames on arrival (the element's `holding`).

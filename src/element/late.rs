@@ -32,11 +32,11 @@ pub(super) struct WaitingRef {
 }
 
 impl WaitingRef {
-    /// Holds a copy of its frame rather than the upstream buffer (once):
-    /// a decoder's pool may be small, and a decoder whose buffers are held
-    /// stalls.
+    /// Holds a copy of its frame rather than the upstream buffer (once),
+    /// unless the buffer is marked holdable: a decoder's pool may be
+    /// small, and a decoder whose buffers are held stalls.
     pub fn own_copy(&mut self) {
-        if self.copied {
+        if self.copied || super::hold::holdable(&self.buffer) {
             return;
         }
         if let Ok(copy) = self.buffer.copy_deep() {

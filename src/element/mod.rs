@@ -30,6 +30,7 @@
 //! Since: 0.1
 
 mod align;
+mod hold;
 mod imp;
 mod late;
 mod live;
@@ -42,6 +43,7 @@ mod settings;
 mod window;
 
 pub use align::ALIGN_EVENT;
+pub use hold::{HOLDABLE_META, mark_holdable};
 pub use live::Pairing;
 pub use pad::VmafHipPad;
 pub use pinned_pool::PinnedPool;
@@ -65,6 +67,7 @@ pub fn register(plugin: &gst::Plugin) -> Result<(), glib::BoolError> {
         Scaling::static_type().mark_as_plugin_api(gst::PluginAPIFlags::empty());
         LogLevel::static_type().mark_as_plugin_api(gst::PluginAPIFlags::empty());
     }
+    hold::register_holdable_meta();
     gst::Element::register(
         Some(plugin),
         "vmafhip",

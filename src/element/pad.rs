@@ -108,9 +108,11 @@ mod imp {
         /// whether it goes no further.
         fn hold_late(&self, buf: &gst::Buffer) -> bool {
             let pad = self.obj();
-            let holding = pad
+            let element = pad
                 .parent()
-                .and_then(|p| p.downcast::<crate::element::VmafHip>().ok())
+                .and_then(|p| p.downcast::<crate::element::VmafHip>().ok());
+            let holding = element
+                .as_ref()
                 .map_or(Holding::No, |e| e.imp().holding(pad.upcast_ref()));
             if holding == Holding::No {
                 return false;
@@ -119,7 +121,13 @@ mod imp {
                 return false;
             };
             let (thumb, taken) = match holding {
-                Holding::Aligned { live } => (thumb_of_buffer(&t.frame.0, &t.frame.1), live),
+                Holding::Aligned { live } => {
+                    let gpu = element.and_then(|e| e.imp().gpu_input());
+                    (
+                        thumb_of_buffer(&t.frame.0, &t.frame.1, gpu.as_deref()),
+                        live,
+                    )
+                }
                 _ => (None, true),
             };
             self.arrived.lock().unwrap().push((t, thumb));

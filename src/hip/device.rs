@@ -766,6 +766,82 @@ impl Stream {
         self.copy_2d(dst, &shape, CopySource::Device(src.ptr + src_offset as u64))
     }
 
+    /// Reads `rows` rows of `width_bytes` from the device address `src`
+    /// (`src_bytes` mapped there, rows `src_pitch` apart) into `dst`,
+    /// packed, and waits for it: small reads from frames in GPU memory
+    /// (GStreamer's, mapped for the device).
+    pub fn read_2d_from_device(
+        &self,
+        dst: &mut [u8],
+        (src, src_bytes): (u64, usize),
+        src_pitch: usize,
+        width_bytes: usize,
+        rows: usize,
+    ) -> Result<(), HipError> {
+        if rows == 0 || width_bytes == 0 {
+            return Ok(());
+        }
+        if src == 0
+            || width_bytes > src_pitch
+            || src_pitch * (rows - 1) + width_bytes > src_bytes
+            || dst.len() < rows * width_bytes
+        {
+            return Err(HipError::Usage(format!(
+                "2D read of {rows}x{width_bytes} bytes out of bounds (source {src_bytes} bytes, pitch {src_pitch}; destination {} bytes)",
+                dst.len()
+            )));
+        }
+        self.dev.make_current()?;
+        match &self.dev.rt.api {
+            Api::Nvidia { cu, .. } => {
+                let p = ffi::CudaMemcpy2D {
+                    src_x_in_bytes: 0,
+                    src_y: 0,
+                    src_memory_type: ffi::CU_MEMORYTYPE_DEVICE,
+                    src_host: std::ptr::null(),
+                    src_device: src,
+                    src_array: std::ptr::null_mut(),
+                    src_pitch,
+                    dst_x_in_bytes: 0,
+                    dst_y: 0,
+                    dst_memory_type: ffi::CU_MEMORYTYPE_HOST,
+                    dst_host: dst.as_mut_ptr().cast(),
+                    dst_device: 0,
+                    dst_array: std::ptr::null_mut(),
+                    dst_pitch: width_bytes,
+                    width_in_bytes: width_bytes,
+                    height: rows,
+                };
+                // SAFETY: both regions checked above; `dst` is borrowed
+                // mutably until the stream is synchronised below; `p`
+                // lives across the call.
+                self.dev.rt.check(
+                    unsafe { (cu.memcpy_2d_async)(&p, self.raw) },
+                    "cuMemcpy2DAsync",
+                )?;
+            }
+            Api::Amd { hip, .. } => {
+                // SAFETY: as above; HIP takes both addresses as plain pointers.
+                self.dev.rt.check(
+                    unsafe {
+                        (hip.memcpy_2d_async)(
+                            dst.as_mut_ptr() as u64,
+                            width_bytes,
+                            src as usize as *const c_void,
+                            src_pitch,
+                            width_bytes,
+                            rows,
+                            ffi::HIP_MEMCPY_DEVICE_TO_HOST,
+                            self.raw,
+                        )
+                    },
+                    "hipMemcpy2DAsync",
+                )?;
+            }
+        }
+        self.synchronize()
+    }
+
     /// Queues a 2D copy whose bounds `Copy2d::fits` checked.
     fn copy_2d(&self, dst: &DeviceBuffer, c: &Copy2d, src: CopySource) -> Result<(), HipError> {
         let dst_device = dst.ptr + c.dst_offset as u64;

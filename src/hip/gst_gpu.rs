@@ -14,7 +14,7 @@
 //! - a video-frame mapping with the library's device map flag, whose plane
 //!   pointers are device addresses (no download).
 
-use super::device::Device;
+use super::device::{Device, Stream};
 use gst_video::prelude::*;
 use libloading::Library;
 use std::ffi::{c_int, c_uint, c_void};
@@ -104,6 +104,9 @@ pub struct GstGpu {
     sync: Option<MemoryFn>,
     /// CUDA: `gst_cuda_buffer_pool_new`, for frames we write ourselves.
     new_pool: Option<ObjectFn>,
+    dev: Arc<Device>,
+    /// The stream small reads to the host go through (made on first use).
+    reader: Mutex<Option<Stream>>,
     _lib: Library,
 }
 
@@ -202,6 +205,8 @@ impl GstGpu {
                     device_vendor: None,
                     sync,
                     new_pool: Some(new_pool),
+                    dev: dev.clone(),
+                    reader: Mutex::new(None),
                     _lib: lib,
                 })
             }
@@ -235,6 +240,8 @@ impl GstGpu {
                     device_vendor: Some(device_vendor),
                     sync: Some(sync),
                     new_pool: None,
+                    dev: dev.clone(),
+                    reader: Mutex::new(None),
                     _lib: lib,
                 })
             }
@@ -368,6 +375,29 @@ impl GstGpu {
         // SAFETY: a frame mapped with its own reference of the buffer;
         // `VideoFrame` unmaps it on drop.
         Some(unsafe { gst_video::VideoFrame::from_glib_full(frame) })
+    }
+    /// Rows `0, step, 2·step, …` (`count` of them, `width_bytes` of each)
+    /// of plane `plane` of a frame [`GstGpu::map_frame`] mapped, read to
+    /// the host one after another.
+    pub fn read_rows(
+        &self,
+        frame: &impl VideoFrameExt,
+        plane: usize,
+        (step, count): (usize, usize),
+        width_bytes: usize,
+    ) -> Result<Vec<u8>, String> {
+        let (src, bytes, pitch) = device_plane(frame, plane)
+            .filter(|_| mapped_for_device(frame))
+            .ok_or_else(|| format!("plane {plane} is not mapped for the device"))?;
+        let mut rows = vec![0u8; count * width_bytes];
+        let mut reader = self.reader.lock().unwrap_or_else(|e| e.into_inner());
+        if reader.is_none() {
+            *reader = Some(Stream::new(&self.dev).map_err(|e| e.to_string())?);
+        }
+        let st = reader.as_ref().expect("made above");
+        st.read_2d_from_device(&mut rows, (src, bytes), pitch * step, width_bytes, count)
+            .map_err(|e| e.to_string())?;
+        Ok(rows)
     }
 }
 

@@ -367,6 +367,9 @@ impl Shared {
             let b = buffer.get_mut().expect("a fresh pool buffer is writable");
             b.set_pts(t(k));
             b.set_duration(t(k + 1) - t(k));
+            // Our pools and the element's have no bound: frames aligned
+            // by content are held as they are.
+            gstvmafhip::mark_holdable(b);
         }
         let pushed = self
             .turns

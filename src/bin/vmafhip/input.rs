@@ -137,9 +137,6 @@ pub struct Input {
     pub codec: Option<String>,
     /// Decoded by the command's own NVDEC path ([`crate::nvdec`]).
     pub nvdec: bool,
-    /// Its frames go to the element in system memory (`--align`: frames
-    /// are compared on the host).
-    pub host_memory: bool,
 }
 
 impl Input {
@@ -214,7 +211,6 @@ impl Input {
             decoder: None,
             codec: None,
             nvdec: false,
-            host_memory: false,
         })
     }
 
@@ -240,7 +236,6 @@ impl Input {
             decoder: None,
             codec: None,
             nvdec: false,
-            host_memory: false,
         })
     }
 
@@ -262,7 +257,6 @@ impl Input {
                 decoder: Some(p.decoder?),
                 codec: Some(p.codec),
                 nvdec: false,
-                host_memory: false,
             }),
             crate::probe::Probe::Unknown => Self::decoded(role, path),
         }
@@ -377,7 +371,6 @@ impl Input {
             decoder,
             codec,
             nvdec: false,
-            host_memory: false,
         })
     }
 
@@ -393,7 +386,6 @@ impl Input {
             .as_deref()
             .is_some_and(|d| d.starts_with("nv") && crate::decode::is_gpu_decoder(d));
         nvdec
-            && !self.host_memory
             && (self.video.width, self.video.height) == (target.width, target.height)
             && self.video.bpc == 8
             && target.bpc == 8

@@ -51,8 +51,8 @@ fn uri_of(input: &str) -> Result<String, Fail> {
 /// The pipeline: each URI through `uridecodebin` (video only) to the
 /// element, whose output is discarded.
 fn build(reference: &str, distorted: &str, host_memory: bool) -> Result<gst::Pipeline, Fail> {
-    // Aligned frames are compared on the host: a GPU decoder gives
-    // system memory then.
+    // Frames aligned in a live pipeline are held as copies: a GPU
+    // decoder gives system memory then, where copies are cheap.
     let memory = if host_memory { " ! video/x-raw" } else { "" };
     let branch = |role: &str, uri: &str, pad: &str| {
         format!(

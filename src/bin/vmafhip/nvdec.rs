@@ -249,6 +249,9 @@ fn push_ready(p: &Prepared, decoder: &mut NvDecoder, next: &mut u64) -> Result<b
             let b = buffer.get_mut().ok_or("a pool buffer shared")?;
             b.set_pts(t(*next));
             b.set_duration(t(*next + 1) - t(*next));
+            // The pool has no bound: frames aligned by content are held
+            // as they are.
+            gstvmafhip::mark_holdable(b);
         }
         *next += 1;
         if p.appsrc.push_buffer(buffer).is_err() {

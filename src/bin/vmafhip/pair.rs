@@ -69,16 +69,9 @@ pub fn score_pair(
         // whatever decodes it, on the GPU and on the CPU.
         distorted.role = Role::Rendition(0);
     }
-    // Frames paired by content are compared on the host: no GPU memory.
-    let direct = (a.align == crate::align::Align::Off)
-        .then(|| decoding.direct_for(pair.device_id))
-        .flatten();
+    let direct = decoding.direct_for(pair.device_id);
     check_comparable(&reference, &distorted, a.needs_chroma)?;
     decode_directly(direct.as_ref(), &mut [&mut reference, &mut distorted]);
-    if a.align != crate::align::Align::Off {
-        reference.host_memory = true;
-        distorted.host_memory = true;
-    }
     for i in [&reference, &distorted] {
         if let Some(note) = i.decoder_note(decoding)? {
             say(note);

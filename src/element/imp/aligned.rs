@@ -12,6 +12,7 @@
 //! no upstream buffer is held.
 
 use super::super::align::{ALIGN_EVENT, Aligner, thumb_of};
+use super::super::hold::holdable;
 use super::super::late::WaitingRef;
 use super::{CAT, ReferenceFrame, VmafHip, has_ended, running_time, waiting_reference};
 use crate::core::align::{Found, Reach, Step, Thumb, Tracker};
@@ -42,17 +43,17 @@ impl VmafHip {
     }
 
     /// The thumbnail of the reference frame being aggregated; a frame
-    /// whose luma cannot be read on the host fails the stream.
+    /// whose luma cannot be read fails the stream.
     pub(super) fn reference_thumb(
         &self,
         frame: &gst_video::VideoFrameRef<&gst::BufferRef>,
     ) -> Result<Thumb, gst::FlowError> {
-        thumb_of(frame).ok_or_else(|| {
+        thumb_of(frame, self.gpu_input().as_deref()).ok_or_else(|| {
             gst::element_imp_error!(
                 self,
                 gst::StreamError::Format,
-                ("ref_sink: align: its frames cannot be read on the host"),
-                ["frames are compared by content on the host"]
+                ("ref_sink: align: its frames' luma cannot be read"),
+                ["frames are compared by content: 8- to 16-bit YUV or gray"]
             );
             gst::FlowError::Error
         })
@@ -60,7 +61,7 @@ impl VmafHip {
 
     /// Gives the distorted frames that reached `pad` to its rendition's
     /// tracker (made on first use); `ended`: the input had ended before
-    /// they were taken. A frame whose luma cannot be read on the host
+    /// they were taken. A frame whose luma cannot be read
     /// fails the stream.
     fn take_aligned(
         &self,
@@ -98,10 +99,10 @@ impl VmafHip {
                     self,
                     gst::StreamError::Format,
                     (
-                        "{}: align={align}: its frames cannot be read on the host (GPU memory)",
+                        "{}: align={align}: its frames' luma cannot be read",
                         pad.name()
                     ),
-                    ["frames are compared by content on the host"]
+                    ["frames are compared by content: 8- to 16-bit YUV or gray"]
                 );
                 return Err(gst::FlowError::Error);
             };
@@ -336,7 +337,8 @@ impl VmafHip {
     }
 
     /// Copies the frames input `name`'s tracker holds past their turn, so
-    /// that no upstream buffer is held ([`WaitingRef::own_copy`]).
+    /// that no upstream buffer is held ([`WaitingRef::own_copy`]), but
+    /// those marked holdable ([`super::super::hold::HOLDABLE_META`]).
     fn copy_held(&self, name: &str) {
         let mut guard = self.state.lock().unwrap();
         let Some(t) = guard
@@ -352,7 +354,7 @@ impl VmafHip {
         }
         for d in dists {
             let b = &mut d.frame.0;
-            if b.is_writable() {
+            if b.is_writable() || holdable(b) {
                 continue;
             }
             if let Ok(copy) = b.copy_deep() {

@@ -203,6 +203,9 @@ pub struct VmafHip {
     /// The distorted frames are paired by content (`align` is not off;
     /// set at start).
     aligning: AtomicBool,
+    /// Since when a live deadline has passed with no reference frame
+    /// (`awaiting_reference`).
+    reference_awaited: Mutex<Option<std::time::Instant>>,
 }
 
 impl VmafHip {
@@ -283,10 +286,6 @@ impl VmafHip {
         };
         if features.contains(gst::CAPS_FEATURE_MEMORY_SYSTEM_MEMORY) {
             return true;
-        }
-        if self.settings.lock().unwrap().align != Align::Off {
-            // Frames paired by content are compared on the host.
-            return false;
         }
         if self.state.lock().unwrap().is_none() {
             return self.settings.lock().unwrap().backend != Backend::Cpu
@@ -981,22 +980,29 @@ impl VmafHip {
         }
     }
 
-    /// A live deadline passed with no reference frame queued: waits for
-    /// it (up to `max-pending`), so that a late reference frame is scored
-    /// rather than passed over.
-    fn wait_for_reference(&self) {
-        if !self.holds_late_frames(self.dist_pad.upcast_ref()) {
-            return;
+    /// A live deadline passed with no reference frame queued: whether to
+    /// wait for it (up to `max-pending` from that deadline), so
+    /// that a late reference frame is scored rather than passed over. The
+    /// caller returns to the aggregator meanwhile, which handles the
+    /// pads' events and queries (a new stream's caps and allocation
+    /// query come before its first frame, and wait for that).
+    fn awaiting_reference(&self) -> bool {
+        let mut since = self.reference_awaited.lock().unwrap();
+        if !self.holds_late_frames(self.dist_pad.upcast_ref())
+            || self.ref_pad.has_buffer()
+            || has_ended(&self.ref_pad)
+            || self.ref_pad.pad_flags().contains(gst::PadFlags::FLUSHING)
+        {
+            *since = None;
+            return false;
         }
         let bound = std::time::Duration::from_nanos(self.max_pending().nseconds());
-        let start = std::time::Instant::now();
-        while !self.ref_pad.has_buffer()
-            && !has_ended(&self.ref_pad)
-            && !self.ref_pad.pad_flags().contains(gst::PadFlags::FLUSHING)
-            && start.elapsed() < bound
-        {
-            std::thread::sleep(std::time::Duration::from_millis(2));
+        let waiting = since.get_or_insert_with(std::time::Instant::now).elapsed() < bound;
+        if !waiting {
+            // Given up on this one: the next deadline waits afresh.
+            *since = None;
         }
+        waiting
     }
 }
 
@@ -1762,6 +1768,7 @@ impl ObjectSubclass for VmafHip {
             live: AtomicBool::new(false),
             metrics: Mutex::new(None),
             aligning: AtomicBool::new(false),
+            reference_awaited: Mutex::new(None),
         }
     }
 }
@@ -2274,9 +2281,6 @@ impl AggregatorImpl for VmafHip {
             if !memory_ok && caps.is_fixed() {
                 // Only a caps filter forces GPU memory the caps query did not offer.
                 let why = match (&self.gpu_input(), self.state.lock().unwrap().as_ref()) {
-                    (_, Some(st)) if st.settings.align != Align::Off => {
-                        format!("align={} compares the frames on the host", st.settings.align)
-                    }
                     (_, Some(st)) if st.device.is_none() => {
                         format!("the engine runs on the CPU ({})", st.backend)
                     }
@@ -2371,7 +2375,10 @@ impl AggregatorImpl for VmafHip {
             // A live deadline passed: the distorted branch may not have
             // started, or the reference frame is late.
             self.wait_for_first_distorted();
-            self.wait_for_reference();
+            if self.awaiting_reference() {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+                return Err(gst_base::AGGREGATOR_FLOW_NEED_DATA);
+            }
         }
         let ret = self.parent_aggregate(timeout);
         if ret == Err(gst::FlowError::Eos) {
