@@ -50,6 +50,9 @@ pub enum Format {
     /// frame (`frameNum`, `metrics`), then `pooled_metrics` and
     /// `aggregate_metrics` at the end. Every line written is whole JSON.
     Jsonl,
+    /// libvmaf's subtitle layout (MicroDVD): a line per frame,
+    /// `{N}{N+1}frame: N|name: value|...`, nothing pooled.
+    Sub,
 }
 
 impl Format {
@@ -58,6 +61,7 @@ impl Format {
             "json" => Some(Self::Json),
             "xml" => Some(Self::Xml),
             "csv" => Some(Self::Csv),
+            "sub" => Some(Self::Sub),
             "jsonl" => Some(Self::Jsonl),
             _ => None,
         }
@@ -224,8 +228,9 @@ impl<W: std::io::Write> ResultsWriter<W> {
                 speed(&mut s, "\"0.00\"");
                 s.push_str(" />\n  <frames>\n");
             }
-            // The header needs the metric names: written with the first frame.
-            Format::Csv => {}
+            // The header needs the metric names: written with the first
+            // frame; the subtitles have none.
+            Format::Csv | Format::Sub => {}
             Format::Jsonl => {
                 let _ = write!(s, "{{\"version\": \"{version}\", \"fps\": ");
                 speed(&mut s, "null");
@@ -306,6 +311,14 @@ impl<W: std::io::Write> ResultsWriter<W> {
                 }
                 s.push('\n');
             }
+            Format::Sub => {
+                let i = fr.index;
+                let _ = write!(s, "{{{i}}}{{{}}}frame: {i}|", i + 1);
+                for (n, v) in fr.iter() {
+                    let _ = write!(s, "{n}: {}|", fmt_num(v));
+                }
+                s.push('\n');
+            }
         }
         self.frames += 1;
         self.out.write_all(s.as_bytes())
@@ -372,6 +385,7 @@ impl<W: std::io::Write> ResultsWriter<W> {
                     s.push_str("Frame,\n");
                 }
             }
+            Format::Sub => {}
             Format::Jsonl => {
                 s.push_str("{\"pooled_metrics\": {");
                 for (i, (n, p)) in pooled.iter().enumerate() {
@@ -427,7 +441,13 @@ mod tests {
             stats,
             frames: 5,
         };
-        for fmt in [Format::Json, Format::Xml, Format::Csv, Format::Jsonl] {
+        for fmt in [
+            Format::Json,
+            Format::Xml,
+            Format::Csv,
+            Format::Jsonl,
+            Format::Sub,
+        ] {
             let full = Results {
                 frames: &frames,
                 pooled: &pooled,
@@ -449,6 +469,24 @@ mod tests {
             );
             assert!(!cut.contains("83.000000"), "{fmt:?}");
         }
+    }
+
+    /// libvmaf's subtitle layout: a MicroDVD line per frame.
+    #[test]
+    fn subtitles_give_a_line_per_frame() {
+        let names: std::sync::Arc<[String]> =
+            std::sync::Arc::from(vec!["integer_adm2".to_string(), "vmaf".to_string()]);
+        let f = FrameScores {
+            index: 7,
+            names: names.clone(),
+            values: vec![Some(0.95), Some(1e-9)],
+        };
+        let mut w = ResultsWriter::begin(Vec::new(), Format::Sub, 64, 48, None, "3.2.0").unwrap();
+        w.frame(&f).unwrap();
+        assert_eq!(
+            String::from_utf8(w.out).unwrap(),
+            "{7}{8}frame: 7|integer_adm2: 0.950000|vmaf: 0.0000000010000000|\n"
+        );
     }
 
     #[test]

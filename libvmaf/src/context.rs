@@ -1,0 +1,292 @@
+//! `VmafContext`: what a program registered (the model or collection, the
+//! extra features), the engine made at the first frame, and every frame's
+//! scores, which the score and output calls read.
+
+use crate::dictionary::Dictionary;
+use crate::ffi;
+use crate::model::Model;
+use crate::picture::View;
+use gstvmafhip::gpu::{Failover, HipBackend, HipOptions};
+use gstvmafhip::hip::Vendor;
+use gstvmafhip::vmaf::output::{Format, Results};
+use gstvmafhip::vmaf::{Engine, EngineConfig, FramePair, FrameScores, PoolMethod, Pooled, Scorer};
+use std::ffi::c_int;
+use std::time::Instant;
+
+/// The `version` field of the results, as libvmaf 3.2 writes it.
+const RESULTS_VERSION: &str = "3.2.0";
+
+/// Which engine scores: libvmaf's CPU path unless `VMAFHIP_BACKEND` says
+/// `hip` (the GPU, or an error) or `auto` (the GPU where one is usable).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Cpu,
+    Hip,
+}
+
+/// The variable that lets an unchanged libvmaf program use the GPU.
+pub const BACKEND_VARIABLE: &str = "VMAFHIP_BACKEND";
+
+impl Backend {
+    /// The backend `VMAFHIP_BACKEND` asks for; with `auto`, the GPU when
+    /// its device opens, and a note why not otherwise.
+    pub fn from_env() -> Result<(Backend, Option<String>), String> {
+        let wanted = std::env::var(BACKEND_VARIABLE).unwrap_or_default();
+        let gpu = || gstvmafhip::gpu::shared_device(Vendor::Auto, 0).map_err(|e| e.to_string());
+        match wanted.as_str() {
+            "" | "cpu" => Ok((Backend::Cpu, None)),
+            "hip" => gpu()
+                .map(|_| (Backend::Hip, None))
+                .map_err(|e| format!("{BACKEND_VARIABLE}=hip: {e}")),
+            "auto" => Ok(match gpu() {
+                Ok(_) => (Backend::Hip, None),
+                Err(e) => (
+                    Backend::Cpu,
+                    Some(format!(
+                        "{BACKEND_VARIABLE}=auto: {e}: the CPU engine scores"
+                    )),
+                ),
+            }),
+            other => Err(format!("{BACKEND_VARIABLE}={other}: use auto, hip or cpu")),
+        }
+    }
+}
+
+pub struct Context {
+    backend: Backend,
+    threads: usize,
+    subsample: u32,
+    model: Option<Model>,
+    features: Vec<String>,
+    engine: Option<Box<dyn Engine>>,
+    frames: Vec<FrameScores>,
+    size: (usize, usize),
+    /// Frames read; the next index expected.
+    read: u32,
+    flushed: bool,
+    started: Option<Instant>,
+    seconds: f64,
+}
+
+/// What went wrong, for the log, with libvmaf's return code.
+pub struct Failure(pub c_int, pub String);
+
+fn invalid(what: impl Into<String>) -> Failure {
+    Failure(-ffi::EINVAL, what.into())
+}
+
+impl Context {
+    pub fn new(cfg: &ffi::Configuration, backend: Backend) -> Context {
+        Context {
+            backend,
+            threads: cfg.n_threads.max(1) as usize,
+            subsample: cfg.n_subsample.max(1),
+            model: None,
+            features: Vec::new(),
+            engine: None,
+            frames: Vec::new(),
+            size: (0, 0),
+            read: 0,
+            flushed: false,
+            started: None,
+            seconds: 0.0,
+        }
+    }
+
+    /// What scores: said once at `vmaf_init` (libvmaf's INFO level).
+    pub fn describe(&self) -> String {
+        match self.backend {
+            Backend::Cpu => format!("vmafhip: the CPU engine, {} thread(s)", self.threads),
+            Backend::Hip => match gstvmafhip::gpu::shared_device(Vendor::Auto, 0) {
+                Ok(d) => format!(
+                    "vmafhip: the GPU engine on {} ({}), the CPU engine behind it",
+                    d.info.name, d.info.arch
+                ),
+                Err(e) => format!("vmafhip: the GPU engine ({e})"),
+            },
+        }
+    }
+
+    /// The model (or collection) whose features and score to compute: one
+    /// per context.
+    pub fn use_model(&mut self, m: &Model) -> Result<(), Failure> {
+        if self.engine.is_some() {
+            return Err(invalid("models are registered before the first frame"));
+        }
+        match &self.model {
+            Some(had) if had.name() != m.name() => Err(invalid(format!(
+                "a second model (\"{}\" after \"{}\"): vmafhip's libvmaf scores one model per context",
+                m.name(),
+                had.name()
+            ))),
+            _ => {
+                self.model = Some(m.clone());
+                Ok(())
+            }
+        }
+    }
+
+    /// An extractor beside the model's, with its default options.
+    pub fn use_feature(&mut self, name: &str, opts: &Dictionary) -> Result<(), Failure> {
+        if self.engine.is_some() {
+            return Err(invalid("features are registered before the first frame"));
+        }
+        if !opts.0.is_empty() {
+            let keys: Vec<&str> = opts.0.iter().map(|(k, _)| k.as_str()).collect();
+            return Err(invalid(format!(
+                "feature \"{name}\" with options ({}): vmafhip takes extra features with their default options",
+                keys.join(", ")
+            )));
+        }
+        if !self.features.iter().any(|f| f == name) {
+            self.features.push(name.to_string());
+        }
+        Ok(())
+    }
+
+    fn engine(&mut self) -> Result<&mut Box<dyn Engine>, Failure> {
+        if self.engine.is_none() {
+            let m = self.model.as_ref().ok_or_else(|| {
+                invalid("no model: vmafhip scores a model (vmaf_use_features_from_model)")
+            })?;
+            let mut config = EngineConfig::new(m.set.clone());
+            config.flags = m.flags;
+            config.features = self.features.clone();
+            config.threads = self.threads;
+            config.subsample = self.subsample;
+            self.engine = Some(open(&config, self.backend).map_err(invalid)?);
+        }
+        Ok(self.engine.as_mut().expect("made above"))
+    }
+
+    /// Frame `index` (the next in order): scored, its scores kept once final.
+    pub fn read(
+        &mut self,
+        reference: &View<'_>,
+        distorted: &View<'_>,
+        index: u32,
+    ) -> Result<(), Failure> {
+        if self.flushed {
+            return Err(invalid("a frame after the flush"));
+        }
+        if index != self.read {
+            return Err(invalid(format!(
+                "frame {index} where frame {} comes next (frames are read in order)",
+                self.read
+            )));
+        }
+        let r = reference
+            .picture()
+            .map_err(|e| invalid(format!("reference: {e}")))?;
+        let d = distorted
+            .picture()
+            .map_err(|e| invalid(format!("distorted: {e}")))?;
+        self.size = (r.width, r.height);
+        let started = *self.started.get_or_insert_with(Instant::now);
+        let scored = self
+            .engine()?
+            .push(FramePair::new(&r, &d))
+            .map_err(|e| invalid(e.to_string()))?;
+        self.frames.extend(scored);
+        self.read += 1;
+        self.seconds = started.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    /// The end of the stream: the last frames' scores.
+    pub fn flush(&mut self) -> Result<(), Failure> {
+        if self.flushed {
+            return Err(invalid("flushed twice"));
+        }
+        self.flushed = true;
+        if let Some(e) = self.engine.as_mut() {
+            let rest = e.flush().map_err(|e| invalid(e.to_string()))?;
+            self.frames.extend(rest);
+        }
+        if let Some(s) = self.started {
+            self.seconds = s.elapsed().as_secs_f64();
+        }
+        Ok(())
+    }
+
+    /// Score `name` of frame `index`.
+    pub fn score_at(&self, name: &str, index: u32) -> Result<f64, Failure> {
+        let frame = self
+            .frames
+            .iter()
+            .find(|f| f.index == u64::from(index))
+            .ok_or_else(|| invalid(format!("frame {index} has no scores (yet)")))?;
+        frame
+            .get(name)
+            .ok_or_else(|| invalid(format!("frame {index} has no score \"{name}\"")))
+    }
+
+    /// Score `name` pooled with `method` over frames `low..=high`.
+    pub fn pooled(&self, name: &str, method: c_int, low: u32, high: u32) -> Result<f64, Failure> {
+        let method = match method {
+            ffi::POOL_MIN => PoolMethod::Min,
+            ffi::POOL_MAX => PoolMethod::Max,
+            ffi::POOL_MEAN => PoolMethod::Mean,
+            ffi::POOL_HARMONIC_MEAN => PoolMethod::HarmonicMean,
+            m => return Err(invalid(format!("pooling method {m}"))),
+        };
+        if low > high {
+            return Err(invalid(format!("frames {low} to {high}")));
+        }
+        let mut p = Pooled::default();
+        for f in &self.frames {
+            if (u64::from(low)..=u64::from(high)).contains(&f.index) {
+                let v = f
+                    .get(name)
+                    .ok_or_else(|| invalid(format!("frame {} has no score \"{name}\"", f.index)))?;
+                p.push(v);
+            }
+        }
+        if p.count == 0 {
+            return Err(invalid(format!("no frame from {low} to {high} has scores")));
+        }
+        Ok(p.get(method))
+    }
+
+    /// The results file in libvmaf's layout `fmt`.
+    pub fn write_output(&self, path: &str, fmt: c_int) -> Result<(), Failure> {
+        let format = match fmt {
+            ffi::OUTPUT_XML => Format::Xml,
+            ffi::OUTPUT_JSON => Format::Json,
+            ffi::OUTPUT_CSV => Format::Csv,
+            ffi::OUTPUT_SUB => Format::Sub,
+            f => return Err(invalid(format!("output format {f}"))),
+        };
+        let pooled = self
+            .engine
+            .as_ref()
+            .ok_or_else(|| invalid("no frame was read"))?
+            .pooled();
+        let fps = (self.seconds > 0.0).then(|| f64::from(self.read) / self.seconds);
+        let text = Results {
+            frames: &self.frames,
+            pooled: &pooled,
+            width: self.size.0,
+            height: self.size.1,
+            fps: Some(fps.unwrap_or(0.0)),
+            version: RESULTS_VERSION,
+        }
+        .write(format);
+        std::fs::write(path, text).map_err(|e| invalid(format!("{path}: {e}")))
+    }
+}
+
+/// The engine for `config` on `backend`: on the GPU, the CPU engine stands
+/// behind it and takes over, with the same numbers, if the GPU fails.
+fn open(config: &EngineConfig, backend: Backend) -> Result<Box<dyn Engine>, String> {
+    let plan = config.plan().map_err(|e| e.to_string())?;
+    Ok(match backend {
+        Backend::Cpu => Box::new(Scorer::cpu(config).map_err(|e| e.to_string())?),
+        Backend::Hip => {
+            let gpu = HipBackend::new(plan.clone(), &HipOptions::default())
+                .map_err(|e| format!("the GPU engine: {e}"))?;
+            let backend = Failover::new(gpu, plan, config.threads);
+            Box::new(Scorer::with_backend(config, backend).map_err(|e| e.to_string())?)
+        }
+    })
+}

@@ -1,0 +1,127 @@
+//! `VmafPicture`: planes allocated here (`vmaf_picture_alloc`, the layout
+//! libvmaf gives: rows 32-sample aligned, one block for all planes), and a
+//! caller's picture seen as the engine's [`Picture`].
+
+use crate::ffi;
+use gstvmafhip::vmaf::{Picture, PixelFormat, Plane, VmafError};
+use std::ffi::{c_int, c_uint, c_void};
+
+/// Rows start this many samples apart at least, and planes on this many bytes.
+const ALIGN: usize = 32;
+
+/// The engine's pixel format of libvmaf's `enum VmafPixelFormat`.
+pub fn format_of(pix_fmt: c_int) -> Option<PixelFormat> {
+    match pix_fmt {
+        ffi::PIX_FMT_YUV420P => Some(PixelFormat::Yuv420),
+        ffi::PIX_FMT_YUV422P => Some(PixelFormat::Yuv422),
+        ffi::PIX_FMT_YUV444P => Some(PixelFormat::Yuv444),
+        ffi::PIX_FMT_YUV400P => Some(PixelFormat::Gray),
+        _ => None,
+    }
+}
+
+/// The memory behind an allocated picture's planes.
+pub struct Block(Vec<u8>);
+
+/// Fills `pic` with planes for a `w`x`h` picture of `pix_fmt` at `bpc`
+/// bits; the block holding them is returned, for `pic.private` to own.
+pub fn alloc(
+    pic: &mut ffi::Picture,
+    pix_fmt: c_int,
+    bpc: c_uint,
+    w: c_uint,
+    h: c_uint,
+) -> Result<Box<Block>, String> {
+    let format = format_of(pix_fmt).ok_or_else(|| format!("pixel format {pix_fmt}"))?;
+    if !(8..=16).contains(&bpc) {
+        return Err(format!("{bpc} bits per sample (8 to 16)"));
+    }
+    if w == 0 || h == 0 {
+        return Err(format!("a {w}x{h} picture"));
+    }
+    let bytes = if bpc > 8 { 2 } else { 1 };
+    let (w, h) = (w as usize, h as usize);
+    let mut sizes = vec![(w, h)];
+    if let Some(c) = format.chroma_size(w, h) {
+        sizes.extend([c, c]);
+    }
+    let strides: Vec<usize> = sizes
+        .iter()
+        .map(|&(pw, _)| pw.next_multiple_of(ALIGN) * bytes)
+        .collect();
+    let total: usize = sizes.iter().zip(&strides).map(|(s, st)| st * s.1).sum();
+    let mut block = Box::new(Block(vec![0u8; total + ALIGN]));
+    let base = block.0.as_mut_ptr();
+    let mut at = base.align_offset(ALIGN);
+    *pic = ffi::Picture {
+        pix_fmt,
+        bpc,
+        w: [0; 3],
+        h: [0; 3],
+        stride: [0; 3],
+        data: [std::ptr::null_mut(); 3],
+        reference: std::ptr::null_mut(),
+        private: std::ptr::null_mut(),
+    };
+    for (i, (&(pw, ph), &st)) in sizes.iter().zip(&strides).enumerate() {
+        pic.w[i] = pw as c_uint;
+        pic.h[i] = ph as c_uint;
+        pic.stride[i] = st as isize;
+        pic.data[i] = base.wrapping_add(at).cast::<c_void>();
+        at += st * ph;
+    }
+    Ok(block)
+}
+
+/// A caller's planes, borrowed for one frame: `len[i]` bytes of plane i
+/// from `data[i]`, as [`plane_bytes`] counts them.
+pub struct View<'a> {
+    pub format: PixelFormat,
+    pub bpc: u8,
+    pub planes: Vec<(&'a [u8], usize, usize, usize)>,
+}
+
+/// The bytes plane `i` of `pic` spans: `stride` bytes a row, the last row
+/// only its samples. None where a stride is shorter than a row.
+pub fn plane_bytes(pic: &ffi::Picture, i: usize) -> Option<usize> {
+    let bytes = if pic.bpc > 8 { 2 } else { 1 };
+    let (w, h) = (pic.w[i] as usize, pic.h[i] as usize);
+    let stride = usize::try_from(pic.stride[i]).ok()?;
+    (w > 0 && h > 0 && stride >= w * bytes).then(|| stride * (h - 1) + w * bytes)
+}
+
+impl View<'_> {
+    /// The engine's picture of these planes.
+    pub fn picture(&self) -> Result<Picture<'_>, VmafError> {
+        if self.bpc == 8 {
+            let planes = self
+                .planes
+                .iter()
+                .map(|&(data, w, h, stride)| Plane::new(data, w, h, stride))
+                .collect::<Result<Vec<_>, _>>()?;
+            return Picture::new_u8(self.format, &planes);
+        }
+        let planes = self
+            .planes
+            .iter()
+            .map(|&(data, w, h, stride)| {
+                let (head, samples, _) = bytemuck_u16(data);
+                if !head.is_empty() || stride % 2 != 0 {
+                    return Err(VmafError::InvalidPicture(
+                        "16-bit samples not on 2-byte boundaries".into(),
+                    ));
+                }
+                Plane::new(samples, w, h, stride / 2)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Picture::new_u16(self.format, self.bpc, &planes)
+    }
+}
+
+/// `data` as native-endian u16 samples where aligned: the unaligned head,
+/// the samples, and a trailing odd byte.
+fn bytemuck_u16(data: &[u8]) -> (&[u8], &[u16], &[u8]) {
+    // SAFETY: every bit pattern is a valid u16; `align_to` only hands out
+    // the aligned middle.
+    unsafe { data.align_to::<u16>() }
+}
