@@ -9,7 +9,9 @@ use crate::picture::View;
 use gstvmafhip::gpu::{Failover, HipBackend, HipOptions};
 use gstvmafhip::hip::Vendor;
 use gstvmafhip::vmaf::output::{Format, Results};
-use gstvmafhip::vmaf::{Engine, EngineConfig, FramePair, FrameScores, PoolMethod, Pooled, Scorer};
+use gstvmafhip::vmaf::{
+    Engine, EngineConfig, FramePair, FrameScores, KeepAlive, PoolMethod, Pooled, Scorer,
+};
 use std::ffi::c_int;
 use std::time::Instant;
 
@@ -160,11 +162,14 @@ impl Context {
     }
 
     /// Frame `index` (the next in order): scored, its scores kept once final.
+    /// `keep` holds the pictures' memory until the engine is done with it
+    /// (a GPU engine uploads pinned memory in place, after returning).
     pub fn read(
         &mut self,
         reference: &View<'_>,
         distorted: &View<'_>,
         index: u32,
+        keep: Option<KeepAlive>,
     ) -> Result<(), Failure> {
         if self.flushed {
             return Err(invalid("a frame after the flush"));
@@ -185,7 +190,7 @@ impl Context {
         let started = *self.started.get_or_insert_with(Instant::now);
         let scored = self
             .engine()?
-            .push(FramePair::new(&r, &d))
+            .push(FramePair::new(&r, &d).kept(keep))
             .map_err(|e| invalid(e.to_string()))?;
         self.frames.extend(scored);
         self.read += 1;

@@ -98,6 +98,13 @@ pub unsafe extern "C" fn vmaf_init(vmaf: *mut *mut Handle, cfg: ffi::Configurati
         }
         Err(e) => return einval(&e),
     };
+    // Pictures the GPU engine reads are its pinned memory.
+    picture::allocate_pinned_on(match backend {
+        context::Backend::Hip => {
+            gstvmafhip::gpu::shared_device(gstvmafhip::hip::Vendor::Auto, 0).ok()
+        }
+        context::Backend::Cpu => None,
+    });
     let context = Context::new(&cfg, backend);
     say(ffi::LOG_INFO, &context.describe());
     let h = Box::new(Handle {
@@ -524,6 +531,31 @@ unsafe fn view<'a>(pic: &'a ffi::Picture) -> Result<picture::View<'a>, String> {
     })
 }
 
+/// The block `vmaf_picture_alloc` gave picture `p`, owned from here (the
+/// picture still points at it: [`clear`] it after), or None for planes
+/// allocated elsewhere.
+///
+/// SAFETY: `p` is a VmafPicture whose block is taken once.
+unsafe fn owned_block(p: *mut ffi::Picture) -> Option<Box<picture::Block>> {
+    // SAFETY: the caller's promise above.
+    let private = unsafe { (*p).private };
+    // SAFETY: `private` is the block `vmaf_picture_alloc` boxed.
+    (!private.is_null()).then(|| unsafe { Box::from_raw(private.cast::<picture::Block>()) })
+}
+
+/// Clears picture `p` after its block was taken (libvmaf's unref).
+///
+/// SAFETY: `p` is a VmafPicture no reference into which is alive.
+unsafe fn clear(p: *mut ffi::Picture) {
+    // SAFETY: the caller's promise above.
+    let p = unsafe { &mut *p };
+    if !p.private.is_null() {
+        p.private = std::ptr::null_mut();
+        p.reference = std::ptr::null_mut();
+        p.data = [std::ptr::null_mut(); 3];
+    }
+}
+
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn vmaf_read_pictures(
     vmaf: *mut Handle,
@@ -538,23 +570,31 @@ pub unsafe extern "C" fn vmaf_read_pictures(
     if reference.is_null() && distorted.is_null() {
         return h.context.flush().map_or_else(code, |()| 0);
     }
-    // SAFETY: both are NULL or VmafPictures (libvmaf's contract).
-    let (Some(r), Some(d)) = (unsafe { reference.as_mut() }, unsafe { distorted.as_mut() }) else {
-        return einval("vmaf_read_pictures: one picture NULL, the other not");
-    };
-    // SAFETY: the pictures' planes are readable as their sizes say.
-    let read = match unsafe { (view(r), view(d)) } {
-        (Ok(rv), Ok(dv)) => h.context.read(&rv, &dv, index),
-        (Err(e), _) => Err(Failure(-ffi::EINVAL, format!("reference picture: {e}"))),
-        (_, Err(e)) => Err(Failure(-ffi::EINVAL, format!("distorted picture: {e}"))),
-    };
-    // libvmaf takes the pictures: they are released whatever happened.
-    for p in [reference, distorted] {
-        // SAFETY: a VmafPicture; one not allocated here is left as it is.
-        if unsafe { !(*p).private.is_null() } {
-            // SAFETY: as above.
-            unsafe { vmaf_picture_unref(p) };
+    if reference.is_null() || distorted.is_null() || reference == distorted {
+        return einval("vmaf_read_pictures: a reference and a distorted picture, or neither");
+    }
+    // libvmaf takes the pictures: their blocks go with the frame to the
+    // engine, which releases them once done (a GPU engine uploads pinned
+    // memory in place after `push` returns).
+    // SAFETY: two distinct VmafPictures, each block taken once.
+    let blocks: Vec<Box<picture::Block>> = [reference, distorted]
+        .into_iter()
+        .filter_map(|p| unsafe { owned_block(p) })
+        .collect();
+    let read = {
+        // SAFETY: both are VmafPictures whose planes are readable as their
+        // sizes say, alive (their blocks are in `blocks`) for the call.
+        let (r, d) = unsafe { (&*reference, &*distorted) };
+        // SAFETY: as above.
+        match unsafe { (view(r), view(d)) } {
+            (Ok(rv), Ok(dv)) => h.context.read(&rv, &dv, index, Some(Box::new(blocks))),
+            (Err(e), _) => Err(Failure(-ffi::EINVAL, format!("reference picture: {e}"))),
+            (_, Err(e)) => Err(Failure(-ffi::EINVAL, format!("distorted picture: {e}"))),
         }
+    };
+    for p in [reference, distorted] {
+        // SAFETY: the views are gone; the pictures are cleared as unreferenced.
+        unsafe { clear(p) };
     }
     read.map_or_else(code, |()| 0)
 }

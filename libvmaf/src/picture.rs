@@ -1,10 +1,64 @@
 //! `VmafPicture`: planes allocated here (`vmaf_picture_alloc`, the layout
 //! libvmaf gives: rows 32-sample aligned, one block for all planes), and a
 //! caller's picture seen as the engine's [`Picture`].
+//!
+//! A program allocates a picture pair per frame, so blocks are recycled:
+//! a block released (its picture unreferenced, or the engine done with
+//! it) is lent again to the next picture of its size. While the GPU engine
+//! scores, blocks are its pinned memory, which it uploads from in place.
 
 use crate::ffi;
+use gstvmafhip::hip::{Device, PinnedHostMem};
 use gstvmafhip::vmaf::{Picture, PixelFormat, Plane, VmafError};
 use std::ffi::{c_int, c_uint, c_void};
+use std::sync::{Arc, Mutex};
+
+/// Released blocks kept for reuse, at most.
+const SPARE_MAX: usize = 32;
+
+/// Where a block's bytes lie.
+enum Memory {
+    Plain(Vec<u8>),
+    Pinned(PinnedHostMem),
+}
+
+impl Memory {
+    fn bytes(&mut self) -> &mut [u8] {
+        match self {
+            Memory::Plain(v) => v,
+            Memory::Pinned(p) => p.as_mut(),
+        }
+    }
+}
+
+/// Blocks released, lent again before any is allocated.
+static SPARE: Mutex<Vec<Memory>> = Mutex::new(Vec::new());
+/// The GPU whose pinned memory new blocks are, while its engine scores.
+static PINNED_ON: Mutex<Option<Arc<Device>>> = Mutex::new(None);
+
+/// New blocks are `dev`'s pinned memory (None: ordinary memory).
+pub fn allocate_pinned_on(dev: Option<Arc<Device>>) {
+    *PINNED_ON.lock().unwrap_or_else(|e| e.into_inner()) = dev;
+}
+
+/// A block of `len` bytes: a spare one of that length and kind, else new.
+fn memory(len: usize) -> Memory {
+    let pinned = PINNED_ON.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    {
+        let mut spare = SPARE.lock().unwrap_or_else(|e| e.into_inner());
+        let fits = |m: &Memory| match m {
+            Memory::Plain(v) => pinned.is_none() && v.len() == len,
+            Memory::Pinned(p) => pinned.is_some() && p.as_ref().len() == len,
+        };
+        if let Some(i) = spare.iter().position(fits) {
+            return spare.swap_remove(i);
+        }
+    }
+    match pinned.map(|dev| PinnedHostMem::new(&dev, len)) {
+        Some(Ok(p)) => Memory::Pinned(p),
+        _ => Memory::Plain(vec![0u8; len]),
+    }
+}
 
 /// Rows start this many samples apart at least, and planes on this many bytes.
 const ALIGN: usize = 32;
@@ -20,8 +74,20 @@ pub fn format_of(pix_fmt: c_int) -> Option<PixelFormat> {
     }
 }
 
-/// The memory behind an allocated picture's planes.
-pub struct Block(Vec<u8>);
+/// The memory behind an allocated picture's planes; dropped (the picture
+/// unreferenced, or the engine done with it), it is kept for reuse.
+pub struct Block(Option<Memory>);
+
+impl Drop for Block {
+    fn drop(&mut self) {
+        if let Some(m) = self.0.take() {
+            let mut spare = SPARE.lock().unwrap_or_else(|e| e.into_inner());
+            if spare.len() < SPARE_MAX {
+                spare.push(m);
+            }
+        }
+    }
+}
 
 /// Fills `pic` with planes for a `w`x`h` picture of `pix_fmt` at `bpc`
 /// bits; the block holding them is returned, for `pic.private` to own.
@@ -50,8 +116,8 @@ pub fn alloc(
         .map(|&(pw, _)| pw.next_multiple_of(ALIGN) * bytes)
         .collect();
     let total: usize = sizes.iter().zip(&strides).map(|(s, st)| st * s.1).sum();
-    let mut block = Box::new(Block(vec![0u8; total + ALIGN]));
-    let base = block.0.as_mut_ptr();
+    let mut block = Box::new(Block(Some(memory(total + ALIGN))));
+    let base = block.0.as_mut().expect("just made").bytes().as_mut_ptr();
     let mut at = base.align_offset(ALIGN);
     *pic = ffi::Picture {
         pix_fmt,
