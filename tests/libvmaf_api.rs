@@ -366,3 +366,64 @@ fn the_backend_variable_is_checked() {
     assert!(ok, "{said}");
     assert!(check(&r, &out).unwrap());
 }
+
+/// Each mistake a program can make with the API gets libvmaf's -EINVAL
+/// and a message naming it, and no crash (`tests/c/misuse.c`).
+#[test]
+fn mistakes_get_an_error_that_names_them() {
+    let misuse = program("misuse");
+    let o = Command::new(&misuse)
+        .env("LD_LIBRARY_PATH", library_dir())
+        .output()
+        .unwrap();
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    println!("{out}{err}");
+    assert!(o.status.success(), "{out}{err}");
+    let codes: Vec<&str> = out
+        .lines()
+        .map(|l| l.rsplit(": ").next().unwrap())
+        .collect();
+    let fine = [
+        "init",
+        "a model",
+        "a second model",
+        "the model's features",
+        "frame 0",
+        "close",
+    ];
+    // libvmaf too checks an override's options only when the model's
+    // extractors are made.
+    let lazy = ["an override of an unknown option"];
+    for (line, code) in out.lines().zip(&codes) {
+        let what = line.rsplit_once(": ").unwrap().0;
+        let want = if fine.contains(&what) || lazy.contains(&what) {
+            "0"
+        } else {
+            "-22"
+        };
+        assert_eq!(*code, want, "{line}");
+    }
+    assert_eq!(codes.len(), 28, "{out}");
+    for said in [
+        "model vmaf_v9: ",
+        "no feature \"sharpness\"",
+        "feature \"psnr\" with options (enable_chroma)",
+        "no model: vmafhip scores a model",
+        "a second model (\"vmaf_v0.6.1neg\" after \"vmaf_v0.6.1\")",
+        "7 bits per sample",
+        "reference is 64x64 Yuv420 8-bit but distorted is 48x64",
+        "a reference and a distorted picture, or neither",
+        "frame 3 where frame 0 comes next",
+        "a frame after the flush",
+        "no frame from 3 to 4 has scores",
+        "frame 0 has no score \"psnr_y\"",
+        "pooling method 9",
+        "output format 9",
+        "/nonexistent/dir/out.json: No such file or directory",
+    ] {
+        assert!(err.contains(said), "{said}: {err}");
+    }
+}

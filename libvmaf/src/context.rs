@@ -116,10 +116,9 @@ impl Context {
             return Err(invalid("models are registered before the first frame"));
         }
         match &self.model {
-            Some(had) if had.name() != m.name() => Err(invalid(format!(
+            Some(had) if had.set != m.set || had.flags != m.flags => Err(invalid(format!(
                 "a second model (\"{}\" after \"{}\"): vmafhip's libvmaf scores one model per context",
-                m.name(),
-                had.name()
+                m.source, had.source
             ))),
             _ => {
                 self.model = Some(m.clone());
@@ -138,6 +137,13 @@ impl Context {
             return Err(invalid(format!(
                 "feature \"{name}\" with options ({}): vmafhip takes extra features with their default options",
                 keys.join(", ")
+            )));
+        }
+        let known = gstvmafhip::extractors::feature_names();
+        if !known.contains(&name) {
+            return Err(invalid(format!(
+                "no feature \"{name}\" (features: {})",
+                known.join(", ")
             )));
         }
         if !self.features.iter().any(|f| f == name) {

@@ -10,6 +10,8 @@ use gstvmafhip::vmaf::model::{ModelFlags, ModelSet};
 pub struct Model {
     pub set: ModelSet,
     pub flags: ModelFlags,
+    /// The version name or path it was loaded from.
+    pub source: String,
 }
 
 impl Model {
@@ -25,6 +27,7 @@ impl Model {
         }
         Ok(Model {
             set,
+            source: source.to_string(),
             flags: ModelFlags {
                 disable_clip: flags & ffi::MODEL_FLAG_DISABLE_CLIP != 0,
                 enable_transform: flags & ffi::MODEL_FLAG_ENABLE_TRANSFORM != 0,
