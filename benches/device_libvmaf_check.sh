@@ -9,8 +9,11 @@
 #      there and back: 400) against a blurred copy: ffmpeg's wall time with the CPU engine
 #      (n_threads=16) and with VMAFHIP_BACKEND=hip, RUNS alternating runs,
 #      and the two JSONs compared digit for digit.
+#   3. The HIP fork's state calls (tests/c/hip_state.c, built here as
+#      DEV/lv/hip_state): the GPU listed, a state imported, a golden pair
+#      scored on it, against the CPU engine's JSON through ffmpeg.
 # Needs DEV/lv: libvmaf.so.zst (stripped target/release/libvmaf.so),
-# ffmpeg.zst, libs/ (libdrm.so.2, libz.so.1 of the build machine); and
+# ffmpeg.zst, hip_state, libs/ (libdrm.so.2, libz.so.1 of the build machine); and
 # DEV/debs' zstd and libzstd1 where the machine has no zstd.
 set -u
 D=${DEV:-.device} W=/tmp/lv RUNS=${RUNS:-3}
@@ -102,3 +105,11 @@ print(f"median: cpu {mc:.3f} s ({400 / mc:.0f} fps), hip {mh:.3f} s ({400 / mh:.
 PY
 echo "the GPU's JSON against the CPU's:"
 same $W/pan_hip.json $W/pan_cpu.json
+
+echo "== 3. the HIP fork's state calls"
+P=$W/${A}_ref.yuv Q=$W/${A}_crf35.yuv
+$D/lv/hip_state $P $Q 576 324 420 8 vmaf_v0.6.1 $W/hip_state.json 2>&1
+VMAFHIP_BACKEND=cpu $FF -hide_banner -nostats -loglevel error -f rawvideo -pix_fmt yuv420p -s 576x324 -i $Q \
+  -f rawvideo -pix_fmt yuv420p -s 576x324 -i $P -lavfi "libvmaf=model=version=vmaf_v0.6.1:log_fmt=json:log_path=$W/cpu.json" -f null -
+echo "the GPU state's JSON against the CPU engine's:"
+same $W/hip_state.json $W/cpu.json

@@ -427,3 +427,42 @@ fn mistakes_get_an_error_that_names_them() {
         assert!(err.contains(said), "{said}: {err}");
     }
 }
+
+/// The HIP fork's state calls (`tests/c/hip_state.c`): with a usable GPU,
+/// a state imported into a context scores a pair on it with the CPU
+/// engine's digits; without one, `vmaf_hip_state_init` gives -ENODEV and
+/// says why.
+#[test]
+fn the_hip_forks_state_calls_choose_the_gpu() {
+    let prog = program("hip_state");
+    let r = common::golden_run("astronaut_576x324_420p8_12f_crf35", "vmaf_v0.6.1");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("libvmaf_api_hip");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("gpu.json");
+    let mut args = input_args(&r);
+    args.extend(["vmaf_v0.6.1".into(), out.display().to_string()]);
+    let o = Command::new(&prog)
+        .args(&args)
+        .env("LD_LIBRARY_PATH", library_dir())
+        .output()
+        .unwrap();
+    let (said, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    println!("{said}{err}");
+    assert!(o.status.success(), "{said}{err}");
+    assert!(said.starts_with("available: 1\n"), "{said}");
+    if said.contains("state: 0") {
+        assert!(err.contains("the GPU engine on device 0"), "{err}");
+        assert!(said.contains("freed: yes"), "{said}");
+        // The model alone, as the program scores it.
+        let mut plain = r.clone();
+        (plain.features, plain.psnr, plain.ssim, plain.ms_ssim) = (Vec::new(), false, false, false);
+        let bad = differences(&json(&out), &engine_json(&plain));
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
+    } else {
+        assert!(said.contains("devices: 0\nstate: -19"), "{said}");
+        assert!(err.contains("vmaf_hip_state_init: no usable GPU"), "{err}");
+    }
+}

@@ -23,7 +23,8 @@ const RESULTS_VERSION: &str = "3.2.0";
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
     Cpu,
-    Hip,
+    /// The GPU engine on this device ordinal.
+    Hip(usize),
 }
 
 /// The variable that lets an unchanged libvmaf program use the GPU.
@@ -38,10 +39,10 @@ impl Backend {
         match wanted.as_str() {
             "" | "cpu" => Ok((Backend::Cpu, None)),
             "hip" => gpu()
-                .map(|_| (Backend::Hip, None))
+                .map(|_| (Backend::Hip(0), None))
                 .map_err(|e| format!("{BACKEND_VARIABLE}=hip: {e}")),
             "auto" => Ok(match gpu() {
-                Ok(_) => (Backend::Hip, None),
+                Ok(_) => (Backend::Hip(0), None),
                 Err(e) => (
                     Backend::Cpu,
                     Some(format!(
@@ -99,7 +100,7 @@ impl Context {
     pub fn describe(&self) -> String {
         match self.backend {
             Backend::Cpu => format!("vmafhip: the CPU engine, {} thread(s)", self.threads),
-            Backend::Hip => match gstvmafhip::gpu::shared_device(Vendor::Auto, 0) {
+            Backend::Hip(n) => match gstvmafhip::gpu::shared_device(Vendor::Auto, n) {
                 Ok(d) => format!(
                     "vmafhip: the GPU engine on {} ({}), the CPU engine behind it",
                     d.info.name, d.info.arch
@@ -107,6 +108,16 @@ impl Context {
                 Err(e) => format!("vmafhip: the GPU engine ({e})"),
             },
         }
+    }
+
+    /// Scores on the GPU engine of device `ordinal` (an imported GPU
+    /// state), before the first frame.
+    pub fn use_gpu(&mut self, ordinal: usize) -> Result<(), Failure> {
+        if self.engine.is_some() {
+            return Err(invalid("a GPU state is imported before the first frame"));
+        }
+        self.backend = Backend::Hip(ordinal);
+        Ok(())
     }
 
     /// The model (or collection) whose features and score to compute: one
@@ -293,8 +304,12 @@ fn open(config: &EngineConfig, backend: Backend) -> Result<Box<dyn Engine>, Stri
     let plan = config.plan().map_err(|e| e.to_string())?;
     Ok(match backend {
         Backend::Cpu => Box::new(Scorer::cpu(config).map_err(|e| e.to_string())?),
-        Backend::Hip => {
-            let gpu = HipBackend::new(plan.clone(), &HipOptions::default())
+        Backend::Hip(device_id) => {
+            let options = HipOptions {
+                device_id,
+                ..Default::default()
+            };
+            let gpu = HipBackend::new(plan.clone(), &options)
                 .map_err(|e| format!("the GPU engine: {e}"))?;
             let backend = Failover::new(gpu, plan, config.threads);
             Box::new(Scorer::with_backend(config, backend).map_err(|e| e.to_string())?)

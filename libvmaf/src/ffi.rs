@@ -5,6 +5,7 @@ use std::ffi::{c_char, c_int, c_uint, c_void};
 
 /// libvmaf's return codes: 0, or a negative errno.
 pub const EINVAL: c_int = 22;
+pub const ENODEV: c_int = 19;
 
 /// `enum VmafLogLevel`.
 pub const LOG_ERROR: c_int = 1;

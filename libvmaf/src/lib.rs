@@ -17,6 +17,7 @@
 mod context;
 mod dictionary;
 mod ffi;
+mod hip_state;
 mod model;
 mod picture;
 
@@ -98,13 +99,7 @@ pub unsafe extern "C" fn vmaf_init(vmaf: *mut *mut Handle, cfg: ffi::Configurati
         }
         Err(e) => return einval(&e),
     };
-    // Pictures the GPU engine reads are its pinned memory.
-    picture::allocate_pinned_on(match backend {
-        context::Backend::Hip => {
-            gstvmafhip::gpu::shared_device(gstvmafhip::hip::Vendor::Auto, 0).ok()
-        }
-        context::Backend::Cpu => None,
-    });
+    pinned_for(backend);
     let context = Context::new(&cfg, backend);
     say(ffi::LOG_INFO, &context.describe());
     let h = Box::new(Handle {
@@ -114,6 +109,17 @@ pub unsafe extern "C" fn vmaf_init(vmaf: *mut *mut Handle, cfg: ffi::Configurati
     // SAFETY: `vmaf` is a valid out-pointer (checked non-null).
     unsafe { *vmaf = Box::into_raw(h) };
     0
+}
+
+/// Pictures allocated from now on are the GPU's pinned memory while its
+/// engine scores (uploaded in place), ordinary memory otherwise.
+fn pinned_for(backend: context::Backend) {
+    picture::allocate_pinned_on(match backend {
+        context::Backend::Hip(n) => {
+            gstvmafhip::gpu::shared_device(gstvmafhip::hip::Vendor::Auto, n).ok()
+        }
+        context::Backend::Cpu => None,
+    });
 }
 
 #[unsafe(no_mangle)]
@@ -749,4 +755,69 @@ pub unsafe extern "C" fn vmaf_write_output(
         return -ffi::EINVAL;
     };
     h.context.write_output(path, fmt).map_or_else(code, |()| 0)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn vmaf_hip_available() -> c_int {
+    1
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn vmaf_hip_state_init(
+    out: *mut *mut hip_state::HipState,
+    cfg: hip_state::HipConfiguration,
+) -> c_int {
+    if out.is_null() {
+        return -ffi::EINVAL;
+    }
+    match hip_state::HipState::open(cfg) {
+        Ok(s) => {
+            // SAFETY: `out` is a valid out-pointer (checked non-null).
+            unsafe { give(out, s) };
+            0
+        }
+        Err(e) => code(Failure(-ffi::ENODEV, format!("vmaf_hip_state_init: {e}"))),
+    }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn vmaf_hip_import_state(
+    vmaf: *mut Handle,
+    state: *mut hip_state::HipState,
+) -> c_int {
+    // SAFETY: `state` is NULL or from `vmaf_hip_state_init`, not yet freed.
+    let Some(s) = (unsafe { state.as_ref() }) else {
+        return -ffi::EINVAL;
+    };
+    let ordinal = s.ordinal;
+    // SAFETY: as [`handle`].
+    let done = unsafe { with_context(vmaf, |c| c.use_gpu(ordinal)) };
+    if done == 0 {
+        pinned_for(context::Backend::Hip(ordinal));
+        say(ffi::LOG_INFO, &s.describe());
+    }
+    done
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn vmaf_hip_state_free(state: *mut *mut hip_state::HipState) {
+    // SAFETY: `state` is NULL or points to NULL or to a state of ours,
+    // freed once and cleared.
+    unsafe {
+        if let Some(slot) = state.as_mut()
+            && !slot.is_null()
+        {
+            drop(Box::from_raw(*slot));
+            *slot = std::ptr::null_mut();
+        }
+    }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn vmaf_hip_list_devices() -> c_int {
+    let devices = hip_state::devices();
+    for d in &devices {
+        println!("{d}");
+    }
+    devices.len() as c_int
 }

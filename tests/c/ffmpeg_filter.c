@@ -72,14 +72,7 @@ int main(int argc, char **argv) {
     if (feed(vmaf, argv[1], argv[2], fmt, bpc, w, h, &frames)) return 1;
 
     /* The end: ffmpeg's uninit. */
-    err = vmaf_read_pictures(vmaf, NULL, NULL, 0);
-    if (err) return fail("flushing", err);
-    double score;
-    err = vmaf_score_pooled(vmaf, model, VMAF_POOL_METHOD_MEAN, &score, 0, frames - 1);
-    if (err) return fail("vmaf_score_pooled", err);
-    printf("VMAF score: %f\n", score);
-    err = vmaf_write_output(vmaf, argv[11], VMAF_OUTPUT_FORMAT_JSON);
-    if (err) return fail("vmaf_write_output", err);
+    if (finish(vmaf, model, frames, argv[11])) return 1;
     vmaf_model_destroy(model);
     vmaf_close(vmaf);
     free(spec);

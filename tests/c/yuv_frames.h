@@ -51,7 +51,7 @@ static int fail(const char *what, int err) {
 /* Feeds every frame pair of the two files to `vmaf`, a picture pair each
  * (allocated, filled, handed over): 0 and the count in *frames, or 1
  * after saying what failed. */
-static int feed(VmafContext *vmaf, const char *ref_path, const char *dist_path,
+static inline int feed(VmafContext *vmaf, const char *ref_path, const char *dist_path,
                 enum VmafPixelFormat fmt, unsigned bpc, unsigned w, unsigned h,
                 unsigned *frames) {
     FILE *rf = fopen(ref_path, "rb"), *df = fopen(dist_path, "rb");
@@ -73,6 +73,21 @@ static int feed(VmafContext *vmaf, const char *ref_path, const char *dist_path,
     }
     fclose(rf);
     fclose(df);
+    return 0;
+}
+
+/* The end of a stream as ffmpeg's filter ends it: the flush, the pooled
+ * mean of `model` over the `frames` read, printed, and the JSON results
+ * written to `out`. 0, or 1 after saying what failed. */
+static inline int finish(VmafContext *vmaf, VmafModel *model, unsigned frames, const char *out) {
+    int err = vmaf_read_pictures(vmaf, NULL, NULL, 0);
+    if (err) return fail("flushing", err);
+    double score;
+    err = vmaf_score_pooled(vmaf, model, VMAF_POOL_METHOD_MEAN, &score, 0, frames - 1);
+    if (err) return fail("vmaf_score_pooled", err);
+    printf("VMAF score: %f\n", score);
+    err = vmaf_write_output(vmaf, out, VMAF_OUTPUT_FORMAT_JSON);
+    if (err) return fail("vmaf_write_output", err);
     return 0;
 }
 
