@@ -2,6 +2,8 @@
 //! extra features), the engine made at the first frame, and every frame's
 //! scores, which the score and output calls read.
 
+#![forbid(unsafe_code)]
+
 use crate::dictionary::Dictionary;
 use crate::ffi;
 use crate::model::Model;

@@ -1,6 +1,8 @@
 //! `VmafFeatureDictionary`: an extractor's options as key/value strings,
 //! in the order set.
 
+#![forbid(unsafe_code)]
+
 /// Options by name; setting a key again replaces its value.
 #[derive(Clone, Debug, Default)]
 pub struct Dictionary(pub Vec<(String, String)>);

@@ -1,6 +1,8 @@
 //! The C types of libvmaf 3.2's headers (`include/libvmaf/*.h`), laid out
 //! as C lays them out (`tests/libvmaf_abi.c` holds the sizes and offsets).
 
+#![forbid(unsafe_code)]
+
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
 /// libvmaf's return codes: 0, or a negative errno.

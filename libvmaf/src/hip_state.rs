@@ -1,6 +1,8 @@
 //! The HIP fork's GPU state (`libvmaf_hip.h`): a device chosen by
 //! ordinal, which a context's engine then runs on; the caller owns it.
 
+#![forbid(unsafe_code)]
+
 use gstvmafhip::gpu::shared_device;
 use gstvmafhip::hip::{Device, Runtime, Vendor};
 use std::ffi::c_int;

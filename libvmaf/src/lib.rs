@@ -513,22 +513,31 @@ unsafe fn view<'a>(pic: &'a ffi::Picture) -> Result<picture::View<'a>, String> {
         .ok()
         .filter(|b| (8..=16).contains(b))
         .ok_or_else(|| format!("{} bits per sample", pic.bpc))?;
-    let bytes = if bpc > 8 { 2 } else { 1 };
     let mut planes = Vec::new();
     for i in 0..format.plane_count() {
         let len = picture::plane_bytes(pic, i)
             .ok_or_else(|| format!("plane {i}: its stride is shorter than a row"))?;
-        if pic.data[i].is_null() {
+        let (data, stride) = (pic.data[i], pic.stride[i] as usize);
+        if data.is_null() {
             return Err(format!("plane {i} has no data"));
         }
-        // SAFETY: the caller's promise above: `len` bytes from data[i].
-        let data = unsafe { std::slice::from_raw_parts(pic.data[i].cast::<u8>(), len) };
-        planes.push((
-            data,
-            pic.w[i] as usize,
-            pic.h[i] as usize,
-            pic.stride[i] as usize / bytes * bytes,
-        ));
+        let (w, h) = (pic.w[i] as usize, pic.h[i] as usize);
+        let samples = if bpc > 8 {
+            if !(data as usize).is_multiple_of(2) || stride % 2 != 0 {
+                return Err(format!(
+                    "plane {i}: 16-bit samples not on 2-byte boundaries"
+                ));
+            }
+            // SAFETY: the caller's promise above: `len` bytes from
+            // data[i], 2-byte aligned (checked); any bits are a u16.
+            picture::Samples::U16(unsafe {
+                std::slice::from_raw_parts(data.cast::<u16>(), len / 2)
+            })
+        } else {
+            // SAFETY: the caller's promise above: `len` bytes from data[i].
+            picture::Samples::U8(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) })
+        };
+        planes.push((samples, w, h, if bpc > 8 { stride / 2 } else { stride }));
     }
     Ok(picture::View {
         format,

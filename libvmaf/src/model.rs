@@ -1,6 +1,8 @@
 //! `VmafModel` and `VmafModelCollection`: a model set as vmafhip loads it
 //! (a built-in version or a JSON file), with libvmaf's name and flags.
 
+#![forbid(unsafe_code)]
+
 use crate::dictionary::Dictionary;
 use crate::ffi;
 use gstvmafhip::vmaf::model::{ModelFlags, ModelSet};

@@ -7,6 +7,8 @@
 //! it) is lent again to the next picture of its size. While the GPU engine
 //! scores, blocks are its pinned memory, which it uploads from in place.
 
+#![forbid(unsafe_code)]
+
 use crate::ffi;
 use gstvmafhip::hip::{Device, PinnedHostMem};
 use gstvmafhip::vmaf::{Picture, PixelFormat, Plane, VmafError};
@@ -139,12 +141,19 @@ pub fn alloc(
     Ok(block)
 }
 
-/// A caller's planes, borrowed for one frame: `len[i]` bytes of plane i
-/// from `data[i]`, as [`plane_bytes`] counts them.
+/// One plane's samples, borrowed from a caller's picture.
+pub enum Samples<'a> {
+    U8(&'a [u8]),
+    /// Native-endian 16-bit words (9 to 16 bits).
+    U16(&'a [u16]),
+}
+
+/// A caller's planes, borrowed for one frame: each plane's samples, width,
+/// height and stride in samples.
 pub struct View<'a> {
     pub format: PixelFormat,
     pub bpc: u8,
-    pub planes: Vec<(&'a [u8], usize, usize, usize)>,
+    pub planes: Vec<(Samples<'a>, usize, usize, usize)>,
 }
 
 /// The bytes plane `i` of `pic` spans: `stride` bytes a row, the last row
@@ -159,35 +168,26 @@ pub fn plane_bytes(pic: &ffi::Picture, i: usize) -> Option<usize> {
 impl View<'_> {
     /// The engine's picture of these planes.
     pub fn picture(&self) -> Result<Picture<'_>, VmafError> {
+        let mismatch = || VmafError::InvalidPicture("planes of mixed depths".into());
         if self.bpc == 8 {
             let planes = self
                 .planes
                 .iter()
-                .map(|&(data, w, h, stride)| Plane::new(data, w, h, stride))
+                .map(|(data, w, h, stride)| match data {
+                    Samples::U8(d) => Plane::new(d, *w, *h, *stride),
+                    Samples::U16(_) => Err(mismatch()),
+                })
                 .collect::<Result<Vec<_>, _>>()?;
             return Picture::new_u8(self.format, &planes);
         }
         let planes = self
             .planes
             .iter()
-            .map(|&(data, w, h, stride)| {
-                let (head, samples, _) = bytemuck_u16(data);
-                if !head.is_empty() || stride % 2 != 0 {
-                    return Err(VmafError::InvalidPicture(
-                        "16-bit samples not on 2-byte boundaries".into(),
-                    ));
-                }
-                Plane::new(samples, w, h, stride / 2)
+            .map(|(data, w, h, stride)| match data {
+                Samples::U16(d) => Plane::new(d, *w, *h, *stride),
+                Samples::U8(_) => Err(mismatch()),
             })
             .collect::<Result<Vec<_>, _>>()?;
         Picture::new_u16(self.format, self.bpc, &planes)
     }
-}
-
-/// `data` as native-endian u16 samples where aligned: the unaligned head,
-/// the samples, and a trailing odd byte.
-fn bytemuck_u16(data: &[u8]) -> (&[u8], &[u16], &[u8]) {
-    // SAFETY: every bit pattern is a valid u16; `align_to` only hands out
-    // the aligned middle.
-    unsafe { data.align_to::<u16>() }
 }
