@@ -286,13 +286,17 @@ impl Context {
             .as_ref()
             .ok_or_else(|| invalid("no frame was read"))?
             .pooled();
-        let fps = (self.seconds > 0.0).then(|| f64::from(self.read) / self.seconds);
+        let fps = if self.seconds > 0.0 {
+            f64::from(self.read) / self.seconds
+        } else {
+            0.0
+        };
         let text = Results {
             frames: &self.frames,
             pooled: &pooled,
             width: self.size.0,
             height: self.size.1,
-            fps: Some(fps.unwrap_or(0.0)),
+            fps: Some(fps),
             version: RESULTS_VERSION,
         }
         .write(format);
@@ -303,7 +307,6 @@ impl Context {
 /// The engine for `config` on `backend`: on the GPU, the CPU engine stands
 /// behind it and takes over, with the same numbers, if the GPU fails.
 fn open(config: &EngineConfig, backend: Backend) -> Result<Box<dyn Engine>, String> {
-    let plan = config.plan().map_err(|e| e.to_string())?;
     Ok(match backend {
         Backend::Cpu => Box::new(Scorer::cpu(config).map_err(|e| e.to_string())?),
         Backend::Hip(device_id) => {
@@ -311,6 +314,7 @@ fn open(config: &EngineConfig, backend: Backend) -> Result<Box<dyn Engine>, Stri
                 device_id,
                 ..Default::default()
             };
+            let plan = config.plan().map_err(|e| e.to_string())?;
             let gpu = HipBackend::new(plan.clone(), &options)
                 .map_err(|e| format!("the GPU engine: {e}"))?;
             let backend = Failover::new(gpu, plan, config.threads);

@@ -57,14 +57,8 @@ pub(in crate::element) fn thumb_of_buffer(
     info: &gst_video::VideoInfo,
     gpu: Option<&GstGpu>,
 ) -> Option<Thumb> {
-    if let Some(gpu) = gpu
-        && buffer.n_memory() > 0
-        && buffer
-            .iter_memories()
-            .all(|m| m.is_type(gpu.kind().memory_type()) && gpu.owns(m))
-    {
-        let frame = gpu.map_frame(buffer, info)?;
-        return thumb_of(&frame.as_video_frame_ref(), Some(gpu));
+    if let Some(frame) = gpu.and_then(|g| g.map_owned(buffer, info)) {
+        return thumb_of(&frame.as_video_frame_ref(), gpu);
     }
     let frame = gst_video::VideoFrameRef::from_buffer_ref_readable(buffer.as_ref(), info).ok()?;
     thumb_of(&frame, None)

@@ -23,6 +23,18 @@ pub fn mark_holdable(buffer: &mut gst::BufferRef) {
 }
 
 /// Whether `buffer` carries [`HOLDABLE_META`].
-pub(in crate::element) fn holdable(buffer: &gst::BufferRef) -> bool {
+fn holdable(buffer: &gst::BufferRef) -> bool {
     gst::meta::CustomMeta::from_buffer(buffer, HOLDABLE_META).is_ok()
+}
+
+/// Makes `buffer` a copy of its own unless it is marked holdable: a
+/// decoder's pool may be small, and a decoder whose buffers are held
+/// stalls.
+pub(in crate::element) fn own_copy(buffer: &mut gst::Buffer) {
+    if holdable(buffer) {
+        return;
+    }
+    if let Ok(copy) = buffer.copy_deep() {
+        *buffer = copy;
+    }
 }

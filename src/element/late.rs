@@ -32,17 +32,13 @@ pub(super) struct WaitingRef {
 }
 
 impl WaitingRef {
-    /// Holds a copy of its frame rather than the upstream buffer (once),
-    /// unless the buffer is marked holdable: a decoder's pool may be
-    /// small, and a decoder whose buffers are held stalls.
+    /// Holds a copy of its frame rather than the upstream buffer, once
+    /// ([`super::hold::own_copy`]).
     pub fn own_copy(&mut self) {
-        if self.copied || super::hold::holdable(&self.buffer) {
-            return;
+        if !self.copied {
+            super::hold::own_copy(&mut self.buffer);
+            self.copied = true;
         }
-        if let Ok(copy) = self.buffer.copy_deep() {
-            self.buffer = copy;
-        }
-        self.copied = true;
     }
 }
 

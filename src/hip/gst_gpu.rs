@@ -376,6 +376,18 @@ impl GstGpu {
         // `VideoFrame` unmaps it on drop.
         Some(unsafe { gst_video::VideoFrame::from_glib_full(frame) })
     }
+    /// `buffer` mapped for the device when every memory of it (one at
+    /// least) is this context's ([`GstGpu::owns`]); None otherwise.
+    pub fn map_owned(
+        &self,
+        buffer: &gst::Buffer,
+        info: &gst_video::VideoInfo,
+    ) -> Option<gst_video::VideoFrame<gst_video::video_frame::Readable>> {
+        (buffer.n_memory() > 0 && buffer.iter_memories().all(|m| self.owns(m)))
+            .then(|| self.map_frame(buffer, info))
+            .flatten()
+    }
+
     /// Rows `0, step, 2·step, …` (`count` of them, `width_bytes` of each)
     /// of plane `plane` of a frame [`GstGpu::map_frame`] mapped, read to
     /// the host one after another.

@@ -12,7 +12,7 @@
 //! no upstream buffer is held.
 
 use super::super::align::{ALIGN_EVENT, Aligner, thumb_of};
-use super::super::hold::holdable;
+use super::super::hold::own_copy;
 use super::super::late::WaitingRef;
 use super::{CAT, ReferenceFrame, VmafHip, has_ended, running_time, waiting_reference};
 use crate::core::align::{Found, Reach, Step, Thumb, Tracker};
@@ -352,14 +352,8 @@ impl VmafHip {
         for w in refs {
             w.frame.own_copy();
         }
-        for d in dists {
-            let b = &mut d.frame.0;
-            if b.is_writable() || holdable(b) {
-                continue;
-            }
-            if let Ok(copy) = b.copy_deep() {
-                *b = copy;
-            }
+        for d in dists.filter(|d| !d.frame.0.is_writable()) {
+            own_copy(&mut d.frame.0);
         }
     }
 

@@ -746,11 +746,7 @@ impl VmafHip {
         buffer: &gst::Buffer,
         info: &gst_video::VideoInfo,
     ) -> Result<gst_video::VideoFrame<gst_video::video_frame::Readable>, gst::FlowError> {
-        if let Some(gpu) = self.gpu_input()
-            && in_gpu_memory(buffer)
-            && buffer.iter_memories().all(|m| gpu.owns(m))
-            && let Some(frame) = gpu.map_frame(buffer, info)
-        {
+        if let Some(frame) = self.gpu_input().and_then(|g| g.map_owned(buffer, info)) {
             return Ok(frame);
         }
         gst_video::VideoFrame::from_buffer_readable(buffer.clone(), info).map_err(|_| {
