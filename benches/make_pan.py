@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A natural clip for the input checks: a pan across a photograph, with grain.
 
-    make_pan.py SRC.yuv OUT.y4m WIDTH HEIGHT FRAMES BITS
+    make_pan.py SRC.yuv OUT.y4m WIDTH HEIGHT FRAMES BITS [ZOOM]
 
 SRC is the 1920x1080 8-bit 4:2:0 golden reference
 (eveningglow_1920x1080_420p8_3f_ref.yuv; its first frame is the
@@ -10,7 +10,8 @@ down per frame, and each frame gets its own film grain (a triangular
 distribution of -3..3 steps at 8 bits, from an integer hash of the frame,
 plane and sample: the same file on every machine and numpy). BITS 8
 writes 4:2:0 8-bit (C420jpeg), 10 the same pictures at 10 bits (C420p10,
-x4 before the grain).
+x4 before the grain). ZOOM (default 1) scales the photograph first
+(bilinear), so that a 1920x1080 window has room to move.
 """
 import sys
 
@@ -30,12 +31,28 @@ def grain(shape, frame, plane):
     return (a.astype(np.int64) - b.astype(np.int64)).reshape(shape)
 
 
+def zoom(plane, z):
+    """`plane` scaled by `z`, bilinear, rounded to whole samples."""
+    if z == 1:
+        return plane
+    h, w = plane.shape
+    ys = np.clip((np.arange(int(h * z)) + 0.5) / z - 0.5, 0, h - 1)
+    xs = np.clip((np.arange(int(w * z)) + 0.5) / z - 0.5, 0, w - 1)
+    y0, x0 = ys.astype(int), xs.astype(int)
+    y1, x1 = np.minimum(y0 + 1, h - 1), np.minimum(x0 + 1, w - 1)
+    fy, fx = (ys - y0)[:, None], (xs - x0)[None, :]
+    top = plane[y0][:, x0] * (1 - fx) + plane[y0][:, x1] * fx
+    bottom = plane[y1][:, x0] * (1 - fx) + plane[y1][:, x1] * fx
+    return np.round(top * (1 - fy) + bottom * fy)
+
+
 def main():
     src, out, w, h, n, bits = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:7])
+    z = float(sys.argv[7]) if len(sys.argv) > 7 else 1.0
     raw = np.fromfile(src, dtype=np.uint8, count=SW * SH * 3 // 2)
-    y = raw[:SW * SH].reshape(SH, SW).astype(np.float64)
-    u = raw[SW * SH:SW * SH * 5 // 4].reshape(SH // 2, SW // 2).astype(np.float64)
-    v = raw[SW * SH * 5 // 4:].reshape(SH // 2, SW // 2).astype(np.float64)
+    y = zoom(raw[:SW * SH].reshape(SH, SW).astype(np.float64), z)
+    u = zoom(raw[SW * SH:SW * SH * 5 // 4].reshape(SH // 2, SW // 2).astype(np.float64), z)
+    v = zoom(raw[SW * SH * 5 // 4:].reshape(SH // 2, SW // 2).astype(np.float64), z)
     scale, top = (4, 1023) if bits == 10 else (1, 255)
     dtype = np.dtype("<u2") if bits == 10 else np.uint8
     colour = "C420p10" if bits == 10 else "C420jpeg"

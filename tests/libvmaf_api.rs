@@ -59,6 +59,23 @@ fn program(name: &str) -> PathBuf {
     out
 }
 
+/// Runs `prog` with `args` and the library on its path, which must
+/// succeed: what it printed on stdout and on stderr (both shown).
+fn run_said(prog: &Path, args: &[String]) -> (String, String) {
+    let o = Command::new(prog)
+        .args(args)
+        .env("LD_LIBRARY_PATH", library_dir())
+        .output()
+        .unwrap();
+    let (said, err) = (
+        String::from_utf8_lossy(&o.stdout).to_string(),
+        String::from_utf8_lossy(&o.stderr).to_string(),
+    );
+    println!("{said}{err}");
+    assert!(o.status.success(), "{said}{err}");
+    (said, err)
+}
+
 /// Runs `prog` with `args` and the library on its path; its stdout.
 fn run(prog: &Path, args: &[String]) -> String {
     let out = Command::new(prog)
@@ -314,6 +331,15 @@ VmafPictureConfiguration.pic_params.bpc 8
 VmafPictureConfiguration.pic_params.pix_fmt 12
 VmafPictureConfiguration.pic_cnt 16
 enum VmafPixelFormat 4
+VmafCudaConfiguration 8
+VmafCudaConfiguration.cu_ctx 0
+VmafCudaPictureConfiguration 20
+VmafCudaPictureConfiguration.pic_params.w 0
+VmafCudaPictureConfiguration.pic_params.h 4
+VmafCudaPictureConfiguration.pic_params.bpc 8
+VmafCudaPictureConfiguration.pic_params.pix_fmt 12
+VmafCudaPictureConfiguration.pic_prealloc_method 16
+enum VmafCudaPicturePreallocationMethod 4
 ";
 
 #[cfg(target_arch = "x86_64")]
@@ -406,7 +432,7 @@ fn mistakes_get_an_error_that_names_them() {
         };
         assert_eq!(*code, want, "{line}");
     }
-    assert_eq!(codes.len(), 28, "{out}");
+    assert_eq!(codes.len(), 32, "{out}");
     for said in [
         "model vmaf_v9: ",
         "no feature \"sharpness\"",
@@ -423,6 +449,9 @@ fn mistakes_get_an_error_that_names_them() {
         "pooling method 9",
         "output format 9",
         "/nonexistent/dir/out.json: No such file or directory",
+        "fetching a preallocated picture: none were preallocated",
+        "vmaf_cuda_preallocate_pictures: device pictures need a GPU state imported first",
+        "vmaf_cuda_preallocate_pictures: preallocation method 7",
     ] {
         assert!(err.contains(said), "{said}: {err}");
     }
@@ -441,17 +470,7 @@ fn the_hip_forks_state_calls_choose_the_gpu() {
     let out = dir.join("gpu.json");
     let mut args = input_args(&r);
     args.extend(["vmaf_v0.6.1".into(), out.display().to_string()]);
-    let o = Command::new(&prog)
-        .args(&args)
-        .env("LD_LIBRARY_PATH", library_dir())
-        .output()
-        .unwrap();
-    let (said, err) = (
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr),
-    );
-    println!("{said}{err}");
-    assert!(o.status.success(), "{said}{err}");
+    let (said, err) = run_said(&prog, &args);
     assert!(said.starts_with("available: 1\n"), "{said}");
     if said.contains("state: 0") {
         assert!(err.contains("the GPU engine on device 0"), "{err}");
@@ -464,5 +483,40 @@ fn the_hip_forks_state_calls_choose_the_gpu() {
     } else {
         assert!(said.contains("devices: 0\nstate: -19"), "{said}");
         assert!(err.contains("vmaf_hip_state_init: no usable GPU"), "{err}");
+    }
+}
+
+/// `libvmaf_cuda.h` as ffmpeg's `libvmaf_cuda` filter drives it
+/// (`tests/c/cuda_pictures.c`). Host pictures from
+/// `vmaf_cuda_fetch_preallocated_picture` score a golden pair with the
+/// engine's digits, with or without a GPU. Device pictures, copied into
+/// with `cuMemcpy2D` from the program's own context, do too where a GPU
+/// is usable; without one, `vmaf_cuda_state_init` gives -EINVAL and says why.
+#[test]
+fn the_cuda_calls_take_pictures_in_gpu_memory() {
+    let prog = program("cuda_pictures");
+    let r = common::golden_run("astronaut_576x324_420p8_12f_crf35", "vmaf_v0.6.1");
+    let mut plain = r.clone();
+    (plain.features, plain.psnr, plain.ssim, plain.ms_ssim) = (Vec::new(), false, false, false);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("libvmaf_api_cuda");
+    std::fs::create_dir_all(&dir).unwrap();
+    for method in ["host", "device"] {
+        let out = dir.join(format!("{method}.json"));
+        let mut args = input_args(&r);
+        args.extend(["vmaf_v0.6.1", "all", method].map(String::from));
+        args.push(out.display().to_string());
+        println!("{method}:");
+        let (said, err) = run_said(&prog, &args);
+        if said.starts_with("state: 0\n") {
+            assert!(err.contains("in the program's CUDA context"), "{err}");
+        } else {
+            assert!(said.starts_with("state: -22\n"), "{said}");
+            assert!(err.contains("vmaf_cuda_state_init: "), "{err}");
+            if method == "device" {
+                continue;
+            }
+        }
+        let bad = differences(&json(&out), &engine_json(&plain));
+        assert!(bad.is_empty(), "{method}: {}", bad.join("\n"));
     }
 }

@@ -4,11 +4,12 @@
 
 #![forbid(unsafe_code)]
 
+use crate::device_picture::{Lent, Params, Pool};
 use crate::dictionary::Dictionary;
 use crate::ffi;
 use crate::model::Model;
-use crate::picture::View;
-use gstvmafhip::gpu::{Failover, HipBackend, HipOptions};
+use crate::picture::Seen;
+use gstvmafhip::gpu::{Failover, HipBackend, HipOptions, OpenedDevice};
 use gstvmafhip::hip::Vendor;
 use gstvmafhip::vmaf::output::{Format, Results};
 use gstvmafhip::vmaf::{
@@ -64,6 +65,12 @@ pub struct Context {
     model: Option<Model>,
     features: Vec<String>,
     engine: Option<Box<dyn Engine>>,
+    /// The device of an imported CUDA state (a program's context).
+    gpu: Option<OpenedDevice>,
+    /// Device pictures lent to the program, once preallocated.
+    pool: Option<Pool>,
+    /// Whether the first device pictures' chroma was looked at.
+    chroma_checked: bool,
     frames: Vec<FrameScores>,
     size: (usize, usize),
     /// Frames read; the next index expected.
@@ -89,6 +96,9 @@ impl Context {
             model: None,
             features: Vec::new(),
             engine: None,
+            gpu: None,
+            pool: None,
+            chroma_checked: false,
             frames: Vec::new(),
             size: (0, 0),
             read: 0,
@@ -120,6 +130,74 @@ impl Context {
         }
         self.backend = Backend::Hip(ordinal);
         Ok(())
+    }
+
+    /// Scores on the GPU engine in `gpu`'s context (an imported CUDA
+    /// state), before the first frame.
+    pub fn use_device(&mut self, gpu: OpenedDevice) -> Result<(), Failure> {
+        self.use_gpu(gpu.device.info.ordinal)?;
+        self.gpu = Some(gpu);
+        Ok(())
+    }
+
+    /// The device of the imported GPU state, if any.
+    fn device(&self) -> Result<Option<std::sync::Arc<gstvmafhip::hip::Device>>, Failure> {
+        if let Some(g) = &self.gpu {
+            return Ok(Some(g.device.clone()));
+        }
+        match self.backend {
+            Backend::Cpu => Ok(None),
+            Backend::Hip(n) => gstvmafhip::gpu::shared_device(Vendor::Auto, n)
+                .map(Some)
+                .map_err(|e| Failure(-ffi::ENODEV, e.to_string())),
+        }
+    }
+
+    /// Pictures in GPU memory of `params`, lent by [`Context::fetch_device`]:
+    /// on the device of the GPU state imported before.
+    pub fn preallocate_device(&mut self, params: Params) -> Result<(), Failure> {
+        let dev = self.device()?.ok_or_else(|| {
+            invalid("device pictures need a GPU state imported first (vmaf_cuda_import_state)")
+        })?;
+        self.pool = Some(Pool::new(dev, params).map_err(invalid)?);
+        Ok(())
+    }
+
+    /// A device picture from the pool.
+    pub fn fetch_device(&self) -> Result<Lent, Failure> {
+        let pool = self
+            .pool
+            .as_ref()
+            .ok_or_else(|| invalid("no device pictures were preallocated"))?;
+        pool.fetch().map_err(|e| Failure(-ffi::ENOMEM, e))
+    }
+
+    /// Before device pictures are read: the program's copies into them are
+    /// waited for, and, at the first frame, a model that reads chroma is
+    /// refused pictures whose chroma was never written (ffmpeg 7.1's
+    /// `libvmaf_cuda` copies luma alone).
+    pub fn accept_device_pictures(&mut self, pictures: &[&Lent]) -> Result<(), Failure> {
+        if let Some(p) = pictures.first() {
+            p.wait_for_writes().map_err(invalid)?;
+        }
+        if self.chroma_checked {
+            return Ok(());
+        }
+        self.chroma_checked = true;
+        let plan = self.config()?.plan().map_err(|e| invalid(e.to_string()))?;
+        if !plan.reads_chroma() {
+            return Ok(());
+        }
+        for p in pictures {
+            if !p.chroma_unwritten().map_err(invalid)? {
+                return Ok(());
+            }
+        }
+        Err(invalid(
+            "the device pictures' chroma planes were never written (the program copied luma alone, \
+             as ffmpeg 7.1's libvmaf_cuda filter does), and the model or a feature reads chroma: \
+             copy every plane, or score a luma-only model such as vmaf_v0.6.1",
+        ))
     }
 
     /// The model (or collection) whose features and score to compute: one
@@ -165,17 +243,23 @@ impl Context {
         Ok(())
     }
 
+    /// What the engine is made of: the model, the extra features, the threads.
+    fn config(&self) -> Result<EngineConfig, Failure> {
+        let m = self.model.as_ref().ok_or_else(|| {
+            invalid("no model: vmafhip scores a model (vmaf_use_features_from_model)")
+        })?;
+        let mut config = EngineConfig::new(m.set.clone());
+        config.flags = m.flags;
+        config.features = self.features.clone();
+        config.threads = self.threads;
+        config.subsample = self.subsample;
+        Ok(config)
+    }
+
     fn engine(&mut self) -> Result<&mut Box<dyn Engine>, Failure> {
         if self.engine.is_none() {
-            let m = self.model.as_ref().ok_or_else(|| {
-                invalid("no model: vmafhip scores a model (vmaf_use_features_from_model)")
-            })?;
-            let mut config = EngineConfig::new(m.set.clone());
-            config.flags = m.flags;
-            config.features = self.features.clone();
-            config.threads = self.threads;
-            config.subsample = self.subsample;
-            self.engine = Some(open(&config, self.backend).map_err(invalid)?);
+            let config = self.config()?;
+            self.engine = Some(open(&config, self.backend, self.gpu.clone()).map_err(invalid)?);
         }
         Ok(self.engine.as_mut().expect("made above"))
     }
@@ -185,8 +269,8 @@ impl Context {
     /// (a GPU engine uploads pinned memory in place, after returning).
     pub fn read(
         &mut self,
-        reference: &View<'_>,
-        distorted: &View<'_>,
+        reference: &Seen<'_>,
+        distorted: &Seen<'_>,
         index: u32,
         keep: Option<KeepAlive>,
     ) -> Result<(), Failure> {
@@ -306,12 +390,17 @@ impl Context {
 
 /// The engine for `config` on `backend`: on the GPU, the CPU engine stands
 /// behind it and takes over, with the same numbers, if the GPU fails.
-fn open(config: &EngineConfig, backend: Backend) -> Result<Box<dyn Engine>, String> {
+fn open(
+    config: &EngineConfig,
+    backend: Backend,
+    gpu: Option<OpenedDevice>,
+) -> Result<Box<dyn Engine>, String> {
     Ok(match backend {
         Backend::Cpu => Box::new(Scorer::cpu(config).map_err(|e| e.to_string())?),
         Backend::Hip(device_id) => {
             let options = HipOptions {
                 device_id,
+                device: gpu,
                 ..Default::default()
             };
             let plan = config.plan().map_err(|e| e.to_string())?;

@@ -8,6 +8,7 @@ use std::ffi::{c_char, c_int, c_uint, c_void};
 /// libvmaf's return codes: 0, or a negative errno.
 pub const EINVAL: c_int = 22;
 pub const ENODEV: c_int = 19;
+pub const ENOMEM: c_int = 12;
 
 /// `enum VmafLogLevel`.
 pub const LOG_ERROR: c_int = 1;
@@ -66,6 +67,22 @@ pub struct Picture {
     pub private: *mut c_void,
 }
 
+impl Picture {
+    /// A picture of `pix_fmt` at `bpc` bits with no planes yet.
+    pub fn empty(pix_fmt: c_int, bpc: c_uint) -> Picture {
+        Picture {
+            pix_fmt,
+            bpc,
+            w: [0; 3],
+            h: [0; 3],
+            stride: [0; 3],
+            data: [std::ptr::null_mut(); 3],
+            reference: std::ptr::null_mut(),
+            private: std::ptr::null_mut(),
+        }
+    }
+}
+
 /// `VmafModelConfig`.
 #[repr(C)]
 #[derive(Debug)]
@@ -96,6 +113,32 @@ pub struct PictureConfiguration {
     pub pic_cnt: c_uint,
 }
 
+/// `VmafCudaConfiguration`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CudaConfiguration {
+    /// A `CUcontext`, or NULL for the first GPU's primary context.
+    pub cu_ctx: *mut c_void,
+}
+
+/// `enum VmafCudaPicturePreallocationMethod` (and the HIP one, alike).
+pub const PREALLOC_NONE: c_int = 0;
+pub const PREALLOC_DEVICE: c_int = 1;
+pub const PREALLOC_HOST: c_int = 2;
+pub const PREALLOC_HOST_PINNED: c_int = 3;
+
+/// `VmafCudaPictureConfiguration` (and `VmafHipPictureConfiguration`, laid
+/// out alike).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GpuPictureConfiguration {
+    pub w: c_uint,
+    pub h: c_uint,
+    pub bpc: c_uint,
+    pub pix_fmt: c_int,
+    pub pic_prealloc_method: c_int,
+}
+
 // The Rust side of the layouts `tests/libvmaf_api.rs` holds the headers to
 // (x86_64 and other LP64 targets).
 #[cfg(target_pointer_width = "64")]
@@ -110,5 +153,10 @@ const _: () = {
     assert!(offset_of!(CollectionScore, ci_p95_hi) == 32);
     assert!(
         size_of::<PictureConfiguration>() == 20 && offset_of!(PictureConfiguration, pic_cnt) == 16
+    );
+    assert!(size_of::<CudaConfiguration>() == 8);
+    assert!(
+        size_of::<GpuPictureConfiguration>() == 20
+            && offset_of!(GpuPictureConfiguration, pic_prealloc_method) == 16
     );
 };

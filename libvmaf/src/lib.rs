@@ -5,7 +5,8 @@
 //! Each exported function checks its pointers, turns them into Rust values
 //! and calls the safe code ([`context`], [`model`], [`picture`]); errors
 //! are libvmaf's (0, or a negative errno) and are said on stderr at the
-//! log level `vmaf_init` was given. `unsafe` here is the C boundary only:
+//! log level `vmaf_init` was given. `unsafe` here (and in [`gpu_calls`],
+//! the GPU calls) is the C boundary only:
 //! the pointers a C caller hands over, each use with its SAFETY comment.
 #![deny(unsafe_op_in_unsafe_fn)]
 // The C API's functions take raw pointers by contract: their safety is the
@@ -15,8 +16,11 @@
 #![allow(private_interfaces)]
 
 mod context;
+mod cuda_state;
+mod device_picture;
 mod dictionary;
 mod ffi;
+mod gpu_calls;
 mod hip_state;
 mod model;
 mod picture;
@@ -68,6 +72,9 @@ struct Handle {
     context: Context,
     /// `vmaf_preallocate_pictures`' picture parameters.
     preallocated: Option<ffi::PictureConfiguration>,
+    /// How `vmaf_cuda_preallocate_pictures` (or the HIP twin) said the
+    /// pictures it lends are made.
+    gpu_pictures: Option<gpu_calls::GpuPictures>,
 }
 
 /// `VmafContext *` as our handle.
@@ -105,6 +112,7 @@ pub unsafe extern "C" fn vmaf_init(vmaf: *mut *mut Handle, cfg: ffi::Configurati
     let h = Box::new(Handle {
         context,
         preallocated: None,
+        gpu_pictures: None,
     });
     // SAFETY: `vmaf` is a valid out-pointer (checked non-null).
     unsafe { *vmaf = Box::into_raw(h) };
@@ -546,6 +554,22 @@ unsafe fn view<'a>(pic: &'a ffi::Picture) -> Result<picture::View<'a>, String> {
     })
 }
 
+/// A caller's picture as the engine sees it: a device picture's planes
+/// (from its block), or host planes borrowed for the call.
+///
+/// SAFETY: as [`view`].
+unsafe fn seen<'a>(
+    pic: &'a ffi::Picture,
+    block: &Option<Box<picture::Block>>,
+) -> Result<picture::Seen<'a>, String> {
+    if let Some(picture::Block::Device(lent)) = block.as_deref() {
+        let p = lent.params();
+        return Ok(picture::Seen::Device(p.format, p.bpc, lent.device_planes()));
+    }
+    // SAFETY: the caller's promise above.
+    unsafe { view(pic) }.map(picture::Seen::Host)
+}
+
 /// The block `vmaf_picture_alloc` gave picture `p`, owned from here (the
 /// picture still points at it: [`clear`] it after), or None for planes
 /// allocated elsewhere.
@@ -590,19 +614,32 @@ pub unsafe extern "C" fn vmaf_read_pictures(
     }
     // libvmaf takes the pictures: their blocks go with the frame to the
     // engine, which releases them once done (a GPU engine uploads pinned
-    // memory in place after `push` returns).
+    // memory, or copies device pictures, after `push` returns).
     // SAFETY: two distinct VmafPictures, each block taken once.
-    let blocks: Vec<Box<picture::Block>> = [reference, distorted]
-        .into_iter()
-        .filter_map(|p| unsafe { owned_block(p) })
-        .collect();
+    let blocks = [reference, distorted].map(|p| unsafe { owned_block(p) });
     let read = {
         // SAFETY: both are VmafPictures whose planes are readable as their
         // sizes say, alive (their blocks are in `blocks`) for the call.
         let (r, d) = unsafe { (&*reference, &*distorted) };
         // SAFETY: as above.
-        match unsafe { (view(r), view(d)) } {
-            (Ok(rv), Ok(dv)) => h.context.read(&rv, &dv, index, Some(Box::new(blocks))),
+        let seen = unsafe { (seen(r, &blocks[0]), seen(d, &blocks[1])) };
+        let lent: Vec<&device_picture::Lent> = blocks
+            .iter()
+            .filter_map(|b| match b.as_deref() {
+                Some(picture::Block::Device(l)) => Some(l),
+                _ => None,
+            })
+            .collect();
+        match seen {
+            _ if !lent.is_empty()
+                && let Err(f) = h.context.accept_device_pictures(&lent) =>
+            {
+                Err(f)
+            }
+            (Ok(rv), Ok(dv)) => {
+                let keep: Vec<Box<picture::Block>> = blocks.into_iter().flatten().collect();
+                h.context.read(&rv, &dv, index, Some(Box::new(keep)))
+            }
             (Err(e), _) => Err(Failure(-ffi::EINVAL, format!("reference picture: {e}"))),
             (_, Err(e)) => Err(Failure(-ffi::EINVAL, format!("distorted picture: {e}"))),
         }
@@ -764,69 +801,4 @@ pub unsafe extern "C" fn vmaf_write_output(
         return -ffi::EINVAL;
     };
     h.context.write_output(path, fmt).map_or_else(code, |()| 0)
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn vmaf_hip_available() -> c_int {
-    1
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn vmaf_hip_state_init(
-    out: *mut *mut hip_state::HipState,
-    cfg: hip_state::HipConfiguration,
-) -> c_int {
-    if out.is_null() {
-        return -ffi::EINVAL;
-    }
-    match hip_state::HipState::open(cfg) {
-        Ok(s) => {
-            // SAFETY: `out` is a valid out-pointer (checked non-null).
-            unsafe { give(out, s) };
-            0
-        }
-        Err(e) => code(Failure(-ffi::ENODEV, format!("vmaf_hip_state_init: {e}"))),
-    }
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn vmaf_hip_import_state(
-    vmaf: *mut Handle,
-    state: *mut hip_state::HipState,
-) -> c_int {
-    // SAFETY: `state` is NULL or from `vmaf_hip_state_init`, not yet freed.
-    let Some(s) = (unsafe { state.as_ref() }) else {
-        return -ffi::EINVAL;
-    };
-    let ordinal = s.ordinal;
-    // SAFETY: as [`handle`].
-    let done = unsafe { with_context(vmaf, |c| c.use_gpu(ordinal)) };
-    if done == 0 {
-        pinned_for(context::Backend::Hip(ordinal));
-        say(ffi::LOG_INFO, &s.describe());
-    }
-    done
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn vmaf_hip_state_free(state: *mut *mut hip_state::HipState) {
-    // SAFETY: `state` is NULL or points to NULL or to a state of ours,
-    // freed once and cleared.
-    unsafe {
-        if let Some(slot) = state.as_mut()
-            && !slot.is_null()
-        {
-            drop(Box::from_raw(*slot));
-            *slot = std::ptr::null_mut();
-        }
-    }
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn vmaf_hip_list_devices() -> c_int {
-    let devices = hip_state::devices();
-    for d in &devices {
-        println!("{d}");
-    }
-    devices.len() as c_int
 }

@@ -9,9 +9,10 @@
 
 #![forbid(unsafe_code)]
 
+use crate::device_picture::Lent;
 use crate::ffi;
 use gstvmafhip::hip::{Device, PinnedHostMem};
-use gstvmafhip::vmaf::{Picture, PixelFormat, Plane, VmafError};
+use gstvmafhip::vmaf::{DevicePlane, Picture, PixelFormat, Plane, VmafError};
 use std::ffi::{c_int, c_uint, c_void};
 use std::sync::{Arc, Mutex};
 
@@ -76,11 +77,21 @@ pub fn format_of(pix_fmt: c_int) -> Option<PixelFormat> {
     }
 }
 
-/// The memory behind an allocated picture's planes; dropped (the picture
-/// unreferenced, or the engine done with it), it is kept for reuse.
-pub struct Block(Option<Memory>);
+/// What a picture's `priv` owns: the memory behind its planes, in the host
+/// (`vmaf_picture_alloc`) or on a GPU (a device picture a pool lent).
+pub enum Block {
+    /// Held for its drop, which keeps the memory for reuse.
+    Host {
+        _memory: HostBlock,
+    },
+    Device(Lent),
+}
 
-impl Drop for Block {
+/// Host memory behind a picture's planes; dropped (the picture
+/// unreferenced, or the engine done with it), it is kept for reuse.
+pub struct HostBlock(Option<Memory>);
+
+impl Drop for HostBlock {
     fn drop(&mut self) {
         if let Some(m) = self.0.take() {
             let mut spare = SPARE.lock().unwrap_or_else(|e| e.into_inner());
@@ -118,19 +129,10 @@ pub fn alloc(
         .map(|&(pw, _)| pw.next_multiple_of(ALIGN) * bytes)
         .collect();
     let total: usize = sizes.iter().zip(&strides).map(|(s, st)| st * s.1).sum();
-    let mut block = Box::new(Block(Some(memory(total + ALIGN))));
-    let base = block.0.as_mut().expect("just made").bytes().as_mut_ptr();
+    let mut host = HostBlock(Some(memory(total + ALIGN)));
+    let base = host.0.as_mut().expect("just made").bytes().as_mut_ptr();
     let mut at = base.align_offset(ALIGN);
-    *pic = ffi::Picture {
-        pix_fmt,
-        bpc,
-        w: [0; 3],
-        h: [0; 3],
-        stride: [0; 3],
-        data: [std::ptr::null_mut(); 3],
-        reference: std::ptr::null_mut(),
-        private: std::ptr::null_mut(),
-    };
+    *pic = ffi::Picture::empty(pix_fmt, bpc);
     for (i, (&(pw, ph), &st)) in sizes.iter().zip(&strides).enumerate() {
         pic.w[i] = pw as c_uint;
         pic.h[i] = ph as c_uint;
@@ -138,7 +140,22 @@ pub fn alloc(
         pic.data[i] = base.wrapping_add(at).cast::<c_void>();
         at += st * ph;
     }
-    Ok(block)
+    Ok(Box::new(Block::Host { _memory: host }))
+}
+
+/// Fills `pic` with the planes of `lent`, a device picture, whose block
+/// is returned for `pic.private` to own. `data` holds device addresses.
+pub fn lend_device(pic: &mut ffi::Picture, pix_fmt: c_int, lent: Lent) -> Box<Block> {
+    let params = lent.params();
+    *pic = ffi::Picture::empty(pix_fmt, c_uint::from(params.bpc));
+    for (i, (ptr, w, h, pitch)) in lent.planes().into_iter().enumerate() {
+        pic.w[i] = w as c_uint;
+        pic.h[i] = h as c_uint;
+        pic.stride[i] = pitch as isize;
+        // A device address, which the program hands to its GPU copies.
+        pic.data[i] = std::ptr::without_provenance_mut(ptr as usize);
+    }
+    Box::new(Block::Device(lent))
 }
 
 /// One plane's samples, borrowed from a caller's picture.
@@ -146,6 +163,22 @@ pub enum Samples<'a> {
     U8(&'a [u8]),
     /// Native-endian 16-bit words (9 to 16 bits).
     U16(&'a [u16]),
+}
+
+/// A caller's picture for one frame: planes in host memory, or a device
+/// picture's.
+pub enum Seen<'a> {
+    Host(View<'a>),
+    Device(PixelFormat, u8, Vec<DevicePlane>),
+}
+
+impl Seen<'_> {
+    pub fn picture(&self) -> Result<Picture<'_>, VmafError> {
+        match self {
+            Seen::Host(v) => v.picture(),
+            Seen::Device(format, bpc, planes) => Picture::new_device(*format, *bpc, planes),
+        }
+    }
 }
 
 /// A caller's planes, borrowed for one frame: each plane's samples, width,

@@ -54,6 +54,10 @@ pub struct HipOptions {
     /// given with the same `FrameInput::reference_id` are uploaded, and
     /// the extractors' work on the reference alone done, once.
     pub shared_reference: Option<SharedReference>,
+    /// A device opened from a program's own context
+    /// ([`OpenedDevice::with_kernels`]), used instead of `vendor` and
+    /// `device_id`: pictures in that program's GPU memory are read in place.
+    pub device: Option<OpenedDevice>,
 }
 
 impl Default for HipOptions {
@@ -63,7 +67,33 @@ impl Default for HipOptions {
             device_id: 0,
             ring: 0,
             shared_reference: None,
+            device: None,
         }
+    }
+}
+
+/// A device with the engine's kernels loaded in its context.
+#[derive(Clone)]
+pub struct OpenedDevice {
+    pub device: Arc<Device>,
+    kernels: Arc<Kernels>,
+}
+
+impl OpenedDevice {
+    /// Loads the kernels (compiled, or from the kernel cache) into `device`'s context.
+    pub fn with_kernels(device: Arc<Device>) -> Result<Self, HipError> {
+        let kernels = Arc::new(load_kernels(&device)?);
+        Ok(OpenedDevice { device, kernels })
+    }
+}
+
+impl std::fmt::Debug for OpenedDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "OpenedDevice({}, {})",
+            self.device.info.name, self.device.info.arch
+        )
     }
 }
 
@@ -312,7 +342,10 @@ impl HipBackend {
 
     /// Opens the GPU (`options.vendor`, `options.device_id`) and its kernels.
     pub fn new(plan: Plan, options: &HipOptions) -> Result<Self, HipError> {
-        let (dev, kernels) = open_device(options.vendor, options.device_id)?;
+        let (dev, kernels) = match &options.device {
+            Some(o) => (o.device.clone(), o.kernels.clone()),
+            None => open_device(options.vendor, options.device_id)?,
+        };
         let register_host = dev.runtime().vendor() == Vendor::Nvidia
             && std::env::var("VMAFHIP_REGISTER_HOST").map_or(true, |v| v != "0");
         // This backend holds `kernels` already: any more are others.

@@ -14,7 +14,7 @@ mod scale;
 mod shared_reference;
 mod twins;
 
-pub use engine::{HipBackend, HipOptions, shared_device};
+pub use engine::{HipBackend, HipOptions, OpenedDevice, shared_device};
 pub use failover::{Failover, Retry};
 pub use shared_reference::{SharedReference, SharingCounts};
 pub use twins::kernel_sources;

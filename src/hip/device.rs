@@ -18,11 +18,71 @@ pub struct DeviceInfo {
     pub total_memory: usize,
 }
 
-/// An opened GPU: on NVIDIA its retained primary context, on AMD its ordinal.
+impl DeviceInfo {
+    /// From what the driver reported: the name as a NUL-ended buffer, and
+    /// the warp size, multiprocessor count and memory.
+    fn new(
+        ordinal: usize,
+        name: &[u8],
+        arch: String,
+        (warp, sms, mem): (c_int, c_int, usize),
+    ) -> Self {
+        let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+        DeviceInfo {
+            ordinal,
+            name: String::from_utf8_lossy(&name[..end]).trim().to_string(),
+            arch,
+            warp_size: warp.max(1) as u32,
+            multiprocessors: sms.max(1) as u32,
+            total_memory: mem,
+        }
+    }
+}
+
+/// What NVIDIA's driver says of `dev`: its name (into `name`), warp size,
+/// multiprocessors and memory; returns its `sm_XY` architecture.
+fn nvidia_properties(
+    rt: &Runtime,
+    dev: c_int,
+    name: &mut [u8; 256],
+    warp: &mut c_int,
+    sms: &mut c_int,
+    mem: &mut usize,
+) -> Result<String, HipError> {
+    let Api::Nvidia { cu, .. } = &rt.api else {
+        unreachable!("called for NVIDIA's driver alone");
+    };
+    let attribute = |out: &mut c_int, attr: c_int| {
+        // SAFETY: valid out-pointer; `dev` is a device of this driver.
+        rt.check(
+            unsafe { (cu.device_get_attribute)(out, attr, dev) },
+            "cuDeviceGetAttribute",
+        )
+    };
+    attribute(warp, ffi::CU_ATTR_WARP_SIZE)?;
+    attribute(sms, ffi::CU_ATTR_MULTIPROCESSOR_COUNT)?;
+    let (mut major, mut minor) = (0, 0);
+    attribute(&mut major, ffi::CU_ATTR_CC_MAJOR)?;
+    attribute(&mut minor, ffi::CU_ATTR_CC_MINOR)?;
+    // SAFETY: valid out-pointers and buffer length.
+    unsafe {
+        rt.check(
+            (cu.device_get_name)(name.as_mut_ptr().cast(), 255, dev),
+            "cuDeviceGetName",
+        )?;
+        rt.check((cu.device_total_mem)(mem, dev), "cuDeviceTotalMem")?;
+    }
+    Ok(format!("sm_{major}{minor}"))
+}
+
+/// An opened GPU: on NVIDIA its retained primary context (or a context a
+/// program made, [`Device::adopt_context`]), on AMD its ordinal.
 pub struct Device {
     pub(crate) rt: Arc<Runtime>,
     handle: c_int,
     ctx: Handle,
+    /// The primary context was retained here (and is released on drop).
+    retained: bool,
     pub info: DeviceInfo,
 }
 
@@ -56,38 +116,16 @@ impl Device {
         let (handle, ctx, arch) = match &rt.api {
             Api::Nvidia { cu, .. } => {
                 let mut dev: c_int = 0;
-                // SAFETY: valid out-pointers and buffer lengths throughout.
-                unsafe {
-                    rt.check((cu.device_get)(&mut dev, ord), "cuDeviceGet")?;
-                    rt.check(
-                        (cu.device_get_name)(name.as_mut_ptr().cast(), 255, dev),
-                        "cuDeviceGetName",
-                    )?;
-                    rt.check(
-                        (cu.device_get_attribute)(&mut warp, ffi::CU_ATTR_WARP_SIZE, dev),
-                        "cuDeviceGetAttribute",
-                    )?;
-                    rt.check(
-                        (cu.device_get_attribute)(&mut sms, ffi::CU_ATTR_MULTIPROCESSOR_COUNT, dev),
-                        "cuDeviceGetAttribute",
-                    )?;
-                    let (mut major, mut minor) = (0, 0);
-                    rt.check(
-                        (cu.device_get_attribute)(&mut major, ffi::CU_ATTR_CC_MAJOR, dev),
-                        "cuDeviceGetAttribute",
-                    )?;
-                    rt.check(
-                        (cu.device_get_attribute)(&mut minor, ffi::CU_ATTR_CC_MINOR, dev),
-                        "cuDeviceGetAttribute",
-                    )?;
-                    rt.check((cu.device_total_mem)(&mut mem, dev), "cuDeviceTotalMem")?;
-                    let mut ctx: Handle = std::ptr::null_mut();
-                    rt.check(
-                        (cu.primary_ctx_retain)(&mut ctx, dev),
-                        "cuDevicePrimaryCtxRetain",
-                    )?;
-                    (dev, ctx, format!("sm_{major}{minor}"))
-                }
+                // SAFETY: valid out-pointer.
+                rt.check(unsafe { (cu.device_get)(&mut dev, ord) }, "cuDeviceGet")?;
+                let arch = nvidia_properties(rt, dev, &mut name, &mut warp, &mut sms, &mut mem)?;
+                let mut ctx: Handle = std::ptr::null_mut();
+                // SAFETY: valid out-pointer; `dev` came from cuDeviceGet.
+                rt.check(
+                    unsafe { (cu.primary_ctx_retain)(&mut ctx, dev) },
+                    "cuDevicePrimaryCtxRetain",
+                )?;
+                (dev, ctx, arch)
             }
             Api::Amd { hip, props, .. } => {
                 // SAFETY: valid out-pointers and buffer lengths; the
@@ -128,19 +166,55 @@ impl Device {
                 }
             }
         };
-        let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+        let info = DeviceInfo::new(ordinal, &name, arch, (warp, sms, mem));
         Ok(Arc::new(Device {
             rt: rt.clone(),
             handle,
             ctx,
-            info: DeviceInfo {
-                ordinal,
-                name: String::from_utf8_lossy(&name[..end]).trim().to_string(),
-                arch,
-                warp_size: warp.max(1) as u32,
-                multiprocessors: sms.max(1) as u32,
-                total_memory: mem,
-            },
+            retained: rt.vendor() == super::Vendor::Nvidia,
+            info,
+        }))
+    }
+
+    /// The device of a CUDA context the caller made and keeps alive (a
+    /// program's own, such as ffmpeg's hardware device): work runs in that
+    /// context, so the caller's device memory is read in place. NVIDIA only.
+    ///
+    /// # Safety
+    /// `ctx` is a live `CUcontext`, which outlives the returned device and
+    /// everything made on it.
+    pub unsafe fn adopt_context(
+        rt: &Arc<Runtime>,
+        ctx: *mut c_void,
+    ) -> Result<Arc<Device>, HipError> {
+        let Api::Nvidia { cu, .. } = &rt.api else {
+            return Err(HipError::Usage(format!(
+                "a CUDA context given to {}, which is not NVIDIA's driver",
+                rt.libraries
+            )));
+        };
+        if ctx.is_null() {
+            return Err(HipError::Usage("a null CUDA context".into()));
+        }
+        let mut dev: c_int = 0;
+        // SAFETY: `ctx` is live (the caller's promise); it is pushed, asked
+        // for its device, and popped again, leaving the thread as it was.
+        unsafe {
+            rt.check((cu.ctx_push_current)(ctx), "cuCtxPushCurrent")?;
+            let asked = rt.check((cu.ctx_get_device)(&mut dev), "cuCtxGetDevice");
+            let mut popped: Handle = std::ptr::null_mut();
+            rt.check((cu.ctx_pop_current)(&mut popped), "cuCtxPopCurrent")?;
+            asked?;
+        }
+        let (mut name, mut warp, mut sms, mut mem) = ([0u8; 256], 0, 0, 0);
+        let arch = nvidia_properties(rt, dev, &mut name, &mut warp, &mut sms, &mut mem)?;
+        let info = DeviceInfo::new(dev.max(0) as usize, &name, arch, (warp, sms, mem));
+        Ok(Arc::new(Device {
+            rt: rt.clone(),
+            handle: dev,
+            ctx,
+            retained: false,
+            info,
         }))
     }
 
@@ -187,6 +261,20 @@ impl Device {
         }
     }
 
+    /// Waits for the work queued on the legacy default stream of this
+    /// device's context (the engine's own streams do not wait for it): a
+    /// program's copies into pictures made here, which `cuMemcpy2D` queues
+    /// there, are done before the engine reads the pictures.
+    pub fn synchronize_default_stream(&self) -> Result<(), HipError> {
+        self.make_current()?;
+        let (f, call) = self.rt.pick(
+            |c| (c.stream_synchronize, "cuStreamSynchronize"),
+            |h| (h.stream_synchronize, "hipStreamSynchronize"),
+        );
+        // SAFETY: the null stream is the current context's default stream.
+        self.rt.check(unsafe { f(std::ptr::null_mut()) }, call)
+    }
+
     /// Free and total device memory, in bytes.
     pub fn memory_info(&self) -> Result<(usize, usize), HipError> {
         self.make_current()?;
@@ -209,7 +297,9 @@ impl Device {
 
 impl Drop for Device {
     fn drop(&mut self) {
-        if let Api::Nvidia { cu, .. } = &self.rt.api {
+        if let Api::Nvidia { cu, .. } = &self.rt.api
+            && self.retained
+        {
             // SAFETY: releases the retain taken in `open`, exactly once.
             // A failure here cannot be acted on; the context dies with the process.
             let _ = unsafe { (cu.primary_ctx_release)(self.handle) };
@@ -391,7 +481,8 @@ impl DeviceBuffer {
         self.bytes
     }
 
-    pub(crate) fn addr(&self) -> u64 {
+    /// The device address of the first byte, as this device's context sees it.
+    pub fn addr(&self) -> u64 {
         self.ptr
     }
 }

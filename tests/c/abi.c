@@ -3,6 +3,7 @@
  * headers it is compiled against: ours (tests/libvmaf_api.rs) or
  * libvmaf f85a8536's own (how the expected values were measured). */
 #include <libvmaf/libvmaf.h>
+#include <libvmaf/libvmaf_cuda.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -41,5 +42,14 @@ int main(void) {
     AT(VmafPictureConfiguration, pic_params.pix_fmt);
     AT(VmafPictureConfiguration, pic_cnt);
     SIZE(enum VmafPixelFormat);
+    SIZE(VmafCudaConfiguration);
+    AT(VmafCudaConfiguration, cu_ctx);
+    SIZE(VmafCudaPictureConfiguration);
+    AT(VmafCudaPictureConfiguration, pic_params.w);
+    AT(VmafCudaPictureConfiguration, pic_params.h);
+    AT(VmafCudaPictureConfiguration, pic_params.bpc);
+    AT(VmafCudaPictureConfiguration, pic_params.pix_fmt);
+    AT(VmafCudaPictureConfiguration, pic_prealloc_method);
+    SIZE(enum VmafCudaPicturePreallocationMethod);
     return 0;
 }

@@ -27,12 +27,8 @@ int main(int argc, char **argv) {
     if (err) return fail("vmaf_init", err);
     err = vmaf_hip_import_state(vmaf, state);
     if (err) return fail("vmaf_hip_import_state", err);
-    VmafModelConfig model_cfg = { .name = "vmaf" };
     VmafModel *model;
-    err = vmaf_model_load(&model, &model_cfg, argv[7]);
-    if (err) return fail("vmaf_model_load", err);
-    err = vmaf_use_features_from_model(vmaf, model);
-    if (err) return fail("vmaf_use_features_from_model", err);
+    if (use_model(vmaf, argv[7], &model)) return 1;
     unsigned frames = 0;
     if (feed(vmaf, argv[1], argv[2], yuv_format(argv[5]), atoi(argv[6]), atoi(argv[3]),
              atoi(argv[4]), &frames))

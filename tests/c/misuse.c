@@ -2,6 +2,7 @@
  * call returned: the library answers with libvmaf's -EINVAL and a message,
  * never a crash. tests/libvmaf_api.rs holds the list. */
 #include <libvmaf/libvmaf.h>
+#include <libvmaf/libvmaf_cuda.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -22,6 +23,17 @@ int main(void) {
 
     SAY("init without a context pointer", vmaf_init(NULL, cfg));
     SAY("init", vmaf_init(&vmaf, cfg));
+    VmafPicture g;
+    VmafCudaPictureConfiguration gc = {
+        .pic_params = { .w = 64, .h = 64, .bpc = 8, .pix_fmt = VMAF_PIX_FMT_YUV420P },
+        .pic_prealloc_method = VMAF_CUDA_PICTURE_PREALLOCATION_METHOD_DEVICE,
+    };
+    VmafCudaConfiguration cc = { .cu_ctx = NULL };
+    SAY("a CUDA state into NULL", vmaf_cuda_state_init(NULL, cc));
+    SAY("a preallocated GPU picture before any", vmaf_cuda_fetch_preallocated_picture(vmaf, &g));
+    SAY("device pictures without a GPU state", vmaf_cuda_preallocate_pictures(vmaf, gc));
+    gc.pic_prealloc_method = 7;
+    SAY("an unknown preallocation method", vmaf_cuda_preallocate_pictures(vmaf, gc));
     SAY("an unknown model", vmaf_model_load(&model, &mc, "vmaf_v9"));
     SAY("a model", vmaf_model_load(&model, &mc, "vmaf_v0.6.1"));
     SAY("a second model", vmaf_model_load(&other, &mc, "vmaf_v0.6.1neg"));

@@ -76,6 +76,17 @@ static inline int feed(VmafContext *vmaf, const char *ref_path, const char *dist
     return 0;
 }
 
+/* Model `version` (named "vmaf") loaded into *model and its features
+ * registered with `vmaf`: 0, or 1 after saying what failed. */
+static inline int use_model(VmafContext *vmaf, const char *version, VmafModel **model) {
+    VmafModelConfig model_cfg = { .name = "vmaf" };
+    int err = vmaf_model_load(model, &model_cfg, version);
+    if (err) return fail("vmaf_model_load", err);
+    err = vmaf_use_features_from_model(vmaf, *model);
+    if (err) return fail("vmaf_use_features_from_model", err);
+    return 0;
+}
+
 /* The end of a stream as ffmpeg's filter ends it: the flush, the pooled
  * mean of `model` over the `frames` read, printed, and the JSON results
  * written to `out`. 0, or 1 after saying what failed. */
