@@ -16,7 +16,8 @@
 #     4. Wall time, RUNS alternating runs: NVDEC decode only, libvmaf_cuda
 #        on libvmaf, on vmafhip.
 #     5. tests/c/cuda_pictures (its own CUDA context, cuMemcpy2D into the
-#        device pictures) on golden pairs against libvmaf's golden JSON.
+#        device pictures; the HIP twins' calls in the primary context) on
+#        golden pairs against libvmaf's golden JSON. PART=pictures: 5 alone.
 #     6. The CPU libvmaf filter on the pair decoded to raw files, RUNS
 #        alternating runs, 16 threads: libvmaf's own, vmafhip's CPU
 #        engine, vmafhip with VMAFHIP_BACKEND=hip; their JSONs.
@@ -121,18 +122,6 @@ if [ "$PART" = peer ]; then
   done | tee $W/times.txt
   medians $W/times.txt
 
-  echo "== 5. tests/c/cuda_pictures: the program's own context, cuMemcpy2D into device pictures"
-  G=tests/data/golden A=astronaut_576x324_420p8_12f
-  for f in ${A}_ref ${A}_crf35; do zstd -q -d -f $G/$f.yuv.zst -o $W/$f.yuv; done
-  for run in "vmaf_v0.6.1 all" "vmaf_v1.0.16_3d0h all" "vmaf_v0.6.1 luma" "vmaf_v1.0.16_3d0h luma"; do
-    set -- $run
-    echo "\$ cuda_pictures ${A}_ref.yuv ${A}_crf35.yuv 576 324 420 8 $1 $2 device out.json"
-    rm -f $W/cp.json
-    LD_LIBRARY_PATH=$OURS $D/lv/cuda_pictures $W/${A}_ref.yuv $W/${A}_crf35.yuv 576 324 420 8 $1 $2 device $W/cp.json 2>&1 \
-      | grep -E "state|VMAF score|ERROR|cuda_pictures:"
-    [ -s $W/cp.json ] && same $W/cp.json $G/${A}_crf35.$1.json
-  done
-
   echo "== 6. the CPU libvmaf filter, the pair as raw 1080p files ($N frames), n_threads=16, $RUNS alternating runs"
   for f in $R $S; do
     LD_LIBRARY_PATH=$OURS $W/ffmpeg -hide_banner -loglevel error -y -i $f -f rawvideo -pix_fmt yuv420p $W/$(basename $f .mp4).yuv
@@ -149,6 +138,21 @@ if [ "$PART" = peer ]; then
   echo "vmafhip's CPU engine, then its GPU engine, against libvmaf's own:"
   same $W/f_cpu.json $W/f_real.json
   same $W/f_hip.json $W/f_real.json
+fi
+
+if [ "$PART" = peer ] || [ "$PART" = pictures ]; then
+  echo "== 5. tests/c/cuda_pictures: the program's own context, cuMemcpy2D into device pictures"
+  G=tests/data/golden A=astronaut_576x324_420p8_12f
+  for f in ${A}_ref ${A}_crf35; do zstd -q -d -f $G/$f.yuv.zst -o $W/$f.yuv; done
+  for run in "vmaf_v0.6.1 all device" "vmaf_v1.0.16_3d0h all device" "vmaf_v0.6.1 luma device" \
+    "vmaf_v1.0.16_3d0h luma device" "vmaf_v0.6.1 all hip" "vmaf_v1.0.16_3d0h all hip"; do
+    set -- $run
+    echo "\$ cuda_pictures ${A}_ref.yuv ${A}_crf35.yuv 576 324 420 8 $1 $2 $3 out.json"
+    rm -f $W/cp.json
+    LD_LIBRARY_PATH=$OURS $D/lv/cuda_pictures $W/${A}_ref.yuv $W/${A}_crf35.yuv 576 324 420 8 $1 $2 $3 $W/cp.json 2>&1 \
+      | grep -E "state|VMAF score|ERROR|cuda_pictures:"
+    [ -s $W/cp.json ] && same $W/cp.json $G/${A}_crf35.$1.json
+  done
 fi
 
 if [ "$PART" = command ]; then

@@ -490,8 +490,10 @@ fn the_hip_forks_state_calls_choose_the_gpu() {
 /// (`tests/c/cuda_pictures.c`). Host pictures from
 /// `vmaf_cuda_fetch_preallocated_picture` score a golden pair with the
 /// engine's digits, with or without a GPU. Device pictures, copied into
-/// with `cuMemcpy2D` from the program's own context, do too where a GPU
-/// is usable; without one, `vmaf_cuda_state_init` gives -EINVAL and says why.
+/// with `cuMemcpy2D` from the program's own context (and the HIP twins'
+/// from the primary context), do too where a GPU is usable; without one,
+/// `vmaf_cuda_state_init` gives -EINVAL (`vmaf_hip_state_init` -ENODEV)
+/// and says why.
 #[test]
 fn the_cuda_calls_take_pictures_in_gpu_memory() {
     let prog = program("cuda_pictures");
@@ -500,7 +502,7 @@ fn the_cuda_calls_take_pictures_in_gpu_memory() {
     (plain.features, plain.psnr, plain.ssim, plain.ms_ssim) = (Vec::new(), false, false, false);
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("libvmaf_api_cuda");
     std::fs::create_dir_all(&dir).unwrap();
-    for method in ["host", "device"] {
+    for method in ["host", "device", "hip"] {
         let out = dir.join(format!("{method}.json"));
         let mut args = input_args(&r);
         args.extend(["vmaf_v0.6.1", "all", method].map(String::from));
@@ -508,7 +510,16 @@ fn the_cuda_calls_take_pictures_in_gpu_memory() {
         println!("{method}:");
         let (said, err) = run_said(&prog, &args);
         if said.starts_with("state: 0\n") {
-            assert!(err.contains("in the program's CUDA context"), "{err}");
+            let engine = if method == "hip" {
+                "the GPU engine on device 0"
+            } else {
+                "in the program's CUDA context"
+            };
+            assert!(err.contains(engine), "{err}");
+        } else if method == "hip" {
+            assert!(said.starts_with("state: -19\n"), "{said}");
+            assert!(err.contains("vmaf_hip_state_init: "), "{err}");
+            continue;
         } else {
             assert!(said.starts_with("state: -22\n"), "{said}");
             assert!(err.contains("vmaf_cuda_state_init: "), "{err}");

@@ -9,13 +9,18 @@
  * With METHOD "host" the pictures are host memory (filled as
  * vmaf_picture_alloc's are), and no GPU is needed: the state's failure is
  * printed and the CPU engine scores. With "device" and no usable GPU, it
- * prints what vmaf_cuda_state_init returned and stops there.
+ * prints what vmaf_cuda_state_init returned and stops there. "hip" makes
+ * the HIP twins' calls instead (libvmaf_hip.h: a HIP state, device
+ * pictures from vmaf_hip_fetch_preallocated_picture), copying into them
+ * in the first GPU's primary context, which the HIP state's engine uses
+ * on NVIDIA.
  *
- * usage: cuda_pictures REF DIST W H 420|422|444|400 BPC VERSION all|luma device|host OUT.json */
+ * usage: cuda_pictures REF DIST W H 420|422|444|400 BPC VERSION all|luma device|host|hip OUT.json */
 #define PROGRAM "cuda_pictures"
 #include "yuv_frames.h"
 #include <dlfcn.h>
 #include <libvmaf/libvmaf_cuda.h>
+#include <libvmaf/libvmaf_hip.h>
 
 /* The few CUDA driver calls a program makes, loaded at run time. */
 typedef struct {
@@ -41,11 +46,13 @@ static struct {
     int (*ctx_push)(void *);
     int (*ctx_pop)(void **);
     int (*ctx_destroy)(void *);
+    int (*primary_retain)(void **, int);
     int (*memcpy_2d)(const Copy2d *);
 } cu;
 
-/* A CUDA context of the program's own on the first GPU; NULL if none. */
-static void *own_context(void) {
+/* A CUDA context of the program's own on the first GPU (or its primary
+ * context); NULL if none. */
+static void *cuda_context(int primary) {
     void *lib = dlopen("libcuda.so.1", RTLD_NOW);
     if (!lib) return NULL;
     *(void **)&cu.init = dlsym(lib, "cuInit");
@@ -55,11 +62,13 @@ static void *own_context(void) {
     *(void **)&cu.ctx_pop = dlsym(lib, "cuCtxPopCurrent_v2");
     *(void **)&cu.ctx_destroy = dlsym(lib, "cuCtxDestroy_v2");
     *(void **)&cu.memcpy_2d = dlsym(lib, "cuMemcpy2D_v2");
+    *(void **)&cu.primary_retain = dlsym(lib, "cuDevicePrimaryCtxRetain");
     int dev;
     void *ctx = NULL, *popped;
-    if (!cu.init || !cu.memcpy_2d || cu.init(0) || cu.device_get(&dev, 0) ||
-        cu.ctx_create(&ctx, 0, dev))
+    if (!cu.init || !cu.memcpy_2d || cu.init(0) || cu.device_get(&dev, 0))
         return NULL;
+    if (primary) return cu.primary_retain(&ctx, dev) ? NULL : ctx;
+    if (cu.ctx_create(&ctx, 0, dev)) return NULL;
     cu.ctx_pop(&popped); /* as ffmpeg: pushed when used */
     return ctx;
 }
@@ -83,12 +92,13 @@ static int upload(void *ctx, const VmafPicture *src, VmafPicture *dst, int plane
 
 int main(int argc, char **argv) {
     if (argc != 11) {
-        fprintf(stderr, "usage: cuda_pictures REF DIST W H FMT BPC VERSION all|luma device|host OUT\n");
+        fprintf(stderr, "usage: cuda_pictures REF DIST W H FMT BPC VERSION all|luma device|host|hip OUT\n");
         return 2;
     }
     const unsigned w = atoi(argv[3]), h = atoi(argv[4]), bpc = atoi(argv[6]);
     const enum VmafPixelFormat fmt = yuv_format(argv[5]);
-    const int on_device = !strcmp(argv[9], "device");
+    const int hip = !strcmp(argv[9], "hip");
+    const int on_device = hip || !strcmp(argv[9], "device");
     const int planes = !strcmp(argv[8], "luma") || fmt == VMAF_PIX_FMT_YUV400P ? 1 : 3;
 
     VmafConfiguration cfg = { .log_level = VMAF_LOG_LEVEL_INFO, .n_threads = 1 };
@@ -96,23 +106,39 @@ int main(int argc, char **argv) {
     int err = vmaf_init(&vmaf, cfg);
     if (err) return fail("vmaf_init", err);
 
-    void *ctx = own_context();
-    VmafCudaState *state = NULL;
-    VmafCudaConfiguration cuda_cfg = { .cu_ctx = ctx };
-    err = vmaf_cuda_state_init(&state, cuda_cfg);
-    printf("state: %d\n", err);
-    if (err && on_device) return 0;
-    if (!err) {
-        err = vmaf_cuda_import_state(vmaf, state);
-        if (err) return fail("vmaf_cuda_import_state", err);
+    void *ctx = cuda_context(hip);
+    if (hip) {
+        VmafHipState *state = NULL;
+        VmafHipConfiguration hip_cfg = { .device_index = 0 };
+        err = vmaf_hip_state_init(&state, hip_cfg);
+        printf("state: %d\n", err);
+        if (err || !ctx) return 0;
+        err = vmaf_hip_import_state(vmaf, state);
+        if (err) return fail("vmaf_hip_import_state", err);
+        VmafHipPictureConfiguration pic_cfg = {
+            .pic_params = { .w = w, .h = h, .bpc = bpc, .pix_fmt = fmt },
+            .pic_prealloc_method = VMAF_HIP_PICTURE_PREALLOCATION_METHOD_DEVICE,
+        };
+        err = vmaf_hip_preallocate_pictures(vmaf, pic_cfg);
+        if (err) return fail("vmaf_hip_preallocate_pictures", err);
+    } else {
+        VmafCudaState *state = NULL;
+        VmafCudaConfiguration cuda_cfg = { .cu_ctx = ctx };
+        err = vmaf_cuda_state_init(&state, cuda_cfg);
+        printf("state: %d\n", err);
+        if (err && on_device) return 0;
+        if (!err) {
+            err = vmaf_cuda_import_state(vmaf, state);
+            if (err) return fail("vmaf_cuda_import_state", err);
+        }
+        VmafCudaPictureConfiguration pic_cfg = {
+            .pic_params = { .w = w, .h = h, .bpc = bpc, .pix_fmt = fmt },
+            .pic_prealloc_method = on_device ? VMAF_CUDA_PICTURE_PREALLOCATION_METHOD_DEVICE
+                                             : VMAF_CUDA_PICTURE_PREALLOCATION_METHOD_HOST,
+        };
+        err = vmaf_cuda_preallocate_pictures(vmaf, pic_cfg);
+        if (err) return fail("vmaf_cuda_preallocate_pictures", err);
     }
-    VmafCudaPictureConfiguration pic_cfg = {
-        .pic_params = { .w = w, .h = h, .bpc = bpc, .pix_fmt = fmt },
-        .pic_prealloc_method = on_device ? VMAF_CUDA_PICTURE_PREALLOCATION_METHOD_DEVICE
-                                         : VMAF_CUDA_PICTURE_PREALLOCATION_METHOD_HOST,
-    };
-    err = vmaf_cuda_preallocate_pictures(vmaf, pic_cfg);
-    if (err) return fail("vmaf_cuda_preallocate_pictures", err);
 
     VmafModel *model;
     if (use_model(vmaf, argv[7], &model)) return 1;
@@ -131,8 +157,9 @@ int main(int argc, char **argv) {
         }
         VmafPicture pic[2];
         for (int i = 0; i < 2; i++) {
-            err = vmaf_cuda_fetch_preallocated_picture(vmaf, &pic[i]);
-            if (err) return fail("vmaf_cuda_fetch_preallocated_picture", err);
+            err = hip ? vmaf_hip_fetch_preallocated_picture(vmaf, &pic[i])
+                      : vmaf_cuda_fetch_preallocated_picture(vmaf, &pic[i]);
+            if (err) return fail("fetching a preallocated picture", err);
             if (on_device) {
                 if (upload(ctx, &host[i], &pic[i], planes)) return fail("cuMemcpy2D", -5);
             } else {
@@ -152,6 +179,6 @@ int main(int argc, char **argv) {
     if (finish(vmaf, model, frames, argv[10])) return 1;
     vmaf_model_destroy(model);
     vmaf_close(vmaf);
-    if (ctx) cu.ctx_destroy(ctx);
+    if (ctx && !hip) cu.ctx_destroy(ctx);
     return 0;
 }
