@@ -565,8 +565,9 @@ fn cli_pairs_errors_name_the_problem() {
     }
 }
 
-/// Without a GPU: `--decoder gpu` is a clear error, `auto` decodes on the
-/// CPU and says why, and the summary names the decoders used.
+/// Without a GPU: `--decoder gpu` is a clear error (FFV1, VP9 and AV1
+/// files alike), `auto` decodes on the CPU and says why, and the summary
+/// names the decoders used.
 #[test]
 fn cli_decoder_choice_without_a_gpu() {
     if std::env::var_os("VMAFHIP_REQUIRE_GPU").is_some() {
@@ -588,6 +589,28 @@ fn cli_decoder_choice_without_a_gpu() {
         "{}",
         stderr(&o)
     );
+    // VP9 and AV1, which NVDEC decodes too, the same.
+    for (codec, tag) in [
+        ("vp9enc deadline=1 cpu-used=8", "vp9"),
+        ("av1enc cpu-used=8 ! av1parse", "av1"),
+    ] {
+        let (rc, dc) = (
+            dir.join(format!("{tag}-ref.mkv")),
+            dir.join(format!("{tag}-dis.mkv")),
+        );
+        remux(&r, &run, codec, None, &rc);
+        remux(&d, &run, codec, None, &dc);
+        let o = vmafhip()
+            .args([s(&rc), s(&dc), "--decoder", "gpu"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(4), "{tag}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("--decoder gpu: no usable GPU"),
+            "{tag}: {}",
+            stderr(&o)
+        );
+    }
     let o = vmafhip()
         .args([s(&rm), s(&dm), "--decoder", "gpu", "--backend", "cpu"])
         .output()

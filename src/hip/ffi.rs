@@ -137,11 +137,36 @@ table!(CuvidFns {
     decode_picture: "cuvidDecodePicture" => fn(Handle, *mut c_void) -> c_int,
     map_video_frame: "cuvidMapVideoFrame64" => fn(Handle, c_int, *mut u64, *mut c_uint, *mut CuvidProcParams) -> c_int,
     unmap_video_frame: "cuvidUnmapVideoFrame64" => fn(Handle, u64) -> c_int,
+    get_decoder_caps: "cuvidGetDecoderCaps" => fn(*mut CuvidDecodeCaps) -> c_int,
 });
+
+/// `CUVIDDECODECAPS` (nvcuvid's cuviddec.h, 12.x).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CuvidDecodeCaps {
+    pub codec_type: c_int,
+    pub chroma_format: c_int,
+    pub bit_depth_minus8: c_uint,
+    pub reserved1: [c_uint; 3],
+    pub is_supported: u8,
+    pub num_nvdecs: u8,
+    pub output_format_mask: u16,
+    pub max_width: c_uint,
+    pub max_height: c_uint,
+    pub max_mb_count: c_uint,
+    pub min_width: u16,
+    pub min_height: u16,
+    pub is_histogram_supported: u8,
+    pub counter_bit_depth: u8,
+    pub max_histogram_bins: u16,
+    pub reserved3: [c_uint; 10],
+}
 
 /// `cudaVideoCodec`.
 pub const CUVID_CODEC_H264: c_int = 4;
 pub const CUVID_CODEC_HEVC: c_int = 8;
+pub const CUVID_CODEC_VP9: c_int = 10;
+pub const CUVID_CODEC_AV1: c_int = 11;
 /// `cudaVideoChromaFormat_420`.
 pub const CUVID_CHROMA_420: c_int = 1;
 /// `cudaVideoSurfaceFormat_NV12`.

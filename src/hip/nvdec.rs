@@ -3,11 +3,12 @@
 //! without the library, [`available`] says why and callers decode another
 //! way).
 //!
-//! The command uses it for H.264 and HEVC on NVIDIA GPUs: the decoder runs
+//! The command uses it for H.264, HEVC, VP9 and AV1 on NVIDIA GPUs: the decoder runs
 //! in the engine's own CUDA context, so a decoded picture is copied from
 //! NVDEC's output surface into the frame the element reads on the device,
 //! and no plane goes through the host. NVIDIA's parser (part of the
-//! library) splits the Annex B stream into pictures, in decode order, and
+//! library) splits the stream (Annex B for H.264 and HEVC, frames or
+//! superframes for VP9, temporal units of OBUs for AV1) into pictures, in decode order, and
 //! hands them back in display order; this module queues them, and the
 //! caller copies each out with [`NvDecoder::copy_out`].
 
@@ -28,15 +29,30 @@ const DISPLAY_DELAY: u32 = 4;
 pub enum Codec {
     H264,
     Hevc,
+    Vp9,
+    Av1,
 }
 
 impl Codec {
-    /// The codec of a parser's caps name (`video/x-h264`, `video/x-h265`).
+    /// The codec of a parser's caps name (`video/x-h264`, `video/x-h265`,
+    /// `video/x-vp9`, `video/x-av1`).
     pub fn from_caps_name(name: &str) -> Option<Codec> {
         match name {
             "video/x-h264" => Some(Codec::H264),
             "video/x-h265" => Some(Codec::Hevc),
+            "video/x-vp9" => Some(Codec::Vp9),
+            "video/x-av1" => Some(Codec::Av1),
             _ => None,
+        }
+    }
+
+    /// The codec's usual name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Codec::H264 => "H.264",
+            Codec::Hevc => "HEVC",
+            Codec::Vp9 => "VP9",
+            Codec::Av1 => "AV1",
         }
     }
 
@@ -44,6 +60,8 @@ impl Codec {
         match self {
             Codec::H264 => ffi::CUVID_CODEC_H264,
             Codec::Hevc => ffi::CUVID_CODEC_HEVC,
+            Codec::Vp9 => ffi::CUVID_CODEC_VP9,
+            Codec::Av1 => ffi::CUVID_CODEC_AV1,
         }
     }
 }
@@ -68,6 +86,49 @@ pub fn available(dev: &Device) -> Result<(), String> {
         return Err("NVDEC needs an NVIDIA GPU".into());
     }
     cuvid().map(|_| ())
+}
+
+/// What NVDEC on `dev` decodes of `codec` at `bit_depth`, 4:2:0: Ok with
+/// how many NVDEC engines do, or why not (the GPU lacks it, or the size is
+/// past its limits).
+pub fn supports(
+    dev: &Device,
+    codec: Codec,
+    bit_depth: u8,
+    (width, height): (usize, usize),
+) -> Result<u32, String> {
+    let fns = cuvid()?;
+    let mut caps = ffi::CuvidDecodeCaps {
+        codec_type: codec.cuvid(),
+        chroma_format: ffi::CUVID_CHROMA_420,
+        bit_depth_minus8: c_uint::from(bit_depth.saturating_sub(8)),
+        ..Default::default()
+    };
+    dev.make_current().map_err(|e| e.to_string())?;
+    // SAFETY: a valid, zeroed-out CUVIDDECODECAPS; the context is current.
+    let r = unsafe { (fns.get_decoder_caps)(&mut caps) };
+    if r != 0 {
+        return Err(format!("cuvidGetDecoderCaps failed ({r})"));
+    }
+    if caps.is_supported == 0 {
+        return Err(format!(
+            "NVDEC on {} does not decode {} at {bit_depth} bits",
+            dev.info.name,
+            codec.name()
+        ));
+    }
+    let (w, h) = (width as c_uint, height as c_uint);
+    if w > caps.max_width || h > caps.max_height || w * h / 256 > caps.max_mb_count {
+        return Err(format!(
+            "NVDEC on {} decodes {} up to {}x{} ({} macroblocks), not {width}x{height}",
+            dev.info.name,
+            codec.name(),
+            caps.max_width,
+            caps.max_height,
+            caps.max_mb_count
+        ));
+    }
+    Ok(u32::from(caps.num_nvdecs))
 }
 
 /// What the stream's sequence header says.

@@ -8,7 +8,7 @@
 //! `nvvp9dec`, …), whose frames stay in CUDA memory that the element reads in
 //! place, or AMD's VA-API decoders (`va`: `vah264dec`, …). For `cpu` they are
 //! ranked out. The probe of each file then names the decoder the scoring
-//! pipeline will use. On NVIDIA, H.264 and HEVC skip GStreamer's decoders:
+//! pipeline will use. On NVIDIA, H.264, HEVC, VP9 and AV1 skip GStreamer's decoders:
 //! the command drives NVDEC itself ([`crate::nvdec`]) where it can.
 
 use crate::input::Video;

@@ -1,10 +1,10 @@
-//! H.264 and HEVC inputs decoded by NVDEC directly ([`hip::nvdec`], over
-//! `libnvcuvid`), not by GStreamer's `nvh264dec`/`nvh265dec`, which decode
-//! the same files at half the rate on the same GPU (docs/PERFORMANCE.md,
-//! "End to end").
+//! H.264, HEVC, VP9 and AV1 inputs decoded by NVDEC directly
+//! ([`hip::nvdec`], over `libnvcuvid`), not by GStreamer's `nvh264dec` and
+//! the like, which decode the same files at half the rate on the same GPU
+//! (docs/PERFORMANCE.md, "End to end").
 //!
-//! Per input: a demuxing pipeline of its own (`filesrc ! parsebin !`
-//! the stream's parser to Annex B access units `! appsink`), one NVDEC
+//! Per input: a demuxing pipeline of its own (`filesrc ! parsebin !` the
+//! stream's parser to what NVIDIA's parser takes `! appsink`), one NVDEC
 //! session in the engine's CUDA context on a thread of its own, and each
 //! decoded picture copied on the device into a `memory:CUDAMemory` NV12
 //! buffer pushed into the input's `appsrc`, which the element reads in
@@ -56,21 +56,28 @@ impl Direct {
     }
 
     /// Whether `input` decodes here when scored as `target` (the reference's
-    /// video): 8-bit 4:2:0 at its own size. Its NV12 goes to the element as
-    /// it is; the GPU engine splits the chroma where a metric reads it.
-    pub fn takes(&self, input: &Input, target: &Video) -> bool {
+    /// video): 8-bit 4:2:0 at its own size, of a codec and size this GPU's
+    /// NVDEC decodes. Its NV12 goes to the element as it is; the GPU engine
+    /// splits the chroma where a metric reads it.
+    pub fn takes(&self, input: &Input, target: &Video) -> Result<(), String> {
         let v = &input.video;
-        input.kind == Kind::Media
-            && input
-                .codec
-                .as_deref()
-                .and_then(Codec::from_caps_name)
-                .is_some()
-            && v.format == PixelFormat::Yuv420
-            && target.format == PixelFormat::Yuv420
-            && v.bpc == 8
-            && target.bpc == 8
-            && (v.width, v.height) == (target.width, target.height)
+        let codec = input
+            .codec
+            .as_deref()
+            .and_then(Codec::from_caps_name)
+            .ok_or("not H.264, HEVC, VP9 or AV1")?;
+        if input.kind != Kind::Media
+            || v.format != PixelFormat::Yuv420
+            || target.format != PixelFormat::Yuv420
+            || v.bpc != 8
+            || target.bpc != 8
+        {
+            return Err("not 8-bit 4:2:0".into());
+        }
+        if (v.width, v.height) != (target.width, target.height) {
+            return Err("scaled to the reference's size".into());
+        }
+        hip::nvdec::supports(&self.dev, codec, v.bpc, (v.width, v.height)).map(|_| ())
     }
 }
 
@@ -136,7 +143,7 @@ pub fn prepare(pipeline: &gst::Pipeline, input: &Input, direct: &Direct) -> Resu
         .codec
         .as_deref()
         .and_then(Codec::from_caps_name)
-        .ok_or_else(|| failed("not H.264 or HEVC".into()))?;
+        .ok_or_else(|| failed("not H.264, HEVC, VP9 or AV1".into()))?;
     let (demux, appsink) = demuxer(&input.path, codec).map_err(failed)?;
     Ok(Prepared {
         direct: direct.clone(),
@@ -151,15 +158,27 @@ pub fn prepare(pipeline: &gst::Pipeline, input: &Input, direct: &Direct) -> Resu
     })
 }
 
-/// `filesrc ! parsebin ! h26Xparse ! Annex B access units ! appsink`.
+/// `filesrc ! parsebin ! PARSER ! CAPS ! appsink`: Annex B access units
+/// for H.264 and HEVC, superframes as stored for VP9, temporal units of
+/// OBUs for AV1 (what NVIDIA's parser takes).
 fn demuxer(path: &str, codec: Codec) -> Result<(gst::Pipeline, gst_app::AppSink), String> {
     let (parser, caps) = match codec {
-        Codec::H264 => ("h264parse", "video/x-h264"),
-        Codec::Hevc => ("h265parse", "video/x-h265"),
+        Codec::H264 => (
+            "h264parse",
+            "video/x-h264,stream-format=byte-stream,alignment=au",
+        ),
+        Codec::Hevc => (
+            "h265parse",
+            "video/x-h265,stream-format=byte-stream,alignment=au",
+        ),
+        Codec::Vp9 => ("vp9parse", "video/x-vp9,alignment=super-frame"),
+        Codec::Av1 => (
+            "av1parse",
+            "video/x-av1,stream-format=obu-stream,alignment=tu",
+        ),
     };
     let desc = format!(
-        "filesrc location=\"{}\" ! parsebin ! {parser} ! {caps},stream-format=byte-stream,alignment=au \
-         ! appsink name=au sync=false max-buffers=32",
+        "filesrc location=\"{}\" ! parsebin ! {parser} ! {caps} ! appsink name=au sync=false max-buffers=32",
         path.replace('\\', "\\\\").replace('"', "\\\"")
     );
     let pipeline = gst::parse::launch(&desc)

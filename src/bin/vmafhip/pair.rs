@@ -140,7 +140,7 @@ pub fn decode_directly(direct: Option<&crate::nvdec::Direct>, inputs: &mut [&mut
     };
     let reference = first.video.clone();
     for i in inputs.iter_mut() {
-        i.nvdec = d.takes(i, &i.scored_as(&reference));
+        i.nvdec = d.takes(i, &i.scored_as(&reference)).is_ok();
     }
 }
 

@@ -1,0 +1,53 @@
+#!/bin/bash
+# On the GPU machine: VP9 and AV1 through the command's own NVDEC path.
+# For each codec, a 1920x1080 pan with grain (240 frames), master encoded
+# high and low:
+#   1. `vmafhip REF DIST --decoder gpu` (NVDEC driven by the command) and
+#      `--decoder cpu` (libvpx's vpxdec, dav1d's dav1ddec): which decoder
+#      each took, the planes staged through the host, and the two JSONs.
+#   2. Wall time, RUNS alternating runs: ffmpeg NVDEC decode only (both
+#      files, ffmpeg's vp9 / av1 decoders with -hwaccel cuda), the command
+#      with --decoder gpu, and with --decoder cpu.
+# Needs DEV/bin/vmafhip.zst, DEV/debs (GStreamer 1.22, libvpx7, libdav1d6),
+# DEV/lv (ffmpeg.zst with the vp9 and av1 NVDEC hwaccels, libvmaf.so.zst,
+# which it links, libs/) and DEV/clips: pan1080_vp9_{ref,dis}.webm
+# (vp9enc deadline=1 cpu-used=8 at 600 and 250 kbit/s) and
+# pan1080_av1_{ref,dis}.mkv (av1enc usage-profile=realtime cpu-used=8,
+# quantizers 24-32 and 44-52), made from
+# `benches/make_pan.py eveningglow_1920x1080_420p8_3f_ref.yuv pan.y4m 1920 1080 240 8 1.5`.
+set -u
+D=${DEV:-.device} W=/tmp/nvc RUNS=${RUNS:-3} N=240
+mkdir -p $W/lib
+. benches/device_gst_env.sh
+. benches/device_compare.sh
+export PATH=/tmp/gstroot/usr/bin:$PATH
+zstd -q -d -f $D/bin/vmafhip.zst -o $W/vmafhip && chmod +x $W/vmafhip
+zstd -q -d -f $D/lv/ffmpeg.zst -o $W/ffmpeg && chmod +x $W/ffmpeg
+zstd -q -d -f $D/lv/libvmaf.so.zst -o $W/lib/libvmaf.so.3
+export VMAFHIP_CACHE_DIR=/tmp/vc
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+HW="-hwaccel cuda -hwaccel_output_format cuda"
+
+for c in "vp9 webm" "av1 mkv"; do
+  set -- $c
+  R=$D/clips/pan1080_$1_ref.$2 S=$D/clips/pan1080_$1_dis.$2
+  echo "== 1. $1: the command's NVDEC path against the CPU decoder"
+  for dec in gpu cpu; do
+    echo "\$ vmafhip ref.$2 dis.$2 --decoder $dec --backend hip --json -o $dec.json"
+    GST_DEBUG=vmafhip:4 GST_DEBUG_NO_COLOR=1 $W/vmafhip $R $S --decoder $dec --backend hip --json -o $W/$1_$dec.json 2>&1 \
+      | grep -E "input planes so far|^VMAF|rror|note:|^vmafhip:" | sed 's/.*dist_sink: //'
+  done
+  same $W/$1_gpu.json $W/$1_cpu.json
+
+  echo "== 2. $1: wall time ($N frames), $RUNS alternating runs"
+  decode_only() {
+    LD_LIBRARY_PATH=$W/lib:$D/lv/libs $W/ffmpeg -hide_banner -nostats -loglevel error $HW -i $S $HW -i $R \
+      -map 0:v -map 1:v -f null -
+  }
+  command_run() { $W/vmafhip $R $S --decoder $1 --backend hip --json -o $W/t.json -q; }
+  decode_only || echo "(ffmpeg decode-only failed)"
+  for r in $(seq $RUNS); do
+    echo "run $r: ffmpeg-nvdec-decode-only $(seconds decode_only) s, vmafhip-decoder-gpu $(seconds command_run gpu) s, vmafhip-decoder-cpu $(seconds command_run cpu) s"
+  done | tee $W/times_$1.txt
+  medians $W/times_$1.txt
+done
