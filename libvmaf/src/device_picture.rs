@@ -171,6 +171,7 @@ impl Lent {
                 height: h,
                 pitch,
                 interleaved: false,
+                msb_shift: 0,
             })
             .collect()
     }

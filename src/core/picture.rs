@@ -115,9 +115,12 @@ pub struct DevicePlane {
     pub height: usize,
     /// Distance between rows, in bytes.
     pub pitch: usize,
-    /// The samples alternate with another plane's (NV12's chroma): it
-    /// cannot be copied as a plane of its own.
+    /// The samples alternate with another plane's (NV12's and P010's
+    /// chroma): it cannot be copied as a plane of its own.
     pub interleaved: bool,
+    /// The samples lie in the high bits of their 16 and are shifted down by
+    /// this much (P010: 6); 0 for plain samples.
+    pub msb_shift: u8,
 }
 
 /// Samples of one picture: 8-bit, or 9..16-bit in native-endian `u16`, in

@@ -764,8 +764,8 @@ impl HipBackend {
                     // the ring, which keeps the reference for later frames
                     // anyway, so that upstream gets its buffer back at once.
                     let src = planes[p].as_ref().expect("validated picture");
-                    if src.interleaved {
-                        self.split_interleaved(st, src, dst, (pw, ph), l.bps)?;
+                    if src.interleaved || src.msb_shift > 0 {
+                        self.unpack(st, src, dst, (pw, ph), l.bps)?;
                     } else {
                         st.copy_2d_from_device(dst, 0, row, src.ptr, src.bytes, src.pitch, row, ph)
                             .map_err(be)?;
@@ -805,9 +805,9 @@ impl HipBackend {
         Ok(held)
     }
 
-    /// One plane of NV12's interleaved chroma in GPU memory, split on the
-    /// device into `dst`'s packed rows of `size` samples.
-    fn split_interleaved(
+    /// A plane in GPU memory that is not plain samples into `dst`, packed:
+    /// NV12's interleaved chroma split, P010's planes split and shifted down.
+    fn unpack(
         &self,
         st: &Stream,
         src: &DevicePlane,
@@ -815,27 +815,33 @@ impl HipBackend {
         (w, h): (usize, usize),
         bps: usize,
     ) -> Result<(), VmafError> {
-        let reach = (h.max(1) - 1) * src.pitch + 2 * w.max(1) - 1;
-        if bps != 1 || reach > src.bytes || dst.bytes() < w * h {
+        let step = if src.interleaved { 2 } else { 1 };
+        let reach = (h.max(1) - 1) * src.pitch + ((w.max(1) - 1) * step + 1) * bps;
+        let kernels = self.kernels.get::<scale::Kernels>();
+        let kernel = match (bps, src.interleaved, src.msb_shift) {
+            (1, true, 0) => Some(&kernels.split8),
+            (2, _, shift) if shift < 16 => Some(&kernels.unpack16),
+            _ => None,
+        };
+        let Some(kernel) = kernel.filter(|_| reach <= src.bytes && dst.bytes() >= w * h * bps)
+        else {
             return Err(VmafError::InvalidPicture(format!(
-                "an interleaved chroma plane of {w}x{h} {}-byte samples in GPU memory ({} bytes mapped, pitch {}) cannot be split",
-                bps, src.bytes, src.pitch
+                "a {w}x{h} plane of {bps}-byte samples in GPU memory (interleaved: {}, shifted by {}; {} bytes mapped, pitch {}) cannot be unpacked",
+                src.interleaved, src.msb_shift, src.bytes, src.pitch
             )));
+        };
+        let mut args = vec![
+            Arg::Foreign(src.ptr),
+            Arg::I32(src.pitch as i32),
+            Arg::I32(w as i32),
+            Arg::I32(h as i32),
+        ];
+        if bps == 2 {
+            args.extend([Arg::I32(step as i32), Arg::I32(i32::from(src.msb_shift))]);
         }
-        st.launch(
-            &self.kernels.get::<scale::Kernels>().split8,
-            (blocks(w), h as u32, 1),
-            (256, 1, 1),
-            0,
-            &[
-                Arg::Foreign(src.ptr),
-                Arg::I32(src.pitch as i32),
-                Arg::I32(w as i32),
-                Arg::I32(h as i32),
-                Arg::Buf(dst, 0),
-            ],
-        )
-        .map_err(be)
+        args.push(Arg::Buf(dst, 0));
+        st.launch(kernel, (blocks(w), h as u32, 1), (256, 1, 1), 0, &args)
+            .map_err(be)
     }
 
     /// The ladder's reference frame for slot `s`'s frame, into the slot

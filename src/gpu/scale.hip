@@ -71,3 +71,16 @@ VMAF_KERNEL void split_interleaved_8(const u8* src, int src_pitch, int w, int h,
     if (x >= w || y >= h) return;
     dst[(size_t)y * w + x] = src[(size_t)y * src_pitch + 2 * (size_t)x];
 }
+
+// One plane of 16-bit samples into packed rows of `w`: every `step`th
+// sample of each row (2 for P010's interleaved chroma, whose address
+// already points at the plane's first sample), shifted down by `shift`
+// (P010 keeps 10 bits in the high bits of 16).
+VMAF_KERNEL void unpack_16(const u8* src, int src_pitch, int w, int h, int step, int shift,
+                           u16* dst) {
+    const int x = blockIdx.x * VMAF_BLOCK + threadIdx.x;
+    const int y = blockIdx.y;
+    if (x >= w || y >= h) return;
+    const u16* row = (const u16*)(src + (size_t)y * src_pitch);
+    dst[(size_t)y * w + x] = (u16)(row[(size_t)x * step] >> shift);
+}

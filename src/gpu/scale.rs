@@ -27,6 +27,9 @@ pub(super) struct Kernels {
     v16: Kernel,
     /// NV12's interleaved chroma into a plane of its own.
     pub(super) split8: Kernel,
+    /// P010's planes (interleaved chroma, samples in the high bits) into
+    /// plain 16-bit planes.
+    pub(super) unpack16: Kernel,
 }
 
 impl Kernels {
@@ -42,6 +45,7 @@ impl Kernels {
             v8: f.kernel("scale_v_8", &v)?,
             v16: f.kernel("scale_v_16", &v)?,
             split8: f.kernel("split_interleaved_8", &sig("p iii p"))?,
+            unpack16: f.kernel("unpack_16", &sig("p iiiii p"))?,
         })
     }
 }

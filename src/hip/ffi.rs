@@ -171,6 +171,7 @@ pub const CUVID_CODEC_AV1: c_int = 11;
 pub const CUVID_CHROMA_420: c_int = 1;
 /// `cudaVideoSurfaceFormat_NV12`.
 pub const CUVID_SURFACE_NV12: c_int = 0;
+pub const CUVID_SURFACE_P016: c_int = 1;
 /// `cudaVideoDeinterlaceMode_Weave`.
 pub const CUVID_DEINTERLACE_WEAVE: c_int = 0;
 /// `cudaVideoCreate_PreferCUVID`: the dedicated decode engines.

@@ -139,6 +139,13 @@ pub struct Sequence {
     pub bit_depth: u8,
 }
 
+impl Sequence {
+    /// Bytes per sample of the output surface (NV12: 1, P016: 2).
+    pub fn sample_bytes(&self) -> usize {
+        if self.bit_depth > 8 { 2 } else { 1 }
+    }
+}
+
 /// A picture decoded (or being decoded), in display order.
 #[derive(Clone, Copy, Debug)]
 pub struct Picture(ffi::CuvidParserDispInfo);
@@ -269,7 +276,7 @@ impl NvDecoder {
         self.state.sequence
     }
 
-    /// Copies `pic` (NV12) into `dst`'s two planes on the device: each
+    /// Copies `pic` (NV12, or P010 at 10 bits) into `dst`'s two planes on the device: each
     /// `(address, pitch, bytes mapped)`, luma then interleaved chroma.
     /// Returns once the copies are done and the surface is released.
     pub fn copy_out(&mut self, pic: Picture, dst: [(u64, usize, usize); 2]) -> Result<(), String> {
@@ -278,8 +285,9 @@ impl NvDecoder {
             .sequence
             .ok_or("NVDEC: a picture before any sequence")?;
         let rows = [seq.height, seq.height.div_ceil(2)];
+        let row = seq.width * seq.sample_bytes();
         for (p, &(addr, pitch, bytes)) in dst.iter().enumerate() {
-            if addr == 0 || pitch < seq.width || bytes < pitch * (rows[p] - 1) + seq.width {
+            if addr == 0 || pitch < row || bytes < pitch * (rows[p] - 1) + row {
                 return Err(format!(
                     "NVDEC: output plane {p} too small for {}x{}",
                     seq.width, seq.height
@@ -341,6 +349,7 @@ impl NvDecoder {
             return Err("NVDEC needs an NVIDIA GPU".into());
         };
         let (left, top) = self.state.crop;
+        let left = left * seq.sample_bytes();
         let luma = src + (top * pitch + left) as u64;
         let chroma = src + ((self.state.surface_height + top / 2) * pitch + left) as u64;
         for ((from, rows), (to, to_pitch, _)) in
@@ -363,7 +372,7 @@ impl NvDecoder {
                 dst_device: to,
                 dst_array: std::ptr::null_mut(),
                 dst_pitch: to_pitch,
-                width_in_bytes: seq.width,
+                width_in_bytes: seq.width * seq.sample_bytes(),
                 height: rows,
             };
             // SAFETY: the source is the mapped surface (pitch × its rows,
@@ -457,9 +466,9 @@ impl State {
             height: (bottom - top).max(0) as usize,
             bit_depth: f.bit_depth_luma_minus8 + 8,
         };
-        if f.chroma_format != ffi::CUVID_CHROMA_420 || seq.bit_depth != 8 {
+        if f.chroma_format != ffi::CUVID_CHROMA_420 || !matches!(seq.bit_depth, 8 | 10) {
             return Err(format!(
-                "NVDEC: this path decodes 8-bit 4:2:0 only (the stream is {}-bit, chroma format {})",
+                "NVDEC: this path decodes 8- and 10-bit 4:2:0 only (the stream is {}-bit, chroma format {})",
                 seq.bit_depth, f.chroma_format
             ));
         }
@@ -487,7 +496,12 @@ impl State {
             reserved1: 0,
             // Zero: the whole coded picture (cropped in the copy).
             display_area: [0; 4],
-            output_format: ffi::CUVID_SURFACE_NV12,
+            // 10 bits: P016, the samples in the high bits (P010's layout).
+            output_format: if seq.bit_depth > 8 {
+                ffi::CUVID_SURFACE_P016
+            } else {
+                ffi::CUVID_SURFACE_NV12
+            },
             deinterlace_mode: ffi::CUVID_DEINTERLACE_WEAVE,
             // The output surface is the coded size: no scaling; the
             // displayed area is cropped in the copy.

@@ -56,9 +56,9 @@ impl Direct {
     }
 
     /// Whether `input` decodes here when scored as `target` (the reference's
-    /// video): 8-bit 4:2:0 at its own size, of a codec and size this GPU's
-    /// NVDEC decodes. Its NV12 goes to the element as it is; the GPU engine
-    /// splits the chroma where a metric reads it.
+    /// video): 8- or 10-bit 4:2:0 at its own size and depth, of a codec and
+    /// size this GPU's NVDEC decodes. Its NV12 or P010 goes to the element
+    /// as it is; the GPU engine splits (and shifts) the planes it reads.
     pub fn takes(&self, input: &Input, target: &Video) -> Result<(), String> {
         let v = &input.video;
         let codec = input
@@ -69,10 +69,10 @@ impl Direct {
         if input.kind != Kind::Media
             || v.format != PixelFormat::Yuv420
             || target.format != PixelFormat::Yuv420
-            || v.bpc != 8
-            || target.bpc != 8
+            || !matches!(v.bpc, 8 | 10)
+            || v.bpc != target.bpc
         {
-            return Err("not 8-bit 4:2:0".into());
+            return Err("not 8- or 10-bit 4:2:0 at the reference's depth".into());
         }
         if (v.width, v.height) != (target.width, target.height) {
             return Err("scaled to the reference's size".into());
@@ -92,10 +92,16 @@ impl Feeder {
     }
 }
 
-/// The caps this path pushes: NV12 in CUDA memory at the input's size.
+/// The caps this path pushes: NV12 (P010 at 10 bits) in CUDA memory at
+/// the input's size.
 pub fn caps(input: &Input) -> String {
+    let format = if input.video.bpc > 8 {
+        "P010_10LE"
+    } else {
+        "NV12"
+    };
     format!(
-        "video/x-raw(memory:CUDAMemory),format=NV12,width={},height={}",
+        "video/x-raw(memory:CUDAMemory),format={format},width={},height={}",
         input.video.width, input.video.height
     )
 }

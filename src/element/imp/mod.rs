@@ -514,19 +514,18 @@ fn device_picture(
     frame: &gst_video::VideoFrameRef<&gst::BufferRef>,
 ) -> Result<Picture<'static>, String> {
     let info = frame.info();
-    if info.format() == gst_video::VideoFormat::P01010le {
-        // Its samples need shifting: the sink pads take it in host memory only.
-        return Err("P010 in GPU memory is not read in place (host memory is)".into());
-    }
     let (pf, bpc) = engine_format(info.format())?;
     let mut planes = Vec::new();
     for c in 0..pf.plane_count() as u8 {
         let p = info.comp_plane(c) as usize;
         let (ptr, bytes, pitch) =
             gst_gpu::device_plane(frame, p).ok_or_else(|| format!("GPU frame has no plane {p}"))?;
-        // NV12's U and V share plane 1: V starts one sample in.
-        let interleaved = info.format() == gst_video::VideoFormat::Nv12 && c > 0;
-        let skip = if interleaved && c == 2 { 1 } else { 0 };
+        // NV12's and P010's U and V share plane 1: V starts one sample in.
+        // P010 keeps its 10 bits in the high bits of 16.
+        let p010 = info.format() == gst_video::VideoFormat::P01010le;
+        let interleaved = (info.format() == gst_video::VideoFormat::Nv12 || p010) && c > 0;
+        let sample = if p010 { 2 } else { 1 };
+        let skip = if interleaved && c == 2 { sample } else { 0 };
         planes.push(DevicePlane {
             ptr: ptr + skip,
             bytes: bytes.saturating_sub(skip as usize),
@@ -534,6 +533,7 @@ fn device_picture(
             height: info.comp_height(c) as usize,
             pitch,
             interleaved,
+            msb_shift: if p010 { 6 } else { 0 },
         });
     }
     Picture::new_device(pf, bpc, &planes).map_err(|e| e.to_string())
@@ -2073,10 +2073,12 @@ impl ElementImpl for VmafHip {
                     .iter()
                     .map(|f| f.parse::<gst_video::VideoFormat>().unwrap())
             };
-            // P010 (a 10-bit decoder's output) in host memory, whose samples
-            // are shifted into place as the frame is read (`with_picture`).
+            // And P010 (a 10-bit decoder's output), whose samples are
+            // shifted into place as the frame is read: on the host
+            // (`with_picture`), or on the GPU (`device_picture`).
+            let formats = || formats().chain([gst_video::VideoFormat::P01010le]);
             let mut caps = gst_video::VideoCapsBuilder::new()
-                .format_list(formats().chain([gst_video::VideoFormat::P01010le]))
+                .format_list(formats())
                 .build();
             for kind in GpuMemoryKind::ALL {
                 caps.merge(
