@@ -14,7 +14,8 @@ use common::parity::{
 use common::{golden_runs, golden_runs_features, golden_runs_v1};
 use gstvmafhip::gpu::{HipBackend, HipOptions};
 use gstvmafhip::vmaf::{
-    Engine, FailoverNote, FrameScores, Picture, PixelFormat, Plan, Plane, ScaleMethod, Scorer,
+    DevicePlane, Engine, FailoverNote, FramePair, FrameScores, Picture, PixelFormat, Plan, Plane,
+    ScaleMethod, Scorer,
 };
 use std::sync::Arc;
 
@@ -452,4 +453,127 @@ fn a_ladder_shares_its_reference_on_the_gpu() {
     let uhd = [(3840, 2160), (1920, 1080), (1279, 717)];
     let v1 = ("vmaf_v1.0.16_3d0h_2160", false);
     shared_reference_bit_exact((3840, 2160), &uhd, (PixelFormat::Yuv420, 10), v1, 6);
+}
+
+/// One frame of `seq` as NVDEC lays it out in GPU memory: luma, then the
+/// chroma interleaved (NV12 at 8 bits; P010 at 10, each sample in the high
+/// bits of its 16), in one device buffer; the buffer, and its planes.
+fn interleaved_on_device(
+    dev: &Arc<gstvmafhip::hip::Device>,
+    seq: &Seq,
+    planes: &[Vec<u16>],
+) -> (gstvmafhip::hip::DeviceBuffer, Vec<DevicePlane>) {
+    let (bps, shift) = if seq.bpc > 8 { (2, 6u8) } else { (1, 0u8) };
+    let (cw, ch) = seq.planes()[1];
+    let pitch = (2 * cw).max(seq.w) * bps;
+    let mut bytes = vec![0u8; pitch * (seq.h + ch)];
+    let mut put = |at: usize, v: u16| {
+        let v = v << shift;
+        bytes[at..at + bps].copy_from_slice(&v.to_le_bytes()[..bps]);
+    };
+    for y in 0..seq.h {
+        for x in 0..seq.w {
+            put(y * pitch + x * bps, planes[0][y * seq.w + x]);
+        }
+    }
+    for y in 0..ch {
+        for x in 0..cw {
+            let row = (seq.h + y) * pitch;
+            put(row + 2 * x * bps, planes[1][y * cw + x]);
+            put(row + (2 * x + 1) * bps, planes[2][y * cw + x]);
+        }
+    }
+    let buf = gstvmafhip::hip::DeviceBuffer::new(dev, bytes.len(), "a test frame").unwrap();
+    let st = gstvmafhip::hip::Stream::new(dev).unwrap();
+    st.upload_blocking(&buf, 0, &bytes).unwrap();
+    let base = buf.addr();
+    let chroma = (pitch * seq.h) as u64;
+    let plane = |ptr: u64, w, h, interleaved| DevicePlane {
+        ptr,
+        bytes: bytes.len() - (ptr - base) as usize,
+        width: w,
+        height: h,
+        pitch,
+        interleaved,
+        msb_shift: shift,
+    };
+    let planes = vec![
+        plane(base, seq.w, seq.h, false),
+        plane(base + chroma, cw, ch, true),
+        plane(base + chroma + bps as u64, cw, ch, true),
+    ];
+    (buf, planes)
+}
+
+/// NV12 and P010 frames in GPU memory (what NVDEC gives) read in place, the
+/// chroma split and P010's samples shifted on the device, equal the same
+/// frames as planar host pictures on the CPU engine, bit for bit, for VMAF
+/// v1 (`speed_chroma`) and every extractor that reads chroma (PSNR, CIEDE,
+/// PSNR-HVS, the float ones).
+#[test]
+fn nv12_and_p010_in_gpu_memory_equal_planar_frames() {
+    for bpc in [8u8, 10] {
+        let c = config(true, "vmaf_v1.0.16_3d0h");
+        let Some(mut gpu) = hip_scorer(&c) else {
+            return;
+        };
+        let dev = gstvmafhip::gpu::shared_device(gstvmafhip::hip::Vendor::Auto, 0).unwrap();
+        let mut cpu = Scorer::cpu(&c).unwrap();
+        let seq = Seq {
+            w: 352,
+            h: 288,
+            format: PixelFormat::Yuv420,
+            bpc,
+            pad: 0,
+        };
+        let (mut on_cpu, mut on_gpu, mut kept) = (Vec::new(), Vec::new(), Vec::new());
+        for i in 0..6 {
+            let (r, d) = (seq.samples(i, false), seq.samples(i, true));
+            let (rb, rp) = interleaved_on_device(&dev, &seq, &r);
+            let (db, dp) = interleaved_on_device(&dev, &seq, &d);
+            let (rpic, dpic) = (
+                Picture::new_device(seq.format, bpc, &rp).unwrap(),
+                Picture::new_device(seq.format, bpc, &dp).unwrap(),
+            );
+            on_gpu.extend(gpu.push(FramePair::new(&rpic, &dpic)).unwrap());
+            kept.extend([rb, db]);
+            let host = |s: &Vec<Vec<u16>>, f: &mut dyn FnMut(&Picture<'_>)| {
+                let dims = seq.planes();
+                if bpc == 8 {
+                    let b: Vec<Vec<u8>> = s
+                        .iter()
+                        .map(|p| p.iter().map(|&x| x as u8).collect())
+                        .collect();
+                    let planes: Vec<Plane<'_, u8>> = b
+                        .iter()
+                        .zip(&dims)
+                        .map(|(p, &(w, h))| Plane::new(p, w, h, w).unwrap())
+                        .collect();
+                    f(&Picture::new_u8(seq.format, &planes).unwrap());
+                } else {
+                    let planes: Vec<Plane<'_, u16>> = s
+                        .iter()
+                        .zip(&dims)
+                        .map(|(p, &(w, h))| Plane::new(p, w, h, w).unwrap())
+                        .collect();
+                    f(&Picture::new_u16(seq.format, bpc, &planes).unwrap());
+                }
+            };
+            host(&r, &mut |rh| {
+                host(&d, &mut |dh| {
+                    on_cpu.extend(cpu.push(FramePair::new(rh, dh)).unwrap());
+                })
+            });
+        }
+        on_gpu.extend(gpu.flush().unwrap());
+        on_cpu.extend(cpu.flush().unwrap());
+        drop(kept);
+        let bad = diff(&on_cpu, &on_gpu);
+        assert!(bad.is_empty(), "{bpc}-bit: {}", bad.join("\n"));
+        eprintln!(
+            "{bpc}-bit: {} frames, {} values each, equal",
+            on_gpu.len(),
+            on_gpu[0].names.len()
+        );
+    }
 }
