@@ -10,6 +10,7 @@ use common::parity::{
     FLOAT_OPTION_MODELS, LadderCase, Seq, config, diff, failover_scorer, golden_runs_bit_exact,
     hip_scorer, ladder_after_reset_bit_exact, ladder_bit_exact, ladder_failover_bit_exact,
     push_seq, push_seq_kept, shared_reference_bit_exact, sizes_bit_exact, where_it_ran,
+    with_picture,
 };
 use common::{golden_runs, golden_runs_features, golden_runs_v1};
 use gstvmafhip::gpu::{HipBackend, HipOptions};
@@ -537,30 +538,8 @@ fn nv12_and_p010_in_gpu_memory_equal_planar_frames() {
             );
             on_gpu.extend(gpu.push(FramePair::new(&rpic, &dpic)).unwrap());
             kept.extend([rb, db]);
-            let host = |s: &Vec<Vec<u16>>, f: &mut dyn FnMut(&Picture<'_>)| {
-                let dims = seq.planes();
-                if bpc == 8 {
-                    let b: Vec<Vec<u8>> = s
-                        .iter()
-                        .map(|p| p.iter().map(|&x| x as u8).collect())
-                        .collect();
-                    let planes: Vec<Plane<'_, u8>> = b
-                        .iter()
-                        .zip(&dims)
-                        .map(|(p, &(w, h))| Plane::new(p, w, h, w).unwrap())
-                        .collect();
-                    f(&Picture::new_u8(seq.format, &planes).unwrap());
-                } else {
-                    let planes: Vec<Plane<'_, u16>> = s
-                        .iter()
-                        .zip(&dims)
-                        .map(|(p, &(w, h))| Plane::new(p, w, h, w).unwrap())
-                        .collect();
-                    f(&Picture::new_u16(seq.format, bpc, &planes).unwrap());
-                }
-            };
-            host(&r, &mut |rh| {
-                host(&d, &mut |dh| {
+            with_picture(&seq, &r, |rh| {
+                with_picture(&seq, &d, |dh| {
                     on_cpu.extend(cpu.push(FramePair::new(rh, dh)).unwrap());
                 })
             });

@@ -400,7 +400,7 @@ pub fn sizes_bit_exact(
 
 /// Calls `f` with a picture of `seq`'s samples `s` (8-bit pictures for
 /// 8-bit sequences).
-fn with_picture<R>(seq: &Seq, s: &[Vec<u16>], f: impl FnOnce(&Picture<'_>) -> R) -> R {
+pub fn with_picture<R>(seq: &Seq, s: &[Vec<u16>], f: impl FnOnce(&Picture<'_>) -> R) -> R {
     let dims = seq.planes();
     if seq.bpc == 8 {
         let b: Vec<Vec<u8>> = s
