@@ -65,13 +65,9 @@ impl Params {
     }
 }
 
-/// One picture's device memory.
-struct Memory {
-    buffer: DeviceBuffer,
-}
-
+/// The pool's pictures: those given back, and how many are lent.
 struct Shelf {
-    free: Vec<Memory>,
+    free: Vec<DeviceBuffer>,
     lent: usize,
 }
 
@@ -85,7 +81,7 @@ pub struct Pool {
 /// A picture lent to the program: its planes, and its memory, which goes
 /// back to the pool when this is dropped.
 pub struct Lent {
-    memory: Option<Memory>,
+    memory: Option<DeviceBuffer>,
     params: Params,
     shelf: Arc<Mutex<Shelf>>,
     device: Arc<Device>,
@@ -133,25 +129,20 @@ impl Pool {
         })
     }
 
-    fn allocate(&self) -> Result<Memory, gstvmafhip::hip::HipError> {
+    fn allocate(&self) -> Result<DeviceBuffer, gstvmafhip::hip::HipError> {
         let bytes = self.params.bytes();
         let buffer = DeviceBuffer::new(&self.device, bytes, "a device picture")?;
         let stream = Stream::new(&self.device)?;
         stream.memset(&buffer, 0, bytes, UNWRITTEN)?;
         stream.synchronize()?;
-        Ok(Memory { buffer })
+        Ok(buffer)
     }
 }
 
 impl Lent {
     /// Each plane: its device address, width, height and pitch in bytes.
     pub fn planes(&self) -> Vec<(u64, usize, usize, usize)> {
-        let base = self
-            .memory
-            .as_ref()
-            .expect("lent until dropped")
-            .buffer
-            .addr();
+        let base = self.memory.as_ref().expect("lent until dropped").addr();
         self.params
             .planes()
             .into_iter()
