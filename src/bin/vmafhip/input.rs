@@ -137,6 +137,10 @@ pub struct Input {
     pub codec: Option<String>,
     /// Decoded by the command's own NVDEC path ([`crate::nvdec`]).
     pub nvdec: bool,
+    /// Media files no installed GStreamer decoder decodes exactly: the
+    /// error, given unless the command's own NVDEC path takes the file
+    /// ([`Input::decoder_note`]).
+    pub no_decoder: Option<(crate::Exit, String)>,
 }
 
 impl Input {
@@ -211,6 +215,7 @@ impl Input {
             decoder: None,
             codec: None,
             nvdec: false,
+            no_decoder: None,
         })
     }
 
@@ -236,6 +241,7 @@ impl Input {
             decoder: None,
             codec: None,
             nvdec: false,
+            no_decoder: None,
         })
     }
 
@@ -248,16 +254,23 @@ impl Input {
                 "{path} has no video stream (it holds {})",
                 streams.join(", ")
             ))),
-            crate::probe::Probe::Video(p) => Ok(Input {
-                role,
-                path: path.into(),
-                kind: Kind::Media,
-                video: p.video,
-                frames: p.frames,
-                decoder: Some(p.decoder?),
-                codec: Some(p.codec),
-                nvdec: false,
-            }),
+            crate::probe::Probe::Video(p) => {
+                let (decoder, no_decoder) = match p.decoder {
+                    Ok(d) => (Some(d), None),
+                    Err(crate::Fail(exit, why)) => (None, Some((exit, why))),
+                };
+                Ok(Input {
+                    role,
+                    path: path.into(),
+                    kind: Kind::Media,
+                    video: p.video,
+                    frames: p.frames,
+                    decoder,
+                    codec: Some(p.codec),
+                    nvdec: false,
+                    no_decoder,
+                })
+            }
             crate::probe::Probe::Unknown => Self::decoded(role, path),
         }
     }
@@ -371,6 +384,7 @@ impl Input {
             decoder,
             codec,
             nvdec: false,
+            no_decoder: None,
         })
     }
 

@@ -697,7 +697,13 @@ fn hms(secs: f64) -> String {
 
 /// Media inputs: the decoder the probe found, checked against `--decoder`.
 impl Input {
+    /// A note on the decoder, or the error where none decodes the file (a
+    /// file that no GStreamer decoder takes is fine when the command's own
+    /// NVDEC path decodes it).
     pub fn decoder_note(&self, decoding: &Decoding) -> Result<Option<String>, Fail> {
+        if let (Some((exit, why)), false) = (&self.no_decoder, self.nvdec) {
+            return Err(Fail(*exit, why.clone()));
+        }
         match (&self.decoder, self.kind) {
             (Some(d), Kind::Media) if !self.nvdec => decode::check_decoder(
                 decoding,
