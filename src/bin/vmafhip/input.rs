@@ -135,8 +135,10 @@ pub struct Input {
     /// pipeline's makes the same choice), and the stream it decodes.
     pub decoder: Option<String>,
     pub codec: Option<String>,
-    /// Decoded by the command's own NVDEC path ([`crate::nvdec`]).
+    /// Decoded by the command's own NVDEC path ([`crate::nvdec`]), or why
+    /// that path does not take it (where the GPU has one).
     pub nvdec: bool,
+    pub nvdec_refused: Option<String>,
     /// Media files no installed GStreamer decoder decodes exactly: the
     /// error, given unless the command's own NVDEC path takes the file
     /// ([`Input::decoder_note`]).
@@ -215,6 +217,7 @@ impl Input {
             decoder: None,
             codec: None,
             nvdec: false,
+            nvdec_refused: None,
             no_decoder: None,
         })
     }
@@ -241,6 +244,7 @@ impl Input {
             decoder: None,
             codec: None,
             nvdec: false,
+            nvdec_refused: None,
             no_decoder: None,
         })
     }
@@ -268,6 +272,7 @@ impl Input {
                     decoder,
                     codec: Some(p.codec),
                     nvdec: false,
+                    nvdec_refused: None,
                     no_decoder,
                 })
             }
@@ -384,6 +389,7 @@ impl Input {
             decoder,
             codec,
             nvdec: false,
+            nvdec_refused: None,
             no_decoder: None,
         })
     }

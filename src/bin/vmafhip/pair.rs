@@ -140,7 +140,9 @@ pub fn decode_directly(direct: Option<&crate::nvdec::Direct>, inputs: &mut [&mut
     };
     let reference = first.video.clone();
     for i in inputs.iter_mut() {
-        i.nvdec = d.takes(i, &i.scored_as(&reference)).is_ok();
+        let taken = d.takes(i, &i.scored_as(&reference));
+        i.nvdec = taken.is_ok();
+        i.nvdec_refused = taken.err();
     }
 }
 
@@ -702,7 +704,11 @@ impl Input {
     /// NVDEC path decodes it).
     pub fn decoder_note(&self, decoding: &Decoding) -> Result<Option<String>, Fail> {
         if let (Some((exit, why)), false) = (&self.no_decoder, self.nvdec) {
-            return Err(Fail(*exit, why.clone()));
+            let why = match &self.nvdec_refused {
+                Some(r) => format!("{why} (and the command's NVDEC path does not take it: {r})"),
+                None => why.clone(),
+            };
+            return Err(Fail(*exit, why));
         }
         match (&self.decoder, self.kind) {
             (Some(d), Kind::Media) if !self.nvdec => decode::check_decoder(
