@@ -39,40 +39,38 @@ impl DeviceInfo {
     }
 }
 
-/// What NVIDIA's driver says of `dev`: its name (into `name`), warp size,
-/// multiprocessors and memory; returns its `sm_XY` architecture.
-fn nvidia_properties(
-    rt: &Runtime,
-    dev: c_int,
-    name: &mut [u8; 256],
-    warp: &mut c_int,
-    sms: &mut c_int,
-    mem: &mut usize,
-) -> Result<String, HipError> {
+/// What NVIDIA's driver says of device `dev` (`ordinal` in the messages):
+/// its name, architecture, warp size, multiprocessors and memory.
+fn nvidia_info(rt: &Runtime, dev: c_int, ordinal: usize) -> Result<DeviceInfo, HipError> {
     let Api::Nvidia { cu, .. } = &rt.api else {
         unreachable!("called for NVIDIA's driver alone");
     };
-    let attribute = |out: &mut c_int, attr: c_int| {
+    let attribute = |attr: c_int| {
+        let mut out: c_int = 0;
         // SAFETY: valid out-pointer; `dev` is a device of this driver.
         rt.check(
-            unsafe { (cu.device_get_attribute)(out, attr, dev) },
+            unsafe { (cu.device_get_attribute)(&mut out, attr, dev) },
             "cuDeviceGetAttribute",
         )
+        .map(|()| out)
     };
-    attribute(warp, ffi::CU_ATTR_WARP_SIZE)?;
-    attribute(sms, ffi::CU_ATTR_MULTIPROCESSOR_COUNT)?;
-    let (mut major, mut minor) = (0, 0);
-    attribute(&mut major, ffi::CU_ATTR_CC_MAJOR)?;
-    attribute(&mut minor, ffi::CU_ATTR_CC_MINOR)?;
+    let warp = attribute(ffi::CU_ATTR_WARP_SIZE)?;
+    let sms = attribute(ffi::CU_ATTR_MULTIPROCESSOR_COUNT)?;
+    let arch = format!(
+        "sm_{}{}",
+        attribute(ffi::CU_ATTR_CC_MAJOR)?,
+        attribute(ffi::CU_ATTR_CC_MINOR)?
+    );
+    let (mut name, mut mem) = ([0u8; 256], 0usize);
     // SAFETY: valid out-pointers and buffer length.
     unsafe {
         rt.check(
             (cu.device_get_name)(name.as_mut_ptr().cast(), 255, dev),
             "cuDeviceGetName",
         )?;
-        rt.check((cu.device_total_mem)(mem, dev), "cuDeviceTotalMem")?;
+        rt.check((cu.device_total_mem)(&mut mem, dev), "cuDeviceTotalMem")?;
     }
-    Ok(format!("sm_{major}{minor}"))
+    Ok(DeviceInfo::new(ordinal, &name, arch, (warp, sms, mem)))
 }
 
 /// An opened GPU: on NVIDIA its retained primary context (or a context a
@@ -109,25 +107,22 @@ impl Device {
             )));
         }
         let ord = ordinal as c_int;
-        let mut name = [0u8; 256];
-        let mut warp: c_int = 0;
-        let mut sms: c_int = 0;
-        let mut mem: usize = 0;
-        let (handle, ctx, arch) = match &rt.api {
+        let (handle, ctx, info) = match &rt.api {
             Api::Nvidia { cu, .. } => {
                 let mut dev: c_int = 0;
                 // SAFETY: valid out-pointer.
                 rt.check(unsafe { (cu.device_get)(&mut dev, ord) }, "cuDeviceGet")?;
-                let arch = nvidia_properties(rt, dev, &mut name, &mut warp, &mut sms, &mut mem)?;
+                let info = nvidia_info(rt, dev, ordinal)?;
                 let mut ctx: Handle = std::ptr::null_mut();
                 // SAFETY: valid out-pointer; `dev` came from cuDeviceGet.
                 rt.check(
                     unsafe { (cu.primary_ctx_retain)(&mut ctx, dev) },
                     "cuDevicePrimaryCtxRetain",
                 )?;
-                (dev, ctx, arch)
+                (dev, ctx, info)
             }
             Api::Amd { hip, props, .. } => {
+                let (mut name, mut warp, mut sms, mut mem) = ([0u8; 256], 0, 0, 0usize);
                 // SAFETY: valid out-pointers and buffer lengths; the
                 // properties buffer is larger than either struct layout.
                 unsafe {
@@ -162,11 +157,11 @@ impl Device {
                             "device {ordinal} reports architecture {arch:?}, not a gfx name"
                         )));
                     }
-                    (ord, std::ptr::null_mut(), arch)
+                    let info = DeviceInfo::new(ordinal, &name, arch, (warp, sms, mem));
+                    (ord, std::ptr::null_mut(), info)
                 }
             }
         };
-        let info = DeviceInfo::new(ordinal, &name, arch, (warp, sms, mem));
         Ok(Arc::new(Device {
             rt: rt.clone(),
             handle,
@@ -206,9 +201,7 @@ impl Device {
             rt.check((cu.ctx_pop_current)(&mut popped), "cuCtxPopCurrent")?;
             asked?;
         }
-        let (mut name, mut warp, mut sms, mut mem) = ([0u8; 256], 0, 0, 0);
-        let arch = nvidia_properties(rt, dev, &mut name, &mut warp, &mut sms, &mut mem)?;
-        let info = DeviceInfo::new(dev.max(0) as usize, &name, arch, (warp, sms, mem));
+        let info = nvidia_info(rt, dev, dev.max(0) as usize)?;
         Ok(Arc::new(Device {
             rt: rt.clone(),
             handle: dev,

@@ -88,15 +88,14 @@ pub fn available(dev: &Device) -> Result<(), String> {
     cuvid().map(|_| ())
 }
 
-/// What NVDEC on `dev` decodes of `codec` at `bit_depth`, 4:2:0: Ok with
-/// how many NVDEC engines do, or why not (the GPU lacks it, or the size is
-/// past its limits).
+/// Whether NVDEC on `dev` decodes `codec` at `bit_depth`, 4:2:0, at this
+/// size; if not, why (the GPU lacks it, or the size is past its limits).
 pub fn supports(
     dev: &Device,
     codec: Codec,
     bit_depth: u8,
     (width, height): (usize, usize),
-) -> Result<u32, String> {
+) -> Result<(), String> {
     let fns = cuvid()?;
     let mut caps = ffi::CuvidDecodeCaps {
         codec_type: codec.cuvid(),
@@ -128,7 +127,7 @@ pub fn supports(
             caps.max_mb_count
         ));
     }
-    Ok(u32::from(caps.num_nvdecs))
+    Ok(())
 }
 
 /// What the stream's sequence header says.

@@ -135,9 +135,9 @@ pub struct Input {
     /// pipeline's makes the same choice), and the stream it decodes.
     pub decoder: Option<String>,
     pub codec: Option<String>,
-    /// Decoded by the command's own NVDEC path ([`crate::nvdec`]), or why
-    /// that path does not take it (where the GPU has one).
+    /// Decoded by the command's own NVDEC path ([`crate::nvdec`]).
     pub nvdec: bool,
+    /// Why that path does not take it (where the GPU has one).
     pub nvdec_refused: Option<String>,
     /// Media files no installed GStreamer decoder decodes exactly: the
     /// error, given unless the command's own NVDEC path takes the file

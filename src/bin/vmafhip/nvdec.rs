@@ -77,7 +77,7 @@ impl Direct {
         if (v.width, v.height) != (target.width, target.height) {
             return Err("scaled to the reference's size".into());
         }
-        hip::nvdec::supports(&self.dev, codec, v.bpc, (v.width, v.height)).map(|_| ())
+        hip::nvdec::supports(&self.dev, codec, v.bpc, (v.width, v.height))
     }
 }
 

@@ -515,16 +515,17 @@ fn device_picture(
 ) -> Result<Picture<'static>, String> {
     let info = frame.info();
     let (pf, bpc) = engine_format(info.format())?;
+    // NV12's and P010's U and V share plane 1: V starts one sample in.
+    // P010 keeps its 10 bits in the high bits of 16.
+    let p010 = info.format() == gst_video::VideoFormat::P01010le;
+    let semi_planar = p010 || info.format() == gst_video::VideoFormat::Nv12;
+    let sample = if p010 { 2 } else { 1 };
     let mut planes = Vec::new();
     for c in 0..pf.plane_count() as u8 {
         let p = info.comp_plane(c) as usize;
         let (ptr, bytes, pitch) =
             gst_gpu::device_plane(frame, p).ok_or_else(|| format!("GPU frame has no plane {p}"))?;
-        // NV12's and P010's U and V share plane 1: V starts one sample in.
-        // P010 keeps its 10 bits in the high bits of 16.
-        let p010 = info.format() == gst_video::VideoFormat::P01010le;
-        let interleaved = (info.format() == gst_video::VideoFormat::Nv12 || p010) && c > 0;
-        let sample = if p010 { 2 } else { 1 };
+        let interleaved = semi_planar && c > 0;
         let skip = if interleaved && c == 2 { sample } else { 0 };
         planes.push(DevicePlane {
             ptr: ptr + skip,
