@@ -176,10 +176,12 @@ impl Context {
     /// waited for, and, at the first frame, a model that reads chroma is
     /// refused pictures whose chroma was never written (ffmpeg 7.1's
     /// `libvmaf_cuda` copies luma alone).
+    /// Host pictures alone (`pictures` empty) need neither.
     pub fn accept_device_pictures(&mut self, pictures: &[&Lent]) -> Result<(), Failure> {
-        if let Some(p) = pictures.first() {
-            p.wait_for_writes().map_err(invalid)?;
-        }
+        let Some(first) = pictures.first() else {
+            return Ok(());
+        };
+        first.wait_for_writes().map_err(invalid)?;
         if self.chroma_checked {
             return Ok(());
         }

@@ -166,9 +166,7 @@ unsafe fn fetch(vmaf: *mut Handle, pic: *mut ffi::Picture) -> c_int {
         },
         Some(GpuPictures::Device(pix_fmt)) => match h.context.fetch_device() {
             Ok(lent) => {
-                let raw = Box::into_raw(picture::lend_device(p, pix_fmt, lent)).cast();
-                p.private = raw;
-                p.reference = raw;
+                picture::lend_device(p, pix_fmt, lent);
                 0
             }
             Err(f) => code(f),

@@ -451,12 +451,7 @@ pub unsafe extern "C" fn vmaf_picture_alloc(
         return -ffi::EINVAL;
     };
     match picture::alloc(p, pix_fmt, bpc, w, h) {
-        Ok(block) => {
-            let raw = Box::into_raw(block).cast();
-            p.private = raw;
-            p.reference = raw;
-            0
-        }
+        Ok(()) => 0,
         Err(e) => einval(&format!("vmaf_picture_alloc: {e}")),
     }
 }
@@ -631,15 +626,10 @@ pub unsafe extern "C" fn vmaf_read_pictures(
             })
             .collect();
         match seen {
-            _ if !lent.is_empty()
-                && let Err(f) = h.context.accept_device_pictures(&lent) =>
-            {
-                Err(f)
-            }
-            (Ok(rv), Ok(dv)) => {
+            (Ok(rv), Ok(dv)) => h.context.accept_device_pictures(&lent).and_then(|()| {
                 let keep: Vec<Box<picture::Block>> = blocks.into_iter().flatten().collect();
                 h.context.read(&rv, &dv, index, Some(Box::new(keep)))
-            }
+            }),
             (Err(e), _) => Err(Failure(-ffi::EINVAL, format!("reference picture: {e}"))),
             (_, Err(e)) => Err(Failure(-ffi::EINVAL, format!("distorted picture: {e}"))),
         }

@@ -102,15 +102,23 @@ impl Drop for HostBlock {
     }
 }
 
+/// `pic` owns `block` through its `priv` (and `ref`), until it is
+/// unreferenced or read.
+fn attach(pic: &mut ffi::Picture, block: Block) {
+    let raw = Box::into_raw(Box::new(block)).cast();
+    pic.private = raw;
+    pic.reference = raw;
+}
+
 /// Fills `pic` with planes for a `w`x`h` picture of `pix_fmt` at `bpc`
-/// bits; the block holding them is returned, for `pic.private` to own.
+/// bits, in a block `pic` owns ([`attach`]).
 pub fn alloc(
     pic: &mut ffi::Picture,
     pix_fmt: c_int,
     bpc: c_uint,
     w: c_uint,
     h: c_uint,
-) -> Result<Box<Block>, String> {
+) -> Result<(), String> {
     let format = format_of(pix_fmt).ok_or_else(|| format!("pixel format {pix_fmt}"))?;
     if !(8..=16).contains(&bpc) {
         return Err(format!("{bpc} bits per sample (8 to 16)"));
@@ -140,12 +148,13 @@ pub fn alloc(
         pic.data[i] = base.wrapping_add(at).cast::<c_void>();
         at += st * ph;
     }
-    Ok(Box::new(Block::Host { _memory: host }))
+    attach(pic, Block::Host { _memory: host });
+    Ok(())
 }
 
-/// Fills `pic` with the planes of `lent`, a device picture, whose block
-/// is returned for `pic.private` to own. `data` holds device addresses.
-pub fn lend_device(pic: &mut ffi::Picture, pix_fmt: c_int, lent: Lent) -> Box<Block> {
+/// Fills `pic` with the planes of `lent`, a device picture, which `pic`
+/// owns ([`attach`]). `data` holds device addresses.
+pub fn lend_device(pic: &mut ffi::Picture, pix_fmt: c_int, lent: Lent) {
     let params = lent.params();
     *pic = ffi::Picture::empty(pix_fmt, c_uint::from(params.bpc));
     for (i, (ptr, w, h, pitch)) in lent.planes().into_iter().enumerate() {
@@ -155,7 +164,7 @@ pub fn lend_device(pic: &mut ffi::Picture, pix_fmt: c_int, lent: Lent) -> Box<Bl
         // A device address, which the program hands to its GPU copies.
         pic.data[i] = std::ptr::without_provenance_mut(ptr as usize);
     }
-    Box::new(Block::Device(lent))
+    attach(pic, Block::Device(lent));
 }
 
 /// One plane's samples, borrowed from a caller's picture.
