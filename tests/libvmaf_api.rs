@@ -60,7 +60,7 @@ fn program(name: &str) -> PathBuf {
 }
 
 /// Runs `prog` with `args` and the library on its path, which must
-/// succeed: what it printed on stdout and on stderr (both shown).
+/// succeed: what it printed on stdout and on stderr.
 fn run_said(prog: &Path, args: &[String]) -> (String, String) {
     let o = Command::new(prog)
         .args(args)
@@ -71,27 +71,31 @@ fn run_said(prog: &Path, args: &[String]) -> (String, String) {
         String::from_utf8_lossy(&o.stdout).to_string(),
         String::from_utf8_lossy(&o.stderr).to_string(),
     );
-    println!("{said}{err}");
-    assert!(o.status.success(), "{said}{err}");
+    assert!(
+        o.status.success(),
+        "{} {args:?}: {said}{err}",
+        prog.display()
+    );
     (said, err)
 }
 
 /// Runs `prog` with `args` and the library on its path; its stdout.
 fn run(prog: &Path, args: &[String]) -> String {
-    let out = Command::new(prog)
-        .args(args)
-        .env("LD_LIBRARY_PATH", library_dir())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success(),
-        "{} {args:?}: {}{}",
-        prog.display(),
-        text,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text
+    run_said(prog, args).0
+}
+
+/// A scratch folder `name` of the test target's.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Run `r` with its model alone (as the GPU-state programs score it).
+fn model_alone(r: &common::GoldenRun) -> common::GoldenRun {
+    let mut plain = r.clone();
+    (plain.features, plain.psnr, plain.ssim, plain.ms_ssim) = (Vec::new(), false, false, false);
+    plain
 }
 
 /// Every metric of every frame and every pooled statistic of libvmaf's
@@ -213,8 +217,7 @@ fn integer_only(r: &common::GoldenRun) -> bool {
 #[test]
 fn ffmpegs_filter_reproduces_every_golden_run() {
     let filter = program("ffmpeg_filter");
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("libvmaf_api");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("libvmaf_api");
     // ffmpeg's filter loads models, not collections (the next test).
     let runs: Vec<_> = all_runs()
         .into_iter()
@@ -260,8 +263,7 @@ fn ffmpegs_filter_reproduces_every_golden_run() {
 #[test]
 fn the_vmaf_tool_scores_a_model_collection() {
     let tool = program("vmaf_tool");
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("libvmaf_api_tool");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("libvmaf_api_tool");
     let collections: Vec<_> = all_runs()
         .into_iter()
         .filter(|r| {
@@ -356,8 +358,7 @@ fn the_headers_lay_out_libvmafs_structs() {
 fn the_backend_variable_is_checked() {
     let filter = program("ffmpeg_filter");
     let r = common::golden_run("astronaut_576x324_420p8_12f_crf35", "vmaf_v0.6.1");
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("libvmaf_api_backend");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("libvmaf_api_backend");
     let score = |backend: &str| {
         let out = dir.join(format!("{backend}.json"));
         let o = Command::new(&filter)
@@ -465,20 +466,17 @@ fn mistakes_get_an_error_that_names_them() {
 fn the_hip_forks_state_calls_choose_the_gpu() {
     let prog = program("hip_state");
     let r = common::golden_run("astronaut_576x324_420p8_12f_crf35", "vmaf_v0.6.1");
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("libvmaf_api_hip");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("libvmaf_api_hip");
     let out = dir.join("gpu.json");
     let mut args = input_args(&r);
     args.extend(["vmaf_v0.6.1".into(), out.display().to_string()]);
     let (said, err) = run_said(&prog, &args);
+    println!("{said}{err}");
     assert!(said.starts_with("available: 1\n"), "{said}");
     if said.contains("state: 0") {
         assert!(err.contains("the GPU engine on device 0"), "{err}");
         assert!(said.contains("freed: yes"), "{said}");
-        // The model alone, as the program scores it.
-        let mut plain = r.clone();
-        (plain.features, plain.psnr, plain.ssim, plain.ms_ssim) = (Vec::new(), false, false, false);
-        let bad = differences(&json(&out), &engine_json(&plain));
+        let bad = differences(&json(&out), &engine_json(&model_alone(&r)));
         assert!(bad.is_empty(), "{}", bad.join("\n"));
     } else {
         assert!(said.contains("devices: 0\nstate: -19"), "{said}");
@@ -498,10 +496,8 @@ fn the_hip_forks_state_calls_choose_the_gpu() {
 fn the_cuda_calls_take_pictures_in_gpu_memory() {
     let prog = program("cuda_pictures");
     let r = common::golden_run("astronaut_576x324_420p8_12f_crf35", "vmaf_v0.6.1");
-    let mut plain = r.clone();
-    (plain.features, plain.psnr, plain.ssim, plain.ms_ssim) = (Vec::new(), false, false, false);
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("libvmaf_api_cuda");
-    std::fs::create_dir_all(&dir).unwrap();
+    let plain = model_alone(&r);
+    let dir = scratch("libvmaf_api_cuda");
     for method in ["host", "device", "hip"] {
         let out = dir.join(format!("{method}.json"));
         let mut args = input_args(&r);
@@ -509,6 +505,7 @@ fn the_cuda_calls_take_pictures_in_gpu_memory() {
         args.push(out.display().to_string());
         println!("{method}:");
         let (said, err) = run_said(&prog, &args);
+        println!("{said}{err}");
         if said.starts_with("state: 0\n") {
             let engine = if method == "hip" {
                 "the GPU engine on device 0"
