@@ -1,5 +1,6 @@
-# Sourced by the GPU-machine scripts: comparing two results files, and
-# timing alternating runs. `medians` reads N (frames per run).
+# Sourced by the GPU-machine scripts: comparing two results files, timing
+# alternating runs (`medians` reads N, frames per run), and ffmpeg's NVDEC
+# decoding as the yardstick.
 
 same() {  # same A.json B.json: A's values against B's, those both have
   python3 - "$1" "$2" <<'PY'
@@ -34,3 +35,10 @@ for k, v in runs.items():
 PY
 }
 
+
+# nvdec_decode_only FFMPEG LIBPATH DIST REF: ffmpeg decoding both files
+# with NVDEC (frames left in GPU memory) and nothing else.
+nvdec_decode_only() {
+  local hw="-hwaccel cuda -hwaccel_output_format cuda"
+  LD_LIBRARY_PATH=$2 $1 -hide_banner -nostats -loglevel error $hw -i "$3" $hw -i "$4" -map 0:v -map 1:v -f null -
+}

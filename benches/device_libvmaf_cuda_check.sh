@@ -46,15 +46,14 @@ HW="-hwaccel cuda -hwaccel_output_format cuda"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 . benches/device_compare.sh
 
-# cuda LIBPATH FFMPEG MODEL OUT: libvmaf_cuda on the NVDEC frames of the pair.
+# cuda LIBPATH FFMPEG MODEL OUT: libvmaf_cuda on the NVDEC frames of the
+# pair (ffmpeg's log level LOGLEVEL, default error).
 cuda() {
-  LD_LIBRARY_PATH=$1 $2 -hide_banner -nostats -loglevel error $HW -i $S $HW -i $R -filter_complex \
+  LD_LIBRARY_PATH=$1 $2 -hide_banner -nostats -loglevel ${LOGLEVEL:-error} $HW -i $S $HW -i $R -filter_complex \
     "[0:v]scale_cuda=format=yuv420p[d];[1:v]scale_cuda=format=yuv420p[r];[d][r]libvmaf_cuda=model=version=$3:log_fmt=json:log_path=$4" \
     -f null -
 }
-decode_only() {
-  LD_LIBRARY_PATH=$OURS $W/ffmpeg -hide_banner -nostats -loglevel error $HW -i $S $HW -i $R -map 0:v -map 1:v -f null -
-}
+decode_only() { nvdec_decode_only $W/ffmpeg $OURS $S $R; }
 if [ "$PART" = peer ]; then
   echo "== 1. libvmaf's C path: its CPU libvmaf filter, software decoding, 16 threads"
   for m in vmaf_v0.6.1 vmaf_v1.0.16_3d0h; do
@@ -66,9 +65,7 @@ if [ "$PART" = peer ]; then
   echo "== 2. libvmaf_cuda, vmaf_v0.6.1, against libvmaf's C path"
   echo "\$ ffmpeg $HW -i dis.mp4 $HW -i ref.mp4 -filter_complex '[0:v]scale_cuda=format=yuv420p[d];[1:v]scale_cuda=format=yuv420p[r];[d][r]libvmaf_cuda=model=version=vmaf_v0.6.1:...'"
   echo "-- on vmafhip's libvmaf.so.3 (its INFO lines):"
-  LD_LIBRARY_PATH=$OURS $W/ffmpeg -hide_banner -nostats -loglevel info $HW -i $S $HW -i $R -filter_complex \
-    "[0:v]scale_cuda=format=yuv420p[d];[1:v]scale_cuda=format=yuv420p[r];[d][r]libvmaf_cuda=model=version=vmaf_v0.6.1:log_fmt=json:log_path=$W/ours_v0.json" \
-    -f null - 2>&1 | grep -E "vmafhip|VMAF score|rror" | sort -u
+  LOGLEVEL=info cuda $OURS $W/ffmpeg vmaf_v0.6.1 $W/ours_v0.json 2>&1 | grep -E "vmafhip|VMAF score|rror" | sort -u
   same $W/ours_v0.json $W/c_vmaf_v0.6.1.json
   echo "-- on libvmaf f85a8536's own:"
   cuda $REAL $W/ffmpeg vmaf_v0.6.1 $W/real_v0.json 2>&1 | tail -3

@@ -31,7 +31,6 @@ zstd -q -d -f $D/lv/ffmpeg.zst -o $W/ffmpeg && chmod +x $W/ffmpeg
 zstd -q -d -f $D/lv/libvmaf.so.zst -o $W/lib/libvmaf.so.3
 export VMAFHIP_CACHE_DIR=/tmp/vc
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-HW="-hwaccel cuda -hwaccel_output_format cuda"
 
 ext() { case $1 in vp9) echo webm ;; av1) echo mkv ;; *) echo mp4 ;; esac; }
 for c in ${CODECS:-vp9 av1 hevc10}; do
@@ -57,10 +56,7 @@ for c in ${CODECS:-vp9 av1 hevc10}; do
   fi
 
   echo "== 2. $1: wall time ($N frames), $RUNS alternating runs"
-  decode_only() {
-    LD_LIBRARY_PATH=$W/lib:$D/lv/libs $W/ffmpeg -hide_banner -nostats -loglevel error $HW -i $S $HW -i $R \
-      -map 0:v -map 1:v -f null -
-  }
+  decode_only() { nvdec_decode_only $W/ffmpeg $W/lib:$D/lv/libs $S $R; }
   command_run() { $W/vmafhip $R $S --decoder $1 --backend hip --json -o $W/t.json -q; }
   decode_only || echo "(ffmpeg decode-only failed)"
   for r in $(seq $RUNS); do

@@ -23,14 +23,10 @@ zstd -q -d -f $D/lv/ffmpeg.zst -o $W/ffmpeg && chmod +x $W/ffmpeg
 zstd -q -d -f $D/lv/libvmaf.so.zst -o $W/lib/libvmaf.so.3
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 R=$D/clips/pan1080_ref.mp4 S=$D/clips/pan1080_dis.mp4
-HW="-hwaccel cuda -hwaccel_output_format cuda"
 : > $W/list.csv
 for k in $(seq 16); do echo "$R,$S,$W/pair$k.json" >> $W/list.csv; done
 
-decode_one() {
-  LD_LIBRARY_PATH=$W/lib:$D/lv/libs $W/ffmpeg -hide_banner -nostats -loglevel error $HW -i $S $HW -i $R \
-    -map 0:v -map 1:v -f null -
-}
+decode_one() { nvdec_decode_only $W/ffmpeg $W/lib:$D/lv/libs $S $R; }
 decode_16() {
   for k in $(seq 16); do decode_one & done
   wait
