@@ -1,34 +1,57 @@
 #!/bin/bash
 # End to end on the GPU machine, one table from one run (docs/PERFORMANCE.md,
 # "End to end"): the engine, the `vmafhip` command on raw files and on
-# H.264 (NVDEC), many pairs in one run, GStreamer pipelines, ffmpeg's NVDEC
-# with libvmaf_cuda, and libvmaf on the CPU, on the same files, each the
-# median of RUNS process wall clocks (start to exit), with each tool's
-# pooled VMAF beside its fps.
+# H.264, HEVC (8 and 10 bits), VP9 and AV1 encoded here, many pairs in one
+# run, ffmpeg's NVDEC with libvmaf_cuda, and libvmaf on the CPU, on the
+# same files, each the median of RUNS process wall clocks (start to exit),
+# with each tool's pooled VMAF beside its fps, and the command's numbers
+# against a CPU decoder's.
 #
-# From the repository root, after benches/device_debs.sh DIR and the
-# binaries (bin/vmafhip, bin/bench, plugin/libgstvmafhip.so) in DIR (DEV,
-# default .device); ffmpeg and libvmaf's CLI from ../shared/peer's
-# build_on_device.sh in /tmp/t (rows skipped without them).
+# From the repository root, after benches/device_debs.sh DIR (the encoders'
+# packages in DIR/debs_enc) and the binaries (bin/vmafhip, bin/bench, or
+# the same .zst-compressed; plugin/libgstvmafhip.so for the gst-launch row)
+# in DIR (DEV, default .device); libvmaf's CLI in /tmp/t (its rows skipped
+# without it).
 #   RUNS=3 F=3000 F4K=3000 bash benches/e2e_bench.sh
-# WHICH: any of raw pairs h264 h265 (default all).
+# WHICH: any of raw pairs h264 h265 hevc10 vp9 av1 cpairs (default all):
+# raw files, 16 raw pairs, each codec at 1080p (NP frames) and 2160p (N4),
+# 16 compressed pairs.
+# ffmpeg: DEV/lv/ffmpeg.zst (7.1.5 with NVDEC, scale_cuda, libvmaf and
+# libvmaf_cuda, linked to libvmaf.so.3), run on vmafhip's libvmaf
+# (DEV/lv/libvmaf.so.zst) for decoding and on libvmaf f85a8536's own in
+# REAL (default /tmp/t/inst/lib, its row skipped without it) for
+# libvmaf_cuda.
 set -u
 RUNS=${RUNS:-3}
 F=${F:-3000}
 F4K=${F4K:-3000}
 FC=${FC:-600}
-WHICH=${WHICH:-"raw pairs h264 h265"}
+NP=${NP:-240}
+N4=${N4:-120}
+WHICH=${WHICH:-"raw pairs h264 h265 hevc10 vp9 av1 cpairs"}
 . benches/device_gst_env.sh
+export VMAFHIP_CACHE_DIR=/tmp/vc PATH=/tmp/gstroot/usr/bin:$PATH
 B=$D/bin
-FF=/tmp/t/ff/bin/ffmpeg
+if [ -f "$B/vmafhip.zst" ]; then # the binaries as carried, compressed
+  mkdir -p /tmp/e2e/bin
+  for f in "$B"/*.zst; do zstd -q -d -f "$f" -o "/tmp/e2e/bin/$(basename "$f" .zst)" && chmod +x "/tmp/e2e/bin/$(basename "$f" .zst)"; done
+  B=/tmp/e2e/bin
+fi
+. benches/device_compare.sh
 LV=/tmp/t/inst/bin/vmaf
 C=/tmp/e2e
+REAL=${REAL:-/tmp/t/inst/lib}
+OURS=$C/lib:$D/lv/libs
+[ -f "$D/lv/libvmaf.so.zst" ] || OURS=$REAL:$D/lv/libs # (decoding alone: either library)
+FF=$C/ffmpeg
+HW="-hwaccel cuda -hwaccel_output_format cuda"
 # The 2160p raw pair: 3,000 frames are 75 GB, more than the GPU machine's
 # disk holds, so they live in tmpfs (/dev/shm): page cache that is never
 # written out, which is what "files in the page cache" means here.
 K=${K:-/dev/shm/e2e-k}
-mkdir -p "$C" "$K"
-export VMAFHIP_CACHE_DIR=/tmp/vc PATH=/tmp/gstroot/usr/bin:$PATH
+mkdir -p "$C/lib" "$K"
+[ -x "$FF" ] || { zstd -q -d -f "$D/lv/ffmpeg.zst" -o "$FF" && chmod +x "$FF"; }
+[ -f "$C/lib/libvmaf.so.3" ] || [ ! -f "$D/lv/libvmaf.so.zst" ] || zstd -q -d -f "$D/lv/libvmaf.so.zst" -o "$C/lib/libvmaf.so.3"
 TABLE=$C/table.md
 : > "$TABLE"
 
@@ -80,9 +103,6 @@ engine() {
 
 # The raw clips: 1080p (F frames) and 2160p (F4K), from the golden 1080p pair.
 clips() {
-  for f in ref crf30; do
-    [ -f "$C/eg_$f.yuv" ] || zstd -q -d "tests/data/golden/eveningglow_1920x1080_420p8_3f_$f.yuv.zst" -o "$C/eg_$f.yuv"
-  done
   [ -f "$C/1080p8_ref.yuv" ] || python3 benches/make_bench_clips.py "$C/eg_ref.yuv" "$C/eg_crf30.yuv" "$C" "$F" 1080p8
   [ -f "$K/2160p8_ref.yuv" ] || python3 benches/make_bench_clips.py "$C/eg_ref.yuv" "$C/eg_crf30.yuv" "$K" "$F4K" 2160p8
   # libvmaf on the CPU gets the first FC frames (it runs at a few hundred fps).
@@ -104,13 +124,13 @@ raw_rows() {
     row "vmafhip command, raw 2160p $k4 ($F4K frames)" "$F4K" vmafhip \
       "$B/vmafhip" -r "$kr" -d "$kd" -w 3840 -h 2160 --backend hip --model version=$k4
   done
-  row "gst-launch filesrc ! rawvideoparse ! vmafhip, 1080p vmaf_v0.6.1" "$F" none \
+  [ -f "$D/plugin/libgstvmafhip.so" ] && row "gst-launch filesrc ! rawvideoparse ! vmafhip, 1080p vmaf_v0.6.1" "$F" none \
     $GL -q filesrc location="$ref" ! rawvideoparse width=1920 height=1080 format=i420 framerate=25/1 ! v.ref_sink \
     filesrc location="$dis" ! rawvideoparse width=1920 height=1080 format=i420 framerate=25/1 ! v.dist_sink \
     vmafhip name=v backend=hip ! fakesink
   if [ -x "$LV" ]; then
     row "libvmaf CPU (C path), 16 threads, raw 1080p vmaf_v0.6.1 ($FC frames)" "$FC" lvjson:$C/lv.json \
-      "$LV" -r "$C/short_ref.yuv" -d "$C/short_dis.yuv" -w 1920 -h 1080 -p 420 -b 8 --threads 16 \
+      env LD_LIBRARY_PATH="$REAL" "$LV" -r "$C/short_ref.yuv" -d "$C/short_dis.yuv" -w 1920 -h 1080 -p 420 -b 8 --threads 16 \
       --gpumask 4294967295 --model version=vmaf_v0.6.1 --json -o "$C/lv.json"
   fi
 }
@@ -124,86 +144,144 @@ pairs_rows() {
     "$B/vmafhip" --pairs "$list" -w 1920 -h 1080 --backend hip -q
 }
 
-# clips CODEC SIZE W H FRAMES HI LO: the pair's MP4s (ref at HI kbit/s,
-# dis at LO), encoded here once: x264enc for h264, x265enc for h265.
-codec_clips() {
-  local c=$1 s=$2 w=$3 h=$4 n=$5 hi=$6 lo=$7 enc
-  for q in "ref $hi" "dis $lo"; do
-    set -- $q
-    case $c in
-      h264) enc="x264enc bitrate=$2 speed-preset=veryfast key-int-max=60 ! video/x-h264,profile=high ! h264parse" ;;
-      h265) enc="x265enc bitrate=$2 speed-preset=veryfast key-int-max=60 ! video/x-h265,profile=main ! h265parse" ;;
-    esac
-    [ -f "$C/${c}_${s}_$1.mp4" ] || $GL -q videotestsrc num-buffers="$n" pattern=smpte horizontal-speed=3 \
-      ! video/x-raw,width="$w",height="$h",format=I420,framerate=30/1 \
-      ! $enc ! mp4mux ! filesink location="$C/${c}_${s}_$1.mp4" > /dev/null
+# The natural clip the codec rows encode: a pan with grain across the
+# golden photograph (benches/make_pan.py), raw, NP frames at 1080p (the
+# photograph zoomed 1.5x) and N4 at 2160p (2.2x), 8 and 10 bits; made once.
+pans() {
+  local s b
+  for s in 1080 2160; do
+    for b in 8 10; do
+      local w=1920 h=1080 n=$NP z=1.5
+      [ $s = 2160 ] && w=3840 h=2160 n=$N4 z=2.2
+      [ -f "$C/pan_${s}_$b.yuv" ] || python3 benches/make_pan.py "$C/eg_ref.yuv" "$C/pan_${s}_$b.yuv" $w $h $n $b $z &
+    done
+  done
+  wait
+}
+
+ext() { case $1 in vp9) echo webm ;; av1) echo mkv ;; *) echo mp4 ;; esac; }
+bits() { case $1 in hevc10) echo 10 ;; *) echo 8 ;; esac; }
+
+# encode CODEC SIZE ROLE KBITS: the pan encoded by GStreamer's encoder for
+# CODEC (x264, x265, libvpx, libaom) at KBITS kbit/s, made once; prints its path.
+# Every encoder's fastest settings: the bench times decoding, not encoding.
+encode() {
+  local c=$1 s=$2 k=$4 out=$C/${1}_${2}_$3.$(ext "$1") w=1920 h=1080 fmt=i420 enc
+  [ "$s" = 2160 ] && w=3840 h=2160
+  [ "$(bits "$c")" = 10 ] && fmt=i420-10le
+  case $c in
+    h264) enc="x264enc bitrate=$k speed-preset=veryfast key-int-max=60 ! video/x-h264,profile=high ! h264parse ! mp4mux" ;;
+    h265) enc="x265enc bitrate=$k speed-preset=veryfast key-int-max=60 ! video/x-h265,profile=main ! h265parse ! mp4mux" ;;
+    hevc10) enc="x265enc bitrate=$k speed-preset=veryfast key-int-max=60 ! video/x-h265,profile=main-10 ! h265parse ! mp4mux" ;;
+    vp9) enc="vp9enc deadline=1 cpu-used=8 threads=16 row-mt=true target-bitrate=$((k * 1000)) keyframe-max-dist=60 ! webmmux" ;;
+    # libaom's rate control misses its target on short clips: quantizers
+    # instead (24-32 for the reference, 44-52 for the distorted).
+    av1) enc="av1enc usage-profile=realtime cpu-used=8 threads=16 row-mt=true end-usage=q $(
+      [ "$3" = ref ] && echo min-quantizer=24 max-quantizer=32 || echo min-quantizer=44 max-quantizer=52
+    ) keyframe-max-dist=60 ! av1parse ! matroskamux" ;;
+  esac
+  [ -f "$out" ] || $GL -q filesrc location="$C/pan_${s}_$(bits "$c").yuv" \
+    ! rawvideoparse width=$w height=$h format=$fmt framerate=25/1 ! $enc ! filesink location="$out" > /dev/null
+  echo "$out"
+}
+
+# planes LABEL CMD...: one more run of a vmafhip command with the element's
+# debug output: which decoder took each input, and how many planes were
+# read on the device, uploaded, or staged through the host.
+planes() {
+  local label=$1
+  shift
+  echo "$label: $(GST_DEBUG=vmafhip:4,vmafhip-command:4 GST_DEBUG_NO_COLOR=1 "$@" 2>&1 \
+    | grep -o "input planes so far: .*\|decoded with .*" | tail -2 | paste -sd';')"
+}
+
+# codec_rows CODEC: 1080p and 2160p rows for one codec (h264, h265,
+# hevc10, vp9, av1): ffmpeg's NVDEC decoding both files and nothing else,
+# ffmpeg + libvmaf_cuda (libvmaf f85a8536, 8 bits; it takes no 10-bit
+# frames), and the command with --decoder gpu; then the command's numbers
+# against a CPU decoder's on the same files (ffmpeg's software decoder to
+# raw, scored raw; libaom's av1dec for AV1, which ffmpeg here lacks).
+codec_rows() {
+  local c=$1 name s
+  case $c in h264) name=H.264 ;; h265) name=HEVC ;; hevc10) name="HEVC Main 10" ;; vp9) name=VP9 ;; av1) name=AV1 ;; esac
+  for s in 1080 2160; do
+    local n=$NP w=1920 h=1080 model=vmaf_v0.6.1 m=1 b pix=yuv420p
+    [ $s = 2160 ] && n=$N4 w=3840 h=2160 model=vmaf_4k_v0.6.1 m=3
+    b=$(bits "$c")
+    [ "$b" = 10 ] && pix=yuv420p10le
+    local hi=$((4000 * m)) lo=$((1200 * m))
+    case $c in h265 | hevc10) hi=$((3000 * m)) lo=$((800 * m)) ;; vp9 | av1) hi=$((2000 * m)) lo=$((600 * m)) ;; esac
+    local r d tag="${s}p $name"
+    rm -f "$C/gpu.json" "$C/cpu.json"
+    r=$(encode "$c" $s ref $hi)
+    d=$(encode "$c" $s dis $lo)
+    echo "== $tag: $(du -k "$r" "$d" | awk '{printf "%s %d kB; ", $2, $1}')"
+    row "ffmpeg NVDEC, decode only (both files), $tag" "$n" none \
+      env LD_LIBRARY_PATH="$OURS" "$FF" -hide_banner -nostats -loglevel error $HW -i "$d" $HW -i "$r" -map 0:v -map 1:v -f null -
+    if [ "$b" = 8 ] && [ -f "$REAL/libvmaf.so.3" ]; then
+      row "ffmpeg NVDEC + scale_cuda + libvmaf_cuda (libvmaf f85a8536), $tag $model" "$n" ffjson:$C/ff.json \
+        env LD_LIBRARY_PATH="$REAL:$OURS" "$FF" -hide_banner -nostats -loglevel error $HW -i "$d" $HW -i "$r" -filter_complex \
+        "[0:v]scale_cuda=format=yuv420p[dis];[1:v]scale_cuda=format=yuv420p[ref];[dis][ref]libvmaf_cuda=model=version=$model:log_fmt=json:log_path=$C/ff.json" -f null -
+    fi
+    # AV1: --decoder auto, which takes NVDEC where the GPU decodes AV1 and
+    # libaom's av1dec where it does not (the H100 and H200).
+    local dec=gpu
+    [ "$c" = av1 ] && dec=auto
+    row "**vmafhip REF DIST --decoder $dec**, $tag $model" "$n" vmafhip \
+      "$B/vmafhip" "$r" "$d" --decoder $dec --backend hip --model version=$model --json -o "$C/gpu.json"
+    planes "  $tag, --decoder $dec" "$B/vmafhip" "$r" "$d" --decoder $dec --backend hip --model version=$model
+    if [ "$c" = av1 ]; then
+      "$B/vmafhip" "$r" "$d" --decoder cpu --backend hip --model version=$model --json -o "$C/cpu.json" -q
+    else
+      for f in ref dis; do
+        [ -f "$C/${c}_${s}_$f.dec.yuv" ] || env LD_LIBRARY_PATH="$OURS" "$FF" -hide_banner -loglevel error \
+          -i "$C/${c}_${s}_$f.$(ext "$c")" -f rawvideo -pix_fmt $pix "$C/${c}_${s}_$f.dec.yuv"
+      done
+      "$B/vmafhip" -r "$C/${c}_${s}_ref.dec.yuv" -d "$C/${c}_${s}_dis.dec.yuv" -w $w -h $h -b "$b" --backend hip \
+        --model version=$model --json -o "$C/cpu.json" -q
+    fi
+    echo "  exactness, --decoder $dec against the CPU decoder's frames: $(same "$C/gpu.json" "$C/cpu.json")"
+    if [ "$c" = h264 ] && [ $s = 1080 ]; then # a model that reads chroma, on NVDEC's NV12
+      row "**vmafhip REF DIST --decoder gpu**, $tag vmaf_v1.0.16_3d0h (reads chroma)" "$n" vmafhip \
+        "$B/vmafhip" "$r" "$d" --decoder gpu --backend hip --model version=vmaf_v1.0.16_3d0h --json -o "$C/gpu.json"
+      planes "  $tag v1, --decoder gpu" "$B/vmafhip" "$r" "$d" --decoder gpu --backend hip --model version=vmaf_v1.0.16_3d0h
+      "$B/vmafhip" -r "$C/${c}_${s}_ref.dec.yuv" -d "$C/${c}_${s}_dis.dec.yuv" -w $w -h $h --backend hip \
+        --model version=vmaf_v1.0.16_3d0h --json -o "$C/cpu.json" -q
+      echo "  exactness, v1: $(same "$C/gpu.json" "$C/cpu.json")"
+    fi
   done
 }
 
-# codec_rows CODEC: the compressed rows for one codec (h264, h265), 1080p
-# and 2160p.
-codec_rows() {
-  local c=$1 name=H.264 gdec=nvh264dec parse=h264parse
-  [ "$c" = h265 ] && name=HEVC gdec=nvh265dec parse=h265parse
-  codec_clips "$c" 1080 1920 1080 "$FC" 5000 1500
-  codec_clips "$c" 2160 3840 2160 300 12000 4000
-  local s n w h
-  for s in 1080 2160; do
-    if [ $s = 1080 ]; then n=$FC w=1920 h=1080; else n=300 w=3840 h=2160; fi
-    local r=$C/${c}_${s}_ref.mp4 d=$C/${c}_${s}_dis.mp4 model=vmaf_v0.6.1 tag="${s}p $name"
-    [ $s = 2160 ] && model=vmaf_4k_v0.6.1
-    if [ -x "$FF" ]; then
-      local HW="-hwaccel cuda -hwaccel_output_format cuda"
-      row "ffmpeg NVDEC, decode only (both files), $tag" "$n" none \
-        "$FF" -hide_banner -loglevel error $HW -i "$d" $HW -i "$r" -map 0:v -map 1:v -f null -
-      row "ffmpeg NVDEC + scale_cuda + libvmaf_cuda, $tag $model" "$n" ffjson:$C/ff.json \
-        "$FF" -hide_banner -loglevel error $HW -i "$d" $HW -i "$r" -filter_complex \
-        "[0:v]scale_cuda=format=yuv420p[dis];[1:v]scale_cuda=format=yuv420p[ref];[dis][ref]libvmaf_cuda=model=version=$model:log_fmt=json:log_path=$C/ff.json" -f null -
-      # The same frames decoded to raw (ffmpeg's software decoder).
-      for f in ref dis; do
-        [ -f "$C/${c}_${s}_$f.dec.yuv" ] || "$FF" -hide_banner -loglevel error -i "$C/${c}_${s}_$f.mp4" -f rawvideo -pix_fmt yuv420p "$C/${c}_${s}_$f.dec.yuv"
-      done
-    fi
-    row "GStreamer $gdec, decode only (both files), $tag" "$n" none \
-      $GL -q filesrc location="$r" ! qtdemux ! $parse ! $gdec ! fakesink \
-      filesrc location="$d" ! qtdemux ! $parse ! $gdec ! fakesink
-    row "vmafhip command --decoder gpu (NVDEC driven directly), $tag $model" "$n" vmafhip \
-      "$B/vmafhip" "$r" "$d" --decoder gpu --backend hip --model version=$model --json -o "$C/gpu_dec.json"
-    GST_DEBUG=vmafhip:4 GST_DEBUG_NO_COLOR=1 "$B/vmafhip" "$r" "$d" --decoder gpu --backend hip --model version=$model 2>&1 \
-      | grep -o "input planes so far: .*\|decoded with.*" | tail -2
-    row "vmafhip command --decoder gpu, GStreamer's $gdec (VMAFHIP_NVDEC=0), $tag $model" "$n" vmafhip \
-      env VMAFHIP_NVDEC=0 "$B/vmafhip" "$r" "$d" --decoder gpu --backend hip --model version=$model --json -o "$C/gst_dec.json"
-    row "gst-launch $gdec ! vmafhip (CUDA memory), $tag $model" "$n" none \
-      $GL -q filesrc location="$r" ! qtdemux ! $parse ! $gdec ! v.ref_sink \
-      filesrc location="$d" ! qtdemux ! $parse ! $gdec ! v.dist_sink vmafhip name=v backend=hip model-filename=$model ! fakesink
-    if [ -f "$C/${c}_${s}_ref.dec.yuv" ]; then
-      row "vmafhip command on the same frames decoded to raw, ${s}p $model" "$n" vmafhip \
-        "$B/vmafhip" -r "$C/${c}_${s}_ref.dec.yuv" -d "$C/${c}_${s}_dis.dec.yuv" -w $w -h $h --backend hip --model version=$model --json -o "$C/raw_dec.json"
-      echo "exactness, NVDEC (direct) through the command vs. the same frames decoded by ffmpeg's software decoder:"
-      python3 benches/compare_json.py "$C/gpu_dec.json" "$C/raw_dec.json"
-      echo "exactness, GStreamer's $gdec through the command vs. the same:"
-      python3 benches/compare_json.py "$C/gst_dec.json" "$C/raw_dec.json"
-      if [ -x "$LV" ] && [ $s = 1080 ]; then
-        row "libvmaf CPU (C path), 16 threads, the same frames decoded to raw, ${s}p $model" "$n" lvjson:$C/lv264.json \
-          "$LV" -r "$C/${c}_${s}_ref.dec.yuv" -d "$C/${c}_${s}_dis.dec.yuv" -w $w -h $h -p 420 -b 8 --threads 16 \
-          --gpumask 4294967295 --model version=$model --json -o "$C/lv264.json"
-        echo "libvmaf_cuda against libvmaf's C path, frame by frame:"
-        [ -f "$C/ff.json" ] && python3 benches/compare_json.py "$C/ff.json" "$C/lv264.json" | tail -1
-        echo "vmafhip (NVDEC) against libvmaf's C path, frame by frame:"
-        python3 benches/compare_json.py "$C/gpu_dec.json" "$C/lv264.json" | tail -1
-      fi
-    fi
-  done
+# cpairs_rows: 16 copies of the 1080p H.264 pair at once: ffmpeg's NVDEC
+# decode-only in 16 processes against one `vmafhip --pairs`.
+cpairs_rows() {
+  local r d list=$C/cpairs16.csv k
+  r=$(encode h264 1080 ref 4000)
+  d=$(encode h264 1080 dis 1200)
+  : > "$list"
+  for k in $(seq 16); do echo "$r,$d,$C/cpair$k.json" >> "$list"; done
+  row "ffmpeg NVDEC, decode only, 16 processes at once, 1080p H.264" $((16 * NP)) none \
+    bash -c 'for k in $(seq 16); do "$@" & done; wait' sh env LD_LIBRARY_PATH="$OURS" "$FF" -hide_banner -nostats \
+    -loglevel error $HW -i "$d" $HW -i "$r" -map 0:v -map 1:v -f null -
+  row "**vmafhip --pairs**, 16 pairs of 1080p H.264 at once" $((16 * NP)) none \
+    "$B/vmafhip" --pairs "$list" --decoder gpu --backend hip -q
+  echo "  first and last pair: $(same "$C/cpair1.json" "$C/cpair16.json")"
 }
 
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 nproc
-case $WHICH in *raw* | *pairs*) clips ;; esac
+for f in ref crf30; do
+  [ -f "$C/eg_$f.yuv" ] || zstd -q -d "tests/data/golden/eveningglow_1920x1080_420p8_3f_$f.yuv.zst" -o "$C/eg_$f.yuv"
+done
+for w in $WHICH; do
+  case $w in raw | pairs) clips ;; h264 | h265 | hevc10 | vp9 | av1 | cpairs) pans ;; esac
+done
 for w in $WHICH; do
   case $w in
     raw) raw_rows ;;
     pairs) pairs_rows ;;
-    h264 | h265) codec_rows "$w" ;;
+    h264 | h265 | hevc10 | vp9 | av1) codec_rows "$w" ;;
+    cpairs) cpairs_rows ;;
   esac
 done
 echo

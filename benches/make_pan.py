@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A natural clip for the input checks: a pan across a photograph, with grain.
 
-    make_pan.py SRC.yuv OUT.y4m WIDTH HEIGHT FRAMES BITS [ZOOM]
+    make_pan.py SRC.yuv OUT.y4m|OUT.yuv WIDTH HEIGHT FRAMES BITS [ZOOM]
 
 SRC is the 1920x1080 8-bit 4:2:0 golden reference
 (eveningglow_1920x1080_420p8_3f_ref.yuv; its first frame is the
@@ -11,7 +11,9 @@ distribution of -3..3 steps at 8 bits, from an integer hash of the frame,
 plane and sample: the same file on every machine and numpy). BITS 8
 writes 4:2:0 8-bit (C420jpeg), 10 the same pictures at 10 bits (C420p10,
 x4 before the grain). ZOOM (default 1) scales the photograph first
-(bilinear), so that a 1920x1080 window has room to move.
+(bilinear), so that a 1920x1080 window has room to move. OUT ending in
+.yuv gets the frames as raw planes, without the Y4M headers (for
+`rawvideoparse`, since GStreamer 1.22's `y4mdec` reads only 8 bits).
 """
 import sys
 
@@ -56,11 +58,14 @@ def main():
     scale, top = (4, 1023) if bits == 10 else (1, 255)
     dtype = np.dtype("<u2") if bits == 10 else np.uint8
     colour = "C420p10" if bits == 10 else "C420jpeg"
+    y4m = not out.endswith(".yuv")
     with open(out, "wb") as f:
-        f.write(f"YUV4MPEG2 W{w} H{h} F25:1 Ip A1:1 {colour}\n".encode())
+        if y4m:
+            f.write(f"YUV4MPEG2 W{w} H{h} F25:1 Ip A1:1 {colour}\n".encode())
         for k in range(n):
             x0, y0 = 2 * ((3 * k) // 2), 2 * ((1 * k) // 2)
-            f.write(b"FRAME\n")
+            if y4m:
+                f.write(b"FRAME\n")
             for p, (plane, sub) in enumerate(((y, 1), (u, 2), (v, 2))):
                 win = plane[y0 // sub:(y0 + h) // sub, x0 // sub:(x0 + w) // sub] * scale
                 f.write(np.clip(win + grain(win.shape, k, p) * scale, 0, top).astype(dtype).tobytes())
