@@ -258,11 +258,12 @@ impl Turns {
 
 /// Reader threads per file when not given (`--read-threads`): the
 /// page-cache copies are what bound a raw input, and one core copies less
-/// than the engine takes. A quarter of the cores shared among the pairs scored at once,
-/// between 1 and 4.
+/// than the engine takes, fewer than 2160p frames with chroma need
+/// (docs/PERFORMANCE.md, "Raw files"). Three eighths of the cores shared among the pairs
+/// scored at once, between 1 and 6.
 pub fn default_readers(pairs_at_once: usize) -> usize {
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    (cores / (4 * pairs_at_once.max(1))).clamp(1, 4)
+    (cores * 3 / (8 * pairs_at_once.max(1))).clamp(1, 6)
 }
 
 /// What every reader thread of one input shares.

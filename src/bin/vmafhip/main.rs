@@ -44,8 +44,8 @@ Lines (to -o FILE or stdout) and a status line on stderr.
       --allow-length-mismatch
                          inputs of different lengths: score the frames both
                          have and exit 0 (default: exit 5 after writing)
-      --read-threads N   threads reading each raw/.y4m file (default: a
-                         quarter of the cores over the pairs at once, 1-4)
+      --read-threads N   threads reading each raw/.y4m file (default: three
+                         eighths of the cores over the pairs at once, 1-6)
   -m, --model STR        libvmaf model string: version=NAME or path=FILE,
                          with :FEATURE.OPTION=VALUE overrides, :disable_clip,
                          :enable_transform (default version=vmaf_v0.6.1)
