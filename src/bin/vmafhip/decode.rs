@@ -299,12 +299,20 @@ impl GpuWarmUp {
         let ids = device_ids.to_vec();
         GpuWarmUp(Some(std::thread::spawn(move || {
             let vendor = Vendor::Auto.from_env_or();
+            let t = std::time::Instant::now();
+            let _ = hip::Runtime::load(vendor);
+            gst::debug!(
+                crate::pair::CAT,
+                "GPU runtime loaded after {:?}",
+                t.elapsed()
+            );
             let mut first = None;
             for id in ids {
                 let dev = gstvmafhip::gpu::shared_device(vendor, id.max(0) as usize)
                     .map_err(|e| format!("GPU {id}: {e}"))?;
                 first.get_or_insert(dev);
             }
+            gst::debug!(crate::pair::CAT, "GPU opened after {:?}", t.elapsed());
             first.ok_or_else(|| "no GPU named".to_string())
         })))
     }
