@@ -287,8 +287,10 @@ fn decoders_of(vendor: Vendor) -> &'static [&'static str] {
 }
 
 /// The GPU the command will score on, being opened on a thread of its own
-/// (CUDA or HIP context, kernels from the cache or compiled) while the
-/// inputs are probed: the element finds it open. `None` for `--backend cpu`.
+/// (CUDA or HIP context, kernels from the cache or compiled) while
+/// `--pairs` reads and plans its list; a single pair waits for it at once,
+/// since the decoders are ranked by it. The element finds it open. `None`
+/// for `--backend cpu`.
 pub struct GpuWarmUp(Option<JoinHandle<Result<Arc<hip::Device>, String>>>);
 
 impl GpuWarmUp {
