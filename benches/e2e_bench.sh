@@ -13,7 +13,7 @@
 # in DIR (DEV, default .device); libvmaf's CLI in /tmp/t (its rows skipped
 # without it).
 #   RUNS=3 F=3000 F4K=3000 bash benches/e2e_bench.sh
-# WHICH: any of raw pairs h264 h265 hevc10 vp9 av1 cpairs (default all):
+# WHICH: any of raw pairs h264 h265 hevc10 hevc444 vp9 av1 cpairs (default all):
 # raw files, 16 raw pairs, each codec at 1080p (NP frames) and 2160p (N4),
 # 16 compressed pairs.
 # ffmpeg: DEV/lv/ffmpeg.zst (7.1.5 with NVDEC, scale_cuda, libvmaf and
@@ -28,7 +28,7 @@ F4K=${F4K:-3000}
 FC=${FC:-600}
 NP=${NP:-240}
 N4=${N4:-120}
-WHICH=${WHICH:-"raw pairs h264 h265 hevc10 vp9 av1 cpairs"}
+WHICH=${WHICH:-"raw pairs h264 h265 hevc10 hevc444 vp9 av1 cpairs"}
 . benches/device_gst_env.sh
 export VMAFHIP_CACHE_DIR=/tmp/vc PATH=/tmp/gstroot/usr/bin:$PATH
 B=$D/bin
@@ -146,11 +146,12 @@ pairs_rows() {
 
 # The natural clip the codec rows encode: a pan with grain across the
 # golden photograph (benches/make_pan.py), raw, NP frames at 1080p (the
-# photograph zoomed 1.5x) and N4 at 2160p (2.2x), 8 and 10 bits; made once.
+# photograph zoomed 1.5x) and N4 at 2160p (2.2x), at the depths given
+# (8, 10); made once.
 pans() {
   local s b
   for s in 1080 2160; do
-    for b in 8 10; do
+    for b in "$@"; do
       local w=1920 h=1080 n=$NP z=1.5
       [ $s = 2160 ] && w=3840 h=2160 n=$N4 z=2.2
       [ -f "$C/pan_${s}_$b.yuv" ] || python3 benches/make_pan.py "$C/eg_ref.yuv" "$C/pan_${s}_$b.yuv" $w $h $n $b $z &
@@ -173,6 +174,8 @@ encode() {
     h264) enc="x264enc bitrate=$k speed-preset=veryfast key-int-max=60 ! video/x-h264,profile=high ! h264parse ! mp4mux" ;;
     h265) enc="x265enc bitrate=$k speed-preset=veryfast key-int-max=60 ! video/x-h265,profile=main ! h265parse ! mp4mux" ;;
     hevc10) enc="x265enc bitrate=$k speed-preset=veryfast key-int-max=60 ! video/x-h265,profile=main-10 ! h265parse ! mp4mux" ;;
+    hevc444) enc="videoconvert ! video/x-raw,format=Y444 ! x265enc bitrate=$k speed-preset=veryfast key-int-max=60 \
+      ! video/x-h265,profile=main-444 ! h265parse ! mp4mux" ;;
     vp9) enc="vp9enc deadline=1 cpu-used=8 threads=16 row-mt=true target-bitrate=$((k * 1000)) keyframe-max-dist=60 ! webmmux" ;;
     # libaom's rate control misses its target on short clips: quantizers
     # instead (24-32 for the reference, 44-52 for the distorted).
@@ -196,21 +199,26 @@ planes() {
 }
 
 # codec_rows CODEC: 1080p and 2160p rows for one codec (h264, h265,
-# hevc10, vp9, av1): ffmpeg's NVDEC decoding both files and nothing else,
-# ffmpeg + libvmaf_cuda (libvmaf f85a8536, 8 bits; it takes no 10-bit
-# frames), and the command with --decoder gpu; then the command's numbers
+# hevc10, hevc444, vp9, av1): ffmpeg's NVDEC decoding both files and
+# nothing else, ffmpeg + libvmaf_cuda (libvmaf f85a8536, 8-bit 4:2:0; it
+# takes no 10-bit frames), and the command with --decoder gpu (v1 too
+# for H.264 and 4:4:4 at 1080p: it reads chroma); then the command's numbers
 # against a CPU decoder's on the same files (ffmpeg's software decoder to
 # raw, scored raw; libaom's av1dec for AV1, which ffmpeg here lacks).
 codec_rows() {
   local c=$1 name s
-  case $c in h264) name=H.264 ;; h265) name=HEVC ;; hevc10) name="HEVC Main 10" ;; vp9) name=VP9 ;; av1) name=AV1 ;; esac
+  case $c in
+    h264) name=H.264 ;; h265) name=HEVC ;; hevc10) name="HEVC Main 10" ;; hevc444) name="HEVC 4:4:4" ;;
+    vp9) name=VP9 ;; av1) name=AV1 ;;
+  esac
   for s in 1080 2160; do
-    local n=$NP w=1920 h=1080 model=vmaf_v0.6.1 m=1 b pix=yuv420p
+    local n=$NP w=1920 h=1080 model=vmaf_v0.6.1 m=1 b pix=yuv420p layout=420
     [ $s = 2160 ] && n=$N4 w=3840 h=2160 model=vmaf_4k_v0.6.1 m=3
     b=$(bits "$c")
     [ "$b" = 10 ] && pix=yuv420p10le
+    [ "$c" = hevc444 ] && pix=yuv444p layout=444
     local hi=$((4000 * m)) lo=$((1200 * m))
-    case $c in h265 | hevc10) hi=$((3000 * m)) lo=$((800 * m)) ;; vp9 | av1) hi=$((2000 * m)) lo=$((600 * m)) ;; esac
+    case $c in h265 | hevc10 | hevc444) hi=$((3000 * m)) lo=$((800 * m)) ;; vp9 | av1) hi=$((2000 * m)) lo=$((600 * m)) ;; esac
     local r d tag="${s}p $name"
     rm -f "$C/gpu.json" "$C/cpu.json"
     r=$(encode "$c" $s ref $hi)
@@ -218,7 +226,7 @@ codec_rows() {
     echo "== $tag: $(du -k "$r" "$d" | awk '{printf "%s %d kB; ", $2, $1}')"
     row "ffmpeg NVDEC, decode only (both files), $tag" "$n" none \
       env LD_LIBRARY_PATH="$OURS" "$FF" -hide_banner -nostats -loglevel error $HW -i "$d" $HW -i "$r" -map 0:v -map 1:v -f null -
-    if [ "$b" = 8 ] && [ -f "$REAL/libvmaf.so.3" ]; then
+    if [ "$b" = 8 ] && [ $layout = 420 ] && [ -f "$REAL/libvmaf.so.3" ]; then
       row "ffmpeg NVDEC + scale_cuda + libvmaf_cuda (libvmaf f85a8536), $tag $model" "$n" ffjson:$C/ff.json \
         env LD_LIBRARY_PATH="$REAL:$OURS" "$FF" -hide_banner -nostats -loglevel error $HW -i "$d" $HW -i "$r" -filter_complex \
         "[0:v]scale_cuda=format=yuv420p[dis];[1:v]scale_cuda=format=yuv420p[ref];[dis][ref]libvmaf_cuda=model=version=$model:log_fmt=json:log_path=$C/ff.json" -f null -
@@ -237,15 +245,15 @@ codec_rows() {
         [ -f "$C/${c}_${s}_$f.dec.yuv" ] || env LD_LIBRARY_PATH="$OURS" "$FF" -hide_banner -loglevel error \
           -i "$C/${c}_${s}_$f.$(ext "$c")" -f rawvideo -pix_fmt $pix "$C/${c}_${s}_$f.dec.yuv"
       done
-      "$B/vmafhip" -r "$C/${c}_${s}_ref.dec.yuv" -d "$C/${c}_${s}_dis.dec.yuv" -w $w -h $h -b "$b" --backend hip \
-        --model version=$model --json -o "$C/cpu.json" -q
+      "$B/vmafhip" -r "$C/${c}_${s}_ref.dec.yuv" -d "$C/${c}_${s}_dis.dec.yuv" -w $w -h $h -b "$b" -p $layout \
+        --backend hip --model version=$model --json -o "$C/cpu.json" -q
     fi
     echo "  exactness, --decoder $dec against the CPU decoder's frames: $(same "$C/gpu.json" "$C/cpu.json")"
-    if [ "$c" = h264 ] && [ $s = 1080 ]; then # a model that reads chroma, on NVDEC's NV12
+    if [ $s = 1080 ] && { [ "$c" = h264 ] || [ "$c" = hevc444 ]; }; then # a model that reads chroma, on NVDEC's frames
       row "**vmafhip REF DIST --decoder gpu**, $tag vmaf_v1.0.16_3d0h (reads chroma)" "$n" vmafhip \
         "$B/vmafhip" "$r" "$d" --decoder gpu --backend hip --model version=vmaf_v1.0.16_3d0h --json -o "$C/gpu.json"
       planes "  $tag v1, --decoder gpu" "$B/vmafhip" "$r" "$d" --decoder gpu --backend hip --model version=vmaf_v1.0.16_3d0h
-      "$B/vmafhip" -r "$C/${c}_${s}_ref.dec.yuv" -d "$C/${c}_${s}_dis.dec.yuv" -w $w -h $h --backend hip \
+      "$B/vmafhip" -r "$C/${c}_${s}_ref.dec.yuv" -d "$C/${c}_${s}_dis.dec.yuv" -w $w -h $h -p $layout --backend hip \
         --model version=vmaf_v1.0.16_3d0h --json -o "$C/cpu.json" -q
       echo "  exactness, v1: $(same "$C/gpu.json" "$C/cpu.json")"
     fi
@@ -274,13 +282,13 @@ for f in ref crf30; do
   [ -f "$C/eg_$f.yuv" ] || zstd -q -d "tests/data/golden/eveningglow_1920x1080_420p8_3f_$f.yuv.zst" -o "$C/eg_$f.yuv"
 done
 for w in $WHICH; do
-  case $w in raw | pairs) clips ;; h264 | h265 | hevc10 | vp9 | av1 | cpairs) pans ;; esac
+  case $w in raw | pairs) clips ;; hevc10) pans 10 ;; h264 | h265 | hevc444 | vp9 | av1 | cpairs) pans 8 ;; esac
 done
 for w in $WHICH; do
   case $w in
     raw) raw_rows ;;
     pairs) pairs_rows ;;
-    h264 | h265 | hevc10 | vp9 | av1) codec_rows "$w" ;;
+    h264 | h265 | hevc10 | hevc444 | vp9 | av1) codec_rows "$w" ;;
     cpairs) cpairs_rows ;;
   esac
 done

@@ -167,11 +167,13 @@ pub const CUVID_CODEC_H264: c_int = 4;
 pub const CUVID_CODEC_HEVC: c_int = 8;
 pub const CUVID_CODEC_VP9: c_int = 10;
 pub const CUVID_CODEC_AV1: c_int = 11;
-/// `cudaVideoChromaFormat_420`.
+/// `cudaVideoChromaFormat_420` and `_444`.
 pub const CUVID_CHROMA_420: c_int = 1;
-/// `cudaVideoSurfaceFormat_NV12`.
+pub const CUVID_CHROMA_444: c_int = 3;
+/// `cudaVideoSurfaceFormat_NV12`, `_P016` and `_YUV444`.
 pub const CUVID_SURFACE_NV12: c_int = 0;
 pub const CUVID_SURFACE_P016: c_int = 1;
+pub const CUVID_SURFACE_YUV444: c_int = 2;
 /// `cudaVideoDeinterlaceMode_Weave`.
 pub const CUVID_DEINTERLACE_WEAVE: c_int = 0;
 /// `cudaVideoCreate_PreferCUVID`: the dedicated decode engines.

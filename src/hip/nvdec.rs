@@ -88,18 +88,64 @@ pub fn available(dev: &Device) -> Result<(), String> {
     cuvid().map(|_| ())
 }
 
-/// Whether NVDEC on `dev` decodes `codec` at `bit_depth`, 4:2:0, at this
-/// size; if not, why (the GPU lacks it, or the size is past its limits).
+/// The chroma layouts this path decodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Chroma {
+    /// 4:2:0, out of NVDEC as NV12 (P016 above 8 bits): luma, then U and V
+    /// interleaved at half size.
+    Yuv420,
+    /// 4:4:4 at 8 bits, out of NVDEC as three full planes.
+    Yuv444,
+}
+
+impl Chroma {
+    fn cuvid(self) -> c_int {
+        match self {
+            Chroma::Yuv420 => ffi::CUVID_CHROMA_420,
+            Chroma::Yuv444 => ffi::CUVID_CHROMA_444,
+        }
+    }
+
+    fn from_cuvid(format: c_int) -> Option<Chroma> {
+        match format {
+            ffi::CUVID_CHROMA_420 => Some(Chroma::Yuv420),
+            ffi::CUVID_CHROMA_444 => Some(Chroma::Yuv444),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Chroma::Yuv420 => "4:2:0",
+            Chroma::Yuv444 => "4:4:4",
+        }
+    }
+
+    /// Whether this path takes `bit_depth` in this layout: 8 and 10 bits
+    /// 4:2:0 (NV12, P010), 8-bit 4:4:4. NVDEC's deeper 4:4:4 comes as
+    /// 16-bit planes that GStreamer's CUDA memory cannot tell from 16-bit
+    /// video, and its 12-bit 4:2:0 has no format there (P012) at all.
+    pub fn takes_depth(self, bit_depth: u8) -> bool {
+        match self {
+            Chroma::Yuv420 => matches!(bit_depth, 8 | 10),
+            Chroma::Yuv444 => bit_depth == 8,
+        }
+    }
+}
+
+/// Whether NVDEC on `dev` decodes `codec` at `bit_depth` in `chroma`, at
+/// this size; if not, why (the GPU lacks it, or the size is past its limits).
 pub fn supports(
     dev: &Device,
     codec: Codec,
     bit_depth: u8,
+    chroma: Chroma,
     (width, height): (usize, usize),
 ) -> Result<(), String> {
     let fns = cuvid()?;
     let mut caps = ffi::CuvidDecodeCaps {
         codec_type: codec.cuvid(),
-        chroma_format: ffi::CUVID_CHROMA_420,
+        chroma_format: chroma.cuvid(),
         bit_depth_minus8: c_uint::from(bit_depth.saturating_sub(8)),
         ..Default::default()
     };
@@ -111,9 +157,10 @@ pub fn supports(
     }
     if caps.is_supported == 0 {
         return Err(format!(
-            "NVDEC on {} does not decode {} at {bit_depth} bits",
+            "NVDEC on {} does not decode {} {} at {bit_depth} bits",
             dev.info.name,
-            codec.name()
+            codec.name(),
+            chroma.name()
         ));
     }
     let (w, h) = (width as c_uint, height as c_uint);
@@ -136,12 +183,22 @@ pub struct Sequence {
     pub width: usize,
     pub height: usize,
     pub bit_depth: u8,
+    pub chroma: Chroma,
 }
 
 impl Sequence {
     /// Bytes per sample of the output surface (NV12: 1, P016: 2).
     pub fn sample_bytes(&self) -> usize {
         if self.bit_depth > 8 { 2 } else { 1 }
+    }
+
+    /// The rows of each output plane: luma and interleaved chroma (4:2:0),
+    /// or Y, U and V (4:4:4).
+    pub fn plane_rows(&self) -> Vec<usize> {
+        match self.chroma {
+            Chroma::Yuv420 => vec![self.height, self.height.div_ceil(2)],
+            Chroma::Yuv444 => vec![self.height; 3],
+        }
     }
 }
 
@@ -275,15 +332,24 @@ impl NvDecoder {
         self.state.sequence
     }
 
-    /// Copies `pic` (NV12, or P010 at 10 bits) into `dst`'s two planes on the device: each
-    /// `(address, pitch, bytes mapped)`, luma then interleaved chroma.
-    /// Returns once the copies are done and the surface is released.
-    pub fn copy_out(&mut self, pic: Picture, dst: [(u64, usize, usize); 2]) -> Result<(), String> {
+    /// Copies `pic` into `dst`'s planes on the device, each `(address,
+    /// pitch, bytes mapped)`: NV12 (P010 at 10 bits), luma then interleaved
+    /// chroma, or 4:4:4's Y, U and V. Returns once the copies are done and
+    /// the surface is released.
+    pub fn copy_out(&mut self, pic: Picture, dst: &[(u64, usize, usize)]) -> Result<(), String> {
         let seq = self
             .state
             .sequence
             .ok_or("NVDEC: a picture before any sequence")?;
-        let rows = [seq.height, seq.height.div_ceil(2)];
+        let rows = seq.plane_rows();
+        if dst.len() != rows.len() {
+            return Err(format!(
+                "NVDEC: {} output planes for {} {}",
+                dst.len(),
+                rows.len(),
+                seq.chroma.name()
+            ));
+        }
         let row = seq.width * seq.sample_bytes();
         for (p, &(addr, pitch, bytes)) in dst.iter().enumerate() {
             if addr == 0 || pitch < row || bytes < pitch * (rows[p] - 1) + row {
@@ -336,26 +402,29 @@ impl NvDecoder {
         self.state.check(unmapped, "cuvidUnmapVideoFrame64")
     }
 
-    /// The two plane copies out of a mapped surface, waited for.
+    /// The plane copies out of a mapped surface, waited for. NVDEC lays
+    /// each plane after the last, a whole surface (its height rounded up
+    /// to even) apart.
     fn copy_planes(
         &self,
         src: u64,
         pitch: usize,
         seq: &Sequence,
-        dst: [(u64, usize, usize); 2],
+        dst: &[(u64, usize, usize)],
     ) -> Result<(), String> {
         let Api::Nvidia { cu, .. } = &self.dev.runtime().api else {
             return Err("NVDEC needs an NVIDIA GPU".into());
         };
         let (left, top) = self.state.crop;
         let left = left * seq.sample_bytes();
-        let luma = src + (top * pitch + left) as u64;
-        let chroma = src + ((self.state.surface_height + top / 2) * pitch + left) as u64;
-        for ((from, rows), (to, to_pitch, _)) in
-            [(luma, seq.height), (chroma, seq.height.div_ceil(2))]
-                .into_iter()
-                .zip(dst)
-        {
+        let surface = self.state.surface_height.next_multiple_of(2);
+        let first_row = |plane: usize| match (seq.chroma, plane) {
+            (_, 0) => top,
+            (Chroma::Yuv420, _) => surface + top / 2,
+            (Chroma::Yuv444, p) => p * surface + top,
+        };
+        for (k, (rows, &(to, to_pitch, _))) in seq.plane_rows().into_iter().zip(dst).enumerate() {
+            let from = src + (first_row(k) * pitch + left) as u64;
             let p = ffi::CudaMemcpy2D {
                 src_x_in_bytes: 0,
                 src_y: 0,
@@ -460,17 +529,21 @@ impl State {
     /// keeps the size and format. Returns the decode surfaces.
     fn start(&mut self, f: &ffi::CuvidVideoFormat) -> Result<u32, String> {
         let [left, top, right, bottom] = f.display_area;
+        let bit_depth = f.bit_depth_luma_minus8 + 8;
+        let chroma = Chroma::from_cuvid(f.chroma_format)
+            .filter(|c| c.takes_depth(bit_depth))
+            .ok_or_else(|| {
+                format!(
+                    "NVDEC: this path decodes 8- and 10-bit 4:2:0 and 8-bit 4:4:4 only (the stream is {bit_depth}-bit, chroma format {})",
+                    f.chroma_format
+                )
+            })?;
         let seq = Sequence {
             width: (right - left).max(0) as usize,
             height: (bottom - top).max(0) as usize,
-            bit_depth: f.bit_depth_luma_minus8 + 8,
+            bit_depth,
+            chroma,
         };
-        if f.chroma_format != ffi::CUVID_CHROMA_420 || !matches!(seq.bit_depth, 8 | 10) {
-            return Err(format!(
-                "NVDEC: this path decodes 8- and 10-bit 4:2:0 only (the stream is {}-bit, chroma format {})",
-                seq.bit_depth, f.chroma_format
-            ));
-        }
         let surfaces = (f.min_num_decode_surfaces as u32 + DISPLAY_DELAY + 2).clamp(8, 32);
         if let Some(old) = self.sequence {
             if old != seq {
@@ -496,10 +569,10 @@ impl State {
             // Zero: the whole coded picture (cropped in the copy).
             display_area: [0; 4],
             // 10 bits: P016, the samples in the high bits (P010's layout).
-            output_format: if seq.bit_depth > 8 {
-                ffi::CUVID_SURFACE_P016
-            } else {
-                ffi::CUVID_SURFACE_NV12
+            output_format: match (chroma, seq.bit_depth) {
+                (Chroma::Yuv444, _) => ffi::CUVID_SURFACE_YUV444,
+                (Chroma::Yuv420, 8) => ffi::CUVID_SURFACE_NV12,
+                (Chroma::Yuv420, _) => ffi::CUVID_SURFACE_P016,
             },
             deinterlace_mode: ffi::CUVID_DEINTERLACE_WEAVE,
             // The output surface is the coded size: no scaling; the
@@ -524,5 +597,29 @@ impl State {
         self.surface_height = f.coded_height as usize;
         self.crop = (left.max(0) as usize, top.max(0) as usize);
         Ok(surfaces)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_layout_has_its_planes_and_depths() {
+        let seq = |chroma| Sequence {
+            width: 1920,
+            height: 1081,
+            bit_depth: 8,
+            chroma,
+        };
+        assert_eq!(seq(Chroma::Yuv420).plane_rows(), [1081, 541]);
+        assert_eq!(seq(Chroma::Yuv444).plane_rows(), [1081, 1081, 1081]);
+        assert!(Chroma::Yuv420.takes_depth(10) && !Chroma::Yuv420.takes_depth(12));
+        assert!(Chroma::Yuv444.takes_depth(8) && !Chroma::Yuv444.takes_depth(10));
+        assert_eq!(
+            Chroma::from_cuvid(ffi::CUVID_CHROMA_444),
+            Some(Chroma::Yuv444)
+        );
+        assert_eq!(Chroma::from_cuvid(2), None); // 4:2:2
     }
 }

@@ -6,20 +6,21 @@
 //! Per input: a demuxing pipeline of its own (`filesrc ! parsebin !` the
 //! stream's parser to what NVIDIA's parser takes `! appsink`), one NVDEC
 //! session in the engine's CUDA context on a thread of its own, and each
-//! decoded picture copied on the device into a `memory:CUDAMemory` NV12
-//! buffer pushed into the input's `appsrc`, which the element reads in
+//! decoded picture copied on the device into a `memory:CUDAMemory` buffer
+//! pushed into the input's `appsrc`, which the element reads in
 //! place. No plane goes through the host.
 //!
 //! Taken when the engine runs on an NVIDIA GPU with `libnvcuvid` and
-//! GStreamer's CUDA library, for 8-bit 4:2:0 streams scored at their own
-//! size on luma alone (the element reads NV12's luma in place); everything
-//! else goes through `decodebin`. `VMAFHIP_NVDEC=0` turns it off (A/B).
+//! GStreamer's CUDA library, for 8- and 10-bit 4:2:0 and 8-bit 4:4:4
+//! streams scored at their own size (the element reads NV12, P010 and
+//! Y444 in place); everything else goes through `decodebin`.
+//! `VMAFHIP_NVDEC=0` turns it off (A/B).
 
 use crate::input::{Input, Kind, Video};
 use crate::{Exit, Fail};
 use gst::prelude::*;
 use gstvmafhip::hip::gst_gpu::{GstGpu, device_plane};
-use gstvmafhip::hip::nvdec::{Codec, NvDecoder};
+use gstvmafhip::hip::nvdec::{Chroma, Codec, NvDecoder};
 use gstvmafhip::hip::{self, Device};
 use gstvmafhip::vmaf::PixelFormat;
 use std::sync::Arc;
@@ -56,9 +57,10 @@ impl Direct {
     }
 
     /// Whether `input` decodes here when scored as `target` (the reference's
-    /// video): 8- or 10-bit 4:2:0 at its own size and depth, of a codec and
-    /// size this GPU's NVDEC decodes. Its NV12 or P010 goes to the element
-    /// as it is; the GPU engine splits (and shifts) the planes it reads.
+    /// video): 8- or 10-bit 4:2:0 or 8-bit 4:4:4, at its own size, depth
+    /// and layout, of a codec and size this GPU's NVDEC decodes. Its NV12,
+    /// P010 or planar 4:4:4 goes to the element as it is; the GPU engine
+    /// splits (and shifts) the planes it reads.
     pub fn takes(&self, input: &Input, target: &Video) -> Result<(), String> {
         let v = &input.video;
         let codec = input
@@ -66,18 +68,18 @@ impl Direct {
             .as_deref()
             .and_then(Codec::from_caps_name)
             .ok_or("not H.264, HEVC, VP9 or AV1")?;
-        if input.kind != Kind::Media
-            || v.format != PixelFormat::Yuv420
-            || target.format != PixelFormat::Yuv420
-            || !matches!(v.bpc, 8 | 10)
-            || v.bpc != target.bpc
-        {
-            return Err("not 8- or 10-bit 4:2:0 at the reference's depth".into());
+        let chroma = match v.format {
+            PixelFormat::Yuv420 => Some(Chroma::Yuv420),
+            PixelFormat::Yuv444 => Some(Chroma::Yuv444),
+            _ => None,
         }
+        .filter(|c| input.kind == Kind::Media && c.takes_depth(v.bpc))
+        .filter(|_| (v.format, v.bpc) == (target.format, target.bpc))
+        .ok_or("not 8- or 10-bit 4:2:0 or 8-bit 4:4:4 in the reference's layout and depth")?;
         if (v.width, v.height) != (target.width, target.height) {
             return Err("scaled to the reference's size".into());
         }
-        hip::nvdec::supports(&self.dev, codec, v.bpc, (v.width, v.height))
+        hip::nvdec::supports(&self.dev, codec, v.bpc, chroma, (v.width, v.height))
     }
 }
 
@@ -92,13 +94,13 @@ impl Feeder {
     }
 }
 
-/// The caps this path pushes: NV12 (P010 at 10 bits) in CUDA memory at
-/// the input's size.
+/// The caps this path pushes: NV12 (P010 at 10 bits) or Y444 in CUDA
+/// memory at the input's size.
 pub fn caps(input: &Input) -> String {
-    let format = if input.video.bpc > 8 {
-        "P010_10LE"
-    } else {
-        "NV12"
+    let format = match (input.video.format, input.video.bpc) {
+        (PixelFormat::Yuv444, _) => "Y444",
+        (_, 8) => "NV12",
+        _ => "P010_10LE",
     };
     format!(
         "video/x-raw(memory:CUDAMemory),format={format},width={},height={}",
@@ -261,12 +263,14 @@ fn push_ready(p: &Prepared, decoder: &mut NvDecoder, next: &mut u64) -> Result<b
             .gpu
             .map_frame_writable(buffer, &p.info)
             .map_err(|_| "cannot map a CUDA buffer for writing".to_string())?;
-        let plane = |i: usize| {
-            device_plane(&frame, i)
-                .map(|(addr, bytes, pitch)| (addr, pitch, bytes))
-                .ok_or_else(|| format!("a CUDA buffer without plane {i}"))
-        };
-        decoder.copy_out(pic, [plane(0)?, plane(1)?])?;
+        let planes = (0..p.info.n_planes() as usize)
+            .map(|i| {
+                device_plane(&frame, i)
+                    .map(|(addr, bytes, pitch)| (addr, pitch, bytes))
+                    .ok_or_else(|| format!("a CUDA buffer without plane {i}"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        decoder.copy_out(pic, &planes)?;
         let mut buffer = frame.into_buffer();
         let (n, d) = p.fps;
         let t = |k: u64| gst::ClockTime::from_nseconds(k * 1_000_000_000 * d / n);
