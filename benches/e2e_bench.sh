@@ -160,8 +160,11 @@ pans() {
   wait
 }
 
+# A codec's container, depth and chroma layout; a size's dimensions.
 ext() { case $1 in vp9) echo webm ;; av1) echo mkv ;; *) echo mp4 ;; esac; }
 bits() { case $1 in hevc10) echo 10 ;; *) echo 8 ;; esac; }
+layout() { case $1 in hevc444) echo 444 ;; *) echo 420 ;; esac; }
+dims() { case $1 in 2160) echo 3840 2160 ;; *) echo 1920 1080 ;; esac; }
 
 # encode CODEC SIZE ROLE KBITS: the pan encoded by GStreamer's encoder for
 # CODEC (x264, x265, libvpx, libaom) at KBITS kbit/s, made once; prints its path.
@@ -198,64 +201,72 @@ planes() {
     | grep -o "input planes so far: .*\|decoded with .*" | tail -2 | paste -sd';')"
 }
 
+# cpu_json CODEC SIZE MODEL: the pair's numbers from a CPU decoder into
+# $C/cpu.json: ffmpeg's software decoder to raw, scored raw, or for AV1
+# (which ffmpeg here cannot decode in software) libaom's av1dec.
+cpu_json() {
+  local c=$1 s=$2 f w h pix=yuv420p
+  read -r w h <<< "$(dims "$s")"
+  [ "$(bits "$c")" = 10 ] && pix=yuv420p10le
+  [ "$(layout "$c")" = 444 ] && pix=yuv444p
+  if [ "$c" = av1 ]; then
+    "$B/vmafhip" "$C/${c}_${s}_ref.mkv" "$C/${c}_${s}_dis.mkv" --decoder cpu --backend hip \
+      --model version="$3" --json -o "$C/cpu.json" -q
+    return
+  fi
+  for f in ref dis; do
+    [ -f "$C/${c}_${s}_$f.dec.yuv" ] || env LD_LIBRARY_PATH="$OURS" "$FF" -hide_banner -loglevel error \
+      -i "$C/${c}_${s}_$f.$(ext "$c")" -f rawvideo -pix_fmt $pix "$C/${c}_${s}_$f.dec.yuv"
+  done
+  "$B/vmafhip" -r "$C/${c}_${s}_ref.dec.yuv" -d "$C/${c}_${s}_dis.dec.yuv" -w "$w" -h "$h" -b "$(bits "$c")" \
+    -p "$(layout "$c")" --backend hip --model version="$3" --json -o "$C/cpu.json" -q
+}
+
+# command_rows CODEC SIZE TAG MODEL DECODER REF DIST: the command's row,
+# where its planes went, and its numbers against a CPU decoder's.
+command_rows() {
+  local c=$1 s=$2 tag=$3 model=$4 dec=$5 r=$6 d=$7 n=$NP
+  [ "$s" = 2160 ] && n=$N4
+  rm -f "$C/gpu.json" "$C/cpu.json"
+  row "**vmafhip REF DIST --decoder $dec**, $tag $model" "$n" vmafhip \
+    "$B/vmafhip" "$r" "$d" --decoder "$dec" --backend hip --model version="$model" --json -o "$C/gpu.json"
+  planes "  $tag $model, --decoder $dec" "$B/vmafhip" "$r" "$d" --decoder "$dec" --backend hip --model version="$model"
+  cpu_json "$c" "$s" "$model"
+  echo "  exactness against the CPU decoder's frames: $(same "$C/gpu.json" "$C/cpu.json")"
+}
+
 # codec_rows CODEC: 1080p and 2160p rows for one codec (h264, h265,
 # hevc10, hevc444, vp9, av1): ffmpeg's NVDEC decoding both files and
-# nothing else, ffmpeg + libvmaf_cuda (libvmaf f85a8536, 8-bit 4:2:0; it
-# takes no 10-bit frames), and the command with --decoder gpu (v1 too
-# for H.264 and 4:4:4 at 1080p: it reads chroma); then the command's numbers
-# against a CPU decoder's on the same files (ffmpeg's software decoder to
-# raw, scored raw; libaom's av1dec for AV1, which ffmpeg here lacks).
+# nothing else, ffmpeg + libvmaf_cuda (libvmaf f85a8536, 8-bit 4:2:0
+# only), and the command (v1 too for H.264 and 4:4:4 at 1080p: it reads
+# chroma). AV1 takes --decoder auto: NVDEC where the GPU decodes AV1,
+# libaom's av1dec where it does not (the H100 and H200).
 codec_rows() {
-  local c=$1 name s
+  local c=$1 name s dec=gpu
+  [ "$c" = av1 ] && dec=auto
   case $c in
     h264) name=H.264 ;; h265) name=HEVC ;; hevc10) name="HEVC Main 10" ;; hevc444) name="HEVC 4:4:4" ;;
     vp9) name=VP9 ;; av1) name=AV1 ;;
   esac
   for s in 1080 2160; do
-    local n=$NP w=1920 h=1080 model=vmaf_v0.6.1 m=1 b pix=yuv420p layout=420
-    [ $s = 2160 ] && n=$N4 w=3840 h=2160 model=vmaf_4k_v0.6.1 m=3
-    b=$(bits "$c")
-    [ "$b" = 10 ] && pix=yuv420p10le
-    [ "$c" = hevc444 ] && pix=yuv444p layout=444
+    local n=$NP model=vmaf_v0.6.1 m=1
+    [ $s = 2160 ] && n=$N4 model=vmaf_4k_v0.6.1 m=3
     local hi=$((4000 * m)) lo=$((1200 * m))
     case $c in h265 | hevc10 | hevc444) hi=$((3000 * m)) lo=$((800 * m)) ;; vp9 | av1) hi=$((2000 * m)) lo=$((600 * m)) ;; esac
     local r d tag="${s}p $name"
-    rm -f "$C/gpu.json" "$C/cpu.json"
     r=$(encode "$c" $s ref $hi)
     d=$(encode "$c" $s dis $lo)
     echo "== $tag: $(du -k "$r" "$d" | awk '{printf "%s %d kB; ", $2, $1}')"
     row "ffmpeg NVDEC, decode only (both files), $tag" "$n" none \
       env LD_LIBRARY_PATH="$OURS" "$FF" -hide_banner -nostats -loglevel error $HW -i "$d" $HW -i "$r" -map 0:v -map 1:v -f null -
-    if [ "$b" = 8 ] && [ $layout = 420 ] && [ -f "$REAL/libvmaf.so.3" ]; then
+    if [ "$(bits "$c")$(layout "$c")" = 8420 ] && [ -f "$REAL/libvmaf.so.3" ]; then
       row "ffmpeg NVDEC + scale_cuda + libvmaf_cuda (libvmaf f85a8536), $tag $model" "$n" ffjson:$C/ff.json \
         env LD_LIBRARY_PATH="$REAL:$OURS" "$FF" -hide_banner -nostats -loglevel error $HW -i "$d" $HW -i "$r" -filter_complex \
         "[0:v]scale_cuda=format=yuv420p[dis];[1:v]scale_cuda=format=yuv420p[ref];[dis][ref]libvmaf_cuda=model=version=$model:log_fmt=json:log_path=$C/ff.json" -f null -
     fi
-    # AV1: --decoder auto, which takes NVDEC where the GPU decodes AV1 and
-    # libaom's av1dec where it does not (the H100 and H200).
-    local dec=gpu
-    [ "$c" = av1 ] && dec=auto
-    row "**vmafhip REF DIST --decoder $dec**, $tag $model" "$n" vmafhip \
-      "$B/vmafhip" "$r" "$d" --decoder $dec --backend hip --model version=$model --json -o "$C/gpu.json"
-    planes "  $tag, --decoder $dec" "$B/vmafhip" "$r" "$d" --decoder $dec --backend hip --model version=$model
-    if [ "$c" = av1 ]; then
-      "$B/vmafhip" "$r" "$d" --decoder cpu --backend hip --model version=$model --json -o "$C/cpu.json" -q
-    else
-      for f in ref dis; do
-        [ -f "$C/${c}_${s}_$f.dec.yuv" ] || env LD_LIBRARY_PATH="$OURS" "$FF" -hide_banner -loglevel error \
-          -i "$C/${c}_${s}_$f.$(ext "$c")" -f rawvideo -pix_fmt $pix "$C/${c}_${s}_$f.dec.yuv"
-      done
-      "$B/vmafhip" -r "$C/${c}_${s}_ref.dec.yuv" -d "$C/${c}_${s}_dis.dec.yuv" -w $w -h $h -b "$b" -p $layout \
-        --backend hip --model version=$model --json -o "$C/cpu.json" -q
-    fi
-    echo "  exactness, --decoder $dec against the CPU decoder's frames: $(same "$C/gpu.json" "$C/cpu.json")"
-    if [ $s = 1080 ] && { [ "$c" = h264 ] || [ "$c" = hevc444 ]; }; then # a model that reads chroma, on NVDEC's frames
-      row "**vmafhip REF DIST --decoder gpu**, $tag vmaf_v1.0.16_3d0h (reads chroma)" "$n" vmafhip \
-        "$B/vmafhip" "$r" "$d" --decoder gpu --backend hip --model version=vmaf_v1.0.16_3d0h --json -o "$C/gpu.json"
-      planes "  $tag v1, --decoder gpu" "$B/vmafhip" "$r" "$d" --decoder gpu --backend hip --model version=vmaf_v1.0.16_3d0h
-      "$B/vmafhip" -r "$C/${c}_${s}_ref.dec.yuv" -d "$C/${c}_${s}_dis.dec.yuv" -w $w -h $h -p $layout --backend hip \
-        --model version=vmaf_v1.0.16_3d0h --json -o "$C/cpu.json" -q
-      echo "  exactness, v1: $(same "$C/gpu.json" "$C/cpu.json")"
+    command_rows "$c" $s "$tag" $model $dec "$r" "$d"
+    if [ $s = 1080 ] && { [ "$c" = h264 ] || [ "$c" = hevc444 ]; }; then
+      command_rows "$c" $s "$tag" vmaf_v1.0.16_3d0h gpu "$r" "$d"
     fi
   done
 }
