@@ -394,22 +394,28 @@ impl Input {
         })
     }
 
-    /// Whether NVDEC's frames reach the element in CUDA memory: as the
-    /// decoder's NV12, at 8-bit 4:2:0 and the scoring size (the element
-    /// reads NV12's luma in place and splits its chroma on the GPU). Other
-    /// frames go through system memory, where a 10-bit decoder's P010 is
-    /// taken as it is; no GStreamer converter touches the samples
-    /// (`cudaconvert` and `videoconvert` do not convert P010 exactly).
-    fn nv12_in_cuda(&self, target: &Video) -> bool {
+    /// The format in which GStreamer's NVDEC decoder hands this input's
+    /// frames to the element in CUDA memory, at the scoring size and depth:
+    /// NV12 (8-bit 4:2:0), P010 (10-bit 4:2:0) or Y444 (8-bit 4:4:4), all
+    /// read in place (NV12's and P010's chroma split, P010 shifted, on the
+    /// GPU). `None`: the frames go through system memory; no GStreamer
+    /// converter touches the samples (`cudaconvert` and `videoconvert` do
+    /// not convert P010 exactly).
+    fn cuda_format(&self, target: &Video) -> Option<&'static str> {
         let nvdec = self
             .decoder
             .as_deref()
             .is_some_and(|d| d.starts_with("nv") && crate::decode::is_gpu_decoder(d));
-        nvdec
-            && (self.video.width, self.video.height) == (target.width, target.height)
-            && self.video.bpc == 8
-            && target.bpc == 8
-            && (self.video.format, target.format) == (PixelFormat::Yuv420, PixelFormat::Yuv420)
+        let v = &self.video;
+        let same = (v.width, v.height, v.format, v.bpc)
+            == (target.width, target.height, target.format, target.bpc);
+        match (v.format, v.bpc) {
+            _ if !nvdec || !same => None,
+            (PixelFormat::Yuv420, 8) => Some("NV12"),
+            (PixelFormat::Yuv420, 10) => Some("P010_10LE"),
+            (PixelFormat::Yuv444, 8) => Some("Y444"),
+            _ => None,
+        }
     }
 
     /// The video this input enters the element as: the reference's size,
@@ -432,7 +438,7 @@ impl Input {
     ///
     /// `target` is the video scored: the reference's size, chroma layout
     /// and depth. NVDEC's frames stay in CUDA memory where they can
-    /// ([`Input::nv12_in_cuda`]); every other input is converted and scaled
+    /// ([`Input::cuda_format`]); every other input is converted and scaled
     /// on the CPU where it must be.
     pub fn branch(&self, target: &Video) -> String {
         let (r, sink) = (self.role.prefix(), self.role.sink());
@@ -451,10 +457,10 @@ impl Input {
             ),
             Kind::Raw | Kind::Y4m => format!("appsrc name={r}-src"),
         };
-        let (convert, caps) = if self.nv12_in_cuda(target) {
+        let (convert, caps) = if let Some(cuda) = self.cuda_format(target) {
             (
                 format!("identity name={r}-convert"),
-                format!("video/x-raw(memory:CUDAMemory),format=NV12,width={w},height={h}"),
+                format!("video/x-raw(memory:CUDAMemory),format={cuda},width={w},height={h}"),
             )
         } else {
             // A 10-bit 4:2:0 decoder's P010 passes as it is (the element
