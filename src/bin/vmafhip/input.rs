@@ -531,3 +531,60 @@ pub fn decoder_and_codec(bin: &gst::Bin) -> (Option<String>, Option<String>) {
         .and_then(|c| c.structure(0).map(|s| s.name().to_string()));
     (dec.factory().map(|f| f.name().to_string()), codec)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decoded_by(decoder: &str, format: PixelFormat, bpc: u8) -> Input {
+        Input {
+            role: Role::Reference,
+            path: "in.mp4".into(),
+            kind: Kind::Media,
+            video: Video {
+                width: 1920,
+                height: 1080,
+                format,
+                bpc,
+                fps: (25, 1),
+                par: (1, 1),
+            },
+            frames: None,
+            decoder: Some(decoder.into()),
+            codec: Some("video/x-h265".into()),
+            nvdec: false,
+            nvdec_refused: None,
+            no_decoder: None,
+        }
+    }
+
+    #[test]
+    fn gstreamers_nvdec_frames_stay_in_cuda_memory_where_the_element_reads_them() {
+        use PixelFormat::*;
+        for (format, bpc, want) in [
+            (Yuv420, 8, Some("NV12")),
+            (Yuv420, 10, Some("P010_10LE")),
+            (Yuv444, 8, Some("Y444")),
+            (Yuv444, 10, None),
+            (Yuv420, 12, None),
+            (Yuv422, 8, None),
+        ] {
+            let i = decoded_by("nvh265dec", format, bpc);
+            assert_eq!(i.cuda_format(&i.video), want, "{format:?} {bpc}");
+            let branch = i.branch(&i.video);
+            match want {
+                Some(f) => assert!(branch.contains(&format!("(memory:CUDAMemory),format={f},"))),
+                None => assert!(branch.contains("videoconvert") && !branch.contains("CUDAMemory")),
+            }
+        }
+        let cpu = decoded_by("avdec_h265", Yuv420, 10);
+        assert_eq!(cpu.cuda_format(&cpu.video), None);
+        let nv = decoded_by("nvh265dec", Yuv420, 8);
+        let smaller = Video {
+            width: 1280,
+            height: 720,
+            ..nv.video.clone()
+        };
+        assert_eq!(nv.cuda_format(&smaller), None);
+    }
+}
