@@ -104,6 +104,19 @@ impl Video {
     pub fn scoring_format(&self) -> &'static str {
         gst_format(self.format, self.bpc).unwrap_or("I420")
     }
+
+    /// The format NVDEC's frames of this video take in CUDA memory, where
+    /// the element reads them in place (NV12's and P010's chroma split,
+    /// P010 shifted, on the GPU): NV12 (8-bit 4:2:0), P010 (10-bit 4:2:0)
+    /// or Y444 (8-bit 4:4:4); `None` for any other layout and depth.
+    pub fn nvdec_cuda_format(&self) -> Option<&'static str> {
+        match (self.format, self.bpc) {
+            (PixelFormat::Yuv420, 8) => Some("NV12"),
+            (PixelFormat::Yuv420, 10) => Some("P010_10LE"),
+            (PixelFormat::Yuv444, 8) => Some("Y444"),
+            _ => None,
+        }
+    }
 }
 
 /// The element's format for a layout and depth.
@@ -395,12 +408,11 @@ impl Input {
     }
 
     /// The format in which GStreamer's NVDEC decoder hands this input's
-    /// frames to the element in CUDA memory, at the scoring size and depth:
-    /// NV12 (8-bit 4:2:0), P010 (10-bit 4:2:0) or Y444 (8-bit 4:4:4), all
-    /// read in place (NV12's and P010's chroma split, P010 shifted, on the
-    /// GPU). `None`: the frames go through system memory; no GStreamer
-    /// converter touches the samples (`cudaconvert` and `videoconvert` do
-    /// not convert P010 exactly).
+    /// frames to the element in CUDA memory ([`Video::nvdec_cuda_format`]),
+    /// where they come at the scoring size, layout and depth. `None`: the
+    /// frames go through system memory; no GStreamer converter touches the
+    /// samples (`cudaconvert` and `videoconvert` do not convert P010
+    /// exactly).
     fn cuda_format(&self, target: &Video) -> Option<&'static str> {
         let nvdec = self
             .decoder
@@ -409,13 +421,7 @@ impl Input {
         let v = &self.video;
         let same = (v.width, v.height, v.format, v.bpc)
             == (target.width, target.height, target.format, target.bpc);
-        match (v.format, v.bpc) {
-            _ if !nvdec || !same => None,
-            (PixelFormat::Yuv420, 8) => Some("NV12"),
-            (PixelFormat::Yuv420, 10) => Some("P010_10LE"),
-            (PixelFormat::Yuv444, 8) => Some("Y444"),
-            _ => None,
-        }
+        v.nvdec_cuda_format().filter(|_| nvdec && same)
     }
 
     /// The video this input enters the element as: the reference's size,

@@ -73,7 +73,7 @@ impl Direct {
             PixelFormat::Yuv444 => Some(Chroma::Yuv444),
             _ => None,
         }
-        .filter(|c| input.kind == Kind::Media && c.takes_depth(v.bpc))
+        .filter(|_| input.kind == Kind::Media && v.nvdec_cuda_format().is_some())
         .filter(|_| (v.format, v.bpc) == (target.format, target.bpc))
         .ok_or("not 8- or 10-bit 4:2:0 or 8-bit 4:4:4 in the reference's layout and depth")?;
         if (v.width, v.height) != (target.width, target.height) {
@@ -94,14 +94,13 @@ impl Feeder {
     }
 }
 
-/// The caps this path pushes: NV12 (P010 at 10 bits) or Y444 in CUDA
-/// memory at the input's size.
+/// The caps this path pushes: the input's NV12, P010 or Y444 in CUDA
+/// memory ([`Video::nvdec_cuda_format`]) at its size.
 pub fn caps(input: &Input) -> String {
-    let format = match (input.video.format, input.video.bpc) {
-        (PixelFormat::Yuv444, _) => "Y444",
-        (_, 8) => "NV12",
-        _ => "P010_10LE",
-    };
+    let format = input
+        .video
+        .nvdec_cuda_format()
+        .expect("an input this path takes");
     format!(
         "video/x-raw(memory:CUDAMemory),format={format},width={},height={}",
         input.video.width, input.video.height
