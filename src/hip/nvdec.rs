@@ -395,14 +395,15 @@ impl NvDecoder {
             },
             "cuvidMapVideoFrame64",
         )?;
-        let copied = self.copy_planes(src, pitch as usize, &seq, dst);
+        let copied = self.copy_planes(src, pitch as usize, &seq, &rows, dst);
         // SAFETY: `src` is the mapping made above, released once.
         let unmapped = unsafe { (fns.unmap_video_frame)(self.state.decoder, src) };
         copied?;
         self.state.check(unmapped, "cuvidUnmapVideoFrame64")
     }
 
-    /// The plane copies out of a mapped surface, waited for. NVDEC lays
+    /// The plane copies (`rows` each, [`Sequence::plane_rows`]) out of a
+    /// mapped surface, waited for. NVDEC lays
     /// each plane after the last, a whole surface (its height rounded up
     /// to even) apart.
     fn copy_planes(
@@ -410,6 +411,7 @@ impl NvDecoder {
         src: u64,
         pitch: usize,
         seq: &Sequence,
+        rows: &[usize],
         dst: &[(u64, usize, usize)],
     ) -> Result<(), String> {
         let Api::Nvidia { cu, .. } = &self.dev.runtime().api else {
@@ -423,7 +425,7 @@ impl NvDecoder {
             (Chroma::Yuv420, _) => surface + top / 2,
             (Chroma::Yuv444, p) => p * surface + top,
         };
-        for (k, (rows, &(to, to_pitch, _))) in seq.plane_rows().into_iter().zip(dst).enumerate() {
+        for (k, (&height, &(to, to_pitch, _))) in rows.iter().zip(dst).enumerate() {
             let from = src + (first_row(k) * pitch + left) as u64;
             let p = ffi::CudaMemcpy2D {
                 src_x_in_bytes: 0,
@@ -441,7 +443,7 @@ impl NvDecoder {
                 dst_array: std::ptr::null_mut(),
                 dst_pitch: to_pitch,
                 width_in_bytes: seq.width * seq.sample_bytes(),
-                height: rows,
+                height,
             };
             // SAFETY: the source is the mapped surface (pitch × its rows,
             // as NVDEC laid it out); the destination's size was checked in
