@@ -35,7 +35,8 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 ext() { case $1 in vp9) echo webm ;; av1) echo mkv ;; *) echo mp4 ;; esac; }
 for c in ${CODECS:-vp9 av1 hevc10}; do
   set -- $c $(ext $c)
-  R=$D/clips/pan1080_$1_ref.$2 S=$D/clips/pan1080_$1_dis.$2 N=$(python3 -c "print(120 if '$1' == 'hevc10' else 240)")
+  R=$D/clips/pan1080_$1_ref.$2 S=$D/clips/pan1080_$1_dis.$2 N=240
+  [ "$1" = hevc10 ] && N=120
   echo "== 1. $1: the command's NVDEC path against the CPU decoder"
   local_ext=$2
   score() {  # score DECODER OUT [MODEL]: one run, what it said
