@@ -82,7 +82,7 @@ def main():
     step = max(1, len(lines) // 25)
     for k, (t, text) in enumerate(lines):
         if k % step == 0 or k == len(lines) - 1 or not text.startswith("frame"):
-            print(f"  {t:7.3f} {text[:150]}")
+            print(f"  {t:7.3f} {text[:600]}")
 
 
 if __name__ == "__main__":

@@ -114,11 +114,13 @@ impl Device {
                 rt.check(unsafe { (cu.device_get)(&mut dev, ord) }, "cuDeviceGet")?;
                 let info = nvidia_info(rt, dev, ordinal)?;
                 let mut ctx: Handle = std::ptr::null_mut();
+                let t = std::time::Instant::now();
                 // SAFETY: valid out-pointer; `dev` came from cuDeviceGet.
                 rt.check(
                     unsafe { (cu.primary_ctx_retain)(&mut ctx, dev) },
                     "cuDevicePrimaryCtxRetain",
                 )?;
+                super::record_step("primary context", t);
                 (dev, ctx, info)
             }
             Api::Amd { hip, props, .. } => {

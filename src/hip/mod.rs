@@ -32,6 +32,7 @@ use libloading::Library;
 use std::ffi::{CStr, c_int};
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 /// Which vendor stack to use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -108,6 +109,30 @@ impl fmt::Display for HipError {
 
 impl std::error::Error for HipError {}
 
+/// What opening the GPU took so far in this process, step by step
+/// (libraries, driver initialisation, context, kernels).
+static STEPS: Mutex<Vec<(&'static str, Duration)>> = Mutex::new(Vec::new());
+
+/// Notes that step `what` began at `start` and has just ended.
+pub(crate) fn record_step(what: &'static str, start: Instant) {
+    let took = start.elapsed();
+    STEPS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push((what, took));
+}
+
+/// The steps of opening the GPU so far and how long each took, for
+/// diagnostics: `libcuda 2.1 ms, cuInit 81.0 ms, ...`.
+pub fn startup_steps() -> String {
+    let steps = STEPS.lock().unwrap_or_else(|e| e.into_inner());
+    let parts: Vec<String> = steps
+        .iter()
+        .map(|(what, took)| format!("{what} {:.1} ms", took.as_secs_f64() * 1e3))
+        .collect();
+    parts.join(", ")
+}
+
 /// One loaded vendor stack.
 pub struct Runtime {
     api: Api,
@@ -146,7 +171,17 @@ impl Runtime {
         match vendor.from_env_or() {
             Vendor::Amd => AMD.get_or_init(load_amd).clone(),
             Vendor::Nvidia => NVIDIA.get_or_init(load_nvidia).clone(),
-            Vendor::Auto => match AMD.get_or_init(load_amd).clone() {
+            // With no AMD compute device node there is no AMD GPU to find:
+            // the AMD runtime is not loaded just to say so (its search
+            // costs tens of milliseconds on an NVIDIA machine).
+            Vendor::Auto if !amd_compute_node() => {
+                NVIDIA.get_or_init(load_nvidia).clone().map_err(|nv| {
+                    HipError::NoDevice(format!(
+                        "AMD: no {AMD_COMPUTE_NODE} (no AMD GPU driver); NVIDIA: {nv}"
+                    ))
+                })
+            }
+            Vendor::Auto => match AMD.get_or_init(timed_load_amd).clone() {
                 Ok(rt) if rt.device_count().unwrap_or(0) > 0 => Ok(rt),
                 amd => match NVIDIA.get_or_init(load_nvidia).clone() {
                     Ok(rt) => Ok(rt),
@@ -275,6 +310,24 @@ fn amd_candidates(env: Option<String>) -> Vec<String> {
     }
 }
 
+/// The device node through which ROCm reaches every AMD GPU (amdgpu's
+/// KFD); a container given an AMD GPU is given this node too.
+const AMD_COMPUTE_NODE: &str = "/dev/kfd";
+
+/// Whether this machine has AMD's compute device node.
+fn amd_compute_node() -> bool {
+    std::path::Path::new(AMD_COMPUTE_NODE).exists()
+}
+
+/// `load_amd`, its time recorded as a step (on an NVIDIA machine: the
+/// search for a library that is not there).
+fn timed_load_amd() -> Result<Arc<Runtime>, HipError> {
+    let t = Instant::now();
+    let rt = load_amd();
+    record_step("AMD runtime", t);
+    rt
+}
+
 fn load_amd() -> Result<Arc<Runtime>, HipError> {
     let names = amd_candidates(std::env::var("VMAFHIP_HIP_LIBRARY").ok());
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
@@ -375,40 +428,58 @@ fn load_amd() -> Result<Arc<Runtime>, HipError> {
 }
 
 fn load_nvidia() -> Result<Arc<Runtime>, HipError> {
-    let (culib, cuname) =
-        ffi::open_first(&["libcuda.so.1", "libcuda.so"]).map_err(HipError::NotFound)?;
-    // SAFETY: libcuda exports the driver API with these signatures (cuda.h).
-    let cu = unsafe { CudaFns::load(&culib, &cuname) }.map_err(HipError::NotFound)?;
-    let (rtclib, rtcname) = ffi::open_first(&[
+    // nvrtc is opened beside the driver's initialisation, which takes longer.
+    std::thread::scope(|s| {
+        let nvrtc = s.spawn(open_nvrtc);
+        let t = Instant::now();
+        let (culib, cuname) =
+            ffi::open_first(&["libcuda.so.1", "libcuda.so"]).map_err(HipError::NotFound)?;
+        // SAFETY: libcuda exports the driver API with these signatures (cuda.h).
+        let cu = unsafe { CudaFns::load(&culib, &cuname) }.map_err(HipError::NotFound)?;
+        record_step("libcuda", t);
+        let t = Instant::now();
+        // SAFETY: cuInit with flags 0.
+        let init = unsafe { (cu.init)(0) };
+        record_step("cuInit", t);
+        let (rtclib, rtcname, rtc) = nvrtc
+            .join()
+            .unwrap_or_else(|_| Err(HipError::NotFound("opening nvrtc panicked".into())))?;
+        let mut rt = Runtime {
+            api: Api::Nvidia { cu, rtc },
+            libraries: format!("{cuname} + {rtcname}"),
+            version: String::new(),
+            _libs: vec![culib, rtclib],
+        };
+        rt.check(init, "cuInit")?;
+        if let Api::Nvidia { cu, rtc } = &rt.api {
+            let mut v: c_int = 0;
+            // SAFETY: valid out-pointer.
+            rt.check(
+                unsafe { (cu.driver_get_version)(&mut v) },
+                "cuDriverGetVersion",
+            )?;
+            let (mut a, mut b) = (0, 0);
+            // SAFETY: valid out-pointers.
+            let _ = unsafe { (rtc.version)(&mut a, &mut b) }; // informational only
+            rt.version = format!("cuda{v}-nvrtc{a}.{b}");
+        }
+        Ok(Arc::new(rt))
+    })
+}
+
+/// NVIDIA's kernel compiler: the library, its name and its functions.
+fn open_nvrtc() -> Result<(Library, String, RtcFns), HipError> {
+    let t = Instant::now();
+    let (lib, name) = ffi::open_first(&[
         "libnvrtc.so.13",
         "libnvrtc.so.12",
         "/usr/local/cuda/lib64/libnvrtc.so",
     ])
     .map_err(|e| HipError::NotFound(format!("nvrtc: {e}")))?;
     // SAFETY: nvrtc's C API (nvrtc.h), stable since CUDA 11.
-    let rtc =
-        unsafe { RtcFns::load(&rtclib, &rtcname, &ffi::NVRTC) }.map_err(HipError::NotFound)?;
-    let mut rt = Runtime {
-        api: Api::Nvidia { cu, rtc },
-        libraries: format!("{cuname} + {rtcname}"),
-        version: String::new(),
-        _libs: vec![culib, rtclib],
-    };
-    if let Api::Nvidia { cu, rtc } = &rt.api {
-        // SAFETY: cuInit with flags 0.
-        rt.check(unsafe { (cu.init)(0) }, "cuInit")?;
-        let mut v: c_int = 0;
-        // SAFETY: valid out-pointer.
-        rt.check(
-            unsafe { (cu.driver_get_version)(&mut v) },
-            "cuDriverGetVersion",
-        )?;
-        let (mut a, mut b) = (0, 0);
-        // SAFETY: valid out-pointers.
-        let _ = unsafe { (rtc.version)(&mut a, &mut b) }; // informational only
-        rt.version = format!("cuda{v}-nvrtc{a}.{b}");
-    }
-    Ok(Arc::new(rt))
+    let rtc = unsafe { RtcFns::load(&lib, &name, &ffi::NVRTC) }.map_err(HipError::NotFound)?;
+    record_step("nvrtc", t);
+    Ok((lib, name, rtc))
 }
 
 /// Address ranges of live pinned buffers, so an upload can tell whether a

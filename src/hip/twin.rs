@@ -71,6 +71,8 @@ impl Kernels {
     pub fn load(dev: &Arc<Device>, sets: &[&KernelSet]) -> Result<Kernels, HipError> {
         let t0 = std::time::Instant::now();
         let (modules, compiled) = compile_modules(dev, sets)?;
+        super::record_step("kernel files", t0);
+        let t = std::time::Instant::now();
         let stream = Stream::new(dev)?;
         let sets = sets
             .iter()
@@ -79,6 +81,7 @@ impl Kernels {
                 Ok(((*loaded).type_id(), loaded))
             })
             .collect::<Result<Vec<_>, HipError>>()?;
+        super::record_step("kernel entry points and tables", t);
         Ok(Kernels {
             sets,
             compile_note: if compiled.is_empty() {

@@ -287,45 +287,66 @@ fn decoders_of(vendor: Vendor) -> &'static [&'static str] {
 }
 
 /// The GPU the command will score on, being opened on a thread of its own
-/// (CUDA or HIP context, kernels from the cache or compiled) while
-/// `--pairs` reads and plans its list; a single pair waits for it at once,
-/// since the decoders are ranked by it. The element finds it open. `None`
-/// for `--backend cpu`.
-pub struct GpuWarmUp(Option<JoinHandle<Result<Arc<hip::Device>, String>>>);
+/// (CUDA or HIP context, kernels from the cache or compiled) from the
+/// start, while GStreamer initialises and `--pairs` reads and plans its
+/// list; a single pair waits for it at once, since the decoders are ranked
+/// by it. The element finds it open. `None` for `--backend cpu`.
+pub struct GpuWarmUp(Option<JoinHandle<Opening>>);
+
+/// What the warm-up thread gives back: the opened GPU or why none, and
+/// what opening took, for the debug log.
+struct Opening {
+    gpu: Result<Arc<hip::Device>, String>,
+    took: std::time::Duration,
+}
 
 impl GpuWarmUp {
+    /// Starts opening the GPU. No GStreamer call is made on the thread:
+    /// it may run before GStreamer is initialised.
     pub fn start(backend: &str, device_ids: &[i32]) -> GpuWarmUp {
         if backend == "cpu" {
             return GpuWarmUp(None);
         }
         let ids = device_ids.to_vec();
         GpuWarmUp(Some(std::thread::spawn(move || {
-            let vendor = Vendor::Auto.from_env_or();
             let t = std::time::Instant::now();
-            let _ = hip::Runtime::load(vendor);
-            gst::debug!(
-                crate::pair::CAT,
-                "GPU runtime loaded after {:?}",
-                t.elapsed()
-            );
-            let mut first = None;
-            for id in ids {
-                let dev = gstvmafhip::gpu::shared_device(vendor, id.max(0) as usize)
-                    .map_err(|e| format!("GPU {id}: {e}"))?;
-                first.get_or_insert(dev);
+            let gpu = open_gpus(&ids);
+            Opening {
+                gpu,
+                took: t.elapsed(),
             }
-            gst::debug!(crate::pair::CAT, "GPU opened after {:?}", t.elapsed());
-            first.ok_or_else(|| "no GPU named".to_string())
         })))
     }
 
     /// The opened GPU, or why none could be opened.
     pub fn wait(mut self) -> Option<Result<Arc<hip::Device>, String>> {
         self.0.take().map(|h| {
-            h.join()
-                .unwrap_or_else(|_| Err("opening the GPU panicked".into()))
+            let opening = h.join().unwrap_or_else(|_| Opening {
+                gpu: Err("opening the GPU panicked".into()),
+                took: std::time::Duration::ZERO,
+            });
+            gst::debug!(
+                crate::pair::CAT,
+                "GPU opening took {:?}: {}",
+                opening.took,
+                hip::startup_steps()
+            );
+            opening.gpu
         })
     }
+}
+
+/// Opens every GPU in `ids` (the runtime first); the first one.
+fn open_gpus(ids: &[i32]) -> Result<Arc<hip::Device>, String> {
+    let vendor = Vendor::Auto.from_env_or();
+    let _ = hip::Runtime::load(vendor);
+    let mut first = None;
+    for &id in ids {
+        let dev = gstvmafhip::gpu::shared_device(vendor, id.max(0) as usize)
+            .map_err(|e| format!("GPU {id}: {e}"))?;
+        first.get_or_insert(dev);
+    }
+    first.ok_or_else(|| "no GPU named".to_string())
 }
 
 impl Drop for GpuWarmUp {

@@ -646,14 +646,14 @@ fn model_properties(model: &str) -> Result<(String, bool, bool), Fail> {
     ))
 }
 
-/// Sets GStreamer up, opens the GPU while the inputs are probed, ranks the
-/// decoders, and scores one pair or the list.
+/// Opens the GPU while GStreamer is set up and the inputs are probed,
+/// ranks the decoders, and scores one pair or the list.
 fn run(mut a: Args) -> Result<(), Fail> {
+    let warm_up = decode::GpuWarmUp::start(&a.backend, &a.device_ids);
     gst::init().map_err(|e| Fail(Exit::Failed, format!("GStreamer: {e}")))?;
     gstvmafhip::plugin_register_static()
         .map_err(|e| Fail(Exit::Failed, format!("registering vmafhip: {e}")))?;
     a.needs_chroma = metrics_read_chroma(&a)?;
-    let warm_up = decode::GpuWarmUp::start(&a.backend, &a.device_ids);
     if let Some(list) = a.pairs.clone() {
         return pairs::run(&a, &list, warm_up);
     }
