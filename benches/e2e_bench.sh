@@ -1,7 +1,7 @@
 #!/bin/bash
 # End to end on the GPU machine, one table from one run (docs/PERFORMANCE.md,
 # "End to end"): the engine, the `vmafhip` command on raw files and on
-# H.264, HEVC (8 and 10 bits), VP9 and AV1 encoded here, many pairs in one
+# H.264, HEVC (8, 10 and 12 bits), VP9 and AV1 encoded here, many pairs in one
 # run, ffmpeg's NVDEC with libvmaf_cuda, and libvmaf on the CPU, on the
 # same files, each the median of RUNS process wall clocks (start to exit),
 # with each tool's pooled VMAF beside its fps, and the command's numbers
@@ -13,7 +13,7 @@
 # in DIR (DEV, default .device); libvmaf's CLI in /tmp/t (its rows skipped
 # without it).
 #   RUNS=3 F=3000 F4K=3000 bash benches/e2e_bench.sh
-# WHICH: any of raw pairs h264 h265 hevc10 hevc444 vp9 av1 cpairs (default all):
+# WHICH: any of raw pairs h264 h265 hevc10 hevc12 hevc444 vp9 av1 cpairs (default all):
 # raw files, 16 raw pairs, each codec at 1080p (NP frames) and 2160p (N4),
 # 16 compressed pairs.
 # ffmpeg: DEV/lv/ffmpeg.zst (7.1.5 with NVDEC, scale_cuda, libvmaf and
@@ -28,7 +28,7 @@ F4K=${F4K:-3000}
 FC=${FC:-600}
 NP=${NP:-240}
 N4=${N4:-120}
-WHICH=${WHICH:-"raw pairs h264 h265 hevc10 hevc444 vp9 av1 cpairs"}
+WHICH=${WHICH:-"raw pairs h264 h265 hevc10 hevc12 hevc444 vp9 av1 cpairs"}
 . benches/device_gst_env.sh
 export VMAFHIP_CACHE_DIR=/tmp/vc PATH=/tmp/gstroot/usr/bin:$PATH
 B=$D/bin
@@ -147,7 +147,7 @@ pairs_rows() {
 # The natural clip the codec rows encode: a pan with grain across the
 # golden photograph (benches/make_pan.py), raw, NP frames at 1080p (the
 # photograph zoomed 1.5x) and N4 at 2160p (2.2x), at the depths given
-# (8, 10); made once.
+# (8, 10, 12); made once.
 pans() {
   local s b
   for s in 1080 2160; do
@@ -162,7 +162,7 @@ pans() {
 
 # A codec's container, depth and chroma layout; a size's dimensions.
 ext() { case $1 in vp9) echo webm ;; av1) echo mkv ;; *) echo mp4 ;; esac; }
-bits() { case $1 in hevc10) echo 10 ;; *) echo 8 ;; esac; }
+bits() { case $1 in hevc10) echo 10 ;; hevc12) echo 12 ;; *) echo 8 ;; esac; }
 layout() { case $1 in hevc444) echo 444 ;; *) echo 420 ;; esac; }
 dims() { case $1 in 2160) echo 3840 2160 ;; *) echo 1920 1080 ;; esac; }
 
@@ -172,11 +172,12 @@ dims() { case $1 in 2160) echo 3840 2160 ;; *) echo 1920 1080 ;; esac; }
 encode() {
   local c=$1 s=$2 k=$4 out=$C/${1}_${2}_$3.$(ext "$1") w=1920 h=1080 fmt=i420 enc
   [ "$s" = 2160 ] && w=3840 h=2160
-  [ "$(bits "$c")" = 10 ] && fmt=i420-10le
+  [ "$(bits "$c")" = 8 ] || fmt=i420-$(bits "$c")le
   case $c in
     h264) enc="x264enc bitrate=$k speed-preset=veryfast key-int-max=60 ! video/x-h264,profile=high ! h264parse ! mp4mux" ;;
     h265) enc="x265enc bitrate=$k speed-preset=veryfast key-int-max=60 ! video/x-h265,profile=main ! h265parse ! mp4mux" ;;
     hevc10) enc="x265enc bitrate=$k speed-preset=veryfast key-int-max=60 ! video/x-h265,profile=main-10 ! h265parse ! mp4mux" ;;
+    hevc12) enc="x265enc bitrate=$k speed-preset=veryfast key-int-max=60 ! video/x-h265,profile=main-12 ! h265parse ! mp4mux" ;;
     hevc444) enc="videoconvert ! video/x-raw,format=Y444 ! x265enc bitrate=$k speed-preset=veryfast key-int-max=60 \
       ! video/x-h265,profile=main-444 ! h265parse ! mp4mux" ;;
     vp9) enc="vp9enc deadline=1 cpu-used=8 threads=16 row-mt=true target-bitrate=$((k * 1000)) keyframe-max-dist=60 ! webmmux" ;;
@@ -207,7 +208,7 @@ planes() {
 cpu_json() {
   local c=$1 s=$2 f w h pix=yuv420p
   read -r w h <<< "$(dims "$s")"
-  [ "$(bits "$c")" = 10 ] && pix=yuv420p10le
+  [ "$(bits "$c")" = 8 ] || pix=yuv420p$(bits "$c")le
   [ "$(layout "$c")" = 444 ] && pix=yuv444p
   if [ "$c" = av1 ]; then
     "$B/vmafhip" "$C/${c}_${s}_ref.mkv" "$C/${c}_${s}_dis.mkv" --decoder cpu --backend hip \
@@ -236,7 +237,7 @@ command_rows() {
 }
 
 # codec_rows CODEC: 1080p and 2160p rows for one codec (h264, h265,
-# hevc10, hevc444, vp9, av1): ffmpeg's NVDEC decoding both files and
+# hevc10, hevc12, hevc444, vp9, av1): ffmpeg's NVDEC decoding both files and
 # nothing else, ffmpeg + libvmaf_cuda (libvmaf f85a8536, 8-bit 4:2:0
 # only), and the command (v1 too for H.264 and 4:4:4 at 1080p: it reads
 # chroma). AV1 takes --decoder auto: NVDEC where the GPU decodes AV1,
@@ -245,14 +246,15 @@ codec_rows() {
   local c=$1 name s dec=gpu
   [ "$c" = av1 ] && dec=auto
   case $c in
-    h264) name=H.264 ;; h265) name=HEVC ;; hevc10) name="HEVC Main 10" ;; hevc444) name="HEVC 4:4:4" ;;
+    h264) name=H.264 ;; h265) name=HEVC ;; hevc10) name="HEVC Main 10" ;; hevc12) name="HEVC Main 12" ;;
+    hevc444) name="HEVC 4:4:4" ;;
     vp9) name=VP9 ;; av1) name=AV1 ;;
   esac
   for s in 1080 2160; do
     local n=$NP model=vmaf_v0.6.1 m=1
     [ $s = 2160 ] && n=$N4 model=vmaf_4k_v0.6.1 m=3
     local hi=$((4000 * m)) lo=$((1200 * m))
-    case $c in h265 | hevc10 | hevc444) hi=$((3000 * m)) lo=$((800 * m)) ;; vp9 | av1) hi=$((2000 * m)) lo=$((600 * m)) ;; esac
+    case $c in h265 | hevc10 | hevc12 | hevc444) hi=$((3000 * m)) lo=$((800 * m)) ;; vp9 | av1) hi=$((2000 * m)) lo=$((600 * m)) ;; esac
     local r d tag="${s}p $name"
     r=$(encode "$c" $s ref $hi)
     d=$(encode "$c" $s dis $lo)
@@ -293,13 +295,13 @@ for f in ref crf30; do
   [ -f "$C/eg_$f.yuv" ] || zstd -q -d "tests/data/golden/eveningglow_1920x1080_420p8_3f_$f.yuv.zst" -o "$C/eg_$f.yuv"
 done
 for w in $WHICH; do
-  case $w in raw | pairs) clips ;; hevc10) pans 10 ;; h264 | h265 | hevc444 | vp9 | av1 | cpairs) pans 8 ;; esac
+  case $w in raw | pairs) clips ;; hevc10) pans 10 ;; hevc12) pans 12 ;; h264 | h265 | hevc444 | vp9 | av1 | cpairs) pans 8 ;; esac
 done
 for w in $WHICH; do
   case $w in
     raw) raw_rows ;;
     pairs) pairs_rows ;;
-    h264 | h265 | hevc10 | hevc444 | vp9 | av1) codec_rows "$w" ;;
+    h264 | h265 | hevc10 | hevc12 | hevc444 | vp9 | av1) codec_rows "$w" ;;
     cpairs) cpairs_rows ;;
   esac
 done

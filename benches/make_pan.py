@@ -9,8 +9,8 @@ photograph). A WIDTHxHEIGHT window moves across it, 3 pixels right and 1
 down per frame, and each frame gets its own film grain (a triangular
 distribution of -3..3 steps at 8 bits, from an integer hash of the frame,
 plane and sample: the same file on every machine and numpy). BITS 8
-writes 4:2:0 8-bit (C420jpeg), 10 the same pictures at 10 bits (C420p10,
-x4 before the grain). ZOOM (default 1) scales the photograph first
+writes 4:2:0 8-bit (C420jpeg), 10 and 12 the same pictures at 10 and 12
+bits (C420p10, C420p12; x4 and x16 before the grain). ZOOM (default 1) scales the photograph first
 (bilinear), so that a 1920x1080 window has room to move. OUT ending in
 .yuv gets the frames as raw planes, without the Y4M headers (for
 `rawvideoparse`, since GStreamer 1.22's `y4mdec` reads only 8 bits).
@@ -55,9 +55,11 @@ def main():
     y = zoom(raw[:SW * SH].reshape(SH, SW).astype(np.float64), z)
     u = zoom(raw[SW * SH:SW * SH * 5 // 4].reshape(SH // 2, SW // 2).astype(np.float64), z)
     v = zoom(raw[SW * SH * 5 // 4:].reshape(SH // 2, SW // 2).astype(np.float64), z)
-    scale, top = (4, 1023) if bits == 10 else (1, 255)
-    dtype = np.dtype("<u2") if bits == 10 else np.uint8
-    colour = "C420p10" if bits == 10 else "C420jpeg"
+    if bits not in (8, 10, 12):
+        sys.exit(f"make_pan.py: BITS is 8, 10 or 12, not {bits}")
+    scale, top = 1 << (bits - 8), (1 << bits) - 1
+    dtype = np.dtype("<u2") if bits > 8 else np.uint8
+    colour = f"C420p{bits}" if bits > 8 else "C420jpeg"
     y4m = not out.endswith(".yuv")
     with open(out, "wb") as f:
         if y4m:

@@ -238,7 +238,8 @@ fn mismatched_caps_is_an_error_naming_both() {
 /// A reference and a distorted input in different memory layouts of the
 /// same picture type (I420 beside NV12 or YV12, as a lossless master read
 /// as I420 beside a decoder's NV12) score exactly as both in I420, chroma
-/// metrics included; so does P010 beside I420_10LE; 8 bits beside 10 is
+/// metrics included; so do P010 and P012 beside I420_10LE and I420_12LE;
+/// 8 bits beside 10 is
 /// the mismatch error.
 #[test]
 fn comparable_formats_score_as_one_format() {
@@ -251,10 +252,12 @@ fn comparable_formats_score_as_one_format() {
             testsrc(4, 160, 120, ref_fmt, "ball")
         )
     };
-    // NV12 and YV12 beside I420; a 10-bit decoder's P010 beside I420_10LE.
+    // NV12 and YV12 beside I420; 10- and 12-bit decoders' P010 and P012
+    // beside I420_10LE and I420_12LE.
     for (planar, others) in [
         ("I420", &["NV12", "YV12"][..]),
         ("I420_10LE", &["P010_10LE"][..]),
+        ("I420_12LE", &["P012_LE"][..]),
     ] {
         let want = run_pipeline_checked(&pair(planar, planar));
         for fmt in others {

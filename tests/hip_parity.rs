@@ -457,14 +457,19 @@ fn a_ladder_shares_its_reference_on_the_gpu() {
 }
 
 /// One frame of `seq` as NVDEC lays it out in GPU memory: luma, then the
-/// chroma interleaved (NV12 at 8 bits; P010 at 10, each sample in the high
-/// bits of its 16), in one device buffer; the buffer, and its planes.
+/// chroma interleaved (NV12 at 8 bits; P010 and P012 at 10 and 12, each
+/// sample in the high bits of its 16), in one device buffer; the buffer,
+/// and its planes.
 fn interleaved_on_device(
     dev: &Arc<gstvmafhip::hip::Device>,
     seq: &Seq,
     planes: &[Vec<u16>],
 ) -> (gstvmafhip::hip::DeviceBuffer, Vec<DevicePlane>) {
-    let (bps, shift) = if seq.bpc > 8 { (2, 6u8) } else { (1, 0u8) };
+    let (bps, shift) = if seq.bpc > 8 {
+        (2, 16 - seq.bpc)
+    } else {
+        (1, 0u8)
+    };
     let (cw, ch) = seq.planes()[1];
     let pitch = (2 * cw).max(seq.w) * bps;
     let mut bytes = vec![0u8; pitch * (seq.h + ch)];
@@ -506,14 +511,15 @@ fn interleaved_on_device(
     (buf, planes)
 }
 
-/// NV12 and P010 frames in GPU memory (what NVDEC gives) read in place, the
-/// chroma split and P010's samples shifted on the device, equal the same
+/// NV12, P010 and P012 frames in GPU memory (what NVDEC gives) read in
+/// place, the chroma split and the deep samples shifted on the device,
+/// equal the same
 /// frames as planar host pictures on the CPU engine, bit for bit, for VMAF
 /// v1 (`speed_chroma`) and every extractor that reads chroma (PSNR, CIEDE,
 /// PSNR-HVS, the float ones).
 #[test]
 fn nv12_and_p010_in_gpu_memory_equal_planar_frames() {
-    for bpc in [8u8, 10] {
+    for bpc in [8u8, 10, 12] {
         let c = config(true, "vmaf_v1.0.16_3d0h");
         let Some(mut gpu) = hip_scorer(&c) else {
             return;

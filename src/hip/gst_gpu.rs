@@ -15,6 +15,7 @@
 //!   pointers are device addresses (no download).
 
 use super::device::{Device, Stream};
+use glib::translate::IntoGlib;
 use gst_video::prelude::*;
 use libloading::Library;
 use std::ffi::{c_int, c_uint, c_void};
@@ -307,16 +308,37 @@ impl GstGpu {
 
     /// An active pool of `caps` frames (`memory:CUDAMemory`) in our CUDA
     /// context, for frames written on the device and handed downstream
-    /// (CUDA only).
-    pub fn buffer_pool(
+    /// (CUDA only). A format GStreamer's allocator may not know (1.22 has
+    /// no P012, and aborts the process when asked for it) is allocated as
+    /// its layout twin ([`layout_twin`]), and each buffer's video meta
+    /// says the format asked for.
+    pub fn buffer_pool(&self, caps: &gst::Caps, min_buffers: u32) -> Result<CudaFramePool, String> {
+        let info = gst_video::VideoInfo::from_caps(caps).map_err(|e| e.to_string())?;
+        let Some(twin) = layout_twin(info.format()) else {
+            let pool = self.active_pool(caps, &info, min_buffers)?;
+            return Ok(CudaFramePool { pool, stamp: None });
+        };
+        let mut twin_caps = caps.clone();
+        twin_caps.make_mut().set("format", twin.to_str());
+        let twin_info = gst_video::VideoInfo::from_caps(&twin_caps).map_err(|e| e.to_string())?;
+        let pool = self
+            .active_pool(&twin_caps, &twin_info, min_buffers)
+            .map_err(|e| format!("{e} ({} allocated as {twin})", info.format()))?;
+        Ok(CudaFramePool {
+            pool,
+            stamp: Some(info.format()),
+        })
+    }
+
+    fn active_pool(
         &self,
         caps: &gst::Caps,
+        info: &gst_video::VideoInfo,
         min_buffers: u32,
     ) -> Result<gst::BufferPool, String> {
         let new = self
             .new_pool
             .ok_or("frames in GPU memory of our own are made on NVIDIA only")?;
-        let info = gst_video::VideoInfo::from_caps(caps).map_err(|e| e.to_string())?;
         // SAFETY: `object` is our live GstCudaContext; the function returns
         // a new (floating) GstCudaBufferPool, or null.
         let raw = unsafe { new(self.object) };
@@ -410,6 +432,46 @@ impl GstGpu {
         st.read_2d_from_device(&mut rows, (src, bytes), pitch * step, width_bytes, count)
             .map_err(|e| e.to_string())?;
         Ok(rows)
+    }
+}
+
+/// A format GStreamer's CUDA allocator may not know, and one it knows
+/// with the same planes, sample size and plane sizes: P012 (12 bits in
+/// the high bits of 16, NVDEC's 12-bit 4:2:0) is laid out as P016.
+pub fn layout_twin(format: gst_video::VideoFormat) -> Option<gst_video::VideoFormat> {
+    use gst_video::VideoFormat as F;
+    match format {
+        F::P012Le => Some(F::P016Le),
+        _ => None,
+    }
+}
+
+/// Frames in our CUDA memory ([`GstGpu::buffer_pool`]).
+pub struct CudaFramePool {
+    pool: gst::BufferPool,
+    /// The format each buffer's video meta is to say, where the pool
+    /// allocates its layout twin.
+    stamp: Option<gst_video::VideoFormat>,
+}
+
+impl CudaFramePool {
+    /// A frame of the pool, its video meta saying the format asked for.
+    pub fn acquire(&self) -> Result<gst::Buffer, String> {
+        let mut buffer = self
+            .pool
+            .acquire_buffer(None)
+            .map_err(|e| format!("a CUDA frame: {e}"))?;
+        if let Some(format) = self.stamp {
+            let b = buffer.get_mut().ok_or("a pool buffer shared")?;
+            let mut meta = b
+                .meta_mut::<gst_video::VideoMeta>()
+                .ok_or("a CUDA frame without a video meta")?;
+            // SAFETY: a live GstVideoMeta of a buffer we hold writable; the
+            // format is of the same layout as the one the pool allocated
+            // (`layout_twin`), so its planes, offsets and strides stay true.
+            unsafe { (*meta.as_mut_ptr()).format = format.into_glib() };
+        }
+        Ok(buffer)
     }
 }
 

@@ -121,13 +121,13 @@ impl Chroma {
         }
     }
 
-    /// Whether this path takes `bit_depth` in this layout: 8 and 10 bits
-    /// 4:2:0 (NV12, P010), 8-bit 4:4:4. NVDEC's deeper 4:4:4 comes as
-    /// 16-bit planes that GStreamer's CUDA memory cannot tell from 16-bit
-    /// video, and its 12-bit 4:2:0 has no format there (P012) at all.
+    /// Whether this path takes `bit_depth` in this layout: 8, 10 and 12
+    /// bits 4:2:0 (NV12, P010, P012), 8-bit 4:4:4. NVDEC's deeper 4:4:4
+    /// comes as 16-bit planes with the samples in the high bits, which no
+    /// planar format of GStreamer's describes.
     pub fn takes_depth(self, bit_depth: u8) -> bool {
         match self {
-            Chroma::Yuv420 => matches!(bit_depth, 8 | 10),
+            Chroma::Yuv420 => matches!(bit_depth, 8 | 10 | 12),
             Chroma::Yuv444 => bit_depth == 8,
         }
     }
@@ -536,7 +536,7 @@ impl State {
             .filter(|c| c.takes_depth(bit_depth))
             .ok_or_else(|| {
                 format!(
-                    "NVDEC: this path decodes 8- and 10-bit 4:2:0 and 8-bit 4:4:4 only (the stream is {bit_depth}-bit, chroma format {})",
+                    "NVDEC: this path decodes 8-, 10- and 12-bit 4:2:0 and 8-bit 4:4:4 only (the stream is {bit_depth}-bit, chroma format {})",
                     f.chroma_format
                 )
             })?;
@@ -570,7 +570,8 @@ impl State {
             reserved1: 0,
             // Zero: the whole coded picture (cropped in the copy).
             display_area: [0; 4],
-            // 10 bits: P016, the samples in the high bits (P010's layout).
+            // 10 and 12 bits: P016, the samples in the high bits (P010's
+            // and P012's layouts).
             output_format: match (chroma, seq.bit_depth) {
                 (Chroma::Yuv444, _) => ffi::CUVID_SURFACE_YUV444,
                 (Chroma::Yuv420, 8) => ffi::CUVID_SURFACE_NV12,
@@ -616,7 +617,7 @@ mod tests {
         };
         assert_eq!(seq(Chroma::Yuv420).plane_rows(), [1081, 541]);
         assert_eq!(seq(Chroma::Yuv444).plane_rows(), [1081, 1081, 1081]);
-        assert!(Chroma::Yuv420.takes_depth(10) && !Chroma::Yuv420.takes_depth(12));
+        assert!(Chroma::Yuv420.takes_depth(12) && !Chroma::Yuv420.takes_depth(16));
         assert!(Chroma::Yuv444.takes_depth(8) && !Chroma::Yuv444.takes_depth(10));
         assert_eq!(
             Chroma::from_cuvid(ffi::CUVID_CHROMA_444),

@@ -117,6 +117,17 @@ impl Video {
             _ => None,
         }
     }
+
+    /// The format the command's own NVDEC path ([`crate::nvdec`]) hands
+    /// this video's frames to the element in: GStreamer's decoders' above,
+    /// and P012 for 12-bit 4:2:0 (NVDEC's P016 surface, whose samples have
+    /// 12 significant bits).
+    pub fn direct_cuda_format(&self) -> Option<&'static str> {
+        match (self.format, self.bpc) {
+            (PixelFormat::Yuv420, 12) => Some("P012_LE"),
+            _ => self.nvdec_cuda_format(),
+        }
+    }
 }
 
 /// The element's format for a layout and depth.
@@ -561,6 +572,24 @@ mod tests {
             nvdec: false,
             nvdec_refused: None,
             no_decoder: None,
+        }
+    }
+
+    /// The command's own NVDEC path also takes 12-bit 4:2:0 (P012), which
+    /// GStreamer 1.22's decoders give only as P016; deep 4:4:4 neither.
+    #[test]
+    fn the_direct_path_hands_12_bit_420_over_as_p012() {
+        use PixelFormat::*;
+        for (format, bpc, want) in [
+            (Yuv420, 8, Some("NV12")),
+            (Yuv420, 10, Some("P010_10LE")),
+            (Yuv420, 12, Some("P012_LE")),
+            (Yuv444, 8, Some("Y444")),
+            (Yuv444, 12, None),
+            (Yuv422, 10, None),
+        ] {
+            let v = decoded_by("nvdec", format, bpc).video;
+            assert_eq!(v.direct_cuda_format(), want, "{format:?} {bpc}");
         }
     }
 

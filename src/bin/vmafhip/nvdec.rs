@@ -11,15 +11,15 @@
 //! place. No plane goes through the host.
 //!
 //! Taken when the engine runs on an NVIDIA GPU with `libnvcuvid` and
-//! GStreamer's CUDA library, for 8- and 10-bit 4:2:0 and 8-bit 4:4:4
-//! streams scored at their own size (the element reads NV12, P010 and
-//! Y444 in place); everything else goes through `decodebin`.
+//! GStreamer's CUDA library, for 8-, 10- and 12-bit 4:2:0 and 8-bit 4:4:4
+//! streams scored at their own size (the element reads NV12, P010, P012
+//! and Y444 in place); everything else goes through `decodebin`.
 //! `VMAFHIP_NVDEC=0` turns it off (A/B).
 
 use crate::input::{Input, Kind, Video};
 use crate::{Exit, Fail};
 use gst::prelude::*;
-use gstvmafhip::hip::gst_gpu::{GstGpu, device_plane};
+use gstvmafhip::hip::gst_gpu::{CudaFramePool, GstGpu, device_plane};
 use gstvmafhip::hip::nvdec::{Chroma, Codec, NvDecoder};
 use gstvmafhip::hip::{self, Device};
 use gstvmafhip::vmaf::PixelFormat;
@@ -57,10 +57,10 @@ impl Direct {
     }
 
     /// Whether `input` decodes here when scored as `target` (the reference's
-    /// video): 8- or 10-bit 4:2:0 or 8-bit 4:4:4, at its own size, depth
-    /// and layout, of a codec and size this GPU's NVDEC decodes. Its NV12,
-    /// P010 or planar 4:4:4 goes to the element as it is; the GPU engine
-    /// splits (and shifts) the planes it reads.
+    /// video): 8-, 10- or 12-bit 4:2:0 or 8-bit 4:4:4, at its own size,
+    /// depth and layout, of a codec and size this GPU's NVDEC decodes. Its
+    /// NV12, P010, P012 or planar 4:4:4 goes to the element as it is; the
+    /// GPU engine splits (and shifts) the planes it reads.
     pub fn takes(&self, input: &Input, target: &Video) -> Result<(), String> {
         let v = &input.video;
         let codec = input
@@ -73,9 +73,9 @@ impl Direct {
             PixelFormat::Yuv444 => Some(Chroma::Yuv444),
             _ => None,
         }
-        .filter(|_| input.kind == Kind::Media && v.nvdec_cuda_format().is_some())
+        .filter(|_| input.kind == Kind::Media && v.direct_cuda_format().is_some())
         .filter(|_| (v.format, v.bpc) == (target.format, target.bpc))
-        .ok_or("not 8- or 10-bit 4:2:0 or 8-bit 4:4:4 in the reference's layout and depth")?;
+        .ok_or("not 8-, 10- or 12-bit 4:2:0 or 8-bit 4:4:4 in the reference's layout and depth")?;
         if (v.width, v.height) != (target.width, target.height) {
             return Err("scaled to the reference's size".into());
         }
@@ -94,12 +94,12 @@ impl Feeder {
     }
 }
 
-/// The caps this path pushes: the input's NV12, P010 or Y444 in CUDA
-/// memory ([`Video::nvdec_cuda_format`]) at its size.
+/// The caps this path pushes: the input's NV12, P010, P012 or Y444 in
+/// CUDA memory ([`Video::direct_cuda_format`]) at its size.
 pub fn caps(input: &Input) -> String {
     let format = input
         .video
-        .nvdec_cuda_format()
+        .direct_cuda_format()
         .expect("an input this path takes");
     format!(
         "video/x-raw(memory:CUDAMemory),format={format},width={},height={}",
@@ -115,7 +115,7 @@ pub struct Prepared {
     appsink: gst_app::AppSink,
     codec: Codec,
     info: gst_video::VideoInfo,
-    pool: gst::BufferPool,
+    pool: CudaFramePool,
     path: String,
     fps: (u64, u64),
 }
@@ -256,7 +256,7 @@ fn run(p: &Prepared) -> Result<(), String> {
 /// taking frames.
 fn push_ready(p: &Prepared, decoder: &mut NvDecoder, next: &mut u64) -> Result<bool, String> {
     while let Some(pic) = decoder.pop() {
-        let buffer = p.pool.acquire_buffer(None).map_err(|e| e.to_string())?;
+        let buffer = p.pool.acquire()?;
         let frame = p
             .direct
             .gpu

@@ -484,6 +484,7 @@ fn engine_format(fmt: gst_video::VideoFormat) -> Result<(PixelFormat, u8), Strin
     Ok(match fmt {
         F::I420 | F::Yv12 | F::Nv12 => (PixelFormat::Yuv420, 8),
         F::P01010le => (PixelFormat::Yuv420, 10),
+        F::P012Le => (PixelFormat::Yuv420, 12),
         F::Y42b => (PixelFormat::Yuv422, 8),
         F::Y444 => (PixelFormat::Yuv444, 8),
         F::Gray8 => (PixelFormat::Gray, 8),
@@ -508,6 +509,17 @@ fn comparable_formats(a: gst_video::VideoFormat, b: gst_video::VideoFormat) -> b
     }
 }
 
+/// The formats whose deep samples sit in the high bits of 16 with U and V
+/// interleaved (a 10- or 12-bit decoder's output: P010, P012), and their
+/// depth.
+fn msb_semi_planar(fmt: gst_video::VideoFormat) -> Option<u8> {
+    match fmt {
+        gst_video::VideoFormat::P01010le => Some(10),
+        gst_video::VideoFormat::P012Le => Some(12),
+        _ => None,
+    }
+}
+
 /// A frame mapped for the device (`gst_gpu::mapped_for_device`) as an
 /// engine picture of device planes, in component order (Y, U, V).
 fn device_picture(
@@ -515,11 +527,11 @@ fn device_picture(
 ) -> Result<Picture<'static>, String> {
     let info = frame.info();
     let (pf, bpc) = engine_format(info.format())?;
-    // NV12's and P010's U and V share plane 1: V starts one sample in.
-    // P010 keeps its 10 bits in the high bits of 16.
-    let p010 = info.format() == gst_video::VideoFormat::P01010le;
-    let semi_planar = p010 || info.format() == gst_video::VideoFormat::Nv12;
-    let sample = if p010 { 2 } else { 1 };
+    // NV12's, P010's and P012's U and V share plane 1: V starts one
+    // sample in. P010 and P012 keep their bits in the high bits of 16.
+    let msb = msb_semi_planar(info.format());
+    let semi_planar = msb.is_some() || info.format() == gst_video::VideoFormat::Nv12;
+    let sample = if msb.is_some() { 2 } else { 1 };
     let mut planes = Vec::new();
     for c in 0..pf.plane_count() as u8 {
         let p = info.comp_plane(c) as usize;
@@ -534,7 +546,7 @@ fn device_picture(
             height: info.comp_height(c) as usize,
             pitch,
             interleaved,
-            msb_shift: if p010 { 6 } else { 0 },
+            msb_shift: msb.map_or(0, |depth| 16 - depth),
         });
     }
     Picture::new_device(pf, bpc, &planes).map_err(|e| e.to_string())
@@ -591,8 +603,8 @@ fn with_picture<R>(
     let (w, h) = (info.width() as usize, info.height() as usize);
     let fmt = info.format();
     use gst_video::VideoFormat as F;
-    if fmt == F::P01010le {
-        return with_p010_picture(frame, f);
+    if let Some(depth) = msb_semi_planar(fmt) {
+        return with_msb_picture(frame, depth, f);
     }
     let (pf, bpc) = engine_format(fmt)?;
     let nplanes = pf.plane_count();
@@ -671,11 +683,12 @@ fn with_picture<R>(
     }
 }
 
-/// A P010 frame (10-bit samples in the high bits of 16, chroma
-/// interleaved) as a planar 10-bit picture: every sample shifted down, the
-/// chroma split.
-fn with_p010_picture<R>(
+/// A P010 or P012 frame (`depth`-bit samples in the high bits of 16,
+/// chroma interleaved) as a planar picture of that depth: every sample
+/// shifted down, the chroma split.
+fn with_msb_picture<R>(
     frame: &gst_video::VideoFrameRef<&gst::BufferRef>,
+    depth: u8,
     f: impl FnOnce(&Picture<'_>) -> R,
 ) -> Result<R, String> {
     let info = frame.info();
@@ -688,10 +701,12 @@ fn with_p010_picture<R>(
             .map(|y| {
                 let row = data
                     .get(y * stride..y * stride + 2 * count)
-                    .ok_or_else(|| format!("P010 plane {p} shorter than its rows"))?;
+                    .ok_or_else(|| {
+                        format!("{:?} plane {p} shorter than its rows", info.format())
+                    })?;
                 Ok(row
                     .chunks_exact(2)
-                    .map(|b| u16::from_le_bytes([b[0], b[1]]) >> 6)
+                    .map(|b| u16::from_le_bytes([b[0], b[1]]) >> (16 - depth))
                     .collect())
             })
             .collect()
@@ -706,7 +721,7 @@ fn with_p010_picture<R>(
         Plane::new(&u, cw, ch, cw).map_err(err)?,
         Plane::new(&v, cw, ch, cw).map_err(err)?,
     ];
-    let pic = Picture::new_u16(PixelFormat::Yuv420, 10, &planes).map_err(err)?;
+    let pic = Picture::new_u16(PixelFormat::Yuv420, depth, &planes).map_err(err)?;
     Ok(f(&pic))
 }
 
@@ -2074,10 +2089,15 @@ impl ElementImpl for VmafHip {
                     .iter()
                     .map(|f| f.parse::<gst_video::VideoFormat>().unwrap())
             };
-            // And P010 (a 10-bit decoder's output), whose samples are
-            // shifted into place as the frame is read: on the host
-            // (`with_picture`), or on the GPU (`device_picture`).
-            let formats = || formats().chain([gst_video::VideoFormat::P01010le]);
+            // And P010 and P012 (10- and 12-bit decoders' output), whose
+            // samples are shifted into place as the frame is read: on the
+            // host (`with_picture`), or on the GPU (`device_picture`).
+            let formats = || {
+                formats().chain([
+                    gst_video::VideoFormat::P01010le,
+                    gst_video::VideoFormat::P012Le,
+                ])
+            };
             let mut caps = gst_video::VideoCapsBuilder::new()
                 .format_list(formats())
                 .build();
