@@ -1,7 +1,7 @@
 #!/bin/bash
 # End to end on the GPU machine, one table from one run (docs/PERFORMANCE.md,
 # "End to end"): the engine, the `vmafhip` command on raw files and on
-# H.264, HEVC (8, 10 and 12 bits), VP9 and AV1 encoded here, many pairs in one
+# H.264, HEVC (8, 10 and 12 bits, 4:4:4), VP9 and AV1 encoded here, many pairs in one
 # run, ffmpeg's NVDEC with libvmaf_cuda, and libvmaf on the CPU, on the
 # same files, each the median of RUNS process wall clocks (start to exit),
 # with each tool's pooled VMAF beside its fps, and the command's numbers
@@ -13,7 +13,8 @@
 # in DIR (DEV, default .device); libvmaf's CLI in /tmp/t (its rows skipped
 # without it).
 #   RUNS=3 F=3000 F4K=3000 bash benches/e2e_bench.sh
-# WHICH: any of raw pairs h264 h265 hevc10 hevc12 hevc444 vp9 av1 cpairs (default all):
+# WHICH: any of raw pairs h264 h265 hevc10 hevc12 hevc444 hevc444_10
+# hevc444_12 vp9 av1 cpairs (default all):
 # raw files, 16 raw pairs, each codec at 1080p (NP frames) and 2160p (N4),
 # 16 compressed pairs.
 # ffmpeg: DEV/lv/ffmpeg.zst (7.1.5 with NVDEC, scale_cuda, libvmaf and
@@ -28,7 +29,7 @@ F4K=${F4K:-3000}
 FC=${FC:-600}
 NP=${NP:-240}
 N4=${N4:-120}
-WHICH=${WHICH:-"raw pairs h264 h265 hevc10 hevc12 hevc444 vp9 av1 cpairs"}
+WHICH=${WHICH:-"raw pairs h264 h265 hevc10 hevc12 hevc444 hevc444_10 hevc444_12 vp9 av1 cpairs"}
 . benches/device_gst_env.sh
 export VMAFHIP_CACHE_DIR=/tmp/vc PATH=/tmp/gstroot/usr/bin:$PATH
 B=$D/bin
@@ -162,8 +163,8 @@ pans() {
 
 # A codec's container, depth and chroma layout; a size's dimensions.
 ext() { case $1 in vp9) echo webm ;; av1) echo mkv ;; *) echo mp4 ;; esac; }
-bits() { case $1 in hevc10) echo 10 ;; hevc12) echo 12 ;; *) echo 8 ;; esac; }
-layout() { case $1 in hevc444) echo 444 ;; *) echo 420 ;; esac; }
+bits() { case $1 in hevc10 | hevc444_10) echo 10 ;; hevc12 | hevc444_12) echo 12 ;; *) echo 8 ;; esac; }
+layout() { case $1 in hevc444*) echo 444 ;; *) echo 420 ;; esac; }
 dims() { case $1 in 2160) echo 3840 2160 ;; *) echo 1920 1080 ;; esac; }
 
 # encode CODEC SIZE ROLE KBITS: the pan encoded by GStreamer's encoder for
@@ -180,6 +181,8 @@ encode() {
     hevc12) enc="x265enc bitrate=$k speed-preset=veryfast key-int-max=60 ! video/x-h265,profile=main-12 ! h265parse ! mp4mux" ;;
     hevc444) enc="videoconvert ! video/x-raw,format=Y444 ! x265enc bitrate=$k speed-preset=veryfast key-int-max=60 \
       ! video/x-h265,profile=main-444 ! h265parse ! mp4mux" ;;
+    hevc444_*) enc="videoconvert ! video/x-raw,format=Y444_$(bits "$c")LE ! x265enc bitrate=$k speed-preset=veryfast \
+      key-int-max=60 ! video/x-h265,profile=main-444-$(bits "$c") ! h265parse ! mp4mux" ;;
     vp9) enc="vp9enc deadline=1 cpu-used=8 threads=16 row-mt=true target-bitrate=$((k * 1000)) keyframe-max-dist=60 ! webmmux" ;;
     # libaom's rate control misses its target on short clips: quantizers
     # instead (24-32 for the reference, 44-52 for the distorted).
@@ -206,10 +209,10 @@ planes() {
 # $C/cpu.json: ffmpeg's software decoder to raw, scored raw, or for AV1
 # (which ffmpeg here cannot decode in software) libaom's av1dec.
 cpu_json() {
-  local c=$1 s=$2 f w h pix=yuv420p
+  local c=$1 s=$2 f w h pix
   read -r w h <<< "$(dims "$s")"
-  [ "$(bits "$c")" = 8 ] || pix=yuv420p$(bits "$c")le
-  [ "$(layout "$c")" = 444 ] && pix=yuv444p
+  pix=yuv$(layout "$c")p
+  [ "$(bits "$c")" = 8 ] || pix=$pix$(bits "$c")le
   if [ "$c" = av1 ]; then
     "$B/vmafhip" "$C/${c}_${s}_ref.mkv" "$C/${c}_${s}_dis.mkv" --decoder cpu --backend hip \
       --model version="$3" --json -o "$C/cpu.json" -q
@@ -237,7 +240,7 @@ command_rows() {
 }
 
 # codec_rows CODEC: 1080p and 2160p rows for one codec (h264, h265,
-# hevc10, hevc12, hevc444, vp9, av1): ffmpeg's NVDEC decoding both files and
+# hevc10, hevc12, hevc444, hevc444_10, hevc444_12, vp9, av1): ffmpeg's NVDEC decoding both files and
 # nothing else, ffmpeg + libvmaf_cuda (libvmaf f85a8536, 8-bit 4:2:0
 # only), and the command (v1 too for H.264 and 4:4:4 at 1080p: it reads
 # chroma). AV1 takes --decoder auto: NVDEC where the GPU decodes AV1,
@@ -247,14 +250,14 @@ codec_rows() {
   [ "$c" = av1 ] && dec=auto
   case $c in
     h264) name=H.264 ;; h265) name=HEVC ;; hevc10) name="HEVC Main 10" ;; hevc12) name="HEVC Main 12" ;;
-    hevc444) name="HEVC 4:4:4" ;;
+    hevc444) name="HEVC 4:4:4" ;; hevc444_*) name="HEVC 4:4:4 $(bits "$c")-bit" ;;
     vp9) name=VP9 ;; av1) name=AV1 ;;
   esac
   for s in 1080 2160; do
     local n=$NP model=vmaf_v0.6.1 m=1
     [ $s = 2160 ] && n=$N4 model=vmaf_4k_v0.6.1 m=3
     local hi=$((4000 * m)) lo=$((1200 * m))
-    case $c in h265 | hevc10 | hevc12 | hevc444) hi=$((3000 * m)) lo=$((800 * m)) ;; vp9 | av1) hi=$((2000 * m)) lo=$((600 * m)) ;; esac
+    case $c in h265 | hevc10 | hevc12 | hevc444*) hi=$((3000 * m)) lo=$((800 * m)) ;; vp9 | av1) hi=$((2000 * m)) lo=$((600 * m)) ;; esac
     local r d tag="${s}p $name"
     r=$(encode "$c" $s ref $hi)
     d=$(encode "$c" $s dis $lo)
@@ -267,7 +270,7 @@ codec_rows() {
         "[0:v]scale_cuda=format=yuv420p[dis];[1:v]scale_cuda=format=yuv420p[ref];[dis][ref]libvmaf_cuda=model=version=$model:log_fmt=json:log_path=$C/ff.json" -f null -
     fi
     command_rows "$c" $s "$tag" $model $dec "$r" "$d"
-    if [ $s = 1080 ] && { [ "$c" = h264 ] || [ "$c" = hevc444 ]; }; then
+    if [ $s = 1080 ] && { [ "$c" = h264 ] || [ "$(layout "$c")" = 444 ]; }; then
       command_rows "$c" $s "$tag" vmaf_v1.0.16_3d0h gpu "$r" "$d"
     fi
   done
@@ -295,13 +298,13 @@ for f in ref crf30; do
   [ -f "$C/eg_$f.yuv" ] || zstd -q -d "tests/data/golden/eveningglow_1920x1080_420p8_3f_$f.yuv.zst" -o "$C/eg_$f.yuv"
 done
 for w in $WHICH; do
-  case $w in raw | pairs) clips ;; hevc10) pans 10 ;; hevc12) pans 12 ;; h264 | h265 | hevc444 | vp9 | av1 | cpairs) pans 8 ;; esac
+  case $w in raw | pairs) clips ;; hevc10 | hevc444_10) pans 10 ;; hevc12 | hevc444_12) pans 12 ;; h264 | h265 | hevc444 | vp9 | av1 | cpairs) pans 8 ;; esac
 done
 for w in $WHICH; do
   case $w in
     raw) raw_rows ;;
     pairs) pairs_rows ;;
-    h264 | h265 | hevc10 | hevc12 | hevc444 | vp9 | av1) codec_rows "$w" ;;
+    h264 | h265 | hevc10 | hevc12 | hevc444* | vp9 | av1) codec_rows "$w" ;;
     cpairs) cpairs_rows ;;
   esac
 done

@@ -18,11 +18,12 @@ fn kernel_sets() -> Vec<&'static KernelSet> {
         .collect()
 }
 
-/// Every kernel file: the scaler's, then every extractor's.
+/// Every kernel file: the scaler's, every extractor's, then NVDEC's copy.
 pub fn kernel_sources() -> Vec<(&'static str, &'static str)> {
     kernel_sets()
         .into_iter()
         .flat_map(|k| k.sources.iter().copied())
+        .chain([crate::hip::nvdec::KERNEL_SOURCE])
         .collect()
 }
 

@@ -170,10 +170,11 @@ pub const CUVID_CODEC_AV1: c_int = 11;
 /// `cudaVideoChromaFormat_420` and `_444`.
 pub const CUVID_CHROMA_420: c_int = 1;
 pub const CUVID_CHROMA_444: c_int = 3;
-/// `cudaVideoSurfaceFormat_NV12`, `_P016` and `_YUV444`.
+/// `cudaVideoSurfaceFormat_NV12`, `_P016`, `_YUV444` and `_YUV444_16Bit`.
 pub const CUVID_SURFACE_NV12: c_int = 0;
 pub const CUVID_SURFACE_P016: c_int = 1;
 pub const CUVID_SURFACE_YUV444: c_int = 2;
+pub const CUVID_SURFACE_YUV444_16BIT: c_int = 3;
 /// `cudaVideoDeinterlaceMode_Weave`.
 pub const CUVID_DEINTERLACE_WEAVE: c_int = 0;
 /// `cudaVideoCreate_PreferCUVID`: the dedicated decode engines.

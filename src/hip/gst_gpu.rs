@@ -435,13 +435,15 @@ impl GstGpu {
     }
 }
 
-/// A format GStreamer's CUDA allocator may not know, and one it knows
-/// with the same planes, sample size and plane sizes: P012 (12 bits in
-/// the high bits of 16, NVDEC's 12-bit 4:2:0) is laid out as P016.
+/// A format GStreamer's CUDA allocator may not know (1.22's), and one it
+/// knows with the same planes, sample size and plane sizes: P012 (12 bits
+/// in the high bits of 16, NVDEC's 12-bit 4:2:0) is laid out as P016,
+/// planar 10- and 12-bit 4:4:4 as Y444_16LE.
 pub fn layout_twin(format: gst_video::VideoFormat) -> Option<gst_video::VideoFormat> {
     use gst_video::VideoFormat as F;
     match format {
         F::P012Le => Some(F::P016Le),
+        F::Y44410le | F::Y44412le => Some(F::Y44416le),
         _ => None,
     }
 }

@@ -14,6 +14,7 @@
 
 use super::device::{Device, Stream};
 use super::ffi::{self, CuvidFns, Handle};
+use super::module::{Arg, ArgKind, Kernel, Module, compile_source};
 use super::{Api, Runtime};
 use libloading::Library;
 use std::collections::VecDeque;
@@ -94,7 +95,8 @@ pub enum Chroma {
     /// 4:2:0, out of NVDEC as NV12 (P016 above 8 bits): luma, then U and V
     /// interleaved at half size.
     Yuv420,
-    /// 4:4:4 at 8 bits, out of NVDEC as three full planes.
+    /// 4:4:4, out of NVDEC as three full planes (16-bit, the samples in
+    /// the high bits, above 8 bits).
     Yuv444,
 }
 
@@ -122,14 +124,10 @@ impl Chroma {
     }
 
     /// Whether this path takes `bit_depth` in this layout: 8, 10 and 12
-    /// bits 4:2:0 (NV12, P010, P012), 8-bit 4:4:4. NVDEC's deeper 4:4:4
-    /// comes as 16-bit planes with the samples in the high bits, which no
-    /// planar format of GStreamer's describes.
+    /// bits (4:2:0 as NV12, P010 and P012; 4:4:4 as planar samples, shifted
+    /// down from the high bits as they are copied above 8 bits).
     pub fn takes_depth(self, bit_depth: u8) -> bool {
-        match self {
-            Chroma::Yuv420 => matches!(bit_depth, 8 | 10 | 12),
-            Chroma::Yuv444 => bit_depth == 8,
-        }
+        matches!(bit_depth, 8 | 10 | 12)
     }
 }
 
@@ -192,6 +190,13 @@ impl Sequence {
         if self.bit_depth > 8 { 2 } else { 1 }
     }
 
+    /// Whether the samples are shifted down as they are copied: 4:4:4
+    /// above 8 bits, whose high-bit layout no planar format describes
+    /// (4:2:0's P016 is P010's and P012's layout as it is).
+    pub fn shifted(&self) -> bool {
+        self.chroma == Chroma::Yuv444 && self.bit_depth > 8
+    }
+
     /// The rows of each output plane: luma and interleaved chroma (4:2:0),
     /// or Y, U and V (4:4:4).
     pub fn plane_rows(&self) -> Vec<usize> {
@@ -231,6 +236,9 @@ pub struct NvDecoder {
     state: Box<State>,
     parser: Handle,
     stream: Stream,
+    /// The copy that shifts deep 4:4:4 samples down (`nvdec.hip`), loaded
+    /// with the first such picture.
+    shift_down: Option<Kernel>,
 }
 
 // SAFETY: the handles are used from one thread at a time (`&mut self`);
@@ -287,6 +295,7 @@ impl NvDecoder {
             state,
             parser,
             stream,
+            shift_down: None,
         })
     }
 
@@ -360,6 +369,9 @@ impl NvDecoder {
             }
         }
         self.dev.make_current().map_err(|e| e.to_string())?;
+        if seq.shifted() && self.shift_down.is_none() {
+            self.shift_down = Some(shift_down_kernel(&self.dev)?);
+        }
         let d = pic.0;
         let mut proc = ffi::CuvidProcParams {
             progressive_frame: d.progressive_frame,
@@ -427,6 +439,22 @@ impl NvDecoder {
         };
         for (k, (&height, &(to, to_pitch, _))) in rows.iter().zip(dst).enumerate() {
             let from = src + (first_row(k) * pitch + left) as u64;
+            if let Some(kernel) = self.shift_down.as_ref().filter(|_| seq.shifted()) {
+                let args = [
+                    Arg::Foreign(from),
+                    Arg::I32(pitch as i32),
+                    Arg::I32(seq.width as i32),
+                    Arg::I32(height as i32),
+                    Arg::I32(16 - i32::from(seq.bit_depth)),
+                    Arg::Foreign(to),
+                    Arg::I32(to_pitch as i32),
+                ];
+                let blocks = seq.width.div_ceil(256) as u32;
+                self.stream
+                    .launch(kernel, (blocks, height as u32, 1), (256, 1, 1), 0, &args)
+                    .map_err(|e| e.to_string())?;
+                continue;
+            }
             let p = ffi::CudaMemcpy2D {
                 src_x_in_bytes: 0,
                 src_y: 0,
@@ -457,6 +485,30 @@ impl NvDecoder {
         self.stream.synchronize().map_err(|e| e.to_string())
     }
 }
+
+/// `nvdec.hip`'s shifting copy, compiled for `dev` (or taken from the
+/// kernel cache) and loaded.
+fn shift_down_kernel(dev: &Arc<Device>) -> Result<Kernel, String> {
+    let text = |e: super::HipError| format!("NVDEC's copy kernel: {e}");
+    let (file, source) = KERNEL_SOURCE;
+    let (code, _) = compile_source(dev.runtime(), &dev.info.arch, file, source).map_err(text)?;
+    let kernel = Module::load(dev, &code).map_err(text)?.kernel(
+        "nvdec_shift_down_16",
+        &[
+            ArgKind::Ptr,
+            ArgKind::I32,
+            ArgKind::I32,
+            ArgKind::I32,
+            ArgKind::I32,
+            ArgKind::Ptr,
+            ArgKind::I32,
+        ],
+    );
+    kernel.map_err(text)
+}
+
+/// The kernel file of this module, for the checks that compile every one.
+pub const KERNEL_SOURCE: (&str, &str) = ("nvdec.hip", include_str!("nvdec.hip"));
 
 impl Drop for NvDecoder {
     fn drop(&mut self) {
@@ -536,7 +588,7 @@ impl State {
             .filter(|c| c.takes_depth(bit_depth))
             .ok_or_else(|| {
                 format!(
-                    "NVDEC: this path decodes 8-, 10- and 12-bit 4:2:0 and 8-bit 4:4:4 only (the stream is {bit_depth}-bit, chroma format {})",
+                    "NVDEC: this path decodes 8-, 10- and 12-bit 4:2:0 and 4:4:4 only (the stream is {bit_depth}-bit, chroma format {})",
                     f.chroma_format
                 )
             })?;
@@ -573,7 +625,8 @@ impl State {
             // 10 and 12 bits: P016, the samples in the high bits (P010's
             // and P012's layouts).
             output_format: match (chroma, seq.bit_depth) {
-                (Chroma::Yuv444, _) => ffi::CUVID_SURFACE_YUV444,
+                (Chroma::Yuv444, 8) => ffi::CUVID_SURFACE_YUV444,
+                (Chroma::Yuv444, _) => ffi::CUVID_SURFACE_YUV444_16BIT,
                 (Chroma::Yuv420, 8) => ffi::CUVID_SURFACE_NV12,
                 (Chroma::Yuv420, _) => ffi::CUVID_SURFACE_P016,
             },
@@ -618,7 +671,7 @@ mod tests {
         assert_eq!(seq(Chroma::Yuv420).plane_rows(), [1081, 541]);
         assert_eq!(seq(Chroma::Yuv444).plane_rows(), [1081, 1081, 1081]);
         assert!(Chroma::Yuv420.takes_depth(12) && !Chroma::Yuv420.takes_depth(16));
-        assert!(Chroma::Yuv444.takes_depth(8) && !Chroma::Yuv444.takes_depth(10));
+        assert!(Chroma::Yuv444.takes_depth(10) && !Chroma::Yuv444.takes_depth(14));
         assert_eq!(
             Chroma::from_cuvid(ffi::CUVID_CHROMA_444),
             Some(Chroma::Yuv444)

@@ -119,12 +119,15 @@ impl Video {
     }
 
     /// The format the command's own NVDEC path ([`crate::nvdec`]) hands
-    /// this video's frames to the element in: GStreamer's decoders' above,
-    /// and P012 for 12-bit 4:2:0 (NVDEC's P016 surface, whose samples have
-    /// 12 significant bits).
+    /// this video's frames to the element in: GStreamer's decoders' above;
+    /// P012 for 12-bit 4:2:0 (NVDEC's P016 surface, whose samples have 12
+    /// significant bits); planar 10- and 12-bit 4:4:4, shifted down from
+    /// NVDEC's high bits as they are copied.
     pub fn direct_cuda_format(&self) -> Option<&'static str> {
         match (self.format, self.bpc) {
             (PixelFormat::Yuv420, 12) => Some("P012_LE"),
+            (PixelFormat::Yuv444, 10) => Some("Y444_10LE"),
+            (PixelFormat::Yuv444, 12) => Some("Y444_12LE"),
             _ => self.nvdec_cuda_format(),
         }
     }
@@ -576,7 +579,7 @@ mod tests {
     }
 
     /// The command's own NVDEC path also takes 12-bit 4:2:0 (P012), which
-    /// GStreamer 1.22's decoders give only as P016; deep 4:4:4 neither.
+    /// GStreamer 1.22's decoders give only as P016, and deep 4:4:4.
     #[test]
     fn the_direct_path_hands_12_bit_420_over_as_p012() {
         use PixelFormat::*;
@@ -585,7 +588,8 @@ mod tests {
             (Yuv420, 10, Some("P010_10LE")),
             (Yuv420, 12, Some("P012_LE")),
             (Yuv444, 8, Some("Y444")),
-            (Yuv444, 12, None),
+            (Yuv444, 10, Some("Y444_10LE")),
+            (Yuv444, 12, Some("Y444_12LE")),
             (Yuv422, 10, None),
         ] {
             let v = decoded_by("nvdec", format, bpc).video;

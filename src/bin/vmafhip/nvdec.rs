@@ -11,9 +11,9 @@
 //! place. No plane goes through the host.
 //!
 //! Taken when the engine runs on an NVIDIA GPU with `libnvcuvid` and
-//! GStreamer's CUDA library, for 8-, 10- and 12-bit 4:2:0 and 8-bit 4:4:4
+//! GStreamer's CUDA library, for 8-, 10- and 12-bit 4:2:0 and 4:4:4
 //! streams scored at their own size (the element reads NV12, P010, P012
-//! and Y444 in place); everything else goes through `decodebin`.
+//! and planar 4:4:4 in place); everything else goes through `decodebin`.
 //! `VMAFHIP_NVDEC=0` turns it off (A/B).
 
 use crate::input::{Input, Kind, Video};
@@ -57,10 +57,11 @@ impl Direct {
     }
 
     /// Whether `input` decodes here when scored as `target` (the reference's
-    /// video): 8-, 10- or 12-bit 4:2:0 or 8-bit 4:4:4, at its own size,
-    /// depth and layout, of a codec and size this GPU's NVDEC decodes. Its
-    /// NV12, P010, P012 or planar 4:4:4 goes to the element as it is; the
-    /// GPU engine splits (and shifts) the planes it reads.
+    /// video): 8-, 10- or 12-bit 4:2:0 or 4:4:4, at its own size, depth
+    /// and layout, of a codec and size this GPU's NVDEC decodes. Its NV12,
+    /// P010, P012 or planar 4:4:4 goes to the element as it is (deep 4:4:4
+    /// shifted down as it is copied); the GPU engine splits (and shifts)
+    /// the planes it reads.
     pub fn takes(&self, input: &Input, target: &Video) -> Result<(), String> {
         let v = &input.video;
         let codec = input
@@ -75,7 +76,7 @@ impl Direct {
         }
         .filter(|_| input.kind == Kind::Media && v.direct_cuda_format().is_some())
         .filter(|_| (v.format, v.bpc) == (target.format, target.bpc))
-        .ok_or("not 8-, 10- or 12-bit 4:2:0 or 8-bit 4:4:4 in the reference's layout and depth")?;
+        .ok_or("not 8-, 10- or 12-bit 4:2:0 or 4:4:4 in the reference's layout and depth")?;
         if (v.width, v.height) != (target.width, target.height) {
             return Err("scaled to the reference's size".into());
         }
@@ -94,8 +95,8 @@ impl Feeder {
     }
 }
 
-/// The caps this path pushes: the input's NV12, P010, P012 or Y444 in
-/// CUDA memory ([`Video::direct_cuda_format`]) at its size.
+/// The caps this path pushes: the input's NV12, P010, P012 or planar
+/// 4:4:4 in CUDA memory ([`Video::direct_cuda_format`]) at its size.
 pub fn caps(input: &Input) -> String {
     let format = input
         .video
