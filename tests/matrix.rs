@@ -1,7 +1,7 @@
 //! The input matrix: a natural clip (the golden astronaut pan) encoded at
 //! test time with Debian's encoders (x264, x265, libvpx VP9, libaom AV1)
-//! into MP4, Matroska, WebM and MPEG-TS, 8- and 10-bit, 4:2:0, 4:2:2 and
-//! 4:4:4, and another size (odd sizes: the golden 351x287 pair in
+//! into MP4, Matroska, WebM and MPEG-TS, 8-, 10- and 12-bit, 4:2:0, 4:2:2
+//! and 4:4:4, and another size (odd sizes: the golden 351x287 pair in
 //! tests/cli.rs; GStreamer's raw files pad odd rows); each encode scored against the master as raw
 //! .yuv and as .y4m, both ways round, and against another encode, with
 //! `--decoder auto` and `cpu`, in the two-file and ladder forms. Every case
@@ -70,6 +70,22 @@ const I420_10: Format = Format {
     p: "420",
     bits: 10,
     y4m: "420p10",
+};
+const I420_12: Format = Format {
+    gst: "I420_12LE",
+    parse: "i420-12le",
+    ffmpeg: "yuv420p12le",
+    p: "420",
+    bits: 12,
+    y4m: "420p12",
+};
+const Y444_10: Format = Format {
+    gst: "Y444_10LE",
+    parse: "y444-10le",
+    ffmpeg: "yuv444p10le",
+    p: "444",
+    bits: 10,
+    y4m: "444p10",
 };
 
 /// A master in `f` at `w`x`h`: the golden reference's six first frames,
@@ -142,6 +158,22 @@ const ENCODES: &[Encode] = &[
         encoder: "x265enc bitrate=600 ! h265parse",
         mux: "mp4mux",
         ext: "mp4",
+    },
+    Encode {
+        name: "hevc_12bit_mp4",
+        format: I420_12,
+        size: (576, 324),
+        encoder: "x265enc bitrate=600 ! video/x-h265,profile=main-12 ! h265parse",
+        mux: "mp4mux",
+        ext: "mp4",
+    },
+    Encode {
+        name: "hevc_444_10bit_mkv",
+        format: Y444_10,
+        size: (576, 324),
+        encoder: "x265enc bitrate=600 ! video/x-h265,profile=main-444-10 ! h265parse",
+        mux: "matroskamux",
+        ext: "mkv",
     },
     Encode {
         name: "hevc_444_mkv",
