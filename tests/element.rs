@@ -6,6 +6,7 @@ use common::pipeline::{Outcome, collect, init, launch};
 use common::*;
 use gst::prelude::*;
 use gstvmafhip::{VmafFrameMessage, VmafPooledMessage};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Run a pipeline to EOS or error, collecting the element's messages.
@@ -733,12 +734,16 @@ fn sink_pads_offer_pinned_buffers_on_a_gpu() {
 
 /// The results file is written as frames become final: while the stream
 /// runs it already holds every frame whose message went out (a crash loses
-/// none), and it is complete at EOS, in each of the four layouts.
+/// none), and it is complete at EOS, in each of the four layouts. The file
+/// is read in the bus's sync handler, in the thread posting frame 10's
+/// message, so the element cannot have gone on to the end meanwhile, however
+/// slowly the test runs.
 #[test]
 fn results_file_streams_frames_and_completes_at_eos() {
     init();
     for fmt in ["json", "xml", "csv", "jsonl"] {
-        let path = std::env::temp_dir().join(format!("vmafhip-stream.{fmt}"));
+        let path =
+            std::env::temp_dir().join(format!("vmafhip-stream-{}.{fmt}", std::process::id()));
         let desc = format!(
             "{} ! tee name=t t. ! queue ! v.ref_sink t. ! queue ! videobalance brightness=0.05 ! v.dist_sink \
              vmafhip name=v frame-message=true backend=cpu results-filename={} results-format={fmt} ! fakesink sync=false",
@@ -747,45 +752,53 @@ fn results_file_streams_frames_and_completes_at_eos() {
         );
         let pipeline = launch(&desc);
         let bus = pipeline.bus().unwrap();
+        // The file as it stood when frame 10's message was posted.
+        let midway: Arc<Mutex<Option<String>>> = Arc::default();
+        let (at_10, file) = (midway.clone(), path.clone());
+        bus.set_sync_handler(move |_, msg| {
+            let tenth = msg
+                .structure()
+                .and_then(|s| VmafFrameMessage::try_from(s).ok())
+                .is_some_and(|f| f.index == 10);
+            if tenth {
+                *at_10.lock().unwrap() = std::fs::read_to_string(&file).ok();
+            }
+            gst::BusSyncReply::Pass
+        });
         pipeline.set_state(gst::State::Playing).unwrap();
         let mut seen = 0;
-        let mut checked_midway = false;
         while let Some(msg) = bus.timed_pop(gst::ClockTime::from_seconds(60)) {
             match msg.view() {
-                gst::MessageView::Element(e) => {
-                    if let Some(f) = e
-                        .structure()
+                gst::MessageView::Element(e)
+                    if e.structure()
                         .and_then(|s| VmafFrameMessage::try_from(s).ok())
-                    {
-                        seen += 1;
-                        if f.index == 10 {
-                            // Written before its message was posted.
-                            let text = std::fs::read_to_string(&path).unwrap();
-                            let marker = match fmt {
-                                "json" => "\"frameNum\": 10,".to_string(),
-                                "xml" => "<frame frameNum=\"10\" ".to_string(),
-                                "jsonl" => "\n{\"frameNum\": 10,".to_string(),
-                                _ => "\n10,".to_string(),
-                            };
-                            assert!(
-                                text.contains(&marker),
-                                "{fmt}: frame 10 not in the file yet"
-                            );
-                            assert!(
-                                !text.contains("pooled_metrics"),
-                                "{fmt}: finished too early"
-                            );
-                            checked_midway = true;
-                        }
-                    }
+                        .is_some() =>
+                {
+                    seen += 1;
                 }
                 gst::MessageView::Error(e) => panic!("{}", e.error()),
                 gst::MessageView::Eos(_) => break,
                 _ => {}
             }
         }
+        let text = midway.lock().unwrap().take().expect("frame 10's message");
+        // Written before its message was posted, and not finished then.
+        let marker = match fmt {
+            "json" => "\"frameNum\": 10,".to_string(),
+            "xml" => "<frame frameNum=\"10\" ".to_string(),
+            "jsonl" => "\n{\"frameNum\": 10,".to_string(),
+            _ => "\n10,".to_string(),
+        };
+        assert!(
+            text.contains(&marker),
+            "{fmt}: frame 10 not in the file yet"
+        );
+        assert!(
+            !text.contains("pooled_metrics"),
+            "{fmt}: finished too early"
+        );
         pipeline.set_state(gst::State::Null).unwrap();
-        assert!(checked_midway && seen == 40, "{fmt}: {seen} frames");
+        assert_eq!(seen, 40, "{fmt}: {seen} frames");
         let text = std::fs::read_to_string(&path).unwrap();
         match fmt {
             "json" => {
@@ -813,6 +826,7 @@ fn results_file_streams_frames_and_completes_at_eos() {
             }
             _ => assert_eq!(text.lines().count(), 41, "{text}"),
         }
+        let _ = std::fs::remove_file(&path);
     }
 }
 
