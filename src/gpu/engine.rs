@@ -22,7 +22,7 @@ use super::scale::{self, DeviceScaler};
 use super::shared_reference::{
     ReferenceFrame, ReferenceLayout, ReferenceWorkDone, SharedReference, Taken,
 };
-use super::twins::{extractors_for, load_kernels};
+use super::twins::{device_kernels, extractors_for, plan_kernel_sets};
 use crate::core::picture::{DevicePlane, Planes};
 use crate::core::{
     FeatureBackend, FrameInput, InputCounts, KeepAlive, Picture, RawFeatures, VmafError,
@@ -80,9 +80,11 @@ pub struct OpenedDevice {
 }
 
 impl OpenedDevice {
-    /// Loads the kernels (compiled, or from the kernel cache) into `device`'s context.
+    /// `device` with the engine's kernel sets, each compiled (or taken
+    /// from the kernel cache) and loaded into its context when a backend
+    /// first needs it.
     pub fn with_kernels(device: Arc<Device>) -> Result<Self, HipError> {
-        let kernels = Arc::new(load_kernels(&device)?);
+        let kernels = Arc::new(device_kernels(&device));
         Ok(OpenedDevice { device, kernels })
     }
 }
@@ -108,7 +110,7 @@ fn open_device(vendor: Vendor, ordinal: usize) -> Result<Opened, HipError> {
         return Ok(o.clone());
     }
     let dev = Device::open(&rt, ordinal)?;
-    let kernels = Arc::new(load_kernels(&dev)?);
+    let kernels = Arc::new(device_kernels(&dev));
     map.insert(key, (dev.clone(), kernels.clone()));
     Ok((dev, kernels))
 }
@@ -258,6 +260,9 @@ struct InFlight {
 pub struct HipBackend {
     dev: Arc<Device>,
     kernels: Arc<Kernels>,
+    /// How this backend's kernels were obtained (compiled now, or from the
+    /// disk cache).
+    compile_note: String,
     plan: Plan,
     ring: usize,
     layout: Option<Layout>,
@@ -346,6 +351,7 @@ impl HipBackend {
             Some(o) => (o.device.clone(), o.kernels.clone()),
             None => open_device(options.vendor, options.device_id)?,
         };
+        let compile_note = kernels.ensure(&plan_kernel_sets(&plan))?;
         let register_host = dev.runtime().vendor() == Vendor::Nvidia
             && std::env::var("VMAFHIP_REGISTER_HOST").map_or(true, |v| v != "0");
         // This backend holds `kernels` already: any more are others.
@@ -365,6 +371,7 @@ impl HipBackend {
         Ok(Self {
             dev,
             kernels,
+            compile_note,
             plan,
             ring,
             layout: None,
@@ -425,7 +432,7 @@ impl HipBackend {
 
     /// How the kernels were obtained (compiled now, or from the disk cache).
     pub fn compile_note(&self) -> &str {
-        &self.kernels.compile_note
+        &self.compile_note
     }
 
     /// The layout and the ring of slots for `pic`'s geometry.

@@ -27,9 +27,22 @@ pub fn kernel_sources() -> Vec<(&'static str, &'static str)> {
         .collect()
 }
 
-/// Every kernel compiled (or taken from the cache) and loaded.
-pub(super) fn load_kernels(dev: &Arc<Device>) -> Result<Kernels, HipError> {
-    Kernels::load(dev, &kernel_sets())
+/// Every kernel set `dev` may run, each loaded when a backend first needs
+/// it ([`plan_kernel_sets`]).
+pub(super) fn device_kernels(dev: &Arc<Device>) -> Kernels {
+    Kernels::new(dev, &kernel_sets())
+}
+
+/// The kernel sets a backend of `plan` runs: the scaler's (which also
+/// unpacks frames in GPU memory), and those of the plan's extractors.
+pub(super) fn plan_kernel_sets(plan: &Plan) -> Vec<&'static KernelSet> {
+    std::iter::once(&scale::KERNELS)
+        .chain(
+            plan.extractors
+                .iter()
+                .flat_map(|c| c.kind.kernels().iter().copied()),
+        )
+        .collect()
 }
 
 /// The GPU twins of `plan`'s extractors for this geometry, in the

@@ -7,7 +7,7 @@
 //!
 //! Each twin owns
 //! - its kernels: which `.hip` files, which entry points, checked against
-//!   their argument lists when the device is opened;
+//!   their argument lists when the first backend that runs it is made;
 //! - its device memory: tables for the stream's geometry and scratch per
 //!   ring slot;
 //! - its launches for one frame, on the frame's stream;
@@ -28,7 +28,7 @@ use super::{
 use crate::core::{FrameInput, PixelFormat, RawFeatures};
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// An extractor's loaded kernels, found again by their type.
 pub type LoadedKernels = Box<dyn Any + Send + Sync>;
@@ -42,71 +42,94 @@ pub struct KernelSet {
     pub load: fn(&Modules, &Arc<Device>, &Stream) -> Result<LoadedKernels, HipError>,
 }
 
-/// Every extractor's kernels (and the tables they read), loaded once per
-/// device and process and shared by every backend on that device.
+/// Every extractor's kernels (and the tables they read), per device and
+/// process, shared by every backend on that device. Each set is compiled
+/// (or taken from the cache) and loaded when a backend first needs it
+/// ([`Kernels::ensure`]): a run compiles only the kernel files its plan
+/// runs.
 pub struct Kernels {
-    /// One entry per kernel set, found by its type: a comparison of type
-    /// ids per set and one checked downcast of the match (twins look theirs
-    /// up at every launch).
-    sets: Vec<(TypeId, LoadedKernels)>,
-    /// How the kernels were obtained (compiled now, or from the disk cache).
-    pub compile_note: String,
+    dev: Arc<Device>,
+    /// Every set the device may run, and the loaded one once loaded (its
+    /// type id for the lookup, then the set).
+    sets: Vec<(&'static KernelSet, OnceLock<(TypeId, LoadedKernels)>)>,
+    /// One loader at a time: backends made at once do not load a set twice.
+    loading: Mutex<()>,
 }
 
 impl Kernels {
-    /// The loaded kernel set of type `T` (an extractor's `gpu::Kernels`).
+    /// The loaded kernel set of type `T` (an extractor's `gpu::Kernels`):
+    /// a comparison of type ids per loaded set and one checked downcast of
+    /// the match (twins look theirs up at every launch).
     pub(crate) fn get<T: Any>(&self) -> &T {
         let id = TypeId::of::<T>();
         self.sets
             .iter()
+            .filter_map(|(_, loaded)| loaded.get())
             .find(|(t, _)| *t == id)
             .and_then(|(_, s)| s.downcast_ref::<T>())
-            .expect("every extractor's kernels are loaded")
+            .expect("a backend's kernels are loaded when it is made (Kernels::ensure)")
     }
-}
 
-impl Kernels {
-    /// Compiles (or takes from the cache) and loads every file of `sets`,
-    /// then each set's entry points.
-    pub fn load(dev: &Arc<Device>, sets: &[&KernelSet]) -> Result<Kernels, HipError> {
+    /// `sets` known for `dev`, none loaded yet.
+    pub fn new(dev: &Arc<Device>, sets: &[&'static KernelSet]) -> Kernels {
+        Kernels {
+            dev: dev.clone(),
+            sets: sets.iter().map(|&k| (k, OnceLock::new())).collect(),
+            loading: Mutex::new(()),
+        }
+    }
+
+    /// Compiles (or takes from the cache) and loads each of `needed` not
+    /// loaded yet: its files, then its entry points and tables. Says how
+    /// the files were obtained ("kernels from cache", or what was compiled).
+    pub fn ensure(&self, needed: &[&KernelSet]) -> Result<String, HipError> {
+        let _one = self.loading.lock().unwrap_or_else(|e| e.into_inner());
         let t0 = std::time::Instant::now();
-        let (modules, compiled) = compile_modules(dev, sets)?;
-        super::record_step("kernel files", t0);
-        let t = std::time::Instant::now();
-        let stream = Stream::new(dev)?;
-        let sets = sets
-            .iter()
-            .map(|k| {
-                let loaded = (k.load)(&modules, dev, &stream)?;
-                Ok(((*loaded).type_id(), loaded))
-            })
-            .collect::<Result<Vec<_>, HipError>>()?;
-        super::record_step("kernel entry points and tables", t);
-        Ok(Kernels {
-            sets,
-            compile_note: if compiled.is_empty() {
-                "kernels from cache".into()
-            } else {
-                format!(
-                    "compiled {} kernel file(s) in {:.1} s",
-                    compiled.len(),
-                    t0.elapsed().as_secs_f64()
-                )
-            },
+        let mut compiled = Vec::new();
+        let mut stream = None;
+        for (set, loaded) in &self.sets {
+            let wanted = needed.iter().any(|k| same_set(k, set));
+            if !wanted || loaded.get().is_some() {
+                continue;
+            }
+            let (modules, files) = compile_modules(&self.dev, set)?;
+            compiled.extend(files);
+            if stream.is_none() {
+                stream = Some(Stream::new(&self.dev)?);
+            }
+            let st = stream.as_ref().expect("made above");
+            let kernels = (set.load)(&modules, &self.dev, st)?;
+            let _ = loaded.set(((*kernels).type_id(), kernels));
+        }
+        super::record_step("kernels", t0);
+        Ok(if compiled.is_empty() {
+            "kernels from cache".into()
+        } else {
+            format!(
+                "compiled {} kernel file(s) in {:.1} s",
+                compiled.len(),
+                t0.elapsed().as_secs_f64()
+            )
         })
     }
 }
 
-/// Every file of `sets` compiled for the device (or taken from the cache)
+/// Whether two kernel sets are one (sets are told apart by their first
+/// file, as file names are unique across extractors).
+fn same_set(a: &KernelSet, b: &KernelSet) -> bool {
+    a.sources[0].0 == b.sources[0].0
+}
+
+/// The files of `set` compiled for the device (or taken from the cache)
 /// and loaded; also the files that had to be compiled.
 fn compile_modules(
     dev: &Arc<Device>,
-    sets: &[&KernelSet],
+    set: &KernelSet,
 ) -> Result<(Modules, Vec<&'static str>), HipError> {
     let rt = dev.runtime().clone();
     let mut modules = HashMap::new();
     let mut compiled = Vec::new();
-    for &(file, src) in sets.iter().flat_map(|k| k.sources) {
+    for &(file, src) in set.sources {
         let (code, cached) = compile_source(&rt, &dev.info.arch, file, src)?;
         if !cached {
             compiled.push(file);
