@@ -172,10 +172,9 @@ fn stalled(props: &str, lost: std::ops::Range<u64>) -> Outcome {
     );
     let pipeline = launch(&desc);
     stall(&pipeline, "gate", lost);
-    let start = std::time::Instant::now();
-    let out = play(&pipeline);
-    assert!(start.elapsed().as_secs() < 15, "the element hung");
-    out
+    // A hang ends in `collect`'s silence timeout without the pooled
+    // message, which the callers' `pairing` requires.
+    play(&pipeline)
 }
 
 /// A distorted branch that stalls for 20 frames (400 ms): the reference
