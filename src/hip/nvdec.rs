@@ -342,9 +342,10 @@ impl NvDecoder {
     }
 
     /// Copies `pic` into `dst`'s planes on the device, each `(address,
-    /// pitch, bytes mapped)`: NV12 (P010 at 10 bits), luma then interleaved
-    /// chroma, or 4:4:4's Y, U and V. Returns once the copies are done and
-    /// the surface is released.
+    /// pitch, bytes mapped)`: NV12 (P010, P012 above 8 bits), luma then
+    /// interleaved chroma, or 4:4:4's Y, U and V (above 8 bits shifted down
+    /// into plain samples, [`Sequence::shifted`]). Returns once the copies
+    /// are done and the surface is released.
     pub fn copy_out(&mut self, pic: Picture, dst: &[(u64, usize, usize)]) -> Result<(), String> {
         let seq = self
             .state
