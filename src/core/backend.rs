@@ -32,7 +32,7 @@ pub trait FeatureBackend: Send {
     fn input_counts(&self) -> InputCounts {
         InputCounts::default()
     }
-    /// Every move of the stream between the GPU and the CPU ([`Failover`]).
+    /// Every move of the stream between the GPU and the CPU (`Failover`).
     fn failover(&self) -> &[FailoverNote] {
         &[]
     }

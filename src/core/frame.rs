@@ -40,7 +40,7 @@ impl FrameInput<'_> {
 }
 
 /// A frame pair's pictures made again from memory the caller keeps alive
-/// (the element's buffers): what [`Failover`] holds instead of copying
+/// (the element's buffers): what `Failover` holds instead of copying
 /// every frame, and reads only when the CPU takes a stream over.
 pub trait Replay: Send + Sync {
     /// Calls `f` with the reference and the distorted picture.
@@ -83,7 +83,7 @@ pub struct InputCounts {
     pub device: u64,
 }
 
-/// One frame pair for [`Engine::push`]: the two pictures, and what the
+/// One frame pair for `Engine::push`: the two pictures, and what the
 /// caller offers beside them.
 pub struct FramePair<'a> {
     pub reference: &'a Picture<'a>,

@@ -3,7 +3,7 @@
 //! bit-exact with libvmaf), its GPU twin (`gpu.rs`, the same numbers through
 //! HIP) and its kernels (`*.hip`). What several share is in [`common`].
 //!
-//! [`REGISTRY`] is the one list that names every extractor. The plan, the
+//! `REGISTRY` is the one list that names every extractor. The plan, the
 //! scorer, both backends, the element's and the command's texts and the
 //! kernel list are derived from it; values travel by slot, resolved from
 //! libvmaf's names once per plan.

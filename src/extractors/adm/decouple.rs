@@ -14,11 +14,11 @@ pub fn cos_1deg_sq() -> f32 {
 
 /// `adm_decouple` (scale 0, int16) and `adm_decouple_s123` (int32), over E.
 ///
-/// Row passes ([`decouple_rows`]) where they vectorise: at scale 0 on every
+/// Row passes (`decouple_rows`) where they vectorise: at scale 0 on every
 /// copy, at scales 1..3 on the AVX-512 copy only. There the int64 sums of
 /// the angle test are rounded to float (`vcvtqq2ps`) and the reciprocal's
 /// variable shift is a 64-bit arithmetic one (`vpsravq`), neither of which
-/// AVX2 has: libvmaf's pixel loop, as [`decouple_pixelwise`], is faster on
+/// AVX2 has: libvmaf's pixel loop, as `decouple_pixelwise`, is faster on
 /// the AVX2 and baseline copies (measured on the dev box's Zen 4;
 /// docs/history/performance-notebook.md).
 pub fn decouple(

@@ -149,8 +149,8 @@ fn split_even_odd(row: &[i32], even: &mut Vec<i32>, odd: &mut Vec<i32>) {
 
 /// The interior outputs 1..mid of a scales-1..3 horizontal pass, from the
 /// rows split into even and odd samples: output j reads samples 2j − 1,
-/// 2j, 2j + 1 and 2j + 2, which are odd[j − 1], even[j], odd[j] and
-/// even[j + 1], so that every operand is a contiguous run (the loop
+/// 2j, 2j + 1 and 2j + 2, which are `odd[j − 1]`, `even[j]`, `odd[j]` and
+/// `even[j + 1]`, so that every operand is a contiguous run (the loop
 /// vectorises; read in place, the pairs of stride two did not).
 fn interior_wide(
     lo_even: &[i32],

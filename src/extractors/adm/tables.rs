@@ -134,7 +134,7 @@ mod barten {
 }
 
 /// `barten_watson_blend_csf` (mode 2) and `_mae` (mode 3) tables:
-/// [mode − 2][(rdh, nvd) row][θ][scale].
+/// `[mode − 2][(rdh, nvd) row][θ][scale]`.
 const BLEND_CONDITIONS: [(i32, f64); 8] = [
     (1080, 3.0),
     (1080, 5.0),

@@ -8,8 +8,8 @@
 //!
 //! | call                   | sad written | motion2 final for |
 //! |------------------------|-------------|-------------------|
-//! | frame 0                | sad[0] = 0  | 0 (always 0)      |
-//! | frame i ≥ 1            | sad[i]      | i − 1             |
+//! | frame 0                | sad\[0\] = 0 | 0 (always 0)      |
+//! | frame i ≥ 1            | sad\[i\]    | i − 1             |
 //! | flush after frame n−1  | —           | n − 1 (= sad[n−1])|
 
 use crate::extractors::common::mirror_r101;
@@ -216,7 +216,7 @@ pub struct Temporal {
 
 impl Temporal {
     /// motion2 and motion3 of frame `i`. `next` is sad[i + 1] (`None` for the
-    /// last frame); `stamp` is sad[min_index] when the stream has that frame
+    /// last frame); `stamp` is `sad[min_index]` when the stream has that frame
     /// (it gives frames before `min_index` their motion3).
     pub fn next(
         &mut self,

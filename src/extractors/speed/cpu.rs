@@ -589,7 +589,7 @@ pub struct RawStats {
     pub singular: bool,
 }
 
-/// `est_params` up to the entropies (logarithms stay with [`finish_stats`]),
+/// `est_params` up to the entropies (logarithms stay with `finish_stats`),
 /// in the dispatched copy (the covariance sums are four-wide double
 /// vectors there).
 pub fn raw_stats(data: &[f32], d: &Dims) -> RawStats {
