@@ -7,10 +7,10 @@
 mod common;
 
 use common::parity::{
-    FLOAT_OPTION_MODELS, LadderCase, Seq, config, diff, failover_scorer, golden_runs_bit_exact,
-    hip_scorer, ladder_after_reset_bit_exact, ladder_bit_exact, ladder_failover_bit_exact,
-    push_seq, push_seq_kept, shared_reference_bit_exact, sizes_bit_exact, where_it_ran,
-    with_picture,
+    FLOAT_OPTION_MODELS, LadderCase, Seq, config, diff, each_feature_alone_bit_exact,
+    failover_scorer, golden_runs_bit_exact, hip_scorer, ladder_after_reset_bit_exact,
+    ladder_bit_exact, ladder_failover_bit_exact, push_seq, push_seq_kept,
+    shared_reference_bit_exact, sizes_bit_exact, where_it_ran, with_picture,
 };
 use common::{golden_runs, golden_runs_features, golden_runs_v1};
 use gstvmafhip::gpu::{HipBackend, HipOptions};
@@ -454,6 +454,20 @@ fn a_ladder_shares_its_reference_on_the_gpu() {
     let uhd = [(3840, 2160), (1920, 1080), (1279, 717)];
     let v1 = ("vmaf_v1.0.16_3d0h_2160", false);
     shared_reference_bit_exact((3840, 2160), &uhd, (PixelFormat::Yuv420, 10), v1, 6);
+}
+
+/// Every extractor alone beside `vmaf_v0.6.1`, on the GPU against the CPU
+/// engine: each backend loads only its plan's kernel sets.
+#[test]
+fn each_feature_alone_on_the_gpu() {
+    let seq = Seq {
+        w: 352,
+        h: 288,
+        format: PixelFormat::Yuv420,
+        bpc: 8,
+        pad: 0,
+    };
+    each_feature_alone_bit_exact(&seq, 4);
 }
 
 /// One frame of `seq` as NVDEC lays it out in GPU memory: luma, then the

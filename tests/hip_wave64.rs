@@ -19,9 +19,9 @@
 mod common;
 
 use common::parity::{
-    FLOAT_OPTION_MODELS, Seq, config, diff, failover_scorer, golden_runs_bit_exact, hip_scorer,
-    ladder_after_reset_bit_exact, ladder_bit_exact, ladder_failover_bit_exact, push_seq,
-    shared_reference_bit_exact, sizes_bit_exact, where_it_ran,
+    FLOAT_OPTION_MODELS, Seq, config, diff, each_feature_alone_bit_exact, failover_scorer,
+    golden_runs_bit_exact, hip_scorer, ladder_after_reset_bit_exact, ladder_bit_exact,
+    ladder_failover_bit_exact, push_seq, shared_reference_bit_exact, sizes_bit_exact, where_it_ran,
 };
 use common::{golden_runs, golden_runs_features, golden_runs_v1};
 use gst::prelude::*;
@@ -236,6 +236,26 @@ fn odd_sizes_and_depths_at_wave64_are_bit_exact() {
         true,
     );
     eprintln!("  odd sizes at wave64: every metric bit-exact");
+}
+
+/// Every extractor alone beside `vmaf_v0.6.1`: each backend loads only
+/// its plan's kernel sets, so a twin that borrows another's kernels
+/// without declaring them would fail here.
+#[test]
+fn each_feature_alone_at_wave64() {
+    if !in_emulator("each_feature_alone_at_wave64", &[]) {
+        return;
+    }
+    // CAMBI takes pictures from 216 samples on a side.
+    let seq = Seq {
+        w: 256,
+        h: 224,
+        format: PixelFormat::Yuv420,
+        bpc: 8,
+        pad: 0,
+    };
+    let checked = each_feature_alone_bit_exact(&seq, 3);
+    assert_eq!(checked, gstvmafhip::extractors::feature_names().len());
 }
 
 /// Temporal extractors under `subsample`: speed_temporal reads the frame

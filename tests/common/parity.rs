@@ -2,7 +2,7 @@
 //! tests/hip_wave64.rs (the AMD path on the CPU emulator): the HIP scorer,
 //! exact frame comparison, golden runs and synthetic sequences.
 
-use gstvmafhip::gpu::{HipBackend, HipOptions, SharedReference, SharingCounts};
+use gstvmafhip::gpu::{HipBackend, HipOptions, OpenedDevice, SharedReference, SharingCounts};
 use gstvmafhip::hip::{PinnedHostMem, pinned_owner};
 use gstvmafhip::vmaf::{
     Engine, EngineConfig, Failover, FailoverNote, FramePair, FrameScores, KeepAlive, ModelSet,
@@ -335,6 +335,41 @@ pub fn config(psnr: bool, model: &str) -> EngineConfig {
         .to_vec();
     }
     c
+}
+
+/// Each extractor `--feature` adds, alone beside `vmaf_v0.6.1` (whose
+/// integer extractors share none of its kernels), on the GPU against the
+/// CPU engine, bit for bit, on `frames` frames of `seq`. A backend loads
+/// only the kernel sets of its plan's extractors, and each feature here
+/// gets a device with none loaded yet: a twin that runs another
+/// extractor's kernels and does not say so (`Extractor::kernels`) fails
+/// here. Returns the features checked (none without a GPU).
+pub fn each_feature_alone_bit_exact(seq: &Seq, frames: u32) -> usize {
+    let mut checked = 0;
+    for name in gstvmafhip::extractors::feature_names() {
+        let mut c = config(false, "vmaf_v0.6.1");
+        c.features = vec![name.to_string()];
+        let dev = match gstvmafhip::gpu::shared_device(gstvmafhip::hip::Vendor::Auto, 0) {
+            Ok(dev) => dev,
+            Err(e) => return skip_without_gpu(e.to_string()).unwrap_or(checked),
+        };
+        let options = HipOptions {
+            device: Some(OpenedDevice::with_kernels(dev).unwrap()),
+            ..HipOptions::default()
+        };
+        let backend = HipBackend::new(c.plan().unwrap(), &options).unwrap();
+        let mut gpu = Scorer::with_backend(&c, backend).unwrap();
+        let mut cpu = Scorer::cpu(&c).unwrap();
+        let (a, b) = (
+            push_seq(&mut cpu, seq, frames, None),
+            push_seq(&mut gpu, seq, frames, None),
+        );
+        let bad = diff(&a, &b);
+        assert!(bad.is_empty(), "{name} alone: {}", bad.join("\n"));
+        eprintln!("  {name} alone: {} frames identical", b.len());
+        checked += 1;
+    }
+    checked
 }
 
 /// The float extractors' scaling options (float_vif's prescale with each

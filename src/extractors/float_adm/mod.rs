@@ -47,7 +47,9 @@ impl Extractor for FloatAdmExtractor {
         Ok(Box::new(FloatAdmParams::from_options(o)))
     }
     fn kernels(&self) -> &'static [&'static KernelSet] {
-        &[&gpu::KERNELS]
+        // Its twin converts the pictures to floats and sums rows with the
+        // shared float filter's kernels.
+        &[&super::common::float_filter_gpu::KERNELS, &gpu::KERNELS]
     }
 }
 
