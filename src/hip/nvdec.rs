@@ -14,7 +14,8 @@
 
 use super::device::{Device, Stream};
 use super::ffi::{self, CuvidFns, Handle};
-use super::module::{Arg, ArgKind, Kernel, Module, compile_source};
+use super::module::{Arg, Kernel, Module, compile_source};
+use super::twin::{blocks, sig};
 use super::{Api, Runtime};
 use libloading::Library;
 use std::collections::VecDeque;
@@ -450,9 +451,9 @@ impl NvDecoder {
                     Arg::Foreign(to),
                     Arg::I32(to_pitch as i32),
                 ];
-                let blocks = seq.width.div_ceil(256) as u32;
+                let grid = (blocks(seq.width), height as u32, 1);
                 self.stream
-                    .launch(kernel, (blocks, height as u32, 1), (256, 1, 1), 0, &args)
+                    .launch(kernel, grid, (256, 1, 1), 0, &args)
                     .map_err(|e| e.to_string())?;
                 continue;
             }
@@ -493,19 +494,9 @@ fn shift_down_kernel(dev: &Arc<Device>) -> Result<Kernel, String> {
     let text = |e: super::HipError| format!("NVDEC's copy kernel: {e}");
     let (file, source) = KERNEL_SOURCE;
     let (code, _) = compile_source(dev.runtime(), &dev.info.arch, file, source).map_err(text)?;
-    let kernel = Module::load(dev, &code).map_err(text)?.kernel(
-        "nvdec_shift_down_16",
-        &[
-            ArgKind::Ptr,
-            ArgKind::I32,
-            ArgKind::I32,
-            ArgKind::I32,
-            ArgKind::I32,
-            ArgKind::Ptr,
-            ArgKind::I32,
-        ],
-    );
-    kernel.map_err(text)
+    Module::load(dev, &code)
+        .and_then(|m| m.kernel("nvdec_shift_down_16", &sig("p iii i p i")))
+        .map_err(text)
 }
 
 /// The kernel file of this module, for the checks that compile every one.
