@@ -113,7 +113,7 @@ pub(crate) fn provider_of(name: &str) -> Option<(&'static dyn Extractor, usize)>
 pub(crate) fn kernel_sets() -> Vec<&'static KernelSet> {
     let mut sets: Vec<&'static KernelSet> = Vec::new();
     for set in REGISTRY.iter().flat_map(|e| e.kernels()) {
-        if !sets.iter().any(|s| s.sources[0].0 == set.sources[0].0) {
+        if !sets.iter().any(|s| s.is(set)) {
             sets.push(set);
         }
     }

@@ -110,7 +110,7 @@ impl fmt::Display for HipError {
 impl std::error::Error for HipError {}
 
 /// What opening the GPU took so far in this process, step by step
-/// (libraries, driver initialisation, context, kernels).
+/// (libraries, driver initialisation, context).
 static STEPS: Mutex<Vec<(&'static str, Duration)>> = Mutex::new(Vec::new());
 
 /// Notes that step `what` began at `start` and has just ended.

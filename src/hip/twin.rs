@@ -42,6 +42,14 @@ pub struct KernelSet {
     pub load: fn(&Modules, &Arc<Device>, &Stream) -> Result<LoadedKernels, HipError>,
 }
 
+impl KernelSet {
+    /// Whether `other` is this set (sets are told apart by their first
+    /// file, as file names are unique across extractors).
+    pub(crate) fn is(&self, other: &KernelSet) -> bool {
+        self.sources[0].0 == other.sources[0].0
+    }
+}
+
 /// Every extractor's kernels (and the tables they read), per device and
 /// process, shared by every backend on that device. Each set is compiled
 /// (or taken from the cache) and loaded when a backend first needs it
@@ -88,7 +96,7 @@ impl Kernels {
         let mut compiled = Vec::new();
         let mut stream = None;
         for (set, loaded) in &self.sets {
-            let wanted = needed.iter().any(|k| same_set(k, set));
+            let wanted = needed.iter().any(|k| k.is(set));
             if !wanted || loaded.get().is_some() {
                 continue;
             }
@@ -101,7 +109,6 @@ impl Kernels {
             let kernels = (set.load)(&modules, &self.dev, st)?;
             let _ = loaded.set(((*kernels).type_id(), kernels));
         }
-        super::record_step("kernels", t0);
         Ok(if compiled.is_empty() {
             "kernels from cache".into()
         } else {
@@ -112,12 +119,6 @@ impl Kernels {
             )
         })
     }
-}
-
-/// Whether two kernel sets are one (sets are told apart by their first
-/// file, as file names are unique across extractors).
-fn same_set(a: &KernelSet, b: &KernelSet) -> bool {
-    a.sources[0].0 == b.sources[0].0
 }
 
 /// The files of `set` compiled for the device (or taken from the cache)
