@@ -16,11 +16,12 @@ pub struct CudaState {
 }
 
 impl CudaState {
-    /// The engine's kernels loaded into the context of `device`, which the
-    /// program made (`given`) or which is the first GPU's primary context.
-    pub fn new(device: Arc<Device>, given: bool) -> Result<CudaState, String> {
-        let gpu = OpenedDevice::with_kernels(device).map_err(|e| e.to_string())?;
-        Ok(CudaState { gpu, given })
+    /// The engine's kernels for the context of `device` (each set loaded
+    /// there when a backend first needs it), which the program made
+    /// (`given`) or which is the first GPU's primary context.
+    pub fn new(device: Arc<Device>, given: bool) -> CudaState {
+        let gpu = OpenedDevice::with_kernels(device);
+        CudaState { gpu, given }
     }
 
     /// The first NVIDIA GPU, in its primary context.

@@ -24,7 +24,7 @@ pub unsafe extern "C" fn vmaf_cuda_state_init(
     // (libvmaf_cuda.h), which it keeps until the contexts using it close.
     let device = unsafe { cuda_device(cfg.cu_ctx) };
     let given = !cfg.cu_ctx.is_null();
-    match device.and_then(|d| CudaState::new(d, given)) {
+    match device.map(|d| CudaState::new(d, given)) {
         Ok(s) => {
             // SAFETY: `cu_state` is a valid out-pointer (checked non-null).
             unsafe { give(cu_state, s) };

@@ -83,9 +83,9 @@ impl OpenedDevice {
     /// `device` with the engine's kernel sets, each compiled (or taken
     /// from the kernel cache) and loaded into its context when a backend
     /// first needs it.
-    pub fn with_kernels(device: Arc<Device>) -> Result<Self, HipError> {
+    pub fn with_kernels(device: Arc<Device>) -> Self {
         let kernels = Arc::new(device_kernels(&device));
-        Ok(OpenedDevice { device, kernels })
+        OpenedDevice { device, kernels }
     }
 }
 

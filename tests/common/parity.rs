@@ -354,7 +354,7 @@ pub fn each_feature_alone_bit_exact(seq: &Seq, frames: u32) -> usize {
             Err(e) => return skip_without_gpu(e.to_string()).unwrap_or(checked),
         };
         let options = HipOptions {
-            device: Some(OpenedDevice::with_kernels(dev).unwrap()),
+            device: Some(OpenedDevice::with_kernels(dev)),
             ..HipOptions::default()
         };
         let backend = HipBackend::new(c.plan().unwrap(), &options).unwrap();
