@@ -123,13 +123,13 @@ impl Chroma {
             Chroma::Yuv444 => "4:4:4",
         }
     }
+}
 
-    /// Whether this path takes `bit_depth` in this layout: 8, 10 and 12
-    /// bits (4:2:0 as NV12, P010 and P012; 4:4:4 as planar samples, shifted
-    /// down from the high bits as they are copied above 8 bits).
-    pub fn takes_depth(self, bit_depth: u8) -> bool {
-        matches!(bit_depth, 8 | 10 | 12)
-    }
+/// Whether this path takes `bit_depth`, in either layout: 8, 10 and 12
+/// bits (4:2:0 as NV12, P010 and P012; 4:4:4 as planar samples, shifted
+/// down from the high bits as they are copied above 8 bits).
+pub fn takes_depth(bit_depth: u8) -> bool {
+    matches!(bit_depth, 8 | 10 | 12)
 }
 
 /// Whether NVDEC on `dev` decodes `codec` at `bit_depth` in `chroma`, at
@@ -577,7 +577,7 @@ impl State {
         let [left, top, right, bottom] = f.display_area;
         let bit_depth = f.bit_depth_luma_minus8 + 8;
         let chroma = Chroma::from_cuvid(f.chroma_format)
-            .filter(|c| c.takes_depth(bit_depth))
+            .filter(|_| takes_depth(bit_depth))
             .ok_or_else(|| {
                 format!(
                     "NVDEC: this path decodes 8-, 10- and 12-bit 4:2:0 and 4:4:4 only (the stream is {bit_depth}-bit, chroma format {})",
@@ -662,8 +662,8 @@ mod tests {
         };
         assert_eq!(seq(Chroma::Yuv420).plane_rows(), [1081, 541]);
         assert_eq!(seq(Chroma::Yuv444).plane_rows(), [1081, 1081, 1081]);
-        assert!(Chroma::Yuv420.takes_depth(12) && !Chroma::Yuv420.takes_depth(16));
-        assert!(Chroma::Yuv444.takes_depth(10) && !Chroma::Yuv444.takes_depth(14));
+        assert!(takes_depth(10) && takes_depth(12));
+        assert!(!takes_depth(9) && !takes_depth(14) && !takes_depth(16));
         assert_eq!(
             Chroma::from_cuvid(ffi::CUVID_CHROMA_444),
             Some(Chroma::Yuv444)
