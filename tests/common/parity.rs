@@ -345,16 +345,16 @@ pub fn config(psnr: bool, model: &str) -> EngineConfig {
 /// extractor's kernels and does not say so (`Extractor::kernels`) fails
 /// here. Returns the features checked (none without a GPU).
 pub fn each_feature_alone_bit_exact(seq: &Seq, frames: u32) -> usize {
+    let dev = match gstvmafhip::gpu::shared_device(gstvmafhip::hip::Vendor::Auto, 0) {
+        Ok(dev) => dev,
+        Err(e) => return skip_without_gpu(e.to_string()).unwrap_or(0),
+    };
     let mut checked = 0;
     for name in gstvmafhip::extractors::feature_names() {
         let mut c = config(false, "vmaf_v0.6.1");
         c.features = vec![name.to_string()];
-        let dev = match gstvmafhip::gpu::shared_device(gstvmafhip::hip::Vendor::Auto, 0) {
-            Ok(dev) => dev,
-            Err(e) => return skip_without_gpu(e.to_string()).unwrap_or(checked),
-        };
         let options = HipOptions {
-            device: Some(OpenedDevice::with_kernels(dev)),
+            device: Some(OpenedDevice::with_kernels(dev.clone())),
             ..HipOptions::default()
         };
         let backend = HipBackend::new(c.plan().unwrap(), &options).unwrap();
