@@ -298,7 +298,7 @@ for f in ref crf30; do
   [ -f "$C/eg_$f.yuv" ] || zstd -q -d "tests/data/golden/eveningglow_1920x1080_420p8_3f_$f.yuv.zst" -o "$C/eg_$f.yuv"
 done
 for w in $WHICH; do
-  case $w in raw | pairs) clips ;; hevc10 | hevc444_10) pans 10 ;; hevc12 | hevc444_12) pans 12 ;; h264 | h265 | hevc444 | vp9 | av1 | cpairs) pans 8 ;; esac
+  case $w in raw | pairs) clips ;; h264 | h265 | hevc* | vp9 | av1 | cpairs) pans "$(bits "$w")" ;; esac
 done
 for w in $WHICH; do
   case $w in
