@@ -9,11 +9,11 @@ use crate::dictionary::Dictionary;
 use crate::ffi;
 use crate::model::Model;
 use crate::picture::Seen;
-use gstvmafhip::gpu::{Failover, HipBackend, HipOptions, OpenedDevice};
 use gstvmafhip::hip::Vendor;
 use gstvmafhip::vmaf::output::{Format, Results};
 use gstvmafhip::vmaf::{
-    Engine, EngineConfig, FramePair, FrameScores, KeepAlive, PoolMethod, Pooled, Scorer,
+    self, BackendChoice, Engine, EngineConfig, FramePair, FrameScores, KeepAlive, OnGpuError,
+    OpenedDevice, Opening, PoolMethod, Pooled,
 };
 use std::ffi::c_int;
 use std::time::Instant;
@@ -38,7 +38,7 @@ impl Backend {
     /// its device opens, and a note why not otherwise.
     pub fn from_env() -> Result<(Backend, Option<String>), String> {
         let wanted = std::env::var(BACKEND_VARIABLE).unwrap_or_default();
-        let gpu = || gstvmafhip::gpu::shared_device(Vendor::Auto, 0).map_err(|e| e.to_string());
+        let gpu = || gstvmafhip::vmaf::gpu_device(Vendor::Auto, 0);
         match wanted.as_str() {
             "" | "cpu" => Ok((Backend::Cpu, None)),
             "hip" => gpu()
@@ -112,7 +112,7 @@ impl Context {
     pub fn describe(&self) -> String {
         match self.backend {
             Backend::Cpu => format!("vmafhip: the CPU engine, {} thread(s)", self.threads),
-            Backend::Hip(n) => match gstvmafhip::gpu::shared_device(Vendor::Auto, n) {
+            Backend::Hip(n) => match gstvmafhip::vmaf::gpu_device(Vendor::Auto, n) {
                 Ok(d) => format!(
                     "vmafhip: the GPU engine on {} ({}), the CPU engine behind it",
                     d.info.name, d.info.arch
@@ -147,7 +147,7 @@ impl Context {
         }
         match self.backend {
             Backend::Cpu => Ok(None),
-            Backend::Hip(n) => gstvmafhip::gpu::shared_device(Vendor::Auto, n)
+            Backend::Hip(n) => gstvmafhip::vmaf::gpu_device(Vendor::Auto, n)
                 .map(Some)
                 .map_err(|e| Failure(-ffi::ENODEV, e.to_string())),
         }
@@ -390,26 +390,28 @@ impl Context {
     }
 }
 
-/// The engine for `config` on `backend`: on the GPU, the CPU engine stands
-/// behind it and takes over, with the same numbers, if the GPU fails.
+/// The engine for `config` on `backend`, through the one door: on the
+/// GPU, the CPU engine stands behind it and takes over, with the same
+/// numbers, if the GPU fails.
 fn open(
     config: &EngineConfig,
     backend: Backend,
     gpu: Option<OpenedDevice>,
 ) -> Result<Box<dyn Engine>, String> {
-    Ok(match backend {
-        Backend::Cpu => Box::new(Scorer::cpu(config).map_err(|e| e.to_string())?),
-        Backend::Hip(device_id) => {
-            let options = HipOptions {
-                device_id,
-                device: gpu,
-                ..Default::default()
-            };
-            let plan = config.plan().map_err(|e| e.to_string())?;
-            let gpu = HipBackend::new(plan.clone(), &options)
-                .map_err(|e| format!("the GPU engine: {e}"))?;
-            let backend = Failover::new(gpu, plan, config.threads);
-            Box::new(Scorer::with_backend(config, backend).map_err(|e| e.to_string())?)
-        }
-    })
+    let opening = match backend {
+        Backend::Cpu => Opening {
+            backend: BackendChoice::Cpu,
+            ..Opening::new(config.clone())
+        },
+        Backend::Hip(device_id) => Opening {
+            backend: BackendChoice::Hip,
+            device_id,
+            device: gpu,
+            on_gpu_error: OnGpuError::Cpu,
+            ..Opening::new(config.clone())
+        },
+    };
+    vmaf::open(&opening)
+        .map(|o| o.engine)
+        .map_err(|e| format!("the engine: {e}"))
 }

@@ -4,8 +4,8 @@
 
 #![forbid(unsafe_code)]
 
-use gstvmafhip::gpu::{OpenedDevice, shared_device};
 use gstvmafhip::hip::{Device, Vendor};
+use gstvmafhip::vmaf::{OpenedDevice, gpu_device};
 use std::sync::Arc;
 
 /// `VmafCudaState`: a device with the engine's kernels in its context.
@@ -26,7 +26,7 @@ impl CudaState {
 
     /// The first NVIDIA GPU, in its primary context.
     pub fn primary_device() -> Result<Arc<Device>, String> {
-        shared_device(Vendor::Nvidia, 0).map_err(|e| e.to_string())
+        gpu_device(Vendor::Nvidia, 0)
     }
 
     /// What scores once the state is imported (libvmaf's INFO level).

@@ -3,8 +3,8 @@
 
 #![forbid(unsafe_code)]
 
-use gstvmafhip::gpu::shared_device;
 use gstvmafhip::hip::{Device, Runtime, Vendor};
+use gstvmafhip::vmaf::gpu_device;
 use std::ffi::c_int;
 
 /// `VmafHipConfiguration`.
@@ -28,7 +28,7 @@ impl HipState {
     /// The device `cfg` names, opened with its kernels.
     pub fn open(cfg: HipConfiguration) -> Result<HipState, String> {
         let ordinal = usize::try_from(cfg.device_index.max(0)).unwrap_or(0);
-        let dev = shared_device(Vendor::Auto, ordinal).map_err(|e| e.to_string())?;
+        let dev = gpu_device(Vendor::Auto, ordinal)?;
         Ok(HipState {
             ordinal,
             name: dev.info.name.clone(),

@@ -124,7 +124,7 @@ pub unsafe extern "C" fn vmaf_init(vmaf: *mut *mut Handle, cfg: ffi::Configurati
 fn pinned_for(backend: context::Backend) {
     picture::allocate_pinned_on(match backend {
         context::Backend::Hip(n) => {
-            gstvmafhip::gpu::shared_device(gstvmafhip::hip::Vendor::Auto, n).ok()
+            gstvmafhip::vmaf::gpu_device(gstvmafhip::hip::Vendor::Auto, n).ok()
         }
         context::Backend::Cpu => None,
     });

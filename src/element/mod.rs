@@ -35,7 +35,9 @@ mod imp;
 mod late;
 mod live;
 mod metrics;
+mod opening;
 mod pad;
+mod picture;
 mod pinned_copy;
 mod pinned_pool;
 mod rendition;
@@ -197,24 +199,6 @@ pub enum OnGpuError {
         nick = "retry"
     )]
     Retry = 3,
-}
-
-impl OnGpuError {
-    /// What `auto` means under `backend`: a live stream on `backend=auto`
-    /// wants to go on (on the CPU) and to get the GPU's speed back as soon
-    /// as it can; `backend=hip` asked for the GPU only.
-    pub fn resolve(self, backend: Backend) -> OnGpuError {
-        match (self, backend) {
-            (OnGpuError::Auto, Backend::Auto) => OnGpuError::Retry,
-            (OnGpuError::Auto, _) => OnGpuError::Fail,
-            (policy, _) => policy,
-        }
-    }
-
-    /// Whether a GPU error moves the stream to the CPU under `backend`.
-    pub fn fails_over(self, backend: Backend) -> bool {
-        self.resolve(backend) != OnGpuError::Fail
-    }
 }
 
 /// `vendor`: which GPU stack the HIP backend loads (the environment variable

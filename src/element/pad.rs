@@ -138,7 +138,7 @@ mod imp {
             let pad = self.obj();
             let element = pad.parent()?.downcast::<crate::element::VmafHip>().ok()?;
             let copier = element.imp().pinned_copier()?;
-            if super::super::imp::in_gpu_memory(buf) {
+            if crate::element::picture::in_gpu_memory(buf) {
                 return None;
             }
             copier.copy_in(buf, &self.video_info()?)

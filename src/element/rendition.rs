@@ -10,9 +10,7 @@ use super::live;
 use super::metrics::Metrics;
 use super::settings::Settings;
 use super::window::{AlertChange, WindowSummary, Windows};
-use super::{
-    OnGpuError, PoolMethod, ResultsFormat, VmafFrameMessage, VmafPooledMessage, VmafWindowMessage,
-};
+use super::{PoolMethod, ResultsFormat, VmafFrameMessage, VmafPooledMessage, VmafWindowMessage};
 use crate::core::output::{Coverage, Format, ResultsWriter};
 use crate::report;
 use crate::vmaf::{self, Engine, FrameScores, PooledScores};
@@ -595,7 +593,8 @@ impl Rendition {
         if moves.len() == self.moves_seen {
             return;
         }
-        let retry = self.settings.on_gpu_error.resolve(self.settings.backend) == OnGpuError::Retry;
+        let policy = self.settings.on_gpu_error.policy();
+        let retry = policy.resolve(self.settings.backend.choice()) == vmaf::OnGpuError::Retry;
         for m in &moves[self.moves_seen..] {
             let f = m.frame + self.index_offset;
             self.engine_notices.push(match &m.error {

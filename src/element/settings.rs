@@ -3,16 +3,15 @@
 
 use super::{Backend, LogLevel, OnGpuError, PoolMethod, ResultsFormat, Scaling, Vendor};
 
-pub(super) const DEFAULT_MODEL: &str = "vmaf_v0.6.1";
+use crate::vmaf::settings as engine;
+
+pub(super) const DEFAULT_MODEL: &str = engine::MODEL.default;
 pub(super) const DEFAULT_DISABLE_CLIP: bool = false;
 pub(super) const DEFAULT_ENABLE_TRANSFORM: bool = false;
 pub(super) const DEFAULT_PHONE_MODEL: bool = false;
-pub(super) const DEFAULT_PSNR: bool = false;
-pub(super) const DEFAULT_SSIM: bool = false;
-pub(super) const DEFAULT_MS_SSIM: bool = false;
 pub(super) const DEFAULT_POOL_METHOD: PoolMethod = PoolMethod::Mean;
-pub(super) const DEFAULT_THREADS: u32 = 0;
-pub(super) const DEFAULT_SUBSAMPLE: u32 = 1;
+pub(super) const DEFAULT_THREADS: u32 = engine::THREADS.default;
+pub(super) const DEFAULT_SUBSAMPLE: u32 = engine::SUBSAMPLE.default;
 pub(super) const DEFAULT_CONF_INTERVAL: bool = false;
 pub(super) const DEFAULT_FRAME_MESSAGE: bool = false;
 pub(super) const DEFAULT_RESULTS_FORMAT: ResultsFormat = ResultsFormat::None;
@@ -20,8 +19,8 @@ pub(super) const DEFAULT_LOG_LEVEL: LogLevel = LogLevel::None;
 pub(super) const DEFAULT_BACKEND: Backend = Backend::Auto;
 pub(super) const DEFAULT_VENDOR: Vendor = Vendor::Auto;
 pub(super) const DEFAULT_ON_GPU_ERROR: OnGpuError = OnGpuError::Auto;
-pub(super) const DEFAULT_DEVICE_ID: i32 = 0;
-pub(super) const DEFAULT_GPU_RETRY_DELAY: u32 = 1000;
+pub(super) const DEFAULT_DEVICE_ID: i32 = engine::DEVICE_ID.default;
+pub(super) const DEFAULT_GPU_RETRY_DELAY: u32 = engine::GPU_RETRY_DELAY.default;
 pub(super) const DEFAULT_SCALER: Scaling = Scaling::Bicubic;
 /// -1: three frames' time (`live::late_frame_wait`).
 pub(super) const DEFAULT_LATE_FRAME_WAIT: i64 = -1;
@@ -76,9 +75,8 @@ pub(super) struct Settings {
     pub(super) disable_clip: bool,
     pub(super) enable_transform: bool,
     pub(super) phone_model: bool,
-    pub(super) psnr: bool,
-    pub(super) ssim: bool,
-    pub(super) ms_ssim: bool,
+    /// The extractors whose switch is on (`extractors::switched`), by name.
+    pub(super) switched_on: Vec<&'static str>,
     pub(super) pool_method: PoolMethod,
     pub(super) threads: u32,
     pub(super) subsample: u32,
@@ -123,9 +121,7 @@ impl Default for Settings {
             disable_clip: DEFAULT_DISABLE_CLIP,
             enable_transform: DEFAULT_ENABLE_TRANSFORM,
             phone_model: DEFAULT_PHONE_MODEL,
-            psnr: DEFAULT_PSNR,
-            ssim: DEFAULT_SSIM,
-            ms_ssim: DEFAULT_MS_SSIM,
+            switched_on: Vec::new(),
             pool_method: DEFAULT_POOL_METHOD,
             threads: DEFAULT_THREADS,
             subsample: DEFAULT_SUBSAMPLE,
@@ -151,5 +147,69 @@ impl Default for Settings {
             align: Align::Off,
             align_window: DEFAULT_ALIGN_WINDOW,
         }
+    }
+}
+
+impl Settings {
+    /// Whether the switch property `property` is on; None when no
+    /// extractor has a switch of that name.
+    pub(super) fn switch(&self, property: &str) -> Option<bool> {
+        let (name, _) = crate::extractors::switched().find(|(_, s)| s.property == property)?;
+        Some(self.switched_on.contains(&name))
+    }
+
+    /// Turns the switch property `property` on or off.
+    pub(super) fn set_switch(&mut self, property: &str, on: bool) {
+        let Some((name, _)) = crate::extractors::switched().find(|(_, s)| s.property == property)
+        else {
+            return;
+        };
+        self.switched_on.retain(|n| *n != name);
+        if on {
+            self.switched_on.push(name);
+        }
+    }
+
+    /// The extractors switched on, in the registry's order.
+    pub(super) fn switched_features(&self) -> impl Iterator<Item = &'static str> + '_ {
+        crate::extractors::switched()
+            .map(|(name, _)| name)
+            .filter(|name| self.switched_on.contains(name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vmaf::settings as engine;
+    use glib::prelude::*;
+
+    /// The element's enum defaults are the ones the engine declares.
+    #[test]
+    fn enum_defaults_are_the_engines() {
+        let nick = |v: glib::Value| {
+            glib::EnumValue::from_value(&v)
+                .map(|(_, e)| e.nick().to_string())
+                .unwrap()
+        };
+        assert_eq!(nick(DEFAULT_BACKEND.to_value()), engine::BACKEND.default);
+        assert_eq!(nick(DEFAULT_VENDOR.to_value()), engine::VENDOR.default);
+        assert_eq!(
+            nick(DEFAULT_ON_GPU_ERROR.to_value()),
+            engine::ON_GPU_ERROR.default
+        );
+    }
+
+    #[test]
+    fn switches_turn_their_extractors_on_in_registry_order() {
+        let mut s = Settings::default();
+        assert_eq!(s.switch("ssim"), Some(false));
+        assert_eq!(s.switch("vif"), None);
+        s.set_switch("ms-ssim", true);
+        s.set_switch("psnr", true);
+        let on: Vec<_> = s.switched_features().collect();
+        assert_eq!(on, ["psnr", "float_ms_ssim"]);
+        s.set_switch("psnr", false);
+        assert_eq!(s.switch("psnr"), Some(false));
     }
 }

@@ -60,6 +60,27 @@ pub(crate) static REGISTRY: &[&dyn Extractor] = &[
     &null::NULL,
 ];
 
+/// An extractor's switch of its own: the element's boolean property (and
+/// the command's `--feature NAME`) that adds it, and the value its messages
+/// carry.
+#[derive(Debug)]
+pub struct Switch {
+    /// The property: GStreamer 1.28's `vmaf` name.
+    pub property: &'static str,
+    pub nick: &'static str,
+    pub blurb: &'static str,
+    /// The value the messages carry (libvmaf's name), and their field for it.
+    pub value: &'static str,
+    pub field: &'static str,
+}
+
+/// Every extractor with a switch of its own, in the registry's order.
+pub fn switched() -> impl Iterator<Item = (&'static str, &'static Switch)> {
+    REGISTRY
+        .iter()
+        .filter_map(|e| e.switch().map(|s| (e.name(), s)))
+}
+
 /// The extractor named `name` (libvmaf's `VmafFeatureExtractor.name`).
 pub(crate) fn by_name(name: &str) -> Option<&'static dyn Extractor> {
     REGISTRY.iter().copied().find(|e| e.name() == name)
@@ -80,7 +101,7 @@ pub fn extra_names() -> Vec<&'static str> {
 pub fn feature_names() -> Vec<&'static str> {
     REGISTRY
         .iter()
-        .filter(|e| e.extra() || e.switched())
+        .filter(|e| e.extra() || e.switch().is_some())
         .map(|e| e.name())
         .collect()
 }
@@ -131,10 +152,10 @@ pub(crate) trait Extractor: Sync {
     fn extra(&self) -> bool {
         true
     }
-    /// Whether a switch of its own adds it (the element's `psnr`, `ssim`,
-    /// `ms-ssim`; the command's `--feature psnr`).
-    fn switched(&self) -> bool {
-        false
+    /// The switch of its own that adds it (the element's `psnr`, `ssim`,
+    /// `ms-ssim`, GStreamer's `vmaf` names; the command's `--feature psnr`).
+    fn switch(&self) -> Option<&'static Switch> {
+        None
     }
     /// Its option table (libvmaf's `VmafOption` array).
     fn options(&self) -> &'static [OptSpec];
@@ -347,7 +368,7 @@ mod tests {
     fn switched() -> Vec<String> {
         REGISTRY
             .iter()
-            .filter(|e| e.switched())
+            .filter(|e| e.switch().is_some())
             .map(|e| e.name().to_string())
             .collect()
     }

@@ -80,7 +80,7 @@ impl Plan {
             .iter()
             .map(|name| {
                 extractors::by_name(name)
-                    .filter(|e| e.extra() || e.switched())
+                    .filter(|e| e.extra() || e.switch().is_some())
                     .ok_or_else(|| {
                         VmafError::Unsupported(format!(
                             "feature \"{name}\" (features: {})",
@@ -91,10 +91,10 @@ impl Plan {
             .collect::<Result<Vec<_>, _>>()?;
         // The extras in the order given, then the switched ones, as the
         // element adds its switches after its `features`.
-        for kind in kinds.iter().filter(|e| !e.switched()) {
+        for kind in kinds.iter().filter(|e| !e.switch().is_some()) {
             plan.add_once(*kind, kind.name())?;
         }
-        for kind in kinds.iter().filter(|e| e.switched()) {
+        for kind in kinds.iter().filter(|e| e.switch().is_some()) {
             plan.add_once(*kind, kind.name())?;
         }
         Ok(plan)

@@ -115,7 +115,7 @@ fn open_device(vendor: Vendor, ordinal: usize) -> Result<Opened, HipError> {
     Ok((dev, kernels))
 }
 
-/// The device `HipBackend::new` would open for `vendor` and `ordinal`,
+/// The device a new `HipBackend` would open for `vendor` and `ordinal`,
 /// opened (with its kernels) once per process: for callers that need the
 /// device before a backend exists (the element answers GStreamer's context
 /// queries before it starts).

@@ -10,7 +10,7 @@
 //! done; the others make their streams wait on that event and read the
 //! same device memory. A frame's memory goes back to a spare list when the
 //! last slot holding it is reused, which is after every frame reading it
-//! has retired (`HipBackend::take_slot`), so spare memory is never in use.
+//! has retired (`take_slot` of `HipBackend`), so spare memory is never in use.
 //!
 //! The numbers cannot change: the shared work is the same kernels on the
 //! same picture, only launched once, and a backend that cannot share a

@@ -2,11 +2,13 @@
 //! tests/hip_wave64.rs (the AMD path on the CPU emulator): the HIP scorer,
 //! exact frame comparison, golden runs and synthetic sequences.
 
-use gstvmafhip::gpu::{HipBackend, HipOptions, OpenedDevice, SharedReference, SharingCounts};
+use gstvmafhip::gpu::{
+    Failover, HipBackend, HipOptions, OpenedDevice, Retry, SharedReference, SharingCounts,
+};
 use gstvmafhip::hip::{PinnedHostMem, pinned_owner};
 use gstvmafhip::vmaf::{
-    Engine, EngineConfig, Failover, FailoverNote, FramePair, FrameScores, KeepAlive, ModelSet,
-    Picture, PixelFormat, Plane, Retry, ScaleMethod, Scorer, VmafError,
+    Engine, EngineConfig, FailoverNote, FramePair, FrameScores, KeepAlive, ModelSet, Picture,
+    PixelFormat, Plane, ScaleMethod, Scorer, VmafError,
 };
 
 pub fn hip_scorer(config: &EngineConfig) -> Option<Scorer<HipBackend>> {

@@ -5,7 +5,7 @@ pub mod cpu;
 pub(crate) mod gpu;
 
 use super::common::options::{OptSpec, Resolved};
-use super::{Config, CpuTwin, Extractor, GpuRefusal, NO_OPTIONS, Output, Slots};
+use super::{Config, CpuTwin, Extractor, GpuRefusal, NO_OPTIONS, Output, Slots, Switch};
 use crate::core::FrameJob;
 use crate::core::RawFeatures;
 use crate::hip::twin::{GpuExtractor, GpuSetup, KernelSet};
@@ -26,8 +26,14 @@ impl Extractor for Psnr {
     fn extra(&self) -> bool {
         false
     }
-    fn switched(&self) -> bool {
-        true
+    fn switch(&self) -> Option<&'static Switch> {
+        Some(&Switch {
+            property: "psnr",
+            nick: "PSNR",
+            blurb: "Also compute PSNR (psnr_y, psnr_cb, psnr_cr)",
+            value: "psnr_y",
+            field: "psnr-y",
+        })
     }
     fn options(&self) -> &'static [OptSpec] {
         NO_OPTIONS

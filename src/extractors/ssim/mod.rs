@@ -5,7 +5,7 @@ pub mod cpu;
 pub(crate) mod gpu;
 
 use super::common::options::{OptSpec, Resolved};
-use super::{Config, CpuTwin, Extractor, Geometry, GpuRefusal, NO_OPTIONS, Output, Slots};
+use super::{Config, CpuTwin, Extractor, Geometry, GpuRefusal, NO_OPTIONS, Output, Slots, Switch};
 use crate::core::RawFeatures;
 use crate::core::{FrameJob, VmafError};
 use crate::hip::twin::{GpuExtractor, GpuSetup, KernelSet};
@@ -30,8 +30,24 @@ impl Extractor for Ssim {
     fn extra(&self) -> bool {
         false
     }
-    fn switched(&self) -> bool {
-        true
+    fn switch(&self) -> Option<&'static Switch> {
+        Some(if self.multi_scale {
+            &Switch {
+                property: "ms-ssim",
+                nick: "MS-SSIM",
+                blurb: "Also compute MS-SSIM (float_ms_ssim; frames of at least 176x176)",
+                value: "float_ms_ssim",
+                field: "ms-ssim",
+            }
+        } else {
+            &Switch {
+                property: "ssim",
+                nick: "SSIM",
+                blurb: "Also compute SSIM (float_ssim)",
+                value: "float_ssim",
+                field: "ssim",
+            }
+        })
     }
     fn options(&self) -> &'static [OptSpec] {
         NO_OPTIONS
