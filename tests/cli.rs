@@ -261,6 +261,79 @@ fn cli_pairs_frames_by_time_when_rates_differ() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
+/// A raw master against its 30 fps encode: the raw side takes the
+/// encode's rate, so every frame meets its own encoded frame, as with
+/// `--fps 30` (at the raw default of 25 fps they would drift apart).
+#[test]
+fn cli_raw_master_takes_the_encodes_frame_rate() {
+    if gst::init().is_ok() && gst::ElementFactory::find("h264parse").is_none() {
+        panic!("h264parse missing: .ci/setup installs gstreamer1.0-plugins-bad");
+    }
+    let run = golden_run("coffee_576x324_420p8_12f_crf35", "vmaf_v0.6.1");
+    let (r, _) = run.yuv_paths();
+    let enc = scratch().join("master-30fps.mp4");
+    run_gst(&format!(
+        "filesrc location=\"{}\" ! rawvideoparse width=576 height=324 format=i420 framerate=30/1 \
+         ! x264enc bitrate=300 speed-preset=veryfast ! video/x-h264,profile=high ! h264parse \
+         ! mp4mux ! filesink location=\"{}\"",
+        s(&r),
+        s(&enc)
+    ));
+    let raw = ["-w", "576", "-h", "324"].map(String::from);
+    let (o, taken) = score(&r, &enc, &raw, "raw-takes-rate");
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("takes") && err.contains("frame rate, 30/1"),
+        "{err}"
+    );
+    let mut given = raw.to_vec();
+    given.extend(["--fps".into(), "30".into()]);
+    let (o, at_30) = score(&r, &enc, &given, "raw-given-rate");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (taken, at_30) = (taken.unwrap(), at_30.unwrap());
+    assert_eq!(taken["frames"].as_array().unwrap().len(), 12);
+    assert_eq!(taken["frames"], at_30["frames"]);
+    assert_eq!(taken["pooled_metrics"], at_30["pooled_metrics"]);
+}
+
+#[test]
+fn cli_version_names_the_libvmaf_it_matches() {
+    let o = vmafhip().arg("--version").output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.starts_with(&format!("vmafhip {}", env!("CARGO_PKG_VERSION")))
+            && text.contains("libvmaf f85a8536 (3.2.0)")
+            && text.contains("GPU runtime: "),
+        "{text}"
+    );
+}
+
+/// `vmafhip … --json | head -1`: the reader goes first, and the command
+/// ends quietly (no panic, status 0), as `cat` does.
+#[test]
+fn cli_a_closed_output_pipe_ends_it_quietly() {
+    let run = golden_run("astronaut_576x324_420p8_12f_crf23", "vmaf_v0.6.1");
+    let (r, d) = run.yuv_paths();
+    let mut child = vmafhip()
+        .args([s(&r), s(&d), "--json", "--quiet"])
+        .args(raw_args(&run))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader closes before anything is written.
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert!(
+        o.status.success() && !err.contains("panicked"),
+        "{:?}: {err}",
+        o.status
+    );
+}
+
 #[test]
 fn cli_shows_progress_and_prints_results_on_stdout() {
     let run = golden_run("astronaut_576x324_420p8_12f_crf23", "vmaf_v0.6.1");

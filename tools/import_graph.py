@@ -1,56 +1,95 @@
 #!/usr/bin/env python3
-"""The import graph of src/: which file uses which, the circles in it, and
-the arrows that go up between layers.
+"""The import graph of the project's Rust crates: which file uses which, the
+circles in it, and the arrows that go up between layers.
 
     python3 tools/import_graph.py            # circles and upward arrows
     python3 tools/import_graph.py --dot      # the graph, for Graphviz
+    python3 tools/import_graph.py --crate DIR  # one other crate (lib.rs)
 
-A file's uses are the `crate::…` and `super::…` paths it names (in `use`
-lines and in code, not in its own `mod tests`), resolved to the file that
-defines the module. A
-parent's use of its own child module is not an arrow: declaring a module
-is not depending on it. Exit status 1 when there is a circle or an upward
-arrow, so CI can keep it clean.
+Three crates are read: the library (src/), the command (src/bin/vmafhip/)
+and the C library (libvmaf/src/). A file's uses are the `crate::…`,
+`super::…` and `self::…` paths it names (in `use` lines and in code, not in
+its `#[cfg(test)]` modules), resolved from the module they are written in
+(an inline `mod name { … }` counts) to the file that defines the target
+module. A parent's use of its own child module is not an arrow: declaring
+a module is not depending on it. Exit status 1 when there is a circle or an
+upward arrow, so CI can keep it clean.
 """
 import os
 import re
 import sys
 
-SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
-# Layers, lowest first: a file may use its own layer and those below.
-# The GPU runtime sits under the extractors (their GPU twins are written
-# against it); the GPU backend above them runs the twins.
-LAYERS = [
-    ("core", ["core"]),
-    ("hip (GPU runtime)", ["hip"]),
-    ("extractors", ["extractors"]),
-    ("cpu", ["cpu"]),
-    ("gpu", ["gpu"]),
-    ("vmaf (scorer)", ["vmaf"]),
-    ("element", ["element", "report", ""]),
+# Each crate: its folder, its root file, folders below it that are other
+# crates, and its layers, lowest first: a file may use its own layer and
+# those below. A module in no layer is checked for circles only.
+CRATES = [
+    {
+        "name": "lib",
+        "dir": "src",
+        "root": "lib.rs",
+        "skip": ["bin"],
+        # The GPU runtime sits under the extractors (their GPU twins are
+        # written against it); the GPU backend above them runs the twins.
+        "layers": [
+            ("core", ["core"]),
+            ("hip (GPU runtime)", ["hip"]),
+            ("extractors", ["extractors"]),
+            ("cpu", ["cpu"]),
+            ("gpu", ["gpu"]),
+            ("vmaf (the one door)", ["vmaf"]),
+            ("element", ["element", "report", ""]),
+        ],
+    },
+    {
+        "name": "vmafhip",
+        "dir": "src/bin/vmafhip",
+        "root": "main.rs",
+        "skip": [],
+        "layers": [
+            ("cli (options)", ["cli"]),
+            ("media", ["media"]),
+            ("helpers", ["align", "alert", "interrupt"]),
+            ("scoring", ["pair", "ladder", "pairs", "live"]),
+            ("main", [""]),
+        ],
+    },
+    {
+        "name": "libvmaf",
+        "dir": "libvmaf/src",
+        "root": "lib.rs",
+        "skip": [],
+        "layers": [],
+    },
 ]
 
 
-def module_of(path):
-    rel = os.path.relpath(path, SRC)[:-3].split(os.sep)
-    if rel[-1] in ("mod", "lib"):
-        rel = rel[:-1]
-    return "::".join(rel)
+def module_of(crate_dir, root, path):
+    rel = os.path.relpath(path, crate_dir)
+    if rel == root:
+        return ""
+    parts = rel[:-3].split(os.sep)
+    if parts[-1] == "mod":
+        parts = parts[:-1]
+    return "::".join(parts)
 
 
-def layer_of(module):
+def layer_of(layers, module):
     best = (None, -1)
-    for rank, (_, prefixes) in enumerate(LAYERS):
+    for rank, (_, prefixes) in enumerate(layers):
         for p in prefixes:
-            if (module == p or module.startswith(p + "::") or p == "") and len(p) > best[1]:
+            hit = module == p or module.startswith(p + "::") or p == ""
+            if hit and len(p) > best[1]:
                 best = (rank, len(p))
     return best[0]
 
 
-def files():
-    for root, _, names in os.walk(SRC):
-        if os.sep + "bin" in root:
+def files(crate):
+    base = os.path.join(ROOT, crate["dir"])
+    for root, _, names in os.walk(base):
+        rel = os.path.relpath(root, base)
+        if rel != "." and rel.split(os.sep)[0] in crate["skip"]:
             continue
         for n in names:
             if n.endswith(".rs"):
@@ -58,10 +97,68 @@ def files():
 
 
 def strip_comments(text):
-    # A file's own tests are not part of the architecture.
-    text = re.split(r"\n#\[cfg\(test\)\]\s*\nmod \w+", text)[0]
     text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
-    return "\n".join(line.split("//")[0] for line in text.splitlines())
+    out = []
+    for line in text.splitlines():
+        # Strings hold no paths that matter here, and may hold `//`.
+        code = re.sub(r'"(?:[^"\\]|\\.)*"', '""', line)
+        out.append(code.split("//")[0])
+    return "\n".join(out)
+
+
+def block_end(text, open_at):
+    """The index just past the `}` that closes the `{` at `open_at`."""
+    depth = 0
+    for i in range(open_at, len(text)):
+        c = text[i]
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return len(text)
+
+
+def without_tests(text):
+    """The text without its `#[cfg(test)]` items (test modules, helpers)."""
+    while True:
+        m = re.search(r"#\[cfg\(test\)\]\s*(?:pub(?:\([^)]*\))?\s+)?(?:mod|fn|impl|use)\b", text)
+        if not m:
+            return text
+        brace = text.find("{", m.end())
+        semi = text.find(";", m.end())
+        if semi != -1 and (brace == -1 or semi < brace):
+            text = text[: m.start()] + text[semi + 1 :]
+        else:
+            text = text[: m.start()] + text[block_end(text, brace) :]
+
+
+def inline_modules(text):
+    """(start, end, path) of each inline `mod name { … }`, outermost first."""
+    spans = []
+
+    def scan(lo, hi, prefix):
+        for m in re.finditer(r"\bmod\s+([A-Za-z_][A-Za-z0-9_]*)\s*\{", text[lo:hi]):
+            start = lo + m.start()
+            if any(s <= start < e for s, e, _ in spans):
+                continue
+            brace = lo + m.end() - 1
+            end = block_end(text, brace)
+            path = prefix + [m.group(1)]
+            spans.append((brace, end, path))
+            scan(brace + 1, end - 1, path)
+
+    scan(0, len(text), [])
+    return spans
+
+
+def module_at(spans, pos):
+    best = []
+    for s, e, path in spans:
+        if s <= pos < e and len(path) > len(best):
+            best = path
+    return best
 
 
 def resolve(path, modules):
@@ -73,24 +170,35 @@ def resolve(path, modules):
     return None
 
 
+PATH = r"\b((?:crate|super|self)(?:::[A-Za-z_][A-Za-z0-9_]*)*)"
+
+
 def uses(path, module, modules):
-    text = strip_comments(open(path).read())
-    # Expand `use a::{b, c::d}` one level, enough for this code base.
+    text = without_tests(strip_comments(open(path).read()))
+    spans = inline_modules(text)
     found = []
-    for m in re.finditer(r"\b((?:crate|super)(?:::[A-Za-z_][A-Za-z0-9_]*)*)::\{([^}]*)\}", text):
+    # `use a::{b, c::d}`: each first segment after the brace.
+    for m in re.finditer(PATH + r"::\{([^}]*)\}", text):
         for part in m.group(2).split(","):
             part = part.strip().split(" as ")[0]
-            if part and part not in ("self",):
-                found.append(m.group(1) + "::" + part.split("::")[0])
-            elif part == "self":
-                found.append(m.group(1))
-    found += re.findall(r"\b((?:crate|super)(?:::[A-Za-z_][A-Za-z0-9_]*)+)", text)
+            if part == "self":
+                found.append((m.start(), m.group(1)))
+            elif part and part != "*":
+                found.append((m.start(), m.group(1) + "::" + part.split("::")[0]))
+            else:
+                found.append((m.start(), m.group(1)))
+    for m in re.finditer(PATH, text):
+        if "::" in m.group(1):
+            found.append((m.start(), m.group(1)))
     out = set()
-    here = module.split("::") if module else []
-    for p in found:
+    here_file = module.split("::") if module else []
+    for pos, p in found:
         parts = p.split("::")
+        here = here_file + module_at(spans, pos)
         if parts[0] == "crate":
             target = parts[1:]
+        elif parts[0] == "self":
+            target = here + parts[1:]
         else:
             ups = 0
             while parts and parts[0] == "super":
@@ -100,7 +208,7 @@ def uses(path, module, modules):
         if t is None or t == module:
             continue
         # A parent using its own child is the declaration, not a dependency.
-        if t.startswith(module + "::") or (module == "" and t):
+        if module == "" or t.startswith(module + "::"):
             continue
         out.add(t)
     return out
@@ -139,29 +247,49 @@ def circles(graph):
     return out
 
 
-def main():
-    paths = {module_of(p): p for p in files()}
+def crate_graph(crate):
+    base = os.path.join(ROOT, crate["dir"])
+    paths = {module_of(base, crate["root"], p): p for p in files(crate)}
     modules = set(paths)
-    graph = {m: uses(p, m, modules) for m, p in paths.items()}
+    return {m: uses(p, m, modules) for m, p in paths.items()}
+
+
+def name(crate, module):
+    return f'{crate["name"]}:{module or crate["root"][:-3]}'
+
+
+def main():
+    crates = CRATES
+    if "--crate" in sys.argv:
+        folder = os.path.abspath(sys.argv[sys.argv.index("--crate") + 1])
+        crates = [{"name": "crate", "dir": folder, "root": "lib.rs", "skip": [], "layers": []}]
+    graphs = [(c, crate_graph(c)) for c in crates]
     if "--dot" in sys.argv:
-        print("digraph src {")
-        for m, ts in sorted(graph.items()):
-            for t in sorted(ts):
-                print(f'  "{m or "lib"}" -> "{t or "lib"}";')
+        print("digraph crates {")
+        for c, graph in graphs:
+            for m, ts in sorted(graph.items()):
+                for t in sorted(ts):
+                    print(f'  "{name(c, m)}" -> "{name(c, t)}";')
         print("}")
         return 0
-    bad = 0
-    for c in circles(graph):
-        bad += 1
-        print("circle:", " <-> ".join(m or "lib" for m in c))
-    for m, ts in sorted(graph.items()):
-        for t in sorted(ts):
-            lm, lt = layer_of(m), layer_of(t)
-            if lm is not None and lt is not None and lt > lm:
-                bad += 1
-                print(f"upward: {m} ({LAYERS[lm][0]}) uses {t} ({LAYERS[lt][0]})")
-    edges = sum(len(t) for t in graph.values())
-    print(f"{len(graph)} files, {edges} arrows, {bad} problems")
+    bad = nfiles = edges = 0
+    for c, graph in graphs:
+        nfiles += len(graph)
+        edges += sum(len(t) for t in graph.values())
+        for circle in circles(graph):
+            bad += 1
+            print("circle:", " <-> ".join(name(c, m) for m in circle))
+        layers = c["layers"]
+        for m, ts in sorted(graph.items()):
+            for t in sorted(ts):
+                lm, lt = layer_of(layers, m), layer_of(layers, t)
+                if lm is not None and lt is not None and lt > lm:
+                    bad += 1
+                    print(
+                        f"upward: {name(c, m)} ({layers[lm][0]}) uses {name(c, t)} ({layers[lt][0]})"
+                    )
+    read = ", ".join(c["dir"] for c in crates)
+    print(f"{read}: {nfiles} files, {edges} arrows, {bad} problems")
     return 1 if bad else 0
 
 

@@ -3,18 +3,7 @@
 //! from the first seconds and then follows dropped and duplicated frames
 //! (`gstvmafhip::core::align`); the command prints what it found.
 
-use crate::{Fail, usage};
-pub use gstvmafhip::Align;
 use gstvmafhip::VmafPooledMessage;
-
-/// `--align`'s value: the element's `align`, or a usage error.
-pub fn parse(v: &str) -> Result<Align, Fail> {
-    Align::parse(v).ok_or_else(|| {
-        usage(format!(
-            "--align {v}: auto, off, or the frames DIST lags REF (negative: leads)"
-        ))
-    })
-}
 
 /// The line that says how the inputs were aligned, where they were.
 pub fn summary(p: &VmafPooledMessage) -> Option<String> {

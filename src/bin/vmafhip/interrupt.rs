@@ -19,7 +19,7 @@ pub fn watch() {
             for _ in signals.forever() {
                 if REQUESTED.swap(true, Ordering::SeqCst) {
                     eprintln!("\nvmafhip: interrupted again: exiting at once");
-                    std::process::exit(crate::Exit::Interrupted as i32);
+                    std::process::exit(crate::cli::Exit::Interrupted as i32);
                 }
                 eprintln!(
                     "\nvmafhip: interrupted: scoring the frames read so far (interrupt again to exit at once)"

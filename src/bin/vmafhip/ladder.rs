@@ -3,10 +3,12 @@
 //! a `dist_sink_%u` pad at its own size (the engine scales it to the
 //! reference's, on the GPU with the HIP backend), then a table.
 
-use crate::decode::Decoding;
-use crate::input::{Input, Role};
+use crate::cli::{Args, Exit, Fail};
+use crate::media::decode::Decoding;
+use crate::media::feed;
+use crate::media::input::Input;
+use crate::media::video::Role;
 use crate::pair::{self, Heard, Pair, Progress, Voice};
-use crate::{Args, Exit, Fail, feed};
 use gst::prelude::*;
 
 /// One rendition's line of the table.
@@ -35,6 +37,11 @@ pub fn run(a: &Args, paths: &[String], decoding: &Decoding, voice: Voice) -> Res
     let direct = decoding.direct_for(a.device_ids[0]);
     let mut all: Vec<&mut Input> = vec![&mut reference];
     all.extend(renditions.iter_mut());
+    for note in crate::media::input::share_rate(&mut all) {
+        if voice.notes {
+            eprintln!("{note}");
+        }
+    }
     pair::decode_directly(direct.as_ref(), &mut all);
     for i in std::iter::once(&reference).chain(&renditions) {
         if let Some(note) = i.decoder_note(decoding)?
@@ -295,18 +302,23 @@ fn print_table(reference: &Input, lines: &[Line]) {
         .chain([reference.path.len(), 9])
         .max()
         .unwrap_or(9);
-    println!(
+    crate::cli::outln!(
         "{:width$}  {:>9}  {:>10}  {:>10}  {:>10}  {:>6}",
-        "rendition", "size", "VMAF", "harmonic", "1% low", "frames"
+        "rendition",
+        "size",
+        "VMAF",
+        "harmonic",
+        "1% low",
+        "frames"
     );
     let rv = &reference.video;
-    println!(
+    crate::cli::outln!(
         "{:width$}  {:>9}  (reference)",
         reference.path,
         format!("{}x{}", rv.width, rv.height)
     );
     for l in lines {
-        println!(
+        crate::cli::outln!(
             "{:width$}  {:>9}  {:>10.6}  {:>10.6}  {:>10.6}  {:>6}",
             l.path,
             format!("{}x{}", l.size.0, l.size.1),

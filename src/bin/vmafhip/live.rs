@@ -7,33 +7,15 @@
 //! and duplicates, and the rate. A source that stalls is reported (the
 //! gap) and waited for.
 
+use crate::cli::{Args, Exit, Fail};
 use crate::pair::{Voice, error_named, scoring_properties, stop_inputs};
-use crate::{Args, Exit, Fail};
 use gst::prelude::*;
 use gstvmafhip::{VmafFrameMessage, VmafPooledMessage, VmafWindowMessage};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-/// URI schemes received live.
-const LIVE_SCHEMES: &[&str] = &["srt", "udp", "rtsp", "rtsps", "rtp", "http", "https"];
-
 /// No frame scored for this long: a gap, reported.
 const GAP: Duration = Duration::from_secs(2);
-
-/// Whether `input` is a URI of a live source.
-pub fn is_live_uri(input: &str) -> bool {
-    input
-        .split_once("://")
-        .is_some_and(|(scheme, _)| LIVE_SCHEMES.contains(&scheme.to_ascii_lowercase().as_str()))
-}
-
-/// Whether the command scores live sources: REF or DIST is a live URI.
-pub fn wanted(a: &Args) -> bool {
-    [&a.reference, &a.distorted]
-        .into_iter()
-        .flatten()
-        .any(|i| is_live_uri(i))
-}
 
 /// The URI of an input: itself, or a file's `file://` URI.
 fn uri_of(input: &str) -> Result<String, Fail> {
@@ -140,7 +122,7 @@ impl Status {
 pub fn run(a: &Args, voice: Voice) -> Result<(), Fail> {
     let reference = uri_of(a.reference.as_deref().expect("checked"))?;
     let distorted = uri_of(a.distorted.as_deref().expect("checked"))?;
-    let pipeline = build(&reference, &distorted, a.align != crate::align::Align::Off)?;
+    let pipeline = build(&reference, &distorted, a.align != crate::cli::Align::Off)?;
     let v = pipeline.by_name("v").expect("named in the description");
     scoring_properties(&v, a, a.device_ids[0], true)?;
     v.set_property("align", a.align.to_string());
@@ -301,34 +283,13 @@ fn follow(
             gst::MessageView::Error(e) => {
                 return Err(error_named(&msg, e, |role| {
                     Some(match role {
-                        crate::input::Role::Reference => "REF".into(),
+                        crate::media::video::Role::Reference => "REF".into(),
                         _ => "DIST".into(),
                     })
                 }));
             }
             gst::MessageView::Eos(_) => return Ok(pooled),
             _ => {}
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn live_uris_are_told_from_files() {
-        for uri in [
-            "srt://127.0.0.1:7001",
-            "udp://127.0.0.1:5000",
-            "rtsp://cam/stream",
-            "rtp://0.0.0.0:5004",
-            "https://cdn/live.m3u8",
-        ] {
-            assert!(is_live_uri(uri), "{uri}");
-        }
-        for file in ["in.mp4", "file:///tmp/in.mp4", "dir/with://odd"] {
-            assert!(!is_live_uri(file), "{file}");
         }
     }
 }

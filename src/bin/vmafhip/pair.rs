@@ -1,21 +1,15 @@
 //! One reference and one distorted file scored: the inputs opened, the
 //! pipeline built around a `vmafhip` element, its bus watched to the end.
 
-use crate::decode::{self, Decoding};
-use crate::input::{self, Input, Kind, Role};
-use crate::{Args, Exit, Fail, OutFormat, feed, nvdec};
+use crate::cli::{Args, CAT, Exit, Fail, OutFormat};
+use crate::media::decode::{self, Decoding};
+use crate::media::feed;
+use crate::media::input::{self, Input};
+use crate::media::nvdec;
+use crate::media::video::{Kind, Role};
 use gst::prelude::*;
 use gstvmafhip::{VmafFrameMessage, VmafPooledMessage, VmafWindowMessage};
 use std::time::{Duration, Instant};
-
-/// The command's debug category (`GST_DEBUG=vmafhip-command:5`).
-pub static CAT: std::sync::LazyLock<gst::DebugCategory> = std::sync::LazyLock::new(|| {
-    gst::DebugCategory::new(
-        "vmafhip-command",
-        gst::DebugColorFlags::empty(),
-        Some("the vmafhip command"),
-    )
-});
 
 /// One pair to score, and where its results go.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,6 +57,9 @@ pub fn score_pair(
     };
     let mut reference = Input::open(Role::Reference, &pair.reference, &a.raw)?;
     let mut distorted = Input::open(Role::Distorted, &pair.distorted, &a.raw)?;
+    for note in input::share_rate(&mut [&mut reference, &mut distorted]) {
+        say(note);
+    }
     let (rv, dv) = (&reference.video, &distorted.video);
     if a.scale && (dv.width, dv.height) != (rv.width, rv.height) {
         // Scaled by the engine, as a ladder's rendition: the same samples
@@ -112,7 +109,7 @@ pub fn score_pair(
         let text = std::fs::read_to_string(t)
             .map_err(|e| Fail(Exit::Failed, format!("reading the results back: {e}")))?;
         let _ = std::fs::remove_file(t);
-        print!("{text}");
+        crate::cli::write_stdout(format_args!("{text}"));
     }
     let Some(pooled) = heard.pooled.pop() else {
         return Err(Fail::input(format!(
@@ -134,13 +131,14 @@ pub fn score_pair(
 /// Marks the inputs that the command's own NVDEC path decodes (`direct`,
 /// where the GPU has one): each as it is scored, the first being the
 /// reference.
-pub fn decode_directly(direct: Option<&crate::nvdec::Direct>, inputs: &mut [&mut Input]) {
+pub fn decode_directly(direct: Option<&crate::media::decode::Direct>, inputs: &mut [&mut Input]) {
     let (Some(d), Some(first)) = (direct, inputs.first()) else {
         return;
     };
     let reference = first.video.clone();
     for i in inputs.iter_mut() {
-        let taken = d.takes(i, &i.scored_as(&reference));
+        let target = i.scored_as(&reference);
+        let taken = d.takes((&i.video, i.kind, i.codec.as_deref()), &target);
         i.nvdec = taken.is_ok();
         i.nvdec_refused = taken.err();
     }
@@ -298,7 +296,7 @@ pub fn scoring_properties(
     device_id: i32,
     frame_messages: bool,
 ) -> Result<(), Fail> {
-    let (model, disable_clip, enable_transform) = crate::model_properties(&a.model)?;
+    let (model, disable_clip, enable_transform) = crate::cli::model_properties(&a.model)?;
     v.set_property("model-filename", &model);
     v.set_property("disable-clip", disable_clip);
     v.set_property("enable-transform", enable_transform);
@@ -311,7 +309,7 @@ pub fn scoring_properties(
             v.set_property(property, true);
         }
     }
-    let extra = crate::extra_extractors(&a.features);
+    let extra = crate::cli::extra_extractors(&a.features);
     if !extra.is_empty() {
         v.set_property("features", extra.join(","));
     }
@@ -393,7 +391,7 @@ fn hand_files_to(v: &gst::Element, pad: &str) {
 pub fn play(
     pipeline: &gst::Pipeline,
     inputs: &[&Input],
-    direct: Option<&crate::nvdec::Direct>,
+    direct: Option<&crate::media::decode::Direct>,
     (progress, voice): (&mut Progress, Voice),
     needs_chroma: bool,
     readers: usize,
@@ -726,7 +724,7 @@ impl Input {
         match self.kind {
             Kind::Raw => "raw".into(),
             Kind::Y4m => "y4m".into(),
-            Kind::Media if self.nvdec => nvdec::NAME.into(),
+            Kind::Media if self.nvdec => decode::DIRECT_NAME.into(),
             Kind::Media => self.decoder.clone().unwrap_or_else(|| "decodebin".into()),
         }
     }

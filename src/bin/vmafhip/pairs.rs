@@ -3,27 +3,14 @@
 //! results file, with one summary table; `--shard I/N` takes every N-th
 //! pair, for array jobs across machines.
 
-use crate::decode::{self, GpuWarmUp};
+use crate::cli::{Args, Exit, Fail, OutFormat};
+use crate::media::decode::{self, GpuWarmUp};
 use crate::pair::{self, Pair, Scored, Voice};
-use crate::{Args, Exit, Fail, OutFormat};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// `I/N` with `I < N`.
-pub fn parse_shard(s: &str) -> Result<(usize, usize), String> {
-    let bad = || format!("--shard {s}: use I/N with 0 <= I < N (e.g. 0/4)");
-    let (i, n) = s.split_once('/').ok_or_else(bad)?;
-    let (i, n): (usize, usize) = (
-        i.trim().parse().map_err(|_| bad())?,
-        n.trim().parse().map_err(|_| bad())?,
-    );
-    if n == 0 || i >= n {
-        return Err(bad());
-    }
-    Ok((i, n))
-}
-
 /// The entries of shard `i` of `n`: those whose position in the list is
 /// `i` modulo `n`. The shards of one `n` cover the list once.
 pub fn shard<T>(items: Vec<T>, (i, n): (usize, usize)) -> Vec<T> {
@@ -378,18 +365,31 @@ fn print_table(rows: &[Row], secs: f64) {
         .max()
         .unwrap_or(4)
         .max(4);
-    println!(
+    crate::cli::outln!(
         "{:<width$}  {:>9}  {:>6}  {:>10}  {:>10}  {:>10}  {:>7}  results",
-        "dist", "size", "frames", "VMAF", "harmonic", "min", "fps"
+        "dist",
+        "size",
+        "frames",
+        "VMAF",
+        "harmonic",
+        "min",
+        "fps"
     );
     let mut frames = 0;
     for r in rows {
         match &r.error {
-            None => println!(
+            None => crate::cli::outln!(
                 "{:<width$}  {:>9}  {:>6}  {:>10.6}  {:>10.6}  {:>10.6}  {:>7.1}  {}",
-                r.distorted, r.size, r.frames, r.mean, r.harmonic_mean, r.min, r.fps, r.output
+                r.distorted,
+                r.size,
+                r.frames,
+                r.mean,
+                r.harmonic_mean,
+                r.min,
+                r.fps,
+                r.output
             ),
-            Some(e) => println!("{:<width$}  failed: {e}", r.distorted),
+            Some(e) => crate::cli::outln!("{:<width$}  failed: {e}", r.distorted),
         }
         frames += r.frames;
     }
@@ -484,9 +484,5 @@ mod tests {
             }
         }
         assert_eq!(shard(vec!['a', 'b', 'c', 'd', 'e'], (1, 2)), vec!['b', 'd']);
-        assert_eq!(parse_shard("2/3"), Ok((2, 3)));
-        for bad in ["3/3", "1/0", "x/2", "1", "-1/2"] {
-            assert!(parse_shard(bad).is_err(), "{bad}");
-        }
     }
 }

@@ -9,34 +9,17 @@
 //! place, or AMD's VA-API decoders (`va`: `vah264dec`, …). For `cpu` they are
 //! ranked out. The probe of each file then names the decoder the scoring
 //! pipeline will use. On NVIDIA, H.264, HEVC, VP9 and AV1 skip GStreamer's decoders:
-//! the command drives NVDEC itself ([`crate::nvdec`]) where it can.
+//! the command drives NVDEC itself ([`crate::media::nvdec`]) where it can.
 
-use crate::input::Video;
-use crate::nvdec::Direct;
-use crate::{Exit, Fail};
+use crate::cli::{DecoderChoice, Exit, Fail};
+use crate::media::video::{Kind, Video};
 use gst::prelude::*;
-use gstvmafhip::hip::{self, Vendor};
+use gstvmafhip::hip::gst_gpu::GstGpu;
+use gstvmafhip::hip::nvdec::{Chroma, Codec};
+use gstvmafhip::hip::{self, Device, Vendor};
 use gstvmafhip::vmaf::PixelFormat;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DecoderChoice {
-    Auto,
-    Gpu,
-    Cpu,
-}
-
-impl DecoderChoice {
-    pub fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "auto" => Self::Auto,
-            "gpu" => Self::Gpu,
-            "cpu" => Self::Cpu,
-            _ => return None,
-        })
-    }
-}
 
 /// NVIDIA's decoders (GStreamer's nvcodec plugin, NVDEC): CUDA memory out.
 const NVDEC: &[&str] = &[
@@ -274,7 +257,7 @@ pub fn no_exact_decoder(path: &str, caps: &gst::Caps, unfit: &[String]) -> Fail 
 /// Is this element factory one of the GPU decoders above (or the
 /// command's own NVDEC path)?
 pub fn is_gpu_decoder(factory: &str) -> bool {
-    factory == crate::nvdec::NAME || NVDEC.contains(&factory) || VAAPI.contains(&factory)
+    factory == DIRECT_NAME || NVDEC.contains(&factory) || VAAPI.contains(&factory)
 }
 
 /// The decoders of `vendor`'s GPUs.
@@ -326,7 +309,7 @@ impl GpuWarmUp {
                 took: std::time::Duration::ZERO,
             });
             gst::debug!(
-                crate::pair::CAT,
+                crate::cli::CAT,
                 "GPU opening took {:?}: {}",
                 opening.took,
                 hip::startup_steps()
@@ -499,4 +482,60 @@ pub fn check_decoder(
     Ok(Some(format!(
         "note: {path}: decoding on the CPU with {decoder}: {why}"
     )))
+}
+
+/// The decoder name the command reports for this path.
+pub const DIRECT_NAME: &str = "nvdec";
+
+/// The GPU and GStreamer library this path decodes with, when it can.
+#[derive(Clone)]
+pub struct Direct {
+    dev: Arc<Device>,
+    pub gpu: Arc<GstGpu>,
+}
+
+impl Direct {
+    /// `Some` when NVDEC can be driven directly on `dev` (and the user did
+    /// not turn it off), else why not.
+    pub fn on(dev: &Arc<Device>) -> Result<Direct, String> {
+        if std::env::var("VMAFHIP_NVDEC").is_ok_and(|v| v == "0") {
+            return Err("VMAFHIP_NVDEC=0".into());
+        }
+        hip::nvdec::available(dev)?;
+        let gpu = GstGpu::for_device(dev)?;
+        Ok(Direct {
+            dev: dev.clone(),
+            gpu,
+        })
+    }
+
+    /// The device this path decodes on.
+    pub fn device(&self) -> &Arc<Device> {
+        &self.dev
+    }
+
+    /// Whether `input` decodes here when scored as `target` (the reference's
+    /// video): 8-, 10- or 12-bit 4:2:0 or 4:4:4, at its own size, depth
+    /// and layout, of a codec and size this GPU's NVDEC decodes. Its NV12,
+    /// P010, P012 or planar 4:4:4 goes to the element as it is (deep 4:4:4
+    /// shifted down as it is copied); the GPU engine splits (and shifts)
+    /// the planes it reads.
+    pub fn takes(&self, input: (&Video, Kind, Option<&str>), target: &Video) -> Result<(), String> {
+        let (v, kind, codec) = input;
+        let codec = codec
+            .and_then(Codec::from_caps_name)
+            .ok_or("not H.264, HEVC, VP9 or AV1")?;
+        let chroma = match v.format {
+            PixelFormat::Yuv420 => Some(Chroma::Yuv420),
+            PixelFormat::Yuv444 => Some(Chroma::Yuv444),
+            _ => None,
+        }
+        .filter(|_| kind == Kind::Media && v.direct_cuda_format().is_some())
+        .filter(|_| (v.format, v.bpc) == (target.format, target.bpc))
+        .ok_or("not 8-, 10- or 12-bit 4:2:0 or 4:4:4 in the reference's layout and depth")?;
+        if (v.width, v.height) != (target.width, target.height) {
+            return Err("scaled to the reference's size".into());
+        }
+        hip::nvdec::supports(&self.dev, codec, v.bpc, chroma, (v.width, v.height))
+    }
 }

@@ -8,8 +8,9 @@
 //! are taken from the pool and pushed in order; the reads between run in
 //! parallel.
 
-use crate::input::{Input, Kind, frame_bytes, gst_format};
-use crate::{Exit, Fail};
+use crate::cli::{Exit, Fail};
+use crate::media::input::Input;
+use crate::media::video::{Kind, frame_bytes, gst_format};
 use gst::prelude::*;
 use gst_video::prelude::*;
 use gstvmafhip::vmaf::y4m::Y4mReader;

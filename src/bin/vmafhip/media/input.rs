@@ -1,155 +1,12 @@
 //! The two inputs: what each is (raw, Y4M, or a media file GStreamer
 //! decodes), its video, and its branch of the pipeline.
 
-use crate::{Exit, Fail};
+use crate::cli::{Exit, Fail, RawArgs};
+use crate::media::video::{Kind, Role, Video, frame_bytes, frames_in, gst_format};
 use gst::prelude::*;
 use gstvmafhip::vmaf::PixelFormat;
 use gstvmafhip::vmaf::y4m::Y4mReader;
 use std::io::BufReader;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
-    Reference,
-    /// The distorted file of a pair (`dist_sink`).
-    Distorted,
-    /// Rendition `k` of a ladder (`dist_sink_k`).
-    Rendition(u32),
-}
-
-impl Role {
-    /// Prefix of its elements' names (`ref`, `dist`, `rend0`, …).
-    pub fn prefix(self) -> String {
-        match self {
-            Role::Reference => "ref".into(),
-            Role::Distorted => "dist".into(),
-            Role::Rendition(k) => format!("rend{k}"),
-        }
-    }
-
-    /// Its `vmafhip` sink pad.
-    pub fn sink(self) -> String {
-        match self {
-            Role::Reference => "ref_sink".into(),
-            Role::Distorted => "dist_sink".into(),
-            Role::Rendition(k) => format!("dist_sink_{k}"),
-        }
-    }
-
-    /// The role whose elements' names start as `name` does (`rend2-file`).
-    pub fn of_element(name: &str) -> Option<Role> {
-        let (prefix, _) = name.split_once('-')?;
-        match prefix {
-            "ref" => Some(Role::Reference),
-            "dist" => Some(Role::Distorted),
-            p => p.strip_prefix("rend")?.parse().ok().map(Role::Rendition),
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Raw,
-    Y4m,
-    Media,
-}
-
-/// `-w -h -p -b --fps`: what a raw `.yuv` cannot say about itself.
-#[derive(Clone, Debug)]
-pub struct RawArgs {
-    pub width: Option<usize>,
-    pub height: Option<usize>,
-    pub format: PixelFormat,
-    pub bpc: u8,
-    pub fps: (u32, u32),
-}
-
-impl Default for RawArgs {
-    fn default() -> Self {
-        RawArgs {
-            width: None,
-            height: None,
-            format: PixelFormat::Yuv420,
-            bpc: 8,
-            fps: (25, 1),
-        }
-    }
-}
-
-/// An input's video as it arrives (before any scaling).
-#[derive(Clone, Debug)]
-pub struct Video {
-    pub width: usize,
-    pub height: usize,
-    pub format: PixelFormat,
-    pub bpc: u8,
-    /// Frame rate (0/1 when variable or unknown).
-    pub fps: (u32, u32),
-    pub par: (i32, i32),
-}
-
-impl Video {
-    /// `8-bit 4:2:0` and the like.
-    pub fn describe(&self) -> String {
-        let layout = match self.format {
-            PixelFormat::Yuv420 => "4:2:0",
-            PixelFormat::Yuv422 => "4:2:2",
-            PixelFormat::Yuv444 => "4:4:4",
-            PixelFormat::Gray => "4:0:0",
-        };
-        format!("{}-bit {layout}", self.bpc)
-    }
-
-    /// The GStreamer format both inputs are scored in: this video's chroma
-    /// layout and depth (RGB becomes 4:2:0; VMAF is defined on YUV).
-    pub fn scoring_format(&self) -> &'static str {
-        gst_format(self.format, self.bpc).unwrap_or("I420")
-    }
-
-    /// The format NVDEC's frames of this video take in CUDA memory, where
-    /// the element reads them in place (NV12's and P010's chroma split,
-    /// P010 shifted, on the GPU): NV12 (8-bit 4:2:0), P010 (10-bit 4:2:0)
-    /// or Y444 (8-bit 4:4:4); `None` for any other layout and depth.
-    pub fn nvdec_cuda_format(&self) -> Option<&'static str> {
-        match (self.format, self.bpc) {
-            (PixelFormat::Yuv420, 8) => Some("NV12"),
-            (PixelFormat::Yuv420, 10) => Some("P010_10LE"),
-            (PixelFormat::Yuv444, 8) => Some("Y444"),
-            _ => None,
-        }
-    }
-
-    /// The format the command's own NVDEC path ([`crate::nvdec`]) hands
-    /// this video's frames to the element in: GStreamer's decoders' above;
-    /// P012 for 12-bit 4:2:0 (NVDEC's P016 surface, whose samples have 12
-    /// significant bits); planar 10- and 12-bit 4:4:4, shifted down from
-    /// NVDEC's high bits as they are copied.
-    pub fn direct_cuda_format(&self) -> Option<&'static str> {
-        match (self.format, self.bpc) {
-            (PixelFormat::Yuv420, 12) => Some("P012_LE"),
-            (PixelFormat::Yuv444, 10) => Some("Y444_10LE"),
-            (PixelFormat::Yuv444, 12) => Some("Y444_12LE"),
-            _ => self.nvdec_cuda_format(),
-        }
-    }
-}
-
-/// The element's format for a layout and depth.
-pub fn gst_format(format: PixelFormat, bpc: u8) -> Option<&'static str> {
-    Some(match (format, bpc) {
-        (PixelFormat::Yuv420, 8) => "I420",
-        (PixelFormat::Yuv422, 8) => "Y42B",
-        (PixelFormat::Yuv444, 8) => "Y444",
-        (PixelFormat::Gray, 8) => "GRAY8",
-        (PixelFormat::Yuv420, 10) => "I420_10LE",
-        (PixelFormat::Yuv422, 10) => "I422_10LE",
-        (PixelFormat::Yuv444, 10) => "Y444_10LE",
-        (PixelFormat::Yuv420, 12) => "I420_12LE",
-        (PixelFormat::Yuv422, 12) => "I422_12LE",
-        (PixelFormat::Yuv444, 12) => "Y444_12LE",
-        (PixelFormat::Gray, 16) => "GRAY16_LE",
-        _ => return None,
-    })
-}
 
 pub struct Input {
     pub role: Role,
@@ -162,17 +19,59 @@ pub struct Input {
     /// pipeline's makes the same choice), and the stream it decodes.
     pub decoder: Option<String>,
     pub codec: Option<String>,
-    /// Decoded by the command's own NVDEC path ([`crate::nvdec`]).
+    /// Decoded by the command's own NVDEC path ([`crate::media::nvdec`]).
     pub nvdec: bool,
     /// Why that path does not take it (where the GPU has one).
     pub nvdec_refused: Option<String>,
+    /// A raw `.yuv` without `--fps`: its rate is the other input's
+    /// ([`share_rate`]), or [`RAW_FPS`] when none has one.
+    pub rate_assumed: bool,
     /// Media files no installed GStreamer decoder decodes exactly: the
     /// error, given unless the command's own NVDEC path takes the file
     /// ([`Input::decoder_note`]).
-    pub no_decoder: Option<(crate::Exit, String)>,
+    pub no_decoder: Option<(crate::cli::Exit, String)>,
+}
+
+/// A raw `.yuv`'s frame rate when neither input has one (libvmaf's
+/// frames have no time; 25 is ffmpeg's rawvideo default).
+pub const RAW_FPS: (u32, u32) = (25, 1);
+
+/// Raw inputs without `--fps` take the first other input's frame rate, as
+/// ffmpeg's and libvmaf's users expect of a raw master against its
+/// encodes; the notes say so. With no rate anywhere, [`RAW_FPS`] stays.
+pub fn share_rate(inputs: &mut [&mut Input]) -> Vec<String> {
+    let Some((rate, from)) = inputs
+        .iter()
+        .find(|i| !i.rate_assumed && i.video.fps.0 > 0)
+        .map(|i| (i.video.fps, i.path.clone()))
+    else {
+        return Vec::new();
+    };
+    let mut notes = Vec::new();
+    for i in inputs.iter_mut().filter(|i| i.rate_assumed) {
+        i.video.fps = rate;
+        notes.push(format!(
+            "note: {} takes {from}'s frame rate, {}/{} (a raw .yuv has none; --fps gives one)",
+            i.path, rate.0, rate.1
+        ));
+    }
+    notes
 }
 
 impl Input {
+    /// The caps this path pushes: the input's NV12, P010, P012 or planar
+    /// 4:4:4 in CUDA memory ([`Video::direct_cuda_format`]) at its size.
+    pub fn direct_caps(&self) -> String {
+        let format = self
+            .video
+            .direct_cuda_format()
+            .expect("an input this path takes");
+        format!(
+            "video/x-raw(memory:CUDAMemory),format={format},width={},height={}",
+            self.video.width, self.video.height
+        )
+    }
+
     pub fn open(role: Role, path: &str, raw: &RawArgs) -> Result<Input, Fail> {
         let meta = std::fs::metadata(path).map_err(|e| Fail::input(format!("{path}: {e}")))?;
         if meta.is_dir() {
@@ -217,7 +116,7 @@ impl Input {
             height,
             format: raw.format,
             bpc: raw.bpc,
-            fps: raw.fps,
+            fps: raw.fps.unwrap_or(RAW_FPS),
             par: (1, 1),
         };
         let frame = frame_bytes(&video) as u64;
@@ -245,6 +144,7 @@ impl Input {
             codec: None,
             nvdec: false,
             nvdec_refused: None,
+            rate_assumed: raw.fps.is_none(),
             no_decoder: None,
         })
     }
@@ -272,6 +172,7 @@ impl Input {
             codec: None,
             nvdec: false,
             nvdec_refused: None,
+            rate_assumed: false,
             no_decoder: None,
         })
     }
@@ -280,15 +181,15 @@ impl Input {
     /// parser does not say the chroma layout and depth, decodes its first
     /// frame.
     fn media(role: Role, path: &str) -> Result<Input, Fail> {
-        match crate::probe::probe(path) {
-            crate::probe::Probe::NoVideo(streams) => Err(Fail::input(format!(
+        match crate::media::probe::probe(path) {
+            crate::media::probe::Probe::NoVideo(streams) => Err(Fail::input(format!(
                 "{path} has no video stream (it holds {})",
                 streams.join(", ")
             ))),
-            crate::probe::Probe::Video(p) => {
+            crate::media::probe::Probe::Video(p) => {
                 let (decoder, no_decoder) = match p.decoder {
                     Ok(d) => (Some(d), None),
-                    Err(crate::Fail(exit, why)) => (None, Some((exit, why))),
+                    Err(crate::cli::Fail(exit, why)) => (None, Some((exit, why))),
                 };
                 Ok(Input {
                     role,
@@ -300,10 +201,11 @@ impl Input {
                     codec: Some(p.codec),
                     nvdec: false,
                     nvdec_refused: None,
+                    rate_assumed: false,
                     no_decoder,
                 })
             }
-            crate::probe::Probe::Unknown => Self::decoded(role, path),
+            crate::media::probe::Probe::Unknown => Self::decoded(role, path),
         }
     }
 
@@ -417,6 +319,7 @@ impl Input {
             codec,
             nvdec: false,
             nvdec_refused: None,
+            rate_assumed: false,
             no_decoder: None,
         })
     }
@@ -431,7 +334,7 @@ impl Input {
         let nvdec = self
             .decoder
             .as_deref()
-            .is_some_and(|d| d.starts_with("nv") && crate::decode::is_gpu_decoder(d));
+            .is_some_and(|d| d.starts_with("nv") && crate::media::decode::is_gpu_decoder(d));
         let v = &self.video;
         let same = (v.width, v.height, v.format, v.bpc)
             == (target.width, target.height, target.format, target.bpc);
@@ -467,7 +370,7 @@ impl Input {
             return format!(
                 "appsrc name={r}-src ! capsfilter name={r}-caps caps=\"{}\" \
                  ! queue name={r}-queue max-size-buffers=8 max-size-bytes=0 max-size-time=0 ! v.{sink}",
-                crate::nvdec::caps(self)
+                self.direct_caps()
             );
         }
         let source = match self.kind {
@@ -512,19 +415,6 @@ impl Input {
              ! queue name={r}-queue max-size-buffers={depth} max-size-bytes=0 max-size-time=0 ! v.{sink}"
         )
     }
-}
-
-/// Frames of a media file, estimated from its duration and frame rate
-/// (none when either is unknown).
-pub fn frames_in(duration: Option<gst::ClockTime>, fps: (u32, u32)) -> Option<u64> {
-    duration
-        .filter(|_| fps.0 > 0)
-        .map(|d| (d.nseconds() as f64 * 1e-9 * fps.0 as f64 / fps.1 as f64).round() as u64)
-}
-
-/// Bytes of one tightly packed frame (chroma at ceil size).
-pub fn frame_bytes(v: &Video) -> usize {
-    gstvmafhip::vmaf::yuv::frame_bytes(v.width, v.height, v.format, v.bpc)
 }
 
 /// A value quoted for a pipeline description.
@@ -574,6 +464,7 @@ mod tests {
             codec: Some("video/x-h265".into()),
             nvdec: false,
             nvdec_refused: None,
+            rate_assumed: false,
             no_decoder: None,
         }
     }

@@ -16,73 +16,13 @@
 //! and planar 4:4:4 in place); everything else goes through `decodebin`.
 //! `VMAFHIP_NVDEC=0` turns it off (A/B).
 
-use crate::input::{Input, Kind, Video};
-use crate::{Exit, Fail};
+use crate::cli::{Exit, Fail};
+use crate::media::decode::Direct;
+use crate::media::input::Input;
 use gst::prelude::*;
-use gstvmafhip::hip::gst_gpu::{CudaFramePool, GstGpu, device_plane};
-use gstvmafhip::hip::nvdec::{Chroma, Codec, NvDecoder};
-use gstvmafhip::hip::{self, Device};
-use gstvmafhip::vmaf::PixelFormat;
-use std::sync::Arc;
+use gstvmafhip::hip::gst_gpu::{CudaFramePool, device_plane};
+use gstvmafhip::hip::nvdec::{Codec, NvDecoder};
 use std::thread::JoinHandle;
-
-/// The decoder name the command reports for this path.
-pub const NAME: &str = "nvdec";
-
-/// The GPU and GStreamer library this path decodes with, when it can.
-#[derive(Clone)]
-pub struct Direct {
-    dev: Arc<Device>,
-    gpu: Arc<GstGpu>,
-}
-
-impl Direct {
-    /// `Some` when NVDEC can be driven directly on `dev` (and the user did
-    /// not turn it off), else why not.
-    pub fn on(dev: &Arc<Device>) -> Result<Direct, String> {
-        if std::env::var("VMAFHIP_NVDEC").is_ok_and(|v| v == "0") {
-            return Err("VMAFHIP_NVDEC=0".into());
-        }
-        hip::nvdec::available(dev)?;
-        let gpu = GstGpu::for_device(dev)?;
-        Ok(Direct {
-            dev: dev.clone(),
-            gpu,
-        })
-    }
-
-    /// The device this path decodes on.
-    pub fn device(&self) -> &Arc<Device> {
-        &self.dev
-    }
-
-    /// Whether `input` decodes here when scored as `target` (the reference's
-    /// video): 8-, 10- or 12-bit 4:2:0 or 4:4:4, at its own size, depth
-    /// and layout, of a codec and size this GPU's NVDEC decodes. Its NV12,
-    /// P010, P012 or planar 4:4:4 goes to the element as it is (deep 4:4:4
-    /// shifted down as it is copied); the GPU engine splits (and shifts)
-    /// the planes it reads.
-    pub fn takes(&self, input: &Input, target: &Video) -> Result<(), String> {
-        let v = &input.video;
-        let codec = input
-            .codec
-            .as_deref()
-            .and_then(Codec::from_caps_name)
-            .ok_or("not H.264, HEVC, VP9 or AV1")?;
-        let chroma = match v.format {
-            PixelFormat::Yuv420 => Some(Chroma::Yuv420),
-            PixelFormat::Yuv444 => Some(Chroma::Yuv444),
-            _ => None,
-        }
-        .filter(|_| input.kind == Kind::Media && v.direct_cuda_format().is_some())
-        .filter(|_| (v.format, v.bpc) == (target.format, target.bpc))
-        .ok_or("not 8-, 10- or 12-bit 4:2:0 or 4:4:4 in the reference's layout and depth")?;
-        if (v.width, v.height) != (target.width, target.height) {
-            return Err("scaled to the reference's size".into());
-        }
-        hip::nvdec::supports(&self.dev, codec, v.bpc, chroma, (v.width, v.height))
-    }
-}
 
 /// One input's decoding thread.
 pub struct Feeder(JoinHandle<Result<(), Fail>>);
@@ -93,19 +33,6 @@ impl Feeder {
             .join()
             .unwrap_or_else(|_| Err(Fail(Exit::Failed, "an NVDEC thread panicked".into())))
     }
-}
-
-/// The caps this path pushes: the input's NV12, P010, P012 or planar
-/// 4:4:4 in CUDA memory ([`Video::direct_cuda_format`]) at its size.
-pub fn caps(input: &Input) -> String {
-    let format = input
-        .video
-        .direct_cuda_format()
-        .expect("an input this path takes");
-    format!(
-        "video/x-raw(memory:CUDAMemory),format={format},width={},height={}",
-        input.video.width, input.video.height
-    )
 }
 
 /// What one input's thread needs, made before the pipeline starts.
@@ -132,7 +59,8 @@ pub fn prepare(pipeline: &gst::Pipeline, input: &Input, direct: &Direct) -> Resu
         .ok_or_else(|| failed(format!("no {name} in the pipeline")))?;
     let v = &input.video;
     let fps = if v.fps.0 > 0 { v.fps } else { (25, 1) };
-    let caps: gst::Caps = caps(input)
+    let caps: gst::Caps = input
+        .direct_caps()
         .parse()
         .map_err(|e: glib::BoolError| failed(e.to_string()))?;
     let caps = {

@@ -4,7 +4,7 @@
 //! size, rate, chroma layout and depth; for other streams the command falls
 //! back to decoding the first frame.
 
-use crate::input::Video;
+use crate::media::video::{Video, frames_in};
 use gst::prelude::*;
 use gstvmafhip::vmaf::PixelFormat;
 
@@ -16,8 +16,8 @@ pub struct Parsed {
     pub codec: String,
     /// The decoder `decodebin` will pick for it, by rank; or the error
     /// where no installed decoder decodes it exactly
-    /// ([`crate::decode::no_exact_decoder`]).
-    pub decoder: Result<String, crate::Fail>,
+    /// ([`crate::media::decode::no_exact_decoder`]).
+    pub decoder: Result<String, crate::cli::Fail>,
 }
 
 /// What parsing a media file found.
@@ -90,10 +90,10 @@ fn parsed(path: &str, streams: &mut Vec<String>) -> Option<Parsed> {
     let _ = pipeline.set_state(gst::State::Null);
     let caps = caps?;
     let video = video_of(caps.structure(0)?)?;
-    let decoder = crate::decode::exact_decoder(&caps, &video)
-        .map_err(|unfit| crate::decode::no_exact_decoder(path, &caps, &unfit));
+    let decoder = crate::media::decode::exact_decoder(&caps, &video)
+        .map_err(|unfit| crate::media::decode::no_exact_decoder(path, &caps, &unfit));
     Some(Parsed {
-        frames: crate::input::frames_in(duration, video.fps),
+        frames: frames_in(duration, video.fps),
         video,
         codec: caps.structure(0)?.name().to_string(),
         decoder,
