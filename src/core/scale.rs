@@ -1,6 +1,6 @@
 //! Scaling a distorted rendition to the reference's size before it is
 //! scored (an encoding ladder's smaller rungs), in integer arithmetic so
-//! that the CPU here and the GPU (`kernels/scale.hip`) give the same
+//! that the CPU here and the GPU (`gpu/scale.hip`) give the same
 //! samples.
 //!
 //! A separable filter, as ffmpeg's swscale and every video scaler applies

@@ -9,10 +9,7 @@
 //! copy, long after the source wrote the frame. Done instead by the sink
 //! pad's buffer probe, on the source's own streaming thread right after it
 //! produced the frame, the copies of all inputs run on their own threads
-//! (sixteen `filesrc ! rawvideoparse` pipelines on the H100 machine: +11%,
-//! docs/PERFORMANCE.md; whether the frame is still in the caches then was
-//! not shown: keeping rawvideoparse's copy out of streaming stores changed
-//! nothing).
+//! (docs/PERFORMANCE.md measures what that gives many pipelines).
 //!
 //! Only the planes the engine reads are copied. Where that is the luma
 //! alone, the frame is rebuilt without a pixel copy beyond it: a buffer of

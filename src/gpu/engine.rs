@@ -2,7 +2,7 @@
 //! ring of per-frame slots on streams owned by this backend.
 //!
 //! Per frame, on its slot's stream: upload luma (and chroma where an
-//! extractor reads it) from pinned memory, launch every extractor family
+//! extractor reads it) from pinned memory, launch every GPU twin
 //! the plan asks for (`features/`, each through [`GpuExtractor`], in the
 //! plan's order), then one read-back of their integer sums into pinned
 //! memory. The float finish (log-domain ratios, cube roots, model) runs on
@@ -48,7 +48,7 @@ pub struct HipOptions {
     /// has an extractor whose frames take longer, `Plan::slow_on_gpu`)
     /// for each further one: several streams keep the GPU busy together, and each
     /// slot costs device memory (two pictures and every extractor's
-    /// scratch), so sixteen 1080p streams fit in under 4 GiB.
+    /// scratch), so many streams share one GPU (docs/PERFORMANCE.md).
     pub ring: usize,
     /// The reference shared with the other renditions of a ladder: frames
     /// given with the same `FrameInput::reference_id` are uploaded, and
@@ -128,7 +128,7 @@ fn be(e: HipError) -> VmafError {
 }
 
 /// What depends on the stream's geometry: the pictures, the extractor
-/// families for them, and where each one's sums and extra bytes lie in a
+/// twins for them, and where each one's sums and extra bytes lie in a
 /// frame's read-back.
 struct Layout {
     geo: Geometry,
@@ -590,9 +590,7 @@ impl HipBackend {
         } else if block {
             // Sharing the device, wait asleep (`done` is a blocking-sync
             // event): a spinning wait takes a core from the sources that
-            // feed the other elements. Sixteen pipelines: up to a fifth less
-            // user CPU time, as many frames or a few percent more; four,
-            // which the GPU bounds, 1-3% fewer (docs/PERFORMANCE.md).
+            // feed the other elements (docs/PERFORMANCE.md measures both).
             slot.done.synchronize().map_err(be)?;
         } else if !slot.done.query().map_err(be)? {
             return Ok(false);
@@ -906,8 +904,8 @@ impl HipBackend {
         for (e, h) in earlier.iter_mut().zip(history) {
             *e = e.filter(|_| h.is_some());
         }
-        let mut ran = Vec::with_capacity(b.families.len());
-        for (e, out) in l.extractors.iter().zip(&b.families) {
+        let mut ran = Vec::with_capacity(b.twins.len());
+        for (e, out) in l.extractors.iter().zip(&b.twins) {
             let mut done = false;
             if !out.is_empty() && (scored || e.every_frame()) {
                 let w = ReferenceWork {
@@ -1048,7 +1046,7 @@ impl HipBackend {
                     shared: work
                         .filter(|w| shares(w, i, e.frames_back(), history))
                         .and(slot.reference.as_ref())
-                        .map(|r| &r.buffers().families[i][..]),
+                        .map(|r| &r.buffers().twins[i][..]),
                     sums: &slot.sums,
                     sums_at: l.sums_at[i],
                     result: &slot.result,

@@ -32,7 +32,7 @@ pub(super) struct Host {
 
 impl Host {
     /// The CPU twins of `extractors`, for frames of `slots` slots. The
-    /// engine's one submitting thread runs this family: a twin may share a
+    /// engine's one submitting thread runs this twin: a twin may share a
     /// frame's work over the machine's cores.
     pub(super) fn new(slots: usize, extractors: Vec<&Configured>) -> Self {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -155,7 +155,7 @@ impl GpuExtractor for Host {
     }
 
     fn finish(&mut self, r: &Retired<'_>, out: &mut RawFeatures) -> Result<(), HipError> {
-        // Only what this family computed: the GPU families fill the rest.
+        // Only what this twin computed: the GPU twins fill the rest.
         out.merge(std::mem::take(&mut self.results[r.slot]));
         Ok(())
     }

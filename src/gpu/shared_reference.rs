@@ -33,15 +33,15 @@ pub(super) struct ReferenceLayout {
     pub planes: Vec<usize>,
     /// Per extractor, in launch order: its buffers' bytes (none: it shares
     /// nothing).
-    pub families: Vec<Vec<usize>>,
+    pub twins: Vec<Vec<usize>>,
 }
 
 impl ReferenceLayout {
-    pub fn new(dev: &Arc<Device>, planes: Vec<usize>, families: Vec<Vec<usize>>) -> Self {
+    pub fn new(dev: &Arc<Device>, planes: Vec<usize>, twins: Vec<Vec<usize>>) -> Self {
         ReferenceLayout {
             device: Arc::as_ptr(dev) as usize,
             planes,
-            families,
+            twins,
         }
     }
 }
@@ -49,8 +49,8 @@ impl ReferenceLayout {
 /// One reference frame's device memory.
 pub(super) struct ReferenceBuffers {
     pub planes: Vec<DeviceBuffer>,
-    /// Per extractor: its reference work (`ReferenceLayout::families`).
-    pub families: Vec<Vec<DeviceBuffer>>,
+    /// Per extractor: its reference work (`ReferenceLayout::twins`).
+    pub twins: Vec<Vec<DeviceBuffer>>,
     /// Recorded after the upload and the work, on the stream that did them.
     pub done: Event,
 }
@@ -65,8 +65,8 @@ impl ReferenceBuffers {
         };
         Ok(ReferenceBuffers {
             planes: buffers(&l.planes, "shared reference")?,
-            families: l
-                .families
+            twins: l
+                .twins
                 .iter()
                 .map(|f| buffers(f, "shared reference work"))
                 .collect::<Result<_, _>>()?,
@@ -77,7 +77,7 @@ impl ReferenceBuffers {
     fn bytes(&self) -> usize {
         self.planes
             .iter()
-            .chain(self.families.iter().flatten())
+            .chain(self.twins.iter().flatten())
             .map(DeviceBuffer::bytes)
             .sum()
     }

@@ -1,5 +1,5 @@
 //! What the backend runs for a plan: every kernel file (the scaler's, then
-//! the registry's), and the plan's GPU twins, with the host family for the
+//! the registry's), and the plan's GPU twins, with the host twin for the
 //! extractors the GPU leaves to their CPU twins.
 
 use super::host::Host;
@@ -46,7 +46,7 @@ pub(super) fn plan_kernel_sets(plan: &Plan) -> Vec<&'static KernelSet> {
 }
 
 /// The GPU twins of `plan`'s extractors for this geometry, in the
-/// registry's order (their tables made and uploaded), then the host family
+/// registry's order (their tables made and uploaded), then the host twin
 /// with the CPU twins of the extractors that have none, or whose kernels do
 /// not take the stream, where the CPU twin gives the numbers or libvmaf's
 /// error.

@@ -123,7 +123,7 @@ pub(crate) fn record_step(what: &'static str, start: Instant) {
 }
 
 /// The steps of opening the GPU so far and how long each took, for
-/// diagnostics: `libcuda 2.1 ms, cuInit 81.0 ms, ...`.
+/// diagnostics: `libcuda … ms, cuInit … ms, ...`.
 pub fn startup_steps() -> String {
     let steps = STEPS.lock().unwrap_or_else(|e| e.into_inner());
     let parts: Vec<String> = steps

@@ -57,7 +57,7 @@ pub fn cache_dir() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("vmafhip"))
 }
 
-/// Compiles `source` (a `kernels/*.hip` file) for `arch` with `rt`'s
+/// Compiles `source` (a kernel file, `*.hip`) for `arch` with `rt`'s
 /// compiler, or reads the code object from the cache. Returns the code
 /// object and whether it came from the cache.
 pub fn compile_source(

@@ -181,7 +181,7 @@ pub(crate) fn upload_table<T: Copy>(
     Ok(b)
 }
 
-/// The pictures of a stream, as every family's layout derives from them.
+/// The pictures of a stream, as every twin's layout derives from them.
 pub(crate) struct Geometry {
     pub w: usize,
     pub h: usize,
@@ -189,7 +189,7 @@ pub(crate) struct Geometry {
     pub format: PixelFormat,
     /// Bytes per uploaded sample (1 or 2).
     pub bps: usize,
-    /// Planes uploaded: luma, plus both chroma planes when a family reads
+    /// Planes uploaded: luma, plus both chroma planes when a twin reads
     /// chroma (`Plan::reads_chroma`).
     pub planes: Vec<(usize, usize)>,
 }
@@ -199,11 +199,11 @@ pub(crate) struct Geometry {
 /// (|v| ≤ 65535 per sample).
 pub const MAX_WIDTH: usize = 65536;
 
-/// One frame on its ring slot, as a family's launches see it.
+/// One frame on its ring slot, as a twin's launches see it.
 pub(crate) struct Frame<'a> {
     pub kernels: &'a Kernels,
     pub geo: &'a Geometry,
-    /// The ring slot (families keep their scratch per slot).
+    /// The ring slot (twins keep their scratch per slot).
     pub slot: usize,
     pub stream: &'a Stream,
     /// Uploaded planes (`geo.planes`) of the reference (0) and the
@@ -211,19 +211,19 @@ pub(crate) struct Frame<'a> {
     pub pictures: [&'a [DeviceBuffer]; 2],
     /// The frames 1 and 2 back (none at the start and after a flush).
     pub earlier: [Option<Earlier<'a>>; 2],
-    /// This family's reference-only work, done once for every rendition of
+    /// This twin's reference-only work, done once for every rendition of
     /// a ladder ([`GpuExtractor::launch_reference`]): its launch then does
     /// the distorted picture's side only. None: it does both.
     pub shared: Option<&'a [DeviceBuffer]>,
-    /// The frame's device sums, zeroed, and this family's first u64 in them.
+    /// The frame's device sums, zeroed, and this twin's first u64 in them.
     pub sums: &'a DeviceBuffer,
     pub sums_at: usize,
-    /// The frame's pinned read-back, and where this family's extra bytes
+    /// The frame's pinned read-back, and where this twin's extra bytes
     /// ([`GpuExtractor::extra_bytes`]) go in it.
     pub result: &'a PinnedHostMem,
     pub extra_at: usize,
     /// The frame as the engine was given it (host pictures for the
-    /// families that compute on the CPU).
+    /// twins that compute on the CPU).
     pub input: &'a FrameInput<'a>,
 }
 
@@ -279,7 +279,7 @@ impl<'a> ZPair<'a> {
     }
 }
 
-/// A reference frame as a family's reference-only launches see it: queued
+/// A reference frame as a twin's reference-only launches see it: queued
 /// once for all the renditions of a ladder (`shared_reference.rs`).
 pub(crate) struct ReferenceWork<'a> {
     pub kernels: &'a Kernels,
@@ -290,7 +290,7 @@ pub(crate) struct ReferenceWork<'a> {
     /// The frames 1 and 2 back of the backend doing the work, when they
     /// are the ladder's too (`ReferenceWorkDone::history`).
     pub earlier: [Option<Earlier<'a>>; 2],
-    /// The family's buffers, of the sizes [`GpuExtractor::reference_buffers`] gives.
+    /// The twin's buffers, of the sizes [`GpuExtractor::reference_buffers`] gives.
     pub out: &'a [DeviceBuffer],
 }
 
@@ -302,7 +302,7 @@ impl Frame<'_> {
 
     /// Queues `kernel` over plane `p` of both pictures, one 256-thread
     /// block per row segment, its sums added into the frame's u64 number
-    /// `word` after this family's first: the launch of every kernel that
+    /// `word` after this twin's first: the launch of every kernel that
     /// takes (reference, distorted, width, height, sums).
     pub fn launch_over_plane(
         &self,
@@ -326,7 +326,7 @@ impl Frame<'_> {
         )
     }
 
-    /// Queues the read-back of a family's extra bytes (`bytes` from the
+    /// Queues the read-back of a twin's extra bytes (`bytes` from the
     /// start of `src`) into the frame's pinned result.
     pub fn read_back_extra(&self, src: &DeviceBuffer, bytes: usize) -> Result<(), HipError> {
         self.stream
@@ -334,20 +334,20 @@ impl Frame<'_> {
     }
 }
 
-/// One retired frame (its work done), as a family's finish sees it.
+/// One retired frame (its work done), as a twin's finish sees it.
 pub(crate) struct Retired<'a> {
     pub geo: &'a Geometry,
     pub slot: usize,
     pub stream: &'a Stream,
     /// What [`GpuExtractor::launch`] returned for this frame.
     pub computed: bool,
-    /// This family's u64 sums, and its extra bytes, read back.
+    /// This twin's u64 sums, and its extra bytes, read back.
     pub sums: &'a [u64],
     pub extra: &'a [u8],
 }
 
-/// One extractor family for one stream geometry: what the engine calls,
-/// the same for every family.
+/// One GPU twin for one stream geometry: what the engine calls,
+/// the same for every twin.
 pub(crate) trait GpuExtractor: Send {
     /// Its profiling stage name.
     fn stage(&self) -> &'static str;

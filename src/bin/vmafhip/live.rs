@@ -170,6 +170,66 @@ pub fn run(a: &Args, voice: Voice) -> Result<(), Fail> {
     Ok(())
 }
 
+/// A line for the user, under the status line where one is drawn.
+fn say(line: String, status_line: bool) {
+    if status_line {
+        eprint!("\r\x1b[K");
+    }
+    eprintln!("{line}");
+}
+
+impl Status {
+    /// What an element message tells: a frame, a window, an alignment
+    /// event counted and said; the pooled message returned.
+    fn hear(
+        &mut self,
+        s: &gst::StructureRef,
+        voice: Voice,
+        status_line: bool,
+    ) -> Option<VmafPooledMessage> {
+        if let Ok(f) = VmafFrameMessage::try_from(s) {
+            if let Some(t) = self.last_frame
+                && self.gap_said
+                && voice.notes
+            {
+                say(
+                    format!(
+                        "note: scoring again after a gap of {:.1} s",
+                        t.elapsed().as_secs_f64()
+                    ),
+                    status_line,
+                );
+            }
+            self.gap_said = false;
+            self.frames += 1;
+            self.last = f.score;
+            self.first.get_or_insert_with(Instant::now);
+            self.last_frame = Some(Instant::now());
+            if f.alignment.is_some() {
+                self.offset = f.alignment;
+            }
+        } else if let Ok(p) = VmafPooledMessage::try_from(s) {
+            return Some(p);
+        } else if let Ok(w) = VmafWindowMessage::try_from(s) {
+            self.window = Some(w.summary.mean);
+            if voice.notes {
+                say(crate::alert::window_line(&w), status_line);
+            }
+        } else if s.name() == gstvmafhip::ALIGN_EVENT {
+            match s.get::<String>("event").as_deref() {
+                Ok("dropped") => self.dropped += 1,
+                _ => self.duplicated += 1,
+            }
+            if voice.notes
+                && let Some(line) = crate::align::event_line(s)
+            {
+                say(format!("note: {line}"), status_line);
+            }
+        }
+        None
+    }
+}
+
 /// Follows the bus: the status line, the windows, alignment events and
 /// gaps; stops the inputs at an interrupt or once `--duration` has passed.
 /// Returns the pooled message at the end.
@@ -185,12 +245,6 @@ fn follow(
     let mut pooled = None;
     let mut stopping = false;
     let mut drawn = Instant::now();
-    let say = |line: String, status_line: bool| {
-        if status_line {
-            eprint!("\r\x1b[K");
-        }
-        eprintln!("{line}");
-    };
     loop {
         let over = a
             .duration
@@ -228,44 +282,8 @@ fn follow(
         match msg.view() {
             gst::MessageView::Element(e) => {
                 let Some(s) = e.structure() else { continue };
-                if let Ok(f) = VmafFrameMessage::try_from(s) {
-                    if let Some(t) = status.last_frame
-                        && status.gap_said
-                        && voice.notes
-                    {
-                        say(
-                            format!(
-                                "note: scoring again after a gap of {:.1} s",
-                                t.elapsed().as_secs_f64()
-                            ),
-                            status_line,
-                        );
-                    }
-                    status.gap_said = false;
-                    status.frames += 1;
-                    status.last = f.score;
-                    status.first.get_or_insert_with(Instant::now);
-                    status.last_frame = Some(Instant::now());
-                    if f.alignment.is_some() {
-                        status.offset = f.alignment;
-                    }
-                } else if let Ok(p) = VmafPooledMessage::try_from(s) {
+                if let Some(p) = status.hear(s, voice, status_line) {
                     pooled = Some(p);
-                } else if let Ok(w) = VmafWindowMessage::try_from(s) {
-                    status.window = Some(w.summary.mean);
-                    if voice.notes {
-                        say(crate::alert::window_line(&w), status_line);
-                    }
-                } else if s.name() == gstvmafhip::ALIGN_EVENT {
-                    match s.get::<String>("event").as_deref() {
-                        Ok("dropped") => status.dropped += 1,
-                        _ => status.duplicated += 1,
-                    }
-                    if voice.notes
-                        && let Some(line) = crate::align::event_line(s)
-                    {
-                        say(format!("note: {line}"), status_line);
-                    }
                 }
             }
             gst::MessageView::Warning(w) => {

@@ -58,7 +58,7 @@ pub fn den_shifts(scale: usize, c: &Region) -> DenShifts {
 
 /// The integer part of the denominator: per band (h, v, d), the per-row
 /// rounded sums of |x|³ over C. The CPU twin of `adm_csf_den` in
-/// `kernels/adm.hip`.
+/// `adm_csf_den.hip`.
 pub fn csf_den_sums(scale: usize, bands: &[&[i32]; 3], w: usize, h: usize) -> [u64; 3] {
     crate::core::isa::dispatch(
         #[inline(always)]
@@ -293,8 +293,8 @@ pub fn cm_finish(scale: usize, acc: [i64; 3], w: usize, h: usize, noise_weight: 
 }
 
 /// The integer part of the masking: per band, the per-row rounded sums over
-/// C. The CPU twin of the CSF in `adm_decouple_csf` (`kernels/adm_decouple.hip`)
-/// and of `adm_cm` (`kernels/adm_cm.hip`).
+/// C. The CPU twin of the CSF in `adm_decouple_csf` (`adm_decouple.hip`)
+/// and of `adm_cm` (`adm_cm.hip`).
 ///
 /// It stays one function: its two passes (the CSF-weighted sum planes over
 /// E, then, per row of C, the box's column sums, the thresholds and the

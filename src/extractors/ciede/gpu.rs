@@ -52,7 +52,7 @@ pub(crate) struct Ciede {
 }
 
 impl Ciede {
-    /// The family for a stream with chroma planes (a GRAY stream's error
+    /// The twin for a stream with chroma planes (a GRAY stream's error
     /// is the CPU twin's, beside the GPU).
     pub(crate) fn for_geometry(geo: &Geometry, slots: Slots) -> Option<Self> {
         (geo.format != PixelFormat::Gray && geo.planes.len() == 3).then_some(Ciede {
@@ -95,7 +95,7 @@ impl GpuExtractor for Ciede {
         let (cw, ch) = g.planes[1];
         let (sx, sy) = match g.format {
             PixelFormat::Yuv420 => (1, 1),
-            // libvmaf's own walk of a 4:2:2 plane (kernels/ciede.hip).
+            // libvmaf's own walk of a 4:2:2 plane (ciede.hip).
             PixelFormat::Yuv422 => (2, 0),
             _ => (0, 0),
         };

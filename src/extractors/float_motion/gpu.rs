@@ -51,7 +51,7 @@ pub(crate) struct FloatMotion {
 }
 
 impl FloatMotion {
-    /// The family for `geo`; none where libvmaf refuses the options for
+    /// The twin for `geo`; none where libvmaf refuses the options for
     /// the stream (the CPU twin beside the GPU then gives the error).
     pub(crate) fn new(
         dev: &Arc<Device>,

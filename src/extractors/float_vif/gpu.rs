@@ -64,7 +64,7 @@ pub(crate) struct FloatVif {
 }
 
 impl FloatVif {
-    /// The family for `geo`; none where libvmaf refuses the prescale (the
+    /// The twin for `geo`; none where libvmaf refuses the prescale (the
     /// CPU twin beside the GPU then gives its error on each frame).
     pub(crate) fn new(
         dev: &Arc<Device>,

@@ -46,7 +46,7 @@ impl Default for MotionParams {
 }
 
 /// `motion_score_pipeline_8` / `_16`: Σ|blur(prev − cur)| in Q8 per pixel.
-/// The CPU twin of `kernels/motion_sad.hip`.
+/// The CPU twin of `motion_sad.hip`.
 pub fn motion_sad(
     prev: &[u16],
     cur: &[u16],

@@ -10,7 +10,7 @@ pub fn psnr_plane(r: &[u16], d: &[u16], w: usize, h: usize, bpc: u8) -> f64 {
     psnr_from_sse(sse_plane(r, d, w, h), w, h, bpc)
 }
 
-/// Σ(r − d)² over one plane; the CPU twin of `kernels/psnr.hip`.
+/// Σ(r − d)² over one plane; the CPU twin of `psnr_sse.hip`.
 pub fn sse_plane(r: &[u16], d: &[u16], w: usize, h: usize) -> u64 {
     let mut sse = 0u64;
     for y in 0..h {

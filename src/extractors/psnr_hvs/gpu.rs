@@ -65,7 +65,7 @@ pub(crate) struct PsnrHvs {
 }
 
 impl PsnrHvs {
-    /// The family for a stream with chroma planes of at most 12 bits (the
+    /// The twin for a stream with chroma planes of at most 12 bits (the
     /// CPU twin beside the GPU gives the error for the others).
     pub(crate) fn new(
         dev: &Arc<Device>,

@@ -66,7 +66,7 @@ impl ScaleMethod {
         }
     }
 
-    /// The GPU's code for the method (`kernels/speed.hip`: `scaled_at`).
+    /// The GPU's code for the method (`speed.hip`: `scaled_at`).
     pub fn code(self) -> i32 {
         match self {
             ScaleMethod::Nearest => 1,
@@ -492,7 +492,7 @@ pub fn scale_frame(
     }
 }
 
-/// One prescaled sample (the GPU's `scaled_at` in kernels/speed.hip).
+/// One prescaled sample (the GPU's `scaled_at` in speed.hip).
 fn scaled_sample(
     method: ScaleMethod,
     src: &[f32],

@@ -421,7 +421,7 @@ pub(crate) struct SpeedTemporal {
 }
 
 impl SpeedTemporal {
-    /// The family for the luma of `geo`; none where the luma is too small
+    /// The twin for the luma of `geo`; none where the luma is too small
     /// for SpEED's blocks (the CPU twin beside the GPU then says so on
     /// each frame it scores, as on the CPU).
     pub(crate) fn new(

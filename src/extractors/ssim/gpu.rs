@@ -80,7 +80,7 @@ impl Slot {
 }
 
 pub(crate) struct Ssim {
-    /// The slots of float_ssim and float_ms_ssim, where this family gives them.
+    /// The slots of float_ssim and float_ms_ssim, where this twin gives them.
     out: (Option<usize>, Option<usize>),
     input: (usize, usize),
     scaler: f32,
@@ -96,7 +96,7 @@ pub(crate) struct Ssim {
 }
 
 impl Ssim {
-    /// The family giving float_ssim and float_ms_ssim into the slots
+    /// The twin giving float_ssim and float_ms_ssim into the slots
     /// `out` names (either or both).
     pub(crate) fn new(
         dev: &Arc<Device>,

@@ -47,7 +47,7 @@ pub fn log2_fixed(table: &[u16], x: u64) -> i64 {
     i64::from(table[(x >> k) as usize]) + 2048 * k
 }
 
-/// Per-scale integer sums; the CPU twin of what `kernels/vif_statistic.hip` reduces.
+/// Per-scale integer sums; the CPU twin of what `vif_statistic.hip` reduces.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct VifAccum {
     pub num_log: i64,

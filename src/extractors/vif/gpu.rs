@@ -172,7 +172,7 @@ struct StatisticLaunch {
     scale: usize,
     w: usize,
     h: usize,
-    /// Output rows per block (kernels/vif_statistic.hip).
+    /// Output rows per block (vif_statistic.hip).
     rows: usize,
     shifts: VifShifts,
     /// Index of its kernel in a pair: 8-bit scale 0 (0) or 16-bit (1).

@@ -223,50 +223,7 @@ impl Input {
         let done = |p: &gst::Pipeline| {
             let _ = p.set_state(gst::State::Null);
         };
-        let _ = pipeline.set_state(gst::State::Paused);
-        let bus = pipeline.bus().expect("a pipeline has a bus");
-        let mut outcome = Err(Fail::input(format!(
-            "{path}: no video frame after 30 s of trying to decode it"
-        )));
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
-            let Some(msg) = bus.timed_pop(gst::ClockTime::from_nseconds(left.as_nanos() as u64))
-            else {
-                break;
-            };
-            match msg.view() {
-                gst::MessageView::AsyncDone(_) => {
-                    outcome = Ok(());
-                    break;
-                }
-                gst::MessageView::Error(e) => {
-                    let err = e.error();
-                    let code = if err.matches(gst::StreamError::Decode) {
-                        Exit::Decode
-                    } else {
-                        Exit::BadInput
-                    };
-                    let why = if err.matches(gst::StreamError::TypeNotFound)
-                        || err.matches(gst::StreamError::WrongType)
-                    {
-                        format!("not a media file GStreamer can decode ({err})")
-                    } else if err.matches(gst::CoreError::MissingPlugin)
-                        || err.matches(gst::StreamError::CodecNotFound)
-                    {
-                        format!("no decoder installed for it ({err})")
-                    } else {
-                        err.to_string()
-                    };
-                    outcome = Err(Fail(code, format!("{path}: {why}")));
-                    break;
-                }
-                gst::MessageView::Eos(_) => {
-                    outcome = Err(Fail::input(format!("{path}: has no video frames")));
-                    break;
-                }
-                _ => {}
-            }
-        }
+        let outcome = preroll(&pipeline, path);
         if let Err(e) = outcome {
             done(&pipeline);
             return Err(e);
@@ -279,25 +236,7 @@ impl Input {
             .as_ref()
             .and_then(|c| gst_video::VideoInfo::from_caps(c).ok())
             .ok_or_else(|| Fail::input(format!("{path}: has no video stream")))?;
-        let fi = info.format_info();
-        let depth = fi.depth().first().copied().unwrap_or(8);
-        let format = if fi.is_gray() {
-            PixelFormat::Gray
-        } else if fi.is_yuv() {
-            match (fi.w_sub().get(1), fi.h_sub().get(1)) {
-                (Some(0), Some(0)) => PixelFormat::Yuv444,
-                (Some(1), Some(0)) => PixelFormat::Yuv422,
-                _ => PixelFormat::Yuv420,
-            }
-        } else {
-            PixelFormat::Yuv420
-        };
-        let bpc = match (format, depth) {
-            (_, 0..=8) => 8,
-            (_, 9..=10) => 10,
-            (PixelFormat::Gray, 13..) => 16,
-            _ => 12,
-        };
+        let (format, bpc) = layout_and_depth(&info);
         let fps = info.fps();
         let fps = (fps.numer().max(0) as u32, fps.denom().max(1) as u32);
         let frames = frames_in(duration, fps);
@@ -405,7 +344,7 @@ impl Input {
             )
         };
         // The queue holds a few frames, whatever their size (its default
-        // 10 MB holds less than one 4K frame): eight behind a decoder, which
+        // byte limit holds less than one 4K frame): eight behind a decoder, which
         // delivers in bursts; two behind our own readers, which keep four
         // frames coming and whose every frame in flight is a pinned buffer
         // to allocate at start-up.
@@ -415,6 +354,79 @@ impl Input {
              ! queue name={r}-queue max-size-buffers={depth} max-size-bytes=0 max-size-time=0 ! v.{sink}"
         )
     }
+}
+
+/// Plays `pipeline` to its first frame (PAUSED): an error names what is
+/// wrong with the file at `path`.
+fn preroll(pipeline: &gst::Pipeline, path: &str) -> Result<(), Fail> {
+    let _ = pipeline.set_state(gst::State::Paused);
+    let bus = pipeline.bus().expect("a pipeline has a bus");
+    let mut outcome = Err(Fail::input(format!(
+        "{path}: no video frame after 30 s of trying to decode it"
+    )));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+        let Some(msg) = bus.timed_pop(gst::ClockTime::from_nseconds(left.as_nanos() as u64)) else {
+            break;
+        };
+        match msg.view() {
+            gst::MessageView::AsyncDone(_) => {
+                outcome = Ok(());
+                break;
+            }
+            gst::MessageView::Error(e) => {
+                let err = e.error();
+                let code = if err.matches(gst::StreamError::Decode) {
+                    Exit::Decode
+                } else {
+                    Exit::BadInput
+                };
+                let why = if err.matches(gst::StreamError::TypeNotFound)
+                    || err.matches(gst::StreamError::WrongType)
+                {
+                    format!("not a media file GStreamer can decode ({err})")
+                } else if err.matches(gst::CoreError::MissingPlugin)
+                    || err.matches(gst::StreamError::CodecNotFound)
+                {
+                    format!("no decoder installed for it ({err})")
+                } else {
+                    err.to_string()
+                };
+                outcome = Err(Fail(code, format!("{path}: {why}")));
+                break;
+            }
+            gst::MessageView::Eos(_) => {
+                outcome = Err(Fail::input(format!("{path}: has no video frames")));
+                break;
+            }
+            _ => {}
+        }
+    }
+    outcome
+}
+
+/// The engine's layout and depth of a decoded video.
+fn layout_and_depth(info: &gst_video::VideoInfo) -> (PixelFormat, u8) {
+    let fi = info.format_info();
+    let depth = fi.depth().first().copied().unwrap_or(8);
+    let format = if fi.is_gray() {
+        PixelFormat::Gray
+    } else if fi.is_yuv() {
+        match (fi.w_sub().get(1), fi.h_sub().get(1)) {
+            (Some(0), Some(0)) => PixelFormat::Yuv444,
+            (Some(1), Some(0)) => PixelFormat::Yuv422,
+            _ => PixelFormat::Yuv420,
+        }
+    } else {
+        PixelFormat::Yuv420
+    };
+    let bpc = match (format, depth) {
+        (_, 0..=8) => 8,
+        (_, 9..=10) => 10,
+        (PixelFormat::Gray, 13..) => 16,
+        _ => 12,
+    };
+    (format, bpc)
 }
 
 /// A value quoted for a pipeline description.
