@@ -632,11 +632,11 @@ impl Rendition {
         let mut features = Vec::new();
         let (mut psnr_y, mut ssim, mut ms_ssim, mut score) = (None, None, None, f64::NAN);
         for (n, v) in scores.iter() {
-            match n {
-                "vmaf" => score = v,
-                "psnr_y" => psnr_y = Some(v),
-                "float_ssim" => ssim = Some(v),
-                "float_ms_ssim" => ms_ssim = Some(v),
+            match (n, switch_field(n)) {
+                ("vmaf", _) => score = v,
+                (_, Some("psnr-y")) => psnr_y = Some(v),
+                (_, Some("ssim")) => ssim = Some(v),
+                (_, Some("ms-ssim")) => ms_ssim = Some(v),
                 _ => features.push((n.to_string(), v)),
             }
         }
@@ -750,12 +750,12 @@ impl Rendition {
             mean: v.mean(),
             harmonic_mean: v.harmonic_mean(),
             frames: pooled.frames,
-            psnr_y: mean("psnr_y"),
-            ssim: mean("float_ssim"),
-            ms_ssim: mean("float_ms_ssim"),
+            psnr_y: mean(switch_value("psnr-y")),
+            ssim: mean(switch_value("ssim")),
+            ms_ssim: mean(switch_value("ms-ssim")),
             features: pooled
                 .iter()
-                .filter(|(n, _)| !matches!(*n, "vmaf" | "psnr_y" | "float_ssim" | "float_ms_ssim"))
+                .filter(|(n, _)| *n != "vmaf" && switch_field(n).is_none())
                 .map(|(n, p)| (n.to_string(), p.mean()))
                 .collect(),
             backend: self.backend.clone(),
@@ -767,4 +767,19 @@ impl Rendition {
             offset_confidence: self.alignment.and_then(|a| a.1),
         })
     }
+}
+
+/// The message field (GStreamer 1.28's `vmaf` names: `psnr-y`, `ssim`,
+/// `ms-ssim`) that carries the value `name` of an extractor with a switch.
+fn switch_field(name: &str) -> Option<&'static str> {
+    crate::extractors::switched()
+        .find(|(_, s)| s.value == name)
+        .map(|(_, s)| s.field)
+}
+
+/// The value that message field `field` carries.
+fn switch_value(field: &str) -> &'static str {
+    crate::extractors::switched()
+        .find(|(_, s)| s.field == field)
+        .map_or("", |(_, s)| s.value)
 }

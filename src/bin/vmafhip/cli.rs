@@ -634,7 +634,7 @@ pub fn metrics_read_chroma(a: &Args) -> Result<bool, Fail> {
 pub fn extra_extractors(features: &[String]) -> Vec<String> {
     features
         .iter()
-        .filter(|f| !matches!(f.as_str(), "psnr" | "float_ssim" | "float_ms_ssim"))
+        .filter(|f| !gstvmafhip::extractors::switched().any(|(name, _)| name == f.as_str()))
         .cloned()
         .collect()
 }

@@ -300,13 +300,10 @@ pub fn scoring_properties(
     v.set_property("model-filename", &model);
     v.set_property("disable-clip", disable_clip);
     v.set_property("enable-transform", enable_transform);
-    for (feature, property) in [
-        ("psnr", "psnr"),
-        ("float_ssim", "ssim"),
-        ("float_ms_ssim", "ms-ssim"),
-    ] {
+    // The features with a switch of their own turn on the element's switch.
+    for (feature, switch) in gstvmafhip::extractors::switched() {
         if a.features.iter().any(|f| f == feature) {
-            v.set_property(property, true);
+            v.set_property(switch.property, true);
         }
     }
     let extra = crate::cli::extra_extractors(&a.features);
