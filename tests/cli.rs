@@ -297,6 +297,42 @@ fn cli_raw_master_takes_the_encodes_frame_rate() {
     assert_eq!(taken["pooled_metrics"], at_30["pooled_metrics"]);
 }
 
+/// A media file cut short fails fast, naming what is missing: an MP4
+/// whose index (at its end) is gone is refused at start; a Matroska file
+/// cut in half ends early, and the command says after how many frames.
+#[test]
+fn cli_a_truncated_file_fails_naming_what_is_missing() {
+    let run = golden_run("coffee_576x324_420p8_12f_crf35", "vmaf_v0.6.1");
+    let (r, _) = run.yuv_paths();
+    let dir = scratch();
+    let mut cut = Vec::new();
+    for mux in ["mp4mux", "matroskamux"] {
+        let whole = dir.join(format!("whole-{mux}"));
+        run_gst(&format!(
+            "filesrc location=\"{}\" ! rawvideoparse width=576 height=324 format=i420 framerate=25/1 \
+             ! x264enc speed-preset=veryfast key-int-max=4 ! h264parse ! {mux} ! filesink location=\"{}\"",
+            s(&r),
+            s(&whole)
+        ));
+        let bytes = std::fs::read(&whole).unwrap();
+        let half = dir.join(format!("half-{mux}"));
+        std::fs::write(&half, &bytes[..bytes.len() / 2]).unwrap();
+        cut.push(half);
+    }
+    let raw = ["-w", "576", "-h", "324"];
+    let o = vmafhip().arg(&r).arg(&cut[0]).args(raw).output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(err.contains("damaged or incomplete"), "{err}");
+    let o = vmafhip().arg(&r).arg(&cut[1]).args(raw).output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(5), "{err}");
+    assert!(
+        err.contains("ended before") && err.contains("of 12 reference frames were scored"),
+        "{err}"
+    );
+}
+
 #[test]
 fn cli_version_names_the_libvmaf_it_matches() {
     let o = vmafhip().arg("--version").output().unwrap();

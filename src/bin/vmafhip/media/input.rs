@@ -206,6 +206,9 @@ impl Input {
                 })
             }
             crate::media::probe::Probe::Unknown => Self::decoded(role, path),
+            crate::media::probe::Probe::Broken(err) => Err(Fail::input(format!(
+                "{path}: {err} The file is damaged or incomplete (cut short?)."
+            ))),
         }
     }
 
@@ -389,6 +392,8 @@ fn preroll(pipeline: &gst::Pipeline, path: &str) -> Result<(), Fail> {
                     || err.matches(gst::StreamError::CodecNotFound)
                 {
                     format!("no decoder installed for it ({err})")
+                } else if err.matches(gst::StreamError::Demux) {
+                    format!("{err} The file is damaged or incomplete (cut short?).")
                 } else {
                     err.to_string()
                 };

@@ -28,13 +28,17 @@ pub enum Probe {
     /// Parsing did not say everything the command needs (then the caller
     /// decodes a frame).
     Unknown,
+    /// The demuxer found the file damaged or cut short: its error.
+    Broken(String),
 }
 
 /// Parses `path` up to its streams' caps.
 pub fn probe(path: &str) -> Probe {
     let mut names = Vec::new();
-    match parsed(path, &mut names) {
+    let mut broken = None;
+    match parsed(path, &mut names, &mut broken) {
         Some(p) => Probe::Video(p),
+        None if broken.is_some() => Probe::Broken(broken.unwrap_or_default()),
         None if !names.is_empty() && !names.iter().any(|n| n.starts_with("video/")) => {
             Probe::NoVideo(names)
         }
@@ -43,9 +47,9 @@ pub fn probe(path: &str) -> Probe {
 }
 
 /// Parses `path` up to its video stream's caps, noting every stream's caps
-/// name in `streams`; `None` when parsing does not say everything the
-/// command needs.
-fn parsed(path: &str, streams: &mut Vec<String>) -> Option<Parsed> {
+/// name in `streams` and a demuxer's error in `broken`; `None` when parsing
+/// does not say everything the command needs.
+fn parsed(path: &str, streams: &mut Vec<String>, broken: &mut Option<String>) -> Option<Parsed> {
     let pipeline = gst::Pipeline::new();
     let src = gst::ElementFactory::make("filesrc")
         .property("location", path)
@@ -68,7 +72,13 @@ fn parsed(path: &str, streams: &mut Vec<String>) -> Option<Parsed> {
             let _ = pad.link(&sink.static_pad("sink").expect("fakesink has a sink"));
         }
     });
-    let prerolled = preroll(&pipeline);
+    let prerolled = match preroll(&pipeline) {
+        Ok(done) => done,
+        Err(e) => {
+            *broken = Some(e);
+            false
+        }
+    };
     let all: Vec<gst::Caps> = if prerolled {
         parse
             .src_pads()
@@ -100,11 +110,10 @@ fn parsed(path: &str, streams: &mut Vec<String>) -> Option<Parsed> {
     })
 }
 
-/// PAUSED within 10 s, without an error.
-fn preroll(pipeline: &gst::Pipeline) -> bool {
-    if pipeline.set_state(gst::State::Paused).is_err() {
-        return false;
-    }
+/// PAUSED within 10 s, without an error; a demuxer's error (the file is
+/// damaged or cut short) as `Err`.
+fn preroll(pipeline: &gst::Pipeline) -> Result<bool, String> {
+    let _ = pipeline.set_state(gst::State::Paused);
     let bus = pipeline.bus().expect("a pipeline has a bus");
     let msg = bus.timed_pop_filtered(
         gst::ClockTime::from_seconds(10),
@@ -114,10 +123,13 @@ fn preroll(pipeline: &gst::Pipeline) -> bool {
             gst::MessageType::Eos,
         ],
     );
-    matches!(
-        msg.as_ref().map(|m| m.view()),
-        Some(gst::MessageView::AsyncDone(_))
-    )
+    match msg.as_ref().map(|m| m.view()) {
+        Some(gst::MessageView::AsyncDone(_)) => Ok(true),
+        Some(gst::MessageView::Error(e)) if e.error().matches(gst::StreamError::Demux) => {
+            Err(e.error().to_string())
+        }
+        _ => Ok(false),
+    }
 }
 
 /// The video a parser's caps describe, if they say the chroma layout and
