@@ -375,7 +375,7 @@ fn the_backend_variable_is_checked() {
     };
     let (ok, said, _) = score("sideways");
     assert!(
-        !ok && said.contains("VMAFHIP_BACKEND=sideways: use auto, hip or cpu"),
+        !ok && said.contains("VMAFHIP_BACKEND=sideways: use auto, cpu, hip"),
         "{said}"
     );
     let (ok, said, out) = score("hip");

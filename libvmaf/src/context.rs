@@ -39,12 +39,21 @@ impl Backend {
     pub fn from_env() -> Result<(Backend, Option<String>), String> {
         let wanted = std::env::var(BACKEND_VARIABLE).unwrap_or_default();
         let gpu = || gstvmafhip::vmaf::gpu_device(Vendor::Auto, 0);
-        match wanted.as_str() {
-            "" | "cpu" => Ok((Backend::Cpu, None)),
-            "hip" => gpu()
+        let choice = match wanted.as_str() {
+            "" => BackendChoice::Cpu,
+            name => BackendChoice::parse(name).ok_or_else(|| {
+                format!(
+                    "{BACKEND_VARIABLE}={name}: use {}",
+                    BackendChoice::NAMES.join(", ")
+                )
+            })?,
+        };
+        match choice {
+            BackendChoice::Cpu => Ok((Backend::Cpu, None)),
+            BackendChoice::Hip => gpu()
                 .map(|_| (Backend::Hip(0), None))
                 .map_err(|e| format!("{BACKEND_VARIABLE}=hip: {e}")),
-            "auto" => Ok(match gpu() {
+            BackendChoice::Auto => Ok(match gpu() {
                 Ok(_) => (Backend::Hip(0), None),
                 Err(e) => (
                     Backend::Cpu,
@@ -53,7 +62,6 @@ impl Backend {
                     )),
                 ),
             }),
-            other => Err(format!("{BACKEND_VARIABLE}={other}: use auto, hip or cpu")),
         }
     }
 }

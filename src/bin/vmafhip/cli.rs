@@ -3,7 +3,9 @@
 //! the command: it imports none of its other modules.
 
 pub use gstvmafhip::Align;
-use gstvmafhip::vmaf::{EngineConfig, ModelSet, ModelSpec, PixelFormat};
+use gstvmafhip::vmaf::{
+    BackendChoice, EngineConfig, ModelSet, ModelSpec, OnGpuError, PixelFormat, settings,
+};
 
 /// The command's debug category (`GST_DEBUG=vmafhip-command:5`).
 pub static CAT: std::sync::LazyLock<gst::DebugCategory> = std::sync::LazyLock::new(|| {
@@ -277,11 +279,11 @@ impl Args {
             raw: RawArgs::default(),
             model: "version=vmaf_v0.6.1".into(),
             features: Vec::new(),
-            subsample: 1,
-            threads: 0,
-            backend: "auto".into(),
-            on_gpu_error: "auto".into(),
-            gpu_retry_delay: 1000,
+            subsample: settings::SUBSAMPLE.default,
+            threads: settings::THREADS.default,
+            backend: settings::BACKEND.default.into(),
+            on_gpu_error: settings::ON_GPU_ERROR.default.into(),
+            gpu_retry_delay: settings::GPU_RETRY_DELAY.default,
             device_ids: vec![0],
             decoder: DecoderChoice::Auto,
             scale: true,
@@ -462,19 +464,21 @@ fn engine_option(
         "--threads" => a.threads = num(arg, val()?)?,
         "--backend" => {
             a.backend = val()?;
-            if !matches!(a.backend.as_str(), "auto" | "cpu" | "hip") {
+            if BackendChoice::parse(&a.backend).is_none() {
                 return Err(usage(format!(
-                    "--backend {}: use auto, cpu or hip",
-                    a.backend
+                    "--backend {}: use {}",
+                    a.backend,
+                    BackendChoice::NAMES.join(", ")
                 )));
             }
         }
         "--on-gpu-error" => {
             a.on_gpu_error = val()?;
-            if !matches!(a.on_gpu_error.as_str(), "auto" | "fail" | "cpu" | "retry") {
+            if OnGpuError::parse(&a.on_gpu_error).is_none() {
                 return Err(usage(format!(
-                    "--on-gpu-error {}: use auto, fail, cpu or retry",
-                    a.on_gpu_error
+                    "--on-gpu-error {}: use {}",
+                    a.on_gpu_error,
+                    OnGpuError::NAMES.join(", ")
                 )));
             }
         }
@@ -787,7 +791,7 @@ mod tests {
         for (bad, needle) in [
             ("r.mp4", "two inputs"),
             ("-r r -d d e", "unexpected argument"),
-            ("r d --backend gpu", "use auto, cpu or hip"),
+            ("r d --backend gpu", "use auto, cpu, hip"),
             ("r d --feature vif", "supported are"),
             ("r d -w x", "not a valid number"),
             ("r d --bogus", "unknown option"),

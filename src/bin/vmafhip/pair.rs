@@ -57,9 +57,7 @@ pub fn score_pair(
     };
     let mut reference = Input::open(Role::Reference, &pair.reference, &a.raw)?;
     let mut distorted = Input::open(Role::Distorted, &pair.distorted, &a.raw)?;
-    for note in input::share_rate(&mut [&mut reference, &mut distorted]) {
-        say(note);
-    }
+    let rate_notes = input::share_rate(&mut [&mut reference, &mut distorted]);
     let (rv, dv) = (&reference.video, &distorted.video);
     if a.scale && (dv.width, dv.height) != (rv.width, rv.height) {
         // Scaled by the engine, as a ladder's rendition: the same samples
@@ -74,7 +72,10 @@ pub fn score_pair(
             say(note);
         }
     }
-    for note in pairing_notes(a, &reference, &distorted)? {
+    for note in rate_notes
+        .into_iter()
+        .chain(pairing_notes(a, &reference, &distorted)?)
+    {
         say(note);
     }
     let pipeline = build_pipeline(&reference, &distorted)?;
