@@ -211,6 +211,35 @@ mod imp {
 
         fn constructed(&self) {
             self.parent_constructed();
+            // GstVideoAggregator asserts (aborts the process) on a segment in
+            // any format but time, and GstAggregator 1.28 fails it before
+            // the element's event handler: it is refused here, before
+            // either sees it, with an error naming the pad.
+            self.obj()
+                .add_probe(gst::PadProbeType::EVENT_DOWNSTREAM, |pad, info| {
+                    let Some(gst::PadProbeData::Event(event)) = &info.data else {
+                        return gst::PadProbeReturn::Ok;
+                    };
+                    let gst::EventView::Segment(e) = event.view() else {
+                        return gst::PadProbeReturn::Ok;
+                    };
+                    let format = e.segment().format();
+                    if format == gst::Format::Time {
+                        return gst::PadProbeReturn::Ok;
+                    }
+                    if let Some(element) = pad.parent_element() {
+                        gst::element_error!(
+                            element,
+                            gst::StreamError::Format,
+                            (
+                                "{}: a segment in {format:?} format; vmafhip needs timestamped video (put a parser such as rawvideoparse before it)",
+                                pad.name()
+                            ),
+                            ["segment {:?}", e.segment()]
+                        );
+                    }
+                    gst::PadProbeReturn::Drop
+                });
             let weak = self.downgrade();
             self.obj()
                 .add_probe(gst::PadProbeType::BUFFER, move |_, info| {

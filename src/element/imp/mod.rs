@@ -487,23 +487,8 @@ impl AggregatorImpl for VmafHip {
     }
 
     fn sink_event(&self, pad: &gst_base::AggregatorPad, event: gst::Event) -> bool {
-        // GstVideoAggregator asserts (aborts the process) on a segment in
-        // any format but time: refuse it with an error instead.
-        if let gst::EventView::Segment(e) = event.view() {
-            let format = e.segment().format();
-            if format != gst::Format::Time {
-                gst::element_imp_error!(
-                    self,
-                    gst::StreamError::Format,
-                    (
-                        "{}: a segment in {format:?} format; vmafhip needs timestamped video (put a parser such as rawvideoparse before it)",
-                        pad.name()
-                    ),
-                    ["segment {:?}", e.segment()]
-                );
-                return false;
-            }
-        }
+        // (A segment in another format than time never gets here: the pads
+        // refuse it, `pad.rs`.)
         if let gst::EventView::CustomDownstreamOob(e) = event.view()
             && e.structure()
                 .is_some_and(|s| s.name() == super::INTERRUPTED_EVENT)
