@@ -134,7 +134,26 @@ fn fixtures() -> PathBuf {
         Path::new(env!("CARGO_BIN_EXE_vmafhip")),
         &dir.join("bin/vmafhip"),
     );
-    link(&target, &dir.join("target"));
+    // `target/release` as `cargo build --release` leaves it: the plugin
+    // cargo built for this test run (the one in target/release may be a
+    // build without the element, `--no-default-features`), the command and
+    // the example.
+    let release = dir.join("target/release");
+    let _ = std::fs::remove_file(dir.join("target"));
+    std::fs::create_dir_all(release.join("examples")).unwrap();
+    let plugin = std::env::current_exe()
+        .unwrap()
+        .with_file_name("libgstvmafhip.so");
+    assert!(plugin.exists(), "{} missing", plugin.display());
+    link(&plugin, &release.join("libgstvmafhip.so"));
+    link(
+        Path::new(env!("CARGO_BIN_EXE_vmafhip")),
+        &release.join("vmafhip"),
+    );
+    link(
+        &target.join("release/examples/vmaf_yuv"),
+        &release.join("examples/vmaf_yuv"),
+    );
     link(
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tools")
