@@ -769,17 +769,32 @@ impl Rendition {
     }
 }
 
-/// The message field (GStreamer 1.28's `vmaf` names: `psnr-y`, `ssim`,
-/// `ms-ssim`) that carries the value `name` of an extractor with a switch.
+/// The switches' values and the message fields (GStreamer 1.28's `vmaf`
+/// names: `psnr-y`, `ssim`, `ms-ssim`) that carry them, read from the
+/// registry once: every frame's message looks its values up here.
+fn switch_fields() -> &'static [(&'static str, &'static str)] {
+    static FIELDS: std::sync::OnceLock<Vec<(&'static str, &'static str)>> =
+        std::sync::OnceLock::new();
+    FIELDS.get_or_init(|| {
+        crate::extractors::switched()
+            .map(|(_, s)| (s.value, s.field))
+            .collect()
+    })
+}
+
+/// The message field that carries the value `name` of an extractor with a
+/// switch.
 fn switch_field(name: &str) -> Option<&'static str> {
-    crate::extractors::switched()
-        .find(|(_, s)| s.value == name)
-        .map(|(_, s)| s.field)
+    switch_fields()
+        .iter()
+        .find(|(value, _)| *value == name)
+        .map(|&(_, field)| field)
 }
 
 /// The value that message field `field` carries.
 fn switch_value(field: &str) -> &'static str {
-    crate::extractors::switched()
-        .find(|(_, s)| s.field == field)
-        .map_or("", |(_, s)| s.value)
+    switch_fields()
+        .iter()
+        .find(|(_, f)| *f == field)
+        .map_or("", |&(value, _)| value)
 }

@@ -10,6 +10,7 @@
 
 use super::scorer::{EngineConfig, Scorer};
 use crate::core::{Engine, VmafError};
+use crate::extractors::plan::Plan;
 use crate::gpu::{Failover, HipBackend, HipOptions, OpenedDevice, Retry, SharedReference};
 use crate::hip::{Device, Vendor};
 use std::sync::Arc;
@@ -34,14 +35,6 @@ impl BackendChoice {
             "cpu" => Some(Self::Cpu),
             "hip" => Some(Self::Hip),
             _ => None,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Auto => "auto",
-            Self::Cpu => "cpu",
-            Self::Hip => "hip",
         }
     }
 }
@@ -213,10 +206,10 @@ pub fn open(o: &Opening) -> Result<Opened, OpenError> {
     let (engine, device, warning) = match o.backend {
         BackendChoice::Cpu => (open_cpu(o)?, None, None),
         BackendChoice::Hip => {
-            let (engine, device) = open_gpu(o).map_err(|e| no_gpu(o, &e))?;
+            let (engine, device) = open_gpu(o, plan).map_err(|e| no_gpu(o, &e))?;
             (engine, Some(device), None)
         }
-        BackendChoice::Auto => match open_gpu(o) {
+        BackendChoice::Auto => match open_gpu(o, plan) {
             Ok((engine, device)) => (engine, Some(device), None),
             Err(GpuOpen::Settings(e)) => return Err(OpenError::Settings(e)),
             Err(GpuOpen::Device(e)) => (
@@ -261,21 +254,16 @@ fn no_gpu(o: &Opening, e: &GpuOpen) -> OpenError {
 
 /// What opening a GPU looks for, for the error when none is usable.
 fn looked_for(o: &Opening) -> String {
-    let vendor = match o.vendor {
-        Vendor::Auto => "auto",
-        Vendor::Amd => "amd",
-        Vendor::Nvidia => "nvidia",
-    };
     format!(
-        "vendor={vendor} device-id={}: AMD libamdhip64.so.7/.6/.5 + hiprtc, NVIDIA libcuda.so.1 + libnvrtc.so.13/.12",
+        "vendor={} device-id={}: AMD libamdhip64.so.7/.6/.5 + hiprtc, NVIDIA libcuda.so.1 + libnvrtc.so.13/.12",
+        o.vendor.name(),
         o.device_id
     )
 }
 
-/// The GPU engine, with the CPU engine behind it unless `on_gpu_error`
-/// says the stream fails with the GPU.
-fn open_gpu(o: &Opening) -> Result<(Box<dyn Engine>, Arc<Device>), GpuOpen> {
-    let plan = o.config.plan().map_err(GpuOpen::Settings)?;
+/// The GPU engine for `plan` (`o.config`'s), with the CPU engine behind
+/// it unless `on_gpu_error` says the stream fails with the GPU.
+fn open_gpu(o: &Opening, plan: Plan) -> Result<(Box<dyn Engine>, Arc<Device>), GpuOpen> {
     let options = HipOptions {
         vendor: o.vendor,
         device_id: o.device_id,

@@ -264,8 +264,10 @@ impl VmafHip {
             "scaler" => s.scaler.to_value(),
             "device-id" => s.device_id.to_value(),
             "vendor" => s.vendor.to_value(),
-            switch if s.switch(switch).is_some() => s.switch(switch).unwrap_or(false).to_value(),
-            other => unreachable!("unknown property {other}"),
+            other => s
+                .switch(other)
+                .unwrap_or_else(|| unreachable!("unknown property {other}"))
+                .to_value(),
         }
     }
 }

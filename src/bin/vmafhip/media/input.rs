@@ -206,9 +206,9 @@ impl Input {
                 })
             }
             crate::media::probe::Probe::Unknown => Self::decoded(role, path),
-            crate::media::probe::Probe::Broken(err) => Err(Fail::input(format!(
-                "{path}: {err} The file is damaged or incomplete (cut short?)."
-            ))),
+            crate::media::probe::Probe::Broken(err) => {
+                Err(Fail::input(format!("{path}: {}", damaged(&err))))
+            }
         }
     }
 
@@ -393,7 +393,7 @@ fn preroll(pipeline: &gst::Pipeline, path: &str) -> Result<(), Fail> {
                 {
                     format!("no decoder installed for it ({err})")
                 } else if err.matches(gst::StreamError::Demux) {
-                    format!("{err} The file is damaged or incomplete (cut short?).")
+                    damaged(&err.to_string())
                 } else {
                     err.to_string()
                 };
@@ -432,6 +432,11 @@ fn layout_and_depth(info: &gst_video::VideoInfo) -> (PixelFormat, u8) {
         _ => 12,
     };
     (format, bpc)
+}
+
+/// A demuxer's error about a file, and what it means for the user.
+fn damaged(err: &str) -> String {
+    format!("{err} The file is damaged or incomplete (cut short?).")
 }
 
 /// A value quoted for a pipeline description.

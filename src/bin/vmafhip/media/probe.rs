@@ -36,9 +36,12 @@ pub enum Probe {
 pub fn probe(path: &str) -> Probe {
     let mut names = Vec::new();
     let mut broken = None;
-    match parsed(path, &mut names, &mut broken) {
+    let found = parsed(path, &mut names, &mut broken);
+    if let Some(err) = broken {
+        return Probe::Broken(err);
+    }
+    match found {
         Some(p) => Probe::Video(p),
-        None if broken.is_some() => Probe::Broken(broken.unwrap_or_default()),
         None if !names.is_empty() && !names.iter().any(|n| n.starts_with("video/")) => {
             Probe::NoVideo(names)
         }
