@@ -2,9 +2,10 @@
 //! keeps, a frame's thumbnail, and what becomes of a pad's frames on
 //! arrival. The pairing itself is in `imp/aligned.rs`.
 
+use super::gpu_input::GpuInputs;
 use super::late::{Arrived, Timed, WaitingRef};
 use crate::core::align::{Luma, Thumb, Tracker, sampled_rows, thumbnail, thumbnail_of_rows};
-use crate::hip::gst_gpu::{self, GstGpu};
+use crate::hip::gst_gpu;
 use gst_video::prelude::*;
 
 /// A rendition's tracker: reference frames waiting with their running
@@ -16,11 +17,11 @@ pub(in crate::element) type Aligner = Tracker<Timed<WaitingRef>, Timed<Arrived>>
 pub const ALIGN_EVENT: &str = "align-event";
 
 /// A frame's luma thumbnail: read on the host, or, for a frame mapped for
-/// the device (GPU memory of `gpu`'s context), from the rows it needs
+/// the device (GPU memory of `gpu`'s device), from the rows it needs
 /// read back first. None: a layout it cannot read, or a failed read.
 pub(in crate::element) fn thumb_of(
     frame: &gst_video::VideoFrameRef<&gst::BufferRef>,
-    gpu: Option<&GstGpu>,
+    gpu: Option<&GpuInputs>,
 ) -> Option<Thumb> {
     let info = frame.info();
     let f = info.format_info();
@@ -55,7 +56,7 @@ pub(in crate::element) fn thumb_of(
 pub(in crate::element) fn thumb_of_buffer(
     buffer: &gst::Buffer,
     info: &gst_video::VideoInfo,
-    gpu: Option<&GstGpu>,
+    gpu: Option<&GpuInputs>,
 ) -> Option<Thumb> {
     if let Some(frame) = gpu.and_then(|g| g.map_owned(buffer, info)) {
         return thumb_of(&frame.as_video_frame_ref(), gpu);

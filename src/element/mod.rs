@@ -30,6 +30,7 @@
 //! Since: 0.1
 
 mod align;
+mod gpu_input;
 mod hold;
 mod imp;
 mod late;

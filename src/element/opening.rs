@@ -32,6 +32,16 @@ impl OnGpuError {
 
 impl Vendor {
     /// The HIP layer's vendor for the `vendor` property.
+    /// `vendor` where `self` admits it (auto admits either), as a setting.
+    pub(super) fn admitted(self, vendor: hip::Vendor) -> Option<Vendor> {
+        let v = match vendor {
+            hip::Vendor::Amd => Vendor::Amd,
+            hip::Vendor::Nvidia => Vendor::Nvidia,
+            hip::Vendor::Auto => return Some(self),
+        };
+        (self == Vendor::Auto || self == v).then_some(v)
+    }
+
     pub(super) fn hip(self) -> hip::Vendor {
         match self {
             Vendor::Auto => hip::Vendor::Auto,

@@ -274,38 +274,32 @@ mod imp {
             let gpu = aggregator
                 .downcast_ref::<crate::element::VmafHip>()
                 .and_then(|e| e.imp().gpu_input());
-            if let Some(gpu) = gpu {
-                let kind = gpu.kind();
-                let on_gpu = buffer.n_memory() > 0
-                    && buffer
-                        .iter_memories()
-                        .all(|m| m.is_type(kind.memory_type()));
-                if on_gpu {
-                    if buffer.iter_memories().all(|m| gpu.owns(m)) {
-                        if let Some(info) = self.obj().video_info()
-                            && let Some(frame) = gpu.map_frame(buffer, &info)
-                        {
-                            debug_assert!(gst_gpu::mapped_for_device(&frame));
-                            return Some(frame);
-                        }
-                    } else if !self.warned.swap(true, Ordering::Relaxed) {
-                        gst::element_warning!(
-                            aggregator,
-                            gst::StreamError::Format,
-                            (
-                                "{}: {} from another {} is downloaded to the host for every frame; let upstream use vmafhip's (it answers the {} context query) for zero-copy input",
-                                self.obj().name(),
-                                kind.caps_feature(),
-                                if kind == gst_gpu::GpuMemoryKind::Cuda {
-                                    "CUDA context"
-                                } else {
-                                    "HIP device"
-                                },
-                                kind.context_type()
-                            ),
-                            ["the buffer's memory belongs to a context vmafhip does not run in"]
-                        );
+            if let Some(gpu) = gpu.as_ref().and_then(|g| g.of_buffer(buffer)) {
+                if buffer.iter_memories().all(|m| gpu.owns(m)) {
+                    if let Some(info) = self.obj().video_info()
+                        && let Some(frame) = gpu.map_frame(buffer, &info)
+                    {
+                        debug_assert!(gst_gpu::mapped_for_device(&frame));
+                        return Some(frame);
                     }
+                } else if !self.warned.swap(true, Ordering::Relaxed) {
+                    let kind = gpu.kind();
+                    gst::element_warning!(
+                        aggregator,
+                        gst::StreamError::Format,
+                        (
+                            "{}: {} from another {} is downloaded to the host for every frame; let upstream use vmafhip's (it answers the {} context query) for zero-copy input",
+                            self.obj().name(),
+                            kind.caps_feature(),
+                            if kind == gst_gpu::GpuMemoryKind::Cuda {
+                                "CUDA context"
+                            } else {
+                                "HIP device"
+                            },
+                            kind.context_type()
+                        ),
+                        ["the buffer's memory belongs to a context vmafhip does not run in"]
+                    );
                 }
             }
             self.parent_prepare_frame(aggregator, token, buffer)

@@ -91,6 +91,8 @@ pub(super) struct Settings {
     pub(super) log_level: LogLevel,
     pub(super) backend: Backend,
     pub(super) device_id: i32,
+    /// `device-id` was set: it wins over a device the pipeline shares.
+    pub(super) device_id_set: bool,
     pub(super) vendor: Vendor,
     pub(super) on_gpu_error: OnGpuError,
     /// Milliseconds before a failed GPU is opened again (`on-gpu-error=retry`).
@@ -135,6 +137,7 @@ impl Default for Settings {
             log_level: DEFAULT_LOG_LEVEL,
             backend: DEFAULT_BACKEND,
             device_id: DEFAULT_DEVICE_ID,
+            device_id_set: false,
             vendor: DEFAULT_VENDOR,
             on_gpu_error: DEFAULT_ON_GPU_ERROR,
             late_frame_wait: DEFAULT_LATE_FRAME_WAIT,

@@ -1,18 +1,22 @@
 //! GStreamer's GPU memory, read where it lies: `memory:CUDAMemory` from
 //! nvcodec's `libgstcuda-1.0` (GStreamer 1.22+) on NVIDIA, and
 //! `memory:HIPMemory` from `libgsthip-1.0` (the hip library, public since
-//! GStreamer 1.28) on AMD. Both libraries are opened at run time, like the
-//! GPU runtimes themselves, so the plugin links neither and still loads
-//! where they are missing; the element then offers system memory only.
+//! GStreamer 1.28) on either of its vendors, AMD and NVIDIA. Both libraries
+//! are opened at run time, like the GPU runtimes themselves, so the plugin
+//! links neither and still loads where they are missing; the element then
+//! offers system memory only.
 //!
 //! What the element needs of them:
 //! - a GStreamer object for *our* device: a `GstCudaContext` wrapping the
 //!   primary CUDA context our kernels run in, or a `GstHipDevice` of our
-//!   ordinal, to answer upstream's context query (`gst.cuda.context`,
-//!   `gst.hip.device`) so that it allocates in memory we can read;
+//!   vendor and ordinal (on NVIDIA, GstHip's memory lives in the same
+//!   primary context), to answer upstream's context query
+//!   (`gst.cuda.context`, `gst.hip.device`) so that it allocates in memory
+//!   we can read;
 //! - whether a buffer's memory belongs to that context/device;
 //! - a video-frame mapping with the library's device map flag, whose plane
-//!   pointers are device addresses (no download).
+//!   pointers are device addresses (no download);
+//! - a buffer pool of that memory on our device, proposed upstream.
 
 use super::device::{Device, Stream};
 use glib::translate::IntoGlib;
@@ -24,8 +28,17 @@ use std::sync::{Arc, Mutex};
 /// `GST_MAP_FLAG_LAST << 1`: `GST_MAP_CUDA` (gstcudamemory.h) and
 /// `GST_MAP_HIP` (gsthipmemory.h) have this one value.
 const GST_MAP_DEVICE: c_uint = (gst::ffi::GST_MAP_FLAG_LAST as c_uint) << 1;
-/// `GST_HIP_VENDOR_AMD` (gsthip-enums.h).
+/// `GST_HIP_VENDOR_AMD` and `GST_HIP_VENDOR_NVIDIA` (gsthip-enums.h).
 const GST_HIP_VENDOR_AMD: c_int = 1;
+const GST_HIP_VENDOR_NVIDIA: c_int = 2;
+
+/// GstHip's vendor number for a device of ours.
+fn hip_vendor(vendor: super::Vendor) -> c_int {
+    match vendor {
+        super::Vendor::Amd => GST_HIP_VENDOR_AMD,
+        _ => GST_HIP_VENDOR_NVIDIA,
+    }
+}
 
 /// Which of GStreamer's GPU memories.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,6 +63,15 @@ impl GpuMemoryKind {
         match self {
             GpuMemoryKind::Cuda => "gst.cuda.memory",
             GpuMemoryKind::Hip => "HIPMemory",
+        }
+    }
+
+    /// The memories GStreamer gives for a device of `vendor`: GstHip's on
+    /// both, nvcodec's CUDA memory on NVIDIA too (first: the one 1.22 has).
+    pub fn for_vendor(vendor: super::Vendor) -> &'static [GpuMemoryKind] {
+        match vendor {
+            super::Vendor::Amd => &[GpuMemoryKind::Hip],
+            _ => &GpuMemoryKind::ALL,
         }
     }
 
@@ -89,11 +111,13 @@ struct GpuMemoryHead {
 pub struct GstGpu {
     kind: GpuMemoryKind,
     /// `GstCudaContext*` wrapping our context, or `GstHipDevice*` of our
-    /// ordinal: one reference, dropped with `self`.
+    /// vendor and ordinal: one reference, dropped with `self`.
     object: *mut c_void,
     /// The CUDA context (NVIDIA) our kernels run in; null on AMD.
     context: *mut c_void,
     ordinal: c_int,
+    /// GstHip's number for our vendor (HIP memory).
+    hip_vendor: c_int,
     handle_query: HandleQuery,
     /// CUDA: `gst_cuda_context_get_handle`; HIP: unused.
     context_handle: Option<ObjectFn>,
@@ -103,8 +127,9 @@ pub struct GstGpu {
     /// Waits for the producer's stream: `gst_hip_memory_sync`, and
     /// `gst_cuda_memory_sync` where the library has it (1.24+).
     sync: Option<MemoryFn>,
-    /// CUDA: `gst_cuda_buffer_pool_new`, for frames we write ourselves.
-    new_pool: Option<ObjectFn>,
+    /// `gst_cuda_buffer_pool_new` or `gst_hip_buffer_pool_new`: pools of
+    /// this memory on our device.
+    new_pool: ObjectFn,
     dev: Arc<Device>,
     /// The stream small reads to the host go through (made on first use).
     reader: Mutex<Option<Stream>>,
@@ -135,28 +160,32 @@ unsafe fn symbol<T: Copy>(lib: &Library, name: &str) -> Result<T, String> {
 }
 
 impl GstGpu {
-    /// GStreamer's library for `dev`'s vendor, with an object for `dev`;
-    /// one per device and process. An error says why GPU memory cannot be
-    /// taken (the library is absent, or cannot reach the device).
-    pub fn for_device(dev: &Arc<Device>) -> Result<Arc<GstGpu>, String> {
-        type Cache = Mutex<Vec<(usize, super::Vendor, Result<Arc<GstGpu>, String>)>>;
+    /// GStreamer's library of `kind` memory, with an object for `dev`; one
+    /// per device, kind and process. An error says why that memory cannot
+    /// be taken (the library is absent, or cannot reach the device).
+    pub fn for_device(dev: &Arc<Device>, kind: GpuMemoryKind) -> Result<Arc<GstGpu>, String> {
+        type Key = (usize, super::Vendor, GpuMemoryKind);
+        type Cache = Mutex<Vec<(Key, Result<Arc<GstGpu>, String>)>>;
         static CACHE: Cache = Mutex::new(Vec::new());
-        let vendor = dev.runtime().vendor();
-        let ordinal = dev.info.ordinal;
+        let key = (dev.info.ordinal, dev.runtime().vendor(), kind);
         let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, _, r)) = cache.iter().find(|(o, v, _)| *o == ordinal && *v == vendor) {
+        if let Some((_, r)) = cache.iter().find(|(k, _)| *k == key) {
             return r.clone();
         }
-        let r = Self::open(dev).map(Arc::new);
-        cache.push((ordinal, vendor, r.clone()));
+        let r = if GpuMemoryKind::for_vendor(key.1).contains(&kind) {
+            Self::open(dev, kind).map(Arc::new)
+        } else {
+            Err(format!(
+                "{} is not GStreamer's memory for this GPU",
+                kind.caps_feature()
+            ))
+        };
+        cache.push((key, r.clone()));
         r
     }
 
-    fn open(dev: &Arc<Device>) -> Result<GstGpu, String> {
-        let kind = match dev.runtime().vendor() {
-            super::Vendor::Amd => GpuMemoryKind::Hip,
-            _ => GpuMemoryKind::Cuda,
-        };
+    fn open(dev: &Arc<Device>, kind: GpuMemoryKind) -> Result<GstGpu, String> {
+        let hip_vendor = hip_vendor(dev.runtime().vendor());
         let name = kind.library();
         // SAFETY: loading GStreamer's own library, whose initialisers only
         // register types; it is the one nvcodec/the hip plugin link.
@@ -200,12 +229,13 @@ impl GstGpu {
                     object,
                     context,
                     ordinal,
+                    hip_vendor,
                     handle_query,
                     context_handle: Some(get_handle),
                     device_id: None,
                     device_vendor: None,
                     sync,
-                    new_pool: Some(new_pool),
+                    new_pool,
                     dev: dev.clone(),
                     reader: Mutex::new(None),
                     _lib: lib,
@@ -221,26 +251,43 @@ impl GstGpu {
                 let device_id: UintFn = unsafe { symbol(&lib, "gst_hip_device_get_device_id") }?;
                 let device_vendor: IntFn = unsafe { symbol(&lib, "gst_hip_device_get_vendor") }?;
                 let sync: MemoryFn = unsafe { symbol(&lib, "gst_hip_memory_sync") }?;
-                // SAFETY: plain call with an enum value.
-                if unsafe { load(GST_HIP_VENDOR_AMD) } == 0 {
-                    return Err(format!("{name}: gst_hip_load_library(AMD) failed"));
+                let new_pool: ObjectFn = unsafe { symbol(&lib, "gst_hip_buffer_pool_new") }?;
+                let memory_init: unsafe extern "C" fn() =
+                    unsafe { symbol(&lib, "gst_hip_memory_init_once") }?;
+                let vendor_name = hip_vendor_name(hip_vendor);
+                // GstHip numbers devices as the runtimes do (hipGetDevice,
+                // cudaGetDevice): our ordinal.
+                let ordinal = dev.info.ordinal as c_int;
+                // SAFETY: plain call with an enum value; loads the vendor's
+                // runtime (libamdhip64, or libcuda and libcudart) into
+                // GstHip's own table.
+                if unsafe { load(hip_vendor) } == 0 {
+                    return Err(format!(
+                        "{name}: gst_hip_load_library({vendor_name}) failed (no HIP runtime for it)"
+                    ));
                 }
+                // SAFETY: no arguments; registers the HIP allocator, which
+                // the hip plugin does too (idempotent).
+                unsafe { memory_init() };
                 // SAFETY: plain call; returns a new reference or null.
-                let object = unsafe { new(GST_HIP_VENDOR_AMD, ordinal as c_uint) };
+                let object = unsafe { new(hip_vendor, ordinal as c_uint) };
                 if object.is_null() {
-                    return Err(format!("{name}: gst_hip_device_new(AMD, {ordinal}) failed"));
+                    return Err(format!(
+                        "{name}: gst_hip_device_new({vendor_name}, {ordinal}) failed"
+                    ));
                 }
                 Ok(GstGpu {
                     kind,
                     object,
                     context,
                     ordinal,
+                    hip_vendor,
                     handle_query,
                     context_handle: None,
                     device_id: Some(device_id),
                     device_vendor: Some(device_vendor),
                     sync: Some(sync),
-                    new_pool: None,
+                    new_pool,
                     dev: dev.clone(),
                     reader: Mutex::new(None),
                     _lib: lib,
@@ -299,9 +346,7 @@ impl GstGpu {
                     self.device_vendor.expect("set for HIP"),
                 );
                 // SAFETY: `owner` is the memory's live GstHipDevice.
-                unsafe {
-                    vendor(owner) == GST_HIP_VENDOR_AMD && id(owner) == self.ordinal as c_uint
-                }
+                unsafe { vendor(owner) == self.hip_vendor && id(owner) == self.ordinal as c_uint }
             }
         }
     }
@@ -336,14 +381,39 @@ impl GstGpu {
         info: &gst_video::VideoInfo,
         min_buffers: u32,
     ) -> Result<gst::BufferPool, String> {
-        let new = self
-            .new_pool
-            .ok_or("frames in GPU memory of our own are made on NVIDIA only")?;
-        // SAFETY: `object` is our live GstCudaContext; the function returns
-        // a new (floating) GstCudaBufferPool, or null.
-        let raw = unsafe { new(self.object) };
+        let (pool, _) = self.configured_pool(caps, info, min_buffers)?;
+        pool.set_active(true)
+            .map_err(|e| format!("{} buffer pool: {e}", self.kind.caps_feature()))?;
+        Ok(pool)
+    }
+
+    /// A pool of `caps` frames in this memory on our device, for upstream to
+    /// write into (the ALLOCATION query): the pool, configured but not
+    /// active, and the size of its buffers.
+    pub fn proposed_pool(
+        &self,
+        caps: &gst::Caps,
+        min_buffers: u32,
+    ) -> Result<(gst::BufferPool, u32), String> {
+        let info = gst_video::VideoInfo::from_caps(caps).map_err(|e| e.to_string())?;
+        self.configured_pool(caps, &info, min_buffers)
+    }
+
+    /// A new pool of this memory (`GstCudaBufferPool`, `GstHipBufferPool`)
+    /// on our device, configured for `caps` with video meta; and its
+    /// buffers' size (the pool pads rows to its pitch).
+    fn configured_pool(
+        &self,
+        caps: &gst::Caps,
+        info: &gst_video::VideoInfo,
+        min_buffers: u32,
+    ) -> Result<(gst::BufferPool, u32), String> {
+        let what = format!("{} buffer pool", self.kind.caps_feature());
+        // SAFETY: `object` is our live GstCudaContext or GstHipDevice, the
+        // argument `new_pool` takes; it returns a new (floating) pool, or null.
+        let raw = unsafe { (self.new_pool)(self.object) };
         if raw.is_null() {
-            return Err("gst_cuda_buffer_pool_new failed".into());
+            return Err(format!("{what}: the library made none"));
         }
         // SAFETY: a new GstBufferPool; from_glib_none sinks the floating
         // reference into the one we keep.
@@ -356,11 +426,13 @@ impl GstGpu {
             // The pool refuses a config it had to change (its pitch-aligned
             // frame size) and returns the changed one: take that.
             pool.set_config(pool.config())
-                .map_err(|e| format!("CUDA buffer pool: {e}"))?;
+                .map_err(|e| format!("{what}: {e}"))?;
         }
-        pool.set_active(true)
-            .map_err(|e| format!("CUDA buffer pool: {e}"))?;
-        Ok(pool)
+        let size = pool
+            .config()
+            .params()
+            .map_or(info.size() as u32, |(_, size, _, _)| size);
+        Ok((pool, size))
     }
 
     /// Maps a buffer of [`GstGpu::buffer_pool`] for writing on the device:
@@ -448,7 +520,37 @@ pub fn layout_twin(format: gst_video::VideoFormat) -> Option<gst_video::VideoFor
     }
 }
 
-/// Frames in our CUDA memory ([`GstGpu::buffer_pool`]).
+/// GstHip's name of its vendor number.
+fn hip_vendor_name(vendor: c_int) -> &'static str {
+    match vendor {
+        GST_HIP_VENDOR_AMD => "AMD",
+        GST_HIP_VENDOR_NVIDIA => "NVIDIA",
+        _ => "unknown vendor",
+    }
+}
+
+/// The device a `gst.hip.device` context holds (an application's, or a
+/// neighbour's: GstHip's elements share theirs this way): its vendor
+/// (AMD, NVIDIA) and device number. None for another context, or one
+/// without a device.
+pub fn hip_context_device(context: &gst::ContextRef) -> Option<(super::Vendor, u32)> {
+    if context.context_type() != GpuMemoryKind::Hip.context_type() {
+        return None;
+    }
+    let device = context.structure().get::<glib::Object>("device").ok()?;
+    let id = device.property_value("device-id").get::<u32>().ok()?;
+    let vendor = glib::EnumValue::from_value(&device.property_value("vendor"))?
+        .1
+        .value();
+    let vendor = match vendor {
+        GST_HIP_VENDOR_AMD => super::Vendor::Amd,
+        GST_HIP_VENDOR_NVIDIA => super::Vendor::Nvidia,
+        _ => return None,
+    };
+    Some((vendor, id))
+}
+
+/// Frames in our GPU memory ([`GstGpu::buffer_pool`]).
 pub struct CudaFramePool {
     pool: gst::BufferPool,
     /// The format each buffer's video meta is to say, where the pool

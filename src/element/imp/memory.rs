@@ -2,12 +2,14 @@
 //! reads in place, and GStreamer's GPU memory of the engine's device.
 
 use super::{CAT, VmafHip};
-use crate::element::Backend;
+use crate::element::gpu_input::GpuInputs;
 use crate::element::metrics::{Metrics, MetricsServer};
 use crate::element::pinned_copy::PinnedCopier;
 use crate::element::pinned_pool::PinnedPool;
 use crate::element::settings::*;
-use crate::hip::gst_gpu::{GpuMemoryKind, GstGpu};
+use crate::element::{Backend, Vendor};
+use crate::hip::Device;
+use crate::hip::gst_gpu::GpuMemoryKind;
 use crate::vmaf;
 use gst::prelude::*;
 use gst::subclass::prelude::*;
@@ -45,31 +47,48 @@ impl VmafHip {
     }
 
     /// See `gpu_input`; read by the sink pads for every buffer.
-    pub(crate) fn gpu_input(&self) -> Option<Arc<GstGpu>> {
+    pub(crate) fn gpu_input(&self) -> Option<Arc<GpuInputs>> {
         self.gpu_input.lock().unwrap().clone()
+    }
+
+    /// The GPU memories of `dev` the sink pads take; None (system memory
+    /// only) where GStreamer has none of them here.
+    pub(super) fn open_gpu_input(&self, dev: &Arc<Device>) -> Option<Arc<GpuInputs>> {
+        let (inputs, missing) = GpuInputs::open(dev);
+        for why in &missing {
+            gst::info!(CAT, imp = self, "{why}");
+        }
+        if inputs.is_empty() {
+            gst::info!(CAT, imp = self, "system memory input only");
+            return None;
+        }
+        gst::info!(
+            CAT,
+            imp = self,
+            "sink pads also take {} of the engine's device",
+            inputs.features()
+        );
+        Some(Arc::new(inputs))
     }
 
     /// `gpu_input`, opened from the settings when asked before `start`:
     /// decoders ask for a CUDA context when they open (NULL→READY), before
     /// the element starts. `start` then sets it from the engine's device.
-    pub(super) fn gpu_input_for_query(&self) -> Option<Arc<GstGpu>> {
+    pub(super) fn gpu_input_for_query(&self) -> Option<Arc<GpuInputs>> {
         if let Some(g) = self.gpu_input() {
             return Some(g);
         }
         if self.state.lock().unwrap().is_some() {
             return None; // started without one: the engine is not on a GPU
         }
-        let (backend, vendor, device_id) = {
-            let s = self.settings.lock().unwrap();
-            (s.backend, s.vendor, s.device_id)
-        };
-        if backend == Backend::Cpu {
+        let settings = self.settings.lock().unwrap().clone();
+        if settings.backend == Backend::Cpu {
             return None;
         }
-        let g = match vmaf::gpu_device(vendor.hip(), device_id.max(0) as usize)
-            .and_then(|dev| GstGpu::for_device(&dev))
+        let settings = self.on_shared_device(settings);
+        let dev = match vmaf::gpu_device(settings.vendor.hip(), settings.device_id.max(0) as usize)
         {
-            Ok(g) => g,
+            Ok(dev) => dev,
             Err(why) => {
                 gst::debug!(
                     CAT,
@@ -79,8 +98,73 @@ impl VmafHip {
                 return None;
             }
         };
+        let g = self.open_gpu_input(&dev)?;
         *self.gpu_input.lock().unwrap() = Some(g.clone());
         Some(g)
+    }
+
+    /// `settings` with the GPU the engine opens: `vendor` and `device-id`
+    /// as set, unless `device-id` was left alone and the pipeline shares a
+    /// HIP device (`gst.hip.device` context) of a vendor `vendor` admits:
+    /// then that device.
+    pub(super) fn on_shared_device(&self, mut settings: Settings) -> Settings {
+        let shared = *self.shared_device.lock().unwrap();
+        if let Some((vendor, id)) = shared
+            && !settings.device_id_set
+            && let Some(v) = Vendor::admitted(settings.vendor, vendor)
+        {
+            settings.vendor = v;
+            settings.device_id = id as i32;
+        }
+        settings
+    }
+
+    /// A `gst.hip.device` context given to the element (by the application,
+    /// or by a neighbour through the bin): the device it holds becomes the
+    /// engine's unless `device-id` is set (`device_chosen`).
+    pub(super) fn take_context(&self, context: &gst::Context) {
+        let Some((vendor, id)) = crate::hip::gst_gpu::hip_context_device(context) else {
+            return;
+        };
+        let mut shared = self.shared_device.lock().unwrap();
+        if shared.is_none() {
+            gst::info!(
+                CAT,
+                imp = self,
+                "the pipeline's HIP device: {vendor:?} {id}"
+            );
+            *shared = Some((vendor, id));
+        }
+    }
+
+    /// Asks the neighbours, then the application (`need-context`), for a
+    /// HIP device the pipeline already shares, as GstHip's elements do when
+    /// they open; an answer arrives through `set_context`.
+    pub(super) fn ask_for_shared_device(&self) {
+        if self.shared_device.lock().unwrap().is_some()
+            || self.settings.lock().unwrap().backend == Backend::Cpu
+        {
+            return;
+        }
+        let context_type = GpuMemoryKind::Hip.context_type();
+        let obj = self.obj();
+        let pads = obj.src_pads().into_iter().chain(obj.sink_pads());
+        for pad in pads {
+            let mut q = gst::query::Context::new(context_type);
+            if pad.peer_query(&mut q)
+                && let Some(c) = q.context_owned()
+            {
+                obj.set_context(&c);
+                if self.shared_device.lock().unwrap().is_some() {
+                    return;
+                }
+            }
+        }
+        let _ = obj.post_message(
+            gst::message::NeedContext::builder(context_type)
+                .src(&*obj)
+                .build(),
+        );
     }
 
     /// Whether the sink pads take buffers whose caps carry `features`:
@@ -101,8 +185,7 @@ impl VmafHip {
                     .iter()
                     .any(|k| features.contains(k.caps_feature()));
         }
-        self.gpu_input()
-            .is_some_and(|g| features.contains(g.kind().caps_feature()))
+        self.gpu_input().is_some_and(|g| g.takes(features))
     }
 
     /// `caps` without the structures whose memory the sink pads cannot
@@ -170,19 +253,18 @@ impl VmafHip {
         pad: &gst_base::AggregatorPad,
         query: &mut gst::QueryRef,
     ) -> bool {
-        // allocate where the kernels read.
         if let gst::QueryViewMut::Context(q) = query.view_mut()
             && GpuMemoryKind::ALL
                 .iter()
                 .any(|k| k.context_type() == q.context_type())
             && let Some(g) = self.gpu_input_for_query()
-            && g.answer_context_query(self.obj().upcast_ref(), query)
+            && let Some(kind) = g.answer_context_query(self.obj().upcast_ref(), query)
         {
             gst::debug!(
                 CAT,
                 obj = pad,
                 "answered {} context query",
-                g.kind().context_type()
+                kind.context_type()
             );
             return true;
         }
@@ -197,29 +279,15 @@ impl VmafHip {
         pad: &gst_base::AggregatorPad,
         q: &mut gst::query::Caps,
     ) -> bool {
-        // GstVideoAggregator answers in system memory only: ask it with
-        // the filter's system-memory twin, then offer the same caps in
-        // each GPU memory the engine can take, first.
+        // GstVideoAggregator answers with what downstream takes, in
+        // downstream's memory, intersected with the filter: ask it with
+        // the filter's twin in each memory (downstream may take GPU memory
+        // only, `… ! vmafhip ! video/x-raw(memory:HIPMemory)`), then offer
+        // the caps in each GPU memory the engine can take, first.
         let filter = q.filter_owned();
-        let mut sys_query =
-            gst::query::Caps::new(
-                filter
-                    .as_ref()
-                    .map(|f| {
-                        let mut f = f.copy();
-                        f.get_mut().expect("a copy").set_features_simple(Some(
-                            gst::CapsFeatures::new([gst::CAPS_FEATURE_MEMORY_SYSTEM_MEMORY]),
-                        ));
-                        f
-                    })
-                    .as_ref(),
-            );
-        if !self.parent_sink_query(pad, &mut sys_query) {
+        let Some(result) = self.parent_caps_any_memory(pad, filter.as_ref()) else {
             return false;
-        }
-        let result = sys_query
-            .result_owned()
-            .unwrap_or_else(gst::Caps::new_empty);
+        };
         let mut caps = gst::Caps::new_empty();
         for kind in GpuMemoryKind::ALL {
             let mut gpu = result.copy();
@@ -238,6 +306,49 @@ impl VmafHip {
         true
     }
 
+    /// GstVideoAggregator's answer to a caps query with `filter` in each
+    /// memory (the filter itself when there is none), merged in system
+    /// memory; None if it answered none.
+    fn parent_caps_any_memory(
+        &self,
+        pad: &gst_base::AggregatorPad,
+        filter: Option<&gst::Caps>,
+    ) -> Option<gst::Caps> {
+        let system = gst::CapsFeatures::new([gst::CAPS_FEATURE_MEMORY_SYSTEM_MEMORY]);
+        let twins: Vec<Option<gst::Caps>> = match filter {
+            None => vec![None],
+            Some(f) => std::iter::once(gst::CAPS_FEATURE_MEMORY_SYSTEM_MEMORY.as_str())
+                .chain(GpuMemoryKind::ALL.map(|k| k.caps_feature()))
+                .map(|feature| {
+                    let mut twin = f.copy();
+                    twin.get_mut()
+                        .expect("a copy")
+                        .set_features_simple(Some(gst::CapsFeatures::new([feature])));
+                    Some(twin)
+                })
+                .collect(),
+        };
+        let mut answered = None::<gst::Caps>;
+        for twin in twins {
+            let mut query = gst::query::Caps::new(twin.as_ref());
+            if !self.parent_sink_query(pad, &mut query) {
+                continue;
+            }
+            let mut result = query
+                .result_owned()
+                .unwrap_or_else(gst::Caps::new_empty)
+                .copy();
+            result
+                .get_mut()
+                .expect("a copy")
+                .set_features_simple(Some(system.clone()));
+            answered
+                .get_or_insert_with(gst::Caps::new_empty)
+                .merge(result);
+        }
+        answered
+    }
+
     /// A pool of pinned host memory offered upstream when the engine
     /// computes on a GPU and upstream writes system memory.
     pub(super) fn propose_pinned_pool(
@@ -250,12 +361,12 @@ impl VmafHip {
             // On the CPU, or upstream asked without caps: its own memory is as good.
             return Ok(());
         };
-        if caps
-            .features(0)
-            .is_some_and(|f| !f.contains(gst::CAPS_FEATURE_MEMORY_SYSTEM_MEMORY) && !f.is_empty())
-        {
-            // GPU memory: upstream allocates it in the context we gave it.
-            return Ok(());
+        if let Some(kind) = caps.features(0).and_then(|f| {
+            GpuMemoryKind::ALL
+                .into_iter()
+                .find(|k| f.contains(k.caps_feature()))
+        }) {
+            return self.propose_gpu_pool(pad, query, (&caps, kind));
         }
         let info = gst_video::VideoInfo::from_caps(&caps).map_err(|_| {
             gst::loggable_error!(CAT, "ALLOCATION query with non-video caps {caps}")
@@ -274,6 +385,35 @@ impl VmafHip {
             imp = self,
             "proposing pinned host buffers of {} bytes on {}",
             info.size(),
+            pad.name()
+        );
+        Ok(())
+    }
+}
+
+impl VmafHip {
+    /// A pool of GStreamer's GPU memory of `kind` on the engine's device
+    /// (`GstHipBufferPool`, `GstCudaBufferPool`), offered to upstream that
+    /// writes that memory (`hipupload`, `hipconvert`, a decoder): frames
+    /// land where the kernels read them.
+    fn propose_gpu_pool(
+        &self,
+        pad: &gst_base::AggregatorPad,
+        query: &mut gst::query::Allocation,
+        (caps, kind): (&gst::Caps, GpuMemoryKind),
+    ) -> Result<(), gst::LoggableError> {
+        let Some(gpu) = self.gpu_input().and_then(|g| g.of_kind(kind).cloned()) else {
+            return Ok(()); // not ours to read: upstream keeps its own pool
+        };
+        let (pool, size) = gpu
+            .proposed_pool(caps, 0)
+            .map_err(|e| gst::loggable_error!(CAT, "{e}"))?;
+        query.add_allocation_pool(Some(&pool), size, 0, 0);
+        gst::debug!(
+            CAT,
+            imp = self,
+            "proposing a {} pool of {size}-byte buffers on {}",
+            kind.caps_feature(),
             pad.name()
         );
         Ok(())

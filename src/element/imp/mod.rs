@@ -11,6 +11,7 @@ mod properties;
 mod scoring;
 
 use crate::element::align::Holding;
+use crate::element::gpu_input::GpuInputs;
 use crate::element::late::{Timed, WaitingRef};
 use crate::element::metrics::{Metrics, MetricsServer};
 use crate::element::opening::open_engine;
@@ -21,7 +22,7 @@ use crate::element::rendition::{Files, Rendition, SegmentEnd};
 use crate::element::settings::*;
 use crate::gpu::SharedReference;
 use crate::hip;
-use crate::hip::gst_gpu::{GpuMemoryKind, GstGpu};
+use crate::hip::gst_gpu::GpuMemoryKind;
 use crate::vmaf;
 use gst::glib;
 use gst::prelude::*;
@@ -173,7 +174,11 @@ pub struct VmafHip {
     /// GStreamer's GPU memory of the engine's device, when the engine runs
     /// on a GPU and GStreamer's library for it is present (set at start):
     /// the sink pads then also take `memory:CUDAMemory` / `memory:HIPMemory`.
-    gpu_input: Mutex<Option<Arc<GstGpu>>>,
+    gpu_input: Mutex<Option<Arc<GpuInputs>>>,
+    /// The HIP device the pipeline shares (`gst.hip.device` context), as
+    /// GstHip's vendor and device number: the engine's unless `device-id`
+    /// is set (`on_shared_device`).
+    shared_device: Mutex<Option<(crate::hip::Vendor, u32)>>,
     /// Copies the planes the engine reads of frames in ordinary host memory
     /// into pinned memory in the sink pads' buffer probe, when the engine
     /// computes on a GPU (set at start; `pinned_copy`).
@@ -217,6 +222,7 @@ impl ObjectSubclass for VmafHip {
             settings: Mutex::new(Settings::default()),
             state: Mutex::new(None),
             gpu_input: Mutex::new(None),
+            shared_device: Mutex::new(None),
             next_pad: Mutex::new(0),
             copier: Mutex::new(None),
             blocks: Mutex::new(None),
@@ -271,6 +277,9 @@ impl ElementImpl for VmafHip {
         &self,
         transition: gst::StateChange,
     ) -> Result<gst::StateChangeSuccess, gst::StateChangeError> {
+        if transition == gst::StateChange::NullToReady {
+            self.ask_for_shared_device();
+        }
         let ret = self.parent_change_state(transition)?;
         let requested = self
             .obj()
@@ -294,6 +303,11 @@ impl ElementImpl for VmafHip {
             let _ = pad.send_event(gst::event::Eos::new());
         }
         Ok(ret)
+    }
+
+    fn set_context(&self, context: &gst::Context) {
+        self.take_context(context);
+        self.parent_set_context(context);
     }
 
     /// A released `dist_sink_%u` ends its rendition: its last frames, its
@@ -384,7 +398,7 @@ impl ElementImpl for VmafHip {
 impl AggregatorImpl for VmafHip {
     fn start(&self) -> Result<(), gst::ErrorMessage> {
         self.parent_start()?;
-        let settings = self.settings.lock().unwrap().clone();
+        let settings = self.on_shared_device(self.settings.lock().unwrap().clone());
         let shared_reference = SharedReference::new();
         let vmaf::Opened {
             engine,
@@ -404,18 +418,7 @@ impl AggregatorImpl for VmafHip {
         }
         // GPU memory from upstream, where GStreamer's library for this GPU
         // is present: otherwise system memory only, which always works.
-        let gpu_input = device.as_ref().map(GstGpu::for_device);
-        match &gpu_input {
-            Some(Ok(g)) => gst::info!(
-                CAT,
-                imp = self,
-                "sink pads also take {} of the engine's device",
-                g.kind().caps_feature()
-            ),
-            Some(Err(why)) => gst::info!(CAT, imp = self, "system memory input only: {why}"),
-            None => {}
-        }
-        *self.gpu_input.lock().unwrap() = gpu_input.and_then(Result::ok);
+        *self.gpu_input.lock().unwrap() = device.as_ref().and_then(|d| self.open_gpu_input(d));
         let blocks = device.clone().map(PinnedBlocks::new);
         *self.copier.lock().unwrap() = blocks
             .clone()

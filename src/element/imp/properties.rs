@@ -178,7 +178,10 @@ impl VmafHip {
             "alert-below" => s.alert_below = value.get().unwrap(),
             "gpu-retry-delay" => s.gpu_retry_delay = value.get().unwrap(),
             "scaler" => s.scaler = value.get().unwrap(),
-            "device-id" => s.device_id = value.get().unwrap(),
+            "device-id" => {
+                s.device_id = value.get().unwrap();
+                s.device_id_set = true;
+            }
             "vendor" => s.vendor = value.get().unwrap(),
             switch if s.switch(switch).is_some() => s.set_switch(switch, value.get().unwrap()),
             other => unreachable!("unknown property {other}"),
@@ -205,7 +208,9 @@ impl VmafHip {
                     )
                 })
                 .unwrap_or_default();
-            let gpu = self.gpu_input().map_or("none", |g| g.kind().caps_feature());
+            let gpu = self
+                .gpu_input()
+                .map_or_else(|| "none".to_string(), |g| g.features());
             return gst::Structure::builder("vmafhip-stats")
                 .field("planes-staged", counts.staged)
                 .field("planes-pinned", counts.pinned)

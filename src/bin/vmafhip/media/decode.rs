@@ -14,7 +14,7 @@
 use crate::cli::{DecoderChoice, Exit, Fail};
 use crate::media::video::{Kind, Video};
 use gst::prelude::*;
-use gstvmafhip::hip::gst_gpu::GstGpu;
+use gstvmafhip::hip::gst_gpu::{GpuMemoryKind, GstGpu};
 use gstvmafhip::hip::nvdec::{Chroma, Codec};
 use gstvmafhip::hip::{self, Device, Vendor};
 use gstvmafhip::vmaf::PixelFormat;
@@ -502,7 +502,7 @@ impl Direct {
             return Err("VMAFHIP_NVDEC=0".into());
         }
         hip::nvdec::available(dev)?;
-        let gpu = GstGpu::for_device(dev)?;
+        let gpu = GstGpu::for_device(dev, GpuMemoryKind::Cuda)?;
         Ok(Direct {
             dev: dev.clone(),
             gpu,
