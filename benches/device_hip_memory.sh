@@ -5,7 +5,7 @@
 #   2. exactness: each HIP-memory pipeline against the CPU engine on the same
 #      frames (every metric of every frame equal), with the planes staged
 #      through the host (0 expected) and the src pad's HIP memory;
-#   3. a bench row: a 1080p pair through hipupload, against system memory and
+#   3. a bench row: a 1080p pair (1440 frames) through hipupload, against system memory and
 #      cudaupload, and nvh264dec into vmafhip directly and through hipupload.
 # Needs in $DEV (default .device): sid.tar.xz, plugin/libgstvmafhip.so,
 # clips/h264_ref.mp4 and clips/h264_dis.mp4 (1080p H.264, 240 frames).
@@ -85,9 +85,9 @@ same /tmp/nvdec_hipupload.json /tmp/nvdec_cpu.json
 staged nvdec_hipupload
 same /tmp/nvdec_cpu.json /tmp/cpu_raw.json
 
-echo "== 3. bench: 1080p, 720 frames (the pair three times), $RUNS runs each"
-for i in 1 2 3; do cat /tmp/ref.nv12; done > /tmp/ref720.nv12
-for i in 1 2 3; do cat /tmp/dis.nv12; done > /tmp/dis720.nv12
+echo "== 3. bench: 1080p, 1440 frames (the pair six times), $RUNS runs each"
+for i in 1 2 3 4 5 6; do cat /tmp/ref.nv12; done > /tmp/ref1440.nv12
+for i in 1 2 3 4 5 6; do cat /tmp/dis.nv12; done > /tmp/dis1440.nv12
 bench() {
   local label=$1 r=$2 d=$3 frames=$4 t
   for k in $(seq "$RUNS"); do
@@ -98,11 +98,11 @@ bench() {
   done
   echo "  $(grep -oE 'input planes so far: [0-9]+ staged, [0-9]+ from pinned memory|[0-9]+ on the device' /tmp/b.log | tr '\n' ' ')"
 }
-BR="filesrc blocksize=3110400 location=/tmp/ref720.nv12 ! $RAW"
-BD="filesrc blocksize=3110400 location=/tmp/dis720.nv12 ! $RAW"
-bench "system memory (rawvideoparse)" "$BR" "$BD" 720
-bench "hipupload, HIP memory" "$BR ! $UP" "$BD ! $UP" 720
-bench "cudaupload, CUDA memory" "$BR ! cudaupload ! video/x-raw(memory:CUDAMemory)" "$BD ! cudaupload ! video/x-raw(memory:CUDAMemory)" 720
+BR="filesrc blocksize=3110400 location=/tmp/ref1440.nv12 ! $RAW"
+BD="filesrc blocksize=3110400 location=/tmp/dis1440.nv12 ! $RAW"
+bench "system memory (rawvideoparse)" "$BR" "$BD" 1440
+bench "hipupload, HIP memory" "$BR ! $UP" "$BD ! $UP" 1440
+bench "cudaupload, CUDA memory" "$BR ! cudaupload ! video/x-raw(memory:CUDAMemory)" "$BD ! cudaupload ! video/x-raw(memory:CUDAMemory)" 1440
 bench "nvh264dec, CUDA memory" "$DEC ! video/x-raw(memory:CUDAMemory)" "$DEC2 ! video/x-raw(memory:CUDAMemory)" 240
 bench "nvh264dec ! hipupload, HIP memory" "$DEC ! video/x-raw(memory:CUDAMemory) ! $UP" "$DEC2 ! video/x-raw(memory:CUDAMemory) ! $UP" 240
 echo "== done"

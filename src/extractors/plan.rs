@@ -91,7 +91,7 @@ impl Plan {
             .collect::<Result<Vec<_>, _>>()?;
         // The extras in the order given, then the switched ones, as the
         // element adds its switches after its `features`.
-        for kind in kinds.iter().filter(|e| !e.switch().is_some()) {
+        for kind in kinds.iter().filter(|e| e.switch().is_none()) {
             plan.add_once(*kind, kind.name())?;
         }
         for kind in kinds.iter().filter(|e| e.switch().is_some()) {
