@@ -9,112 +9,14 @@
 
 mod common;
 
-use common::pipeline::{init, launch};
+use common::gpu::*;
+use common::pipeline::launch;
 use common::*;
 use gst::prelude::*;
-use gstvmafhip::VmafFrameMessage;
 
 /// Whether the tests can run here; panics when they must.
 fn available() -> bool {
-    gpu_available(true)
-}
-
-/// Whether a GPU (and, with `upload`, GStreamer's `cudaupload`) is here;
-/// panics when one must be (`VMAFHIP_REQUIRE_GPU=1`).
-fn gpu_available(upload: bool) -> bool {
-    init();
-    let required = std::env::var("VMAFHIP_REQUIRE_GPU").is_ok_and(|v| v == "1");
-    let why = if upload && gst::ElementFactory::find("cudaupload").is_none() {
-        Some("no cudaupload element (GStreamer's nvcodec plugin)")
-    } else if gstvmafhip::gpu::HipBackend::new(
-        gstvmafhip::vmaf::EngineConfig::new(
-            gstvmafhip::vmaf::ModelSet::load("vmaf_v0.6.1").unwrap(),
-        )
-        .plan()
-        .unwrap(),
-        &Default::default(),
-    )
-    .is_err()
-    {
-        Some("no usable GPU")
-    } else {
-        None
-    };
-    match why {
-        Some(w) if required => panic!("VMAFHIP_REQUIRE_GPU=1 but {w}"),
-        Some(w) => {
-            eprintln!("skipped: {w}");
-            false
-        }
-        None => true,
-    }
-}
-
-/// The element's messages, and its `stats` at EOS.
-struct Outcome {
-    frames: Vec<VmafFrameMessage>,
-    errors: Vec<String>,
-    warnings: Vec<String>,
-    pooled: Vec<gstvmafhip::VmafPooledMessage>,
-    stats: Option<gst::Structure>,
-}
-
-/// Runs `desc` (whose element is named `v`) to EOS and reads `v`'s stats there.
-fn run(desc: &str) -> Outcome {
-    play(&launch(desc))
-}
-
-/// Plays `pipeline` to EOS, reads its element `v`'s stats there, then stops it.
-fn play(pipeline: &gst::Pipeline) -> Outcome {
-    let bus = pipeline.bus().unwrap();
-    let _ = pipeline.set_state(gst::State::Playing);
-    let said = common::pipeline::collect(&bus);
-    let out = Outcome {
-        frames: said.frames,
-        errors: said.errors,
-        warnings: said.warnings,
-        pooled: said.pooled,
-        stats: pipeline
-            .by_name("v")
-            .map(|v| v.property::<gst::Structure>("stats")),
-    };
-    pipeline.set_state(gst::State::Null).unwrap();
-    out
-}
-
-fn stat(out: &Outcome, name: &str) -> u64 {
-    out.stats.as_ref().expect("stats").get::<u64>(name).unwrap()
-}
-
-/// `filesrc ! rawvideoparse` of one of `run`'s raw files, in format `fmt`.
-fn raw_src(run: &GoldenRun, path: &std::path::Path, fmt: &str) -> String {
-    format!(
-        "filesrc location={} ! rawvideoparse width={} height={} format={fmt} framerate=25/1",
-        path.display(),
-        run.width,
-        run.height
-    )
-}
-
-/// Every metric of every frame message, for bit-for-bit comparison.
-fn numbers(out: &Outcome) -> Vec<Vec<(String, u64)>> {
-    out.frames
-        .iter()
-        .map(|f| {
-            let mut v = vec![("vmaf".to_string(), f.score.to_bits())];
-            v.extend(f.features.iter().map(|(k, x)| (k.clone(), x.to_bits())));
-            for (k, x) in [
-                ("psnr_y", f.psnr_y),
-                ("ssim", f.ssim),
-                ("ms_ssim", f.ms_ssim),
-            ] {
-                if let Some(x) = x {
-                    v.push((k.to_string(), x.to_bits()));
-                }
-            }
-            v
-        })
-        .collect()
+    gpu_available(Some("cudaupload"), "VMAFHIP_REQUIRE_GPU")
 }
 
 /// Golden clips through `filesrc ! rawvideoparse`, into both pads in
@@ -124,97 +26,8 @@ fn numbers(out: &Outcome) -> Vec<Vec<(String, u64)>> {
 /// and no host staging.
 #[test]
 fn cuda_memory_scores_like_system_memory_with_no_host_copy() {
-    if !available() {
-        return;
-    }
-    let cases = [
-        ("astronaut_576x324_420p8_12f_crf35", "vmaf_v0.6.1", "i420"),
-        ("rocket_576x324_420p10_6f_crf30", "vmaf_v0.6.1", "i420-10le"),
-        (
-            "astronaut_576x324_420p8_12f_crf23",
-            "vmaf_v1.0.16_hfr_3d0h",
-            "i420",
-        ),
-    ];
-    for (pair, runname, fmt) in cases {
-        let run_ = golden_run(pair, runname);
-        let (rp, dp) = run_.yuv_paths();
-        let src =
-            |path: &std::path::Path, upload: &str| format!("{}{upload}", raw_src(&run_, path, fmt));
-        let desc = |upload: &str| {
-            format!(
-                "{} ! v.ref_sink {} ! v.dist_sink vmafhip name=v backend=hip frame-message=true model-filename=\"{}\" psnr={} ssim={} ! fakesink",
-                src(&rp, upload),
-                src(&dp, upload),
-                run_.model.trim_start_matches("version="),
-                run_.psnr,
-                run_.ssim,
-            )
-        };
-        let host = run(&desc(""));
-        let gpu = run(&desc(" ! cudaupload ! video/x-raw(memory:CUDAMemory)"));
-        assert!(
-            host.errors.is_empty(),
-            "{pair} system memory: {:?}",
-            host.errors
-        );
-        assert!(
-            gpu.errors.is_empty(),
-            "{pair} CUDA memory: {:?}",
-            gpu.errors
-        );
-        assert!(
-            gpu.warnings.is_empty(),
-            "{pair} CUDA memory: {:?}",
-            gpu.warnings
-        );
-        let golden = run_.expected();
-        let gf = golden["frames"].as_array().unwrap();
-        assert_eq!(gpu.frames.len(), gf.len(), "{pair}");
-        assert_eq!(
-            numbers(&gpu),
-            numbers(&host),
-            "{pair}: CUDA memory vs system memory"
-        );
-        for (m, g) in gpu.frames.iter().zip(gf) {
-            let want = g["metrics"]["vmaf"].as_f64().unwrap();
-            assert!(
-                (m.score - want).abs() <= 1e-4,
-                "{pair} frame {}: {} vs libvmaf {want}",
-                m.index,
-                m.score
-            );
-        }
-        assert_eq!(gpu.pooled.len(), 1);
-        // Planes uploaded per frame: luma, plus chroma for v1's speed_chroma.
-        let stats = gpu.stats.as_ref().unwrap();
-        eprintln!(
-            "{pair} {runname}: CUDA memory {stats}; system memory {}",
-            host.stats.as_ref().unwrap()
-        );
-        assert_eq!(
-            stats.get::<String>("gpu-memory").unwrap(),
-            "memory:CUDAMemory"
-        );
-        assert_eq!(stat(&gpu, "planes-staged"), 0, "{pair}: staged on the host");
-        assert_eq!(
-            stat(&gpu, "planes-pinned"),
-            0,
-            "{pair}: uploaded from the host"
-        );
-        let per_frame = stat(&gpu, "planes-device") / gf.len() as u64;
-        assert!(
-            stat(&gpu, "planes-device") == per_frame * gf.len() as u64 && per_frame >= 2,
-            "{pair}: {} device planes for {} frames",
-            stat(&gpu, "planes-device"),
-            gf.len()
-        );
-        assert_eq!(stat(&host, "planes-device"), 0);
-        assert_eq!(
-            stat(&host, "planes-staged") + stat(&host, "planes-pinned"),
-            per_frame * gf.len() as u64,
-            "{pair}: system memory uploads as many planes"
-        );
+    if available() {
+        golden_clips_in_gpu_memory("cudaupload", "memory:CUDAMemory");
     }
 }
 
@@ -341,7 +154,7 @@ fn nvdec_frames_are_read_on_the_device() {
 /// (the frame rebuilt around it) runs.
 #[test]
 fn ordinary_memory_frames_are_copied_on_arrival_and_pass_through_unchanged() {
-    if !gpu_available(false) {
+    if !gpu_available(None, "VMAFHIP_REQUIRE_GPU") {
         return;
     }
     let cases = [
@@ -453,7 +266,7 @@ fn run_with_output(desc: &str) -> (Outcome, Vec<gst::Buffer>) {
 /// pad take a handful of blocks, with the numbers of the CPU engine.
 #[test]
 fn pinned_blocks_are_recycled_when_the_pool_discards_buffers() {
-    if !gpu_available(false) {
+    if !gpu_available(None, "VMAFHIP_REQUIRE_GPU") {
         return;
     }
     let src = |colour: &str| {
@@ -480,4 +293,58 @@ fn pinned_blocks_are_recycled_when_the_pool_discards_buffers() {
         (1..=32).contains(&blocks),
         "{blocks} pinned blocks allocated for 240 frames"
     );
+}
+
+/// CUDA memory of a context the element does not run in (`cudaupload`
+/// given the context of another `cudaupload`, started alone, which made
+/// its own) is copied on the GPU into the engine's context, plane by plane,
+/// with one warning: the numbers of system memory, nothing through the host.
+#[test]
+fn cuda_memory_of_another_context_is_copied_on_the_gpu() {
+    if !available() {
+        return;
+    }
+    // cudaupload makes its CUDA context when it starts.
+    let (holder, context) = started_alone("cudaupload", "gst.cuda.context");
+    let src = |pattern: &str, upload: &str| {
+        format!(
+            "videotestsrc num-buffers=8 pattern={pattern} ! video/x-raw,format=NV12,width=320,height=240,framerate=30/1{upload}"
+        )
+    };
+    let desc = |upload: &dyn Fn(u32) -> String| {
+        format!(
+            "{} ! v.ref_sink {} ! v.dist_sink vmafhip name=v backend=hip frame-message=true psnr=true ! fakesink",
+            src("smpte", &upload(0)),
+            src("ball", &upload(1))
+        )
+    };
+    let host = run(&desc(&|_| String::new()));
+    let pipeline = launch(&desc(&|n| {
+        format!(" ! cudaupload name=u{n} ! video/x-raw(memory:CUDAMemory)")
+    }));
+    for n in 0..2 {
+        pipeline
+            .by_name(&format!("u{n}"))
+            .unwrap()
+            .set_context(&context);
+    }
+    let gpu = play(&pipeline);
+    holder.set_state(gst::State::Null).unwrap();
+    assert!(gpu.errors.is_empty(), "{:?}", gpu.errors);
+    assert_eq!(gpu.frames.len(), 8);
+    assert_eq!(
+        numbers(&gpu),
+        numbers(&host),
+        "copied CUDA memory vs system memory"
+    );
+    assert!(
+        gpu.warnings.len() == 2 && gpu.warnings.iter().all(|w| w.contains("copied on the GPU")),
+        "one warning a pad: {:?}",
+        gpu.warnings
+    );
+    assert_eq!(stat(&gpu, "planes-staged") + stat(&gpu, "planes-pinned"), 0);
+    // NV12's two planes of 8 frames on each pad, copied; the engine reads
+    // luma and both chroma planes (PSNR) of each.
+    assert_eq!(stat(&gpu, "planes-device-copied"), 8 * 2 * 2);
+    assert_eq!(stat(&gpu, "planes-device"), 8 * 2 * 3);
 }

@@ -24,7 +24,7 @@ suites=("$@")
 # The tests that run the element in pipelines, the command, the ladder and
 # the C application written for 1.28's `vmaf`; their filters skip what
 # needs the GPU machine or this machine's own tools.
-tests=(element ladder cli compat_128 inputs)
+tests=(element ladder cli compat_128 inputs hip_memory)
 packages=gstreamer1.0-tools,gstreamer1.0-plugins-base,gstreamer1.0-plugins-good,gstreamer1.0-plugins-bad,gstreamer1.0-plugins-ugly,gstreamer1.0-libav,libgstreamer1.0-dev,libgstreamer-plugins-base1.0-dev,gcc,libc6-dev,pkg-config,zstd,python3
 
 # The test binaries cargo built (release), by name.

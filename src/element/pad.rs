@@ -30,6 +30,12 @@ mod imp {
     pub struct VmafHipPad {
         /// A warning about GPU memory we cannot read in place went out.
         warned: AtomicBool,
+        /// Frames of GPU memory on another device or in another context
+        /// are copied on the GPU into buffers of this pool (of the
+        /// engine's device) for the caps it was made for.
+        copy_pool: Mutex<Option<(gst::Caps, gst_gpu::FramePool)>>,
+        /// Planes copied so, since the element started.
+        copied_on_device: AtomicU64,
         /// The video of the pad's current caps, for the buffer probe.
         info: Mutex<Option<(gst::Caps, gst_video::VideoInfo)>>,
         /// `label`: the rendition's name in messages and file names.
@@ -48,6 +54,87 @@ mod imp {
     }
 
     impl VmafHipPad {
+        /// Planes of GPU memory from elsewhere copied on the GPU since start.
+        pub(crate) fn copied_on_device(&self) -> u64 {
+            self.copied_on_device.load(Ordering::Relaxed)
+        }
+
+        /// A frame in GPU memory of another device or context, copied on
+        /// the GPU into a buffer of the engine's device and mapped there
+        /// (one warning says so); None where that fails (one warning: the
+        /// frame is then downloaded to the host).
+        fn copy_on_device(
+            &self,
+            aggregator: &gst_video::VideoAggregator,
+            gpu: &gst_gpu::GstGpu,
+            buffer: &gst::Buffer,
+            info: &gst_video::VideoInfo,
+        ) -> Option<gst_video::VideoFrame<gst_video::video_frame::Readable>> {
+            let kind = gpu.kind();
+            let whose = if kind == gst_gpu::GpuMemoryKind::Cuda {
+                "another CUDA context"
+            } else {
+                "another HIP device"
+            };
+            let copied = self.copy_frame_here(gpu, buffer, info);
+            let (frame, what) = match copied {
+                Ok(frame) => {
+                    self.copied_on_device
+                        .fetch_add(info.n_planes() as u64, Ordering::Relaxed);
+                    (Some(frame), "copied on the GPU for every frame".to_string())
+                }
+                Err(why) => (
+                    None,
+                    format!(
+                        "downloaded to the host for every frame: the copy on the GPU failed ({why})"
+                    ),
+                ),
+            };
+            if !self.warned.swap(true, Ordering::Relaxed) {
+                gst::element_warning!(
+                    aggregator,
+                    gst::StreamError::Format,
+                    (
+                        "{}: {} from {whose} is {what}; let upstream use vmafhip's device (it answers the {} context query) to read it in place",
+                        self.obj().name(),
+                        kind.caps_feature(),
+                        kind.context_type()
+                    ),
+                    ["the buffer's memory belongs to a context vmafhip does not run in"]
+                );
+            }
+            frame
+        }
+
+        /// `buffer` copied into a frame of the pad's copy pool (made for the
+        /// current caps when it has none, or one for other caps), mapped.
+        fn copy_frame_here(
+            &self,
+            gpu: &gst_gpu::GstGpu,
+            buffer: &gst::Buffer,
+            info: &gst_video::VideoInfo,
+        ) -> Result<gst_video::VideoFrame<gst_video::video_frame::Readable>, String> {
+            let src = gpu
+                .map_frame(buffer, info)
+                .ok_or("the frame does not map for the device")?;
+            let caps = self.obj().current_caps().ok_or("no caps")?;
+            let mut pool = self.copy_pool.lock().unwrap();
+            if pool.as_ref().is_none_or(|(c, _)| *c != caps) {
+                *pool = Some((caps.clone(), gpu.buffer_pool(&caps, 2)?));
+            }
+            let copy = gpu.copy_frame(&src, &pool.as_ref().expect("made above").1)?;
+            drop(pool);
+            gpu.map_frame(&copy, info)
+                .ok_or_else(|| "the copy does not map for the device".to_string())
+        }
+
+        /// Forgets the copy pool and its count (the element stops).
+        pub(crate) fn reset_copies(&self) {
+            *self.copy_pool.lock().unwrap() = None;
+            self.copied_on_device.store(0, Ordering::Relaxed);
+            self.warned.store(false, Ordering::Relaxed);
+        }
+
         /// The buffers that reached the pad since the last call.
         pub(crate) fn take_received(&self) -> u64 {
             self.received.swap(0, Ordering::Relaxed)
@@ -274,32 +361,17 @@ mod imp {
             let gpu = aggregator
                 .downcast_ref::<crate::element::VmafHip>()
                 .and_then(|e| e.imp().gpu_input());
-            if let Some(gpu) = gpu.as_ref().and_then(|g| g.of_buffer(buffer)) {
-                if buffer.iter_memories().all(|m| gpu.owns(m)) {
-                    if let Some(info) = self.obj().video_info()
-                        && let Some(frame) = gpu.map_frame(buffer, &info)
-                    {
-                        debug_assert!(gst_gpu::mapped_for_device(&frame));
-                        return Some(frame);
-                    }
-                } else if !self.warned.swap(true, Ordering::Relaxed) {
-                    let kind = gpu.kind();
-                    gst::element_warning!(
-                        aggregator,
-                        gst::StreamError::Format,
-                        (
-                            "{}: {} from another {} is downloaded to the host for every frame; let upstream use vmafhip's (it answers the {} context query) for zero-copy input",
-                            self.obj().name(),
-                            kind.caps_feature(),
-                            if kind == gst_gpu::GpuMemoryKind::Cuda {
-                                "CUDA context"
-                            } else {
-                                "HIP device"
-                            },
-                            kind.context_type()
-                        ),
-                        ["the buffer's memory belongs to a context vmafhip does not run in"]
-                    );
+            if let Some(gpu) = gpu.as_ref().and_then(|g| g.of_buffer(buffer))
+                && let Some(info) = self.obj().video_info()
+            {
+                let frame = if buffer.iter_memories().all(|m| gpu.owns(m)) {
+                    gpu.map_frame(buffer, &info)
+                } else {
+                    self.copy_on_device(aggregator, gpu, buffer, &info)
+                };
+                if let Some(frame) = frame {
+                    debug_assert!(gst_gpu::mapped_for_device(&frame));
+                    return Some(frame);
                 }
             }
             self.parent_prepare_frame(aggregator, token, buffer)

@@ -314,6 +314,9 @@ fn out_of_memory(api: &Api, code: c_int) -> bool {
 enum CopySource {
     Host(*const u8),
     Device(u64),
+    /// A device address of this process that may belong to another context
+    /// or device (copied to a destination that may too).
+    Anywhere(u64),
 }
 
 /// The shape of a 2D copy into a device buffer.
@@ -343,13 +346,14 @@ impl Copy2d {
     }
 
     /// Whether there is anything to copy, after checking both sides: the
-    /// source's `src_len` bytes from `src_offset`, and `dst`.
+    /// source's `src_len` bytes from `src_offset`, and `dst_len` bytes of
+    /// the destination.
     fn fits(
         &self,
         what: &str,
         src_offset: usize,
         src_len: usize,
-        dst: &DeviceBuffer,
+        dst_len: usize,
     ) -> Result<bool, HipError> {
         let (rows, width) = (self.rows, self.width_bytes);
         if rows == 0 || width == 0 {
@@ -359,11 +363,11 @@ impl Copy2d {
         if width > self.src_pitch
             || width > self.dst_pitch
             || span(src_offset, self.src_pitch) > src_len
-            || span(self.dst_offset, self.dst_pitch) > dst.bytes
+            || span(self.dst_offset, self.dst_pitch) > dst_len
         {
             return Err(HipError::Usage(format!(
                 "{what} of {rows}x{width} bytes out of bounds (source {src_len} bytes from {src_offset}, pitch {}; destination {} bytes from {}, pitch {})",
-                self.src_pitch, dst.bytes, self.dst_offset, self.dst_pitch
+                self.src_pitch, dst_len, self.dst_offset, self.dst_pitch
             )));
         }
         Ok(true)
@@ -772,7 +776,7 @@ impl Stream {
         rows: usize,
     ) -> Result<(), HipError> {
         let shape = Copy2d::new(dst_offset, dst_pitch, src_pitch, width_bytes, rows);
-        if !shape.fits("2D upload", src_offset, src.len, dst)? {
+        if !shape.fits("2D upload", src_offset, src.len, dst.bytes)? {
             return Ok(());
         }
         // SAFETY: `src_offset` is inside the allocation (checked by `fits`).
@@ -801,7 +805,7 @@ impl Stream {
             ));
         }
         let shape = Copy2d::new(dst_offset, dst_pitch, src_pitch, width_bytes, rows);
-        if !shape.fits("2D upload from registered memory", 0, src.len(), dst)? {
+        if !shape.fits("2D upload from registered memory", 0, src.len(), dst.bytes)? {
             return Ok(());
         }
         self.copy_2d(dst, &shape, CopySource::Host(src.as_ptr()))
@@ -829,10 +833,36 @@ impl Stream {
             return Err(HipError::Usage("2D device copy from a null address".into()));
         }
         let shape = Copy2d::new(dst_offset, dst_pitch, src_pitch, width_bytes, rows);
-        if !shape.fits("2D device copy", 0, src_bytes, dst)? {
+        if !shape.fits("2D device copy", 0, src_bytes, dst.bytes)? {
             return Ok(());
         }
         self.copy_2d(dst, &shape, CopySource::Device(src))
+    }
+
+    /// Asynchronous 2D copy between two device addresses of this process,
+    /// either of which may belong to another context or device (GStreamer
+    /// memory allocated elsewhere): `rows` rows of `width_bytes` from `src`
+    /// (`src_bytes` mapped there, rows `src_pitch` apart) to `dst`
+    /// (`dst_bytes`, `dst_pitch`), both bounds-checked. Unified addressing
+    /// finds each side's owner (NVIDIA: `CU_MEMORYTYPE_UNIFIED`; HIP routes
+    /// a device-to-device copy between devices itself).
+    pub fn copy_2d_between(
+        &self,
+        (dst, dst_bytes): (u64, usize),
+        dst_pitch: usize,
+        (src, src_bytes): (u64, usize),
+        (src_pitch, width_bytes, rows): (usize, usize, usize),
+    ) -> Result<(), HipError> {
+        if src == 0 || dst == 0 {
+            return Err(HipError::Usage(
+                "2D copy between devices with a null address".into(),
+            ));
+        }
+        let shape = Copy2d::new(0, dst_pitch, src_pitch, width_bytes, rows);
+        if !shape.fits("2D copy between devices", 0, src_bytes, dst_bytes)? {
+            return Ok(());
+        }
+        self.copy_2d_to(dst, &shape, CopySource::Anywhere(src))
     }
 
     /// Queues a copy of `bytes` from `src` at `src_offset` to `dst` at
@@ -846,7 +876,7 @@ impl Stream {
         bytes: usize,
     ) -> Result<(), HipError> {
         let shape = Copy2d::new(dst_offset, bytes, bytes, bytes, 1);
-        if !shape.fits("device copy", src_offset, src.bytes(), dst)? {
+        if !shape.fits("device copy", src_offset, src.bytes(), dst.bytes)? {
             return Ok(());
         }
         self.copy_2d(dst, &shape, CopySource::Device(src.ptr + src_offset as u64))
@@ -930,12 +960,21 @@ impl Stream {
 
     /// Queues a 2D copy whose bounds `Copy2d::fits` checked.
     fn copy_2d(&self, dst: &DeviceBuffer, c: &Copy2d, src: CopySource) -> Result<(), HipError> {
-        let dst_device = dst.ptr + c.dst_offset as u64;
+        self.copy_2d_to(dst.ptr + c.dst_offset as u64, c, src)
+    }
+
+    /// `copy_2d` to the device address `dst_device` (checked by the caller).
+    fn copy_2d_to(&self, dst_device: u64, c: &Copy2d, src: CopySource) -> Result<(), HipError> {
         match &self.dev.rt.api {
             Api::Nvidia { cu, .. } => {
                 let (src_memory_type, src_host, src_device) = match src {
                     CopySource::Host(p) => (ffi::CU_MEMORYTYPE_HOST, p.cast(), 0),
                     CopySource::Device(d) => (ffi::CU_MEMORYTYPE_DEVICE, std::ptr::null(), d),
+                    CopySource::Anywhere(d) => (ffi::CU_MEMORYTYPE_UNIFIED, std::ptr::null(), d),
+                };
+                let dst_memory_type = match src {
+                    CopySource::Anywhere(_) => ffi::CU_MEMORYTYPE_UNIFIED,
+                    _ => ffi::CU_MEMORYTYPE_DEVICE,
                 };
                 let p = ffi::CudaMemcpy2D {
                     src_x_in_bytes: 0,
@@ -947,7 +986,7 @@ impl Stream {
                     src_pitch: c.src_pitch,
                     dst_x_in_bytes: 0,
                     dst_y: 0,
-                    dst_memory_type: ffi::CU_MEMORYTYPE_DEVICE,
+                    dst_memory_type,
                     dst_host: std::ptr::null_mut(),
                     dst_device,
                     dst_array: std::ptr::null_mut(),
@@ -966,7 +1005,7 @@ impl Stream {
             Api::Amd { hip, .. } => {
                 let (src_ptr, kind) = match src {
                     CopySource::Host(p) => (p.cast::<c_void>(), ffi::HIP_MEMCPY_HOST_TO_DEVICE),
-                    CopySource::Device(d) => (
+                    CopySource::Device(d) | CopySource::Anywhere(d) => (
                         d as usize as *const c_void,
                         ffi::HIP_MEMCPY_DEVICE_TO_DEVICE,
                     ),

@@ -111,6 +111,8 @@ pub struct CudaMemcpy2D {
 
 pub const CU_MEMORYTYPE_HOST: c_uint = 1;
 pub const CU_MEMORYTYPE_DEVICE: c_uint = 2;
+/// cuda.h `CU_MEMORYTYPE_UNIFIED`: the owner of a unified address is looked up.
+pub const CU_MEMORYTYPE_UNIFIED: c_uint = 4;
 pub const CU_STREAM_NON_BLOCKING: c_uint = 1;
 pub const CU_EVENT_DEFAULT: c_uint = 0;
 pub const CU_EVENT_BLOCKING_SYNC: c_uint = 1;

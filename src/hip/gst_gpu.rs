@@ -131,7 +131,8 @@ pub struct GstGpu {
     /// this memory on our device.
     new_pool: ObjectFn,
     dev: Arc<Device>,
-    /// The stream small reads to the host go through (made on first use).
+    /// The stream small reads to the host and copies between devices go
+    /// through (made on first use: `on_stream`).
     reader: Mutex<Option<Stream>>,
     _lib: Library,
 }
@@ -185,115 +186,126 @@ impl GstGpu {
     }
 
     fn open(dev: &Arc<Device>, kind: GpuMemoryKind) -> Result<GstGpu, String> {
-        let hip_vendor = hip_vendor(dev.runtime().vendor());
         let name = kind.library();
         // SAFETY: loading GStreamer's own library, whose initialisers only
         // register types; it is the one nvcodec/the hip plugin link.
         let lib = unsafe { Library::new(name) }.map_err(|e| format!("{name}: {e}"))?;
+        match kind {
+            GpuMemoryKind::Cuda => Self::open_cuda(dev, lib),
+            GpuMemoryKind::Hip => Self::open_hip(dev, lib),
+        }
+    }
+
+    /// nvcodec's library `lib` with a `GstCudaContext` wrapping our context.
+    fn open_cuda(dev: &Arc<Device>, lib: Library) -> Result<GstGpu, String> {
+        let (kind, name) = (GpuMemoryKind::Cuda, GpuMemoryKind::Cuda.library());
+        let hip_vendor = hip_vendor(dev.runtime().vendor());
         let (context, ordinal) = dev.raw_handles();
         // SAFETY (every `symbol` below): each type is the C prototype of
         // that function in GStreamer's headers (gstcudacontext.h,
-        // gstcudautils.h, gstcudamemory.h, gstcudaloader.h; gsthipdevice.h,
-        // gsthiputils.h, gsthipmemory.h, gsthiploader.h).
-        match kind {
-            GpuMemoryKind::Cuda => {
-                let load: unsafe extern "C" fn() -> c_int =
-                    unsafe { symbol(&lib, "gst_cuda_load_library") }?;
-                let wrap: unsafe extern "C" fn(*mut c_void, c_int) -> *mut c_void =
-                    unsafe { symbol(&lib, "gst_cuda_context_new_wrapped") }?;
-                let handle_query: HandleQuery =
-                    unsafe { symbol(&lib, "gst_cuda_handle_context_query") }?;
-                let get_handle: ObjectFn = unsafe { symbol(&lib, "gst_cuda_context_get_handle") }?;
-                let sync: Option<MemoryFn> = unsafe { symbol(&lib, "gst_cuda_memory_sync") }.ok();
-                let new_pool: ObjectFn = unsafe { symbol(&lib, "gst_cuda_buffer_pool_new") }?;
-                let memory_init: unsafe extern "C" fn() =
-                    unsafe { symbol(&lib, "gst_cuda_memory_init_once") }?;
-                // SAFETY: no arguments; loads libcuda into its own table.
-                if unsafe { load() } == 0 {
-                    return Err(format!(
-                        "{name}: gst_cuda_load_library failed (no libcuda for it)"
-                    ));
-                }
-                // SAFETY: no arguments; registers the CUDA allocator, which
-                // nvcodec's plugin does too but which our own pools need
-                // when no nvcodec element was made (idempotent).
-                unsafe { memory_init() };
-                // SAFETY: `context` is our retained primary context and
-                // `ordinal` its CUdevice; the wrapper does not own it.
-                let object = unsafe { wrap(context, ordinal) };
-                if object.is_null() {
-                    return Err(format!("{name}: gst_cuda_context_new_wrapped failed"));
-                }
-                Ok(GstGpu {
-                    kind,
-                    object,
-                    context,
-                    ordinal,
-                    hip_vendor,
-                    handle_query,
-                    context_handle: Some(get_handle),
-                    device_id: None,
-                    device_vendor: None,
-                    sync,
-                    new_pool,
-                    dev: dev.clone(),
-                    reader: Mutex::new(None),
-                    _lib: lib,
-                })
-            }
-            GpuMemoryKind::Hip => {
-                let load: unsafe extern "C" fn(c_int) -> c_int =
-                    unsafe { symbol(&lib, "gst_hip_load_library") }?;
-                let new: unsafe extern "C" fn(c_int, c_uint) -> *mut c_void =
-                    unsafe { symbol(&lib, "gst_hip_device_new") }?;
-                let handle_query: HandleQuery =
-                    unsafe { symbol(&lib, "gst_hip_handle_context_query") }?;
-                let device_id: UintFn = unsafe { symbol(&lib, "gst_hip_device_get_device_id") }?;
-                let device_vendor: IntFn = unsafe { symbol(&lib, "gst_hip_device_get_vendor") }?;
-                let sync: MemoryFn = unsafe { symbol(&lib, "gst_hip_memory_sync") }?;
-                let new_pool: ObjectFn = unsafe { symbol(&lib, "gst_hip_buffer_pool_new") }?;
-                let memory_init: unsafe extern "C" fn() =
-                    unsafe { symbol(&lib, "gst_hip_memory_init_once") }?;
-                let vendor_name = hip_vendor_name(hip_vendor);
-                // GstHip numbers devices as the runtimes do (hipGetDevice,
-                // cudaGetDevice): our ordinal.
-                let ordinal = dev.info.ordinal as c_int;
-                // SAFETY: plain call with an enum value; loads the vendor's
-                // runtime (libamdhip64, or libcuda and libcudart) into
-                // GstHip's own table.
-                if unsafe { load(hip_vendor) } == 0 {
-                    return Err(format!(
-                        "{name}: gst_hip_load_library({vendor_name}) failed (no HIP runtime for it)"
-                    ));
-                }
-                // SAFETY: no arguments; registers the HIP allocator, which
-                // the hip plugin does too (idempotent).
-                unsafe { memory_init() };
-                // SAFETY: plain call; returns a new reference or null.
-                let object = unsafe { new(hip_vendor, ordinal as c_uint) };
-                if object.is_null() {
-                    return Err(format!(
-                        "{name}: gst_hip_device_new({vendor_name}, {ordinal}) failed"
-                    ));
-                }
-                Ok(GstGpu {
-                    kind,
-                    object,
-                    context,
-                    ordinal,
-                    hip_vendor,
-                    handle_query,
-                    context_handle: None,
-                    device_id: Some(device_id),
-                    device_vendor: Some(device_vendor),
-                    sync: Some(sync),
-                    new_pool,
-                    dev: dev.clone(),
-                    reader: Mutex::new(None),
-                    _lib: lib,
-                })
-            }
+        // gstcudautils.h, gstcudamemory.h, gstcudaloader.h,
+        // gstcudabufferpool.h).
+        let load: unsafe extern "C" fn() -> c_int =
+            unsafe { symbol(&lib, "gst_cuda_load_library") }?;
+        let wrap: unsafe extern "C" fn(*mut c_void, c_int) -> *mut c_void =
+            unsafe { symbol(&lib, "gst_cuda_context_new_wrapped") }?;
+        let handle_query: HandleQuery = unsafe { symbol(&lib, "gst_cuda_handle_context_query") }?;
+        let get_handle: ObjectFn = unsafe { symbol(&lib, "gst_cuda_context_get_handle") }?;
+        let sync: Option<MemoryFn> = unsafe { symbol(&lib, "gst_cuda_memory_sync") }.ok();
+        let new_pool: ObjectFn = unsafe { symbol(&lib, "gst_cuda_buffer_pool_new") }?;
+        let memory_init: unsafe extern "C" fn() =
+            unsafe { symbol(&lib, "gst_cuda_memory_init_once") }?;
+        // SAFETY: no arguments; loads libcuda into its own table.
+        if unsafe { load() } == 0 {
+            return Err(format!(
+                "{name}: gst_cuda_load_library failed (no libcuda for it)"
+            ));
         }
+        // SAFETY: no arguments; registers the CUDA allocator, which
+        // nvcodec's plugin does too but which our own pools need
+        // when no nvcodec element was made (idempotent).
+        unsafe { memory_init() };
+        // SAFETY: `context` is our retained primary context and
+        // `ordinal` its CUdevice; the wrapper does not own it.
+        let object = unsafe { wrap(context, ordinal) };
+        if object.is_null() {
+            return Err(format!("{name}: gst_cuda_context_new_wrapped failed"));
+        }
+        Ok(GstGpu {
+            kind,
+            object,
+            context,
+            ordinal,
+            hip_vendor,
+            handle_query,
+            context_handle: Some(get_handle),
+            device_id: None,
+            device_vendor: None,
+            sync,
+            new_pool,
+            dev: dev.clone(),
+            reader: Mutex::new(None),
+            _lib: lib,
+        })
+    }
+
+    /// GstHip's library `lib` with a `GstHipDevice` of our vendor and ordinal.
+    fn open_hip(dev: &Arc<Device>, lib: Library) -> Result<GstGpu, String> {
+        let (kind, name) = (GpuMemoryKind::Hip, GpuMemoryKind::Hip.library());
+        let hip_vendor = hip_vendor(dev.runtime().vendor());
+        let (context, _) = dev.raw_handles();
+        // SAFETY (every `symbol` below): each type is the C prototype of
+        // that function in GStreamer's headers (gsthipdevice.h,
+        // gsthiputils.h, gsthipmemory.h, gsthiploader.h, gsthipbufferpool.h).
+        let load: unsafe extern "C" fn(c_int) -> c_int =
+            unsafe { symbol(&lib, "gst_hip_load_library") }?;
+        let new: unsafe extern "C" fn(c_int, c_uint) -> *mut c_void =
+            unsafe { symbol(&lib, "gst_hip_device_new") }?;
+        let handle_query: HandleQuery = unsafe { symbol(&lib, "gst_hip_handle_context_query") }?;
+        let device_id: UintFn = unsafe { symbol(&lib, "gst_hip_device_get_device_id") }?;
+        let device_vendor: IntFn = unsafe { symbol(&lib, "gst_hip_device_get_vendor") }?;
+        let sync: MemoryFn = unsafe { symbol(&lib, "gst_hip_memory_sync") }?;
+        let new_pool: ObjectFn = unsafe { symbol(&lib, "gst_hip_buffer_pool_new") }?;
+        let memory_init: unsafe extern "C" fn() =
+            unsafe { symbol(&lib, "gst_hip_memory_init_once") }?;
+        let vendor_name = hip_vendor_name(hip_vendor);
+        // GstHip numbers devices as the runtimes do (hipGetDevice,
+        // cudaGetDevice): our ordinal.
+        let ordinal = dev.info.ordinal as c_int;
+        // SAFETY: plain call with an enum value; loads the vendor's
+        // runtime (libamdhip64, or libcuda and libcudart) into
+        // GstHip's own table.
+        if unsafe { load(hip_vendor) } == 0 {
+            return Err(format!(
+                "{name}: gst_hip_load_library({vendor_name}) failed (no HIP runtime for it)"
+            ));
+        }
+        // SAFETY: no arguments; registers the HIP allocator, which
+        // the hip plugin does too (idempotent).
+        unsafe { memory_init() };
+        // SAFETY: plain call; returns a new reference or null.
+        let object = unsafe { new(hip_vendor, ordinal as c_uint) };
+        if object.is_null() {
+            return Err(format!(
+                "{name}: gst_hip_device_new({vendor_name}, {ordinal}) failed"
+            ));
+        }
+        Ok(GstGpu {
+            kind,
+            object,
+            context,
+            ordinal,
+            hip_vendor,
+            handle_query,
+            context_handle: None,
+            device_id: Some(device_id),
+            device_vendor: Some(device_vendor),
+            sync: Some(sync),
+            new_pool,
+            dev: dev.clone(),
+            reader: Mutex::new(None),
+            _lib: lib,
+        })
     }
 
     pub fn kind(&self) -> GpuMemoryKind {
@@ -357,11 +369,11 @@ impl GstGpu {
     /// no P012, and aborts the process when asked for it) is allocated as
     /// its layout twin ([`layout_twin`]), and each buffer's video meta
     /// says the format asked for.
-    pub fn buffer_pool(&self, caps: &gst::Caps, min_buffers: u32) -> Result<CudaFramePool, String> {
+    pub fn buffer_pool(&self, caps: &gst::Caps, min_buffers: u32) -> Result<FramePool, String> {
         let info = gst_video::VideoInfo::from_caps(caps).map_err(|e| e.to_string())?;
         let Some(twin) = layout_twin(info.format()) else {
             let pool = self.active_pool(caps, &info, min_buffers)?;
-            return Ok(CudaFramePool { pool, stamp: None });
+            return Ok(FramePool { pool, stamp: None });
         };
         let mut twin_caps = caps.clone();
         twin_caps.make_mut().set("format", twin.to_str());
@@ -369,7 +381,7 @@ impl GstGpu {
         let pool = self
             .active_pool(&twin_caps, &twin_info, min_buffers)
             .map_err(|e| format!("{e} ({} allocated as {twin})", info.format()))?;
-        Ok(CudaFramePool {
+        Ok(FramePool {
             pool,
             stamp: Some(info.format()),
         })
@@ -482,6 +494,55 @@ impl GstGpu {
             .flatten()
     }
 
+    /// A frame of this memory on another device or in another context
+    /// (`owns` says no), mapped for the device (`map_frame`), copied on the
+    /// GPU into a buffer of `pool` (ours): planes that go from device to
+    /// device, with no host round trip, waited for before it returns.
+    pub fn copy_frame(
+        &self,
+        src: &gst_video::VideoFrame<gst_video::video_frame::Readable>,
+        pool: &FramePool,
+    ) -> Result<gst::Buffer, String> {
+        let info = src.info().clone();
+        let buffer = pool.acquire()?;
+        let dst = self
+            .map_frame_writable(buffer, &info)
+            .map_err(|_| "a frame of our pool does not map for the device".to_string())?;
+        self.on_stream(|st| {
+            for p in 0..info.n_planes() as usize {
+                let plane = |f: &dyn Fn(usize) -> Option<(u64, usize, usize)>| {
+                    f(p).ok_or_else(|| format!("plane {p} is not mapped for the device"))
+                };
+                let (s, s_bytes, s_pitch) = plane(&|p| device_plane(src, p))?;
+                let (d, d_bytes, d_pitch) = plane(&|p| device_plane(&dst, p))?;
+                let c = (0..info.n_components())
+                    .find(|&c| info.comp_plane(c as u8) as usize == p)
+                    .ok_or_else(|| format!("plane {p} holds no component"))?
+                    as u8;
+                let width_bytes = info.comp_width(c) as usize * info.comp_pstride(c) as usize;
+                st.copy_2d_between(
+                    (d, d_bytes),
+                    d_pitch,
+                    (s, s_bytes),
+                    (s_pitch, width_bytes, info.comp_height(c) as usize),
+                )
+                .map_err(|e| e.to_string())?;
+            }
+            st.synchronize().map_err(|e| e.to_string())
+        })?;
+        Ok(dst.into_buffer())
+    }
+
+    /// `f` on this device's stream for small copies and reads (made on
+    /// first use), one caller at a time.
+    fn on_stream<R>(&self, f: impl FnOnce(&Stream) -> Result<R, String>) -> Result<R, String> {
+        let mut stream = self.reader.lock().unwrap_or_else(|e| e.into_inner());
+        if stream.is_none() {
+            *stream = Some(Stream::new(&self.dev).map_err(|e| e.to_string())?);
+        }
+        f(stream.as_ref().expect("made above"))
+    }
+
     /// Rows `0, step, 2·step, …` (`count` of them, `width_bytes` of each)
     /// of plane `plane` of a frame [`GstGpu::map_frame`] mapped, read to
     /// the host one after another.
@@ -496,13 +557,10 @@ impl GstGpu {
             .filter(|_| mapped_for_device(frame))
             .ok_or_else(|| format!("plane {plane} is not mapped for the device"))?;
         let mut rows = vec![0u8; count * width_bytes];
-        let mut reader = self.reader.lock().unwrap_or_else(|e| e.into_inner());
-        if reader.is_none() {
-            *reader = Some(Stream::new(&self.dev).map_err(|e| e.to_string())?);
-        }
-        let st = reader.as_ref().expect("made above");
-        st.read_2d_from_device(&mut rows, (src, bytes), pitch * step, width_bytes, count)
-            .map_err(|e| e.to_string())?;
+        self.on_stream(|st| {
+            st.read_2d_from_device(&mut rows, (src, bytes), pitch * step, width_bytes, count)
+                .map_err(|e| e.to_string())
+        })?;
         Ok(rows)
     }
 }
@@ -551,14 +609,14 @@ pub fn hip_context_device(context: &gst::ContextRef) -> Option<(super::Vendor, u
 }
 
 /// Frames in our GPU memory ([`GstGpu::buffer_pool`]).
-pub struct CudaFramePool {
+pub struct FramePool {
     pool: gst::BufferPool,
     /// The format each buffer's video meta is to say, where the pool
     /// allocates its layout twin.
     stamp: Option<gst_video::VideoFormat>,
 }
 
-impl CudaFramePool {
+impl FramePool {
     /// A frame of the pool, its video meta saying the format asked for.
     pub fn acquire(&self) -> Result<gst::Buffer, String> {
         let mut buffer = self

@@ -9,6 +9,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+#[cfg(feature = "plugin")]
+pub mod gpu;
 pub mod parity;
 #[cfg(feature = "plugin")]
 pub mod pipeline;

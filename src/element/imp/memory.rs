@@ -36,6 +36,17 @@ impl VmafHip {
         Ok(Some(metrics))
     }
 
+    /// Planes of GPU memory from another device or context the sink pads
+    /// copied on the GPU since start.
+    pub(super) fn copied_on_device(&self) -> u64 {
+        self.obj()
+            .sink_pads()
+            .iter()
+            .filter_map(|p| p.downcast_ref::<super::super::VmafHipPad>())
+            .map(|p| p.imp().copied_on_device())
+            .sum()
+    }
+
     /// Planes the sink pads copied into pinned memory since start.
     pub(super) fn copied_on_arrival(&self) -> u64 {
         self.pinned_copier().map_or(0, |c| c.copied())

@@ -481,6 +481,11 @@ impl AggregatorImpl for VmafHip {
     }
 
     fn stop(&self) -> Result<(), gst::ErrorMessage> {
+        for pad in self.obj().sink_pads() {
+            if let Some(p) = pad.downcast_ref::<super::VmafHipPad>() {
+                p.imp().reset_copies();
+            }
+        }
         *self.state.lock().unwrap() = None;
         *self.metrics.lock().unwrap() = None;
         *self.gpu_input.lock().unwrap() = None;

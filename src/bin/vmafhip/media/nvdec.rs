@@ -20,7 +20,7 @@ use crate::cli::{Exit, Fail};
 use crate::media::decode::Direct;
 use crate::media::input::Input;
 use gst::prelude::*;
-use gstvmafhip::hip::gst_gpu::{CudaFramePool, device_plane};
+use gstvmafhip::hip::gst_gpu::{FramePool, device_plane};
 use gstvmafhip::hip::nvdec::{Codec, NvDecoder};
 use std::thread::JoinHandle;
 
@@ -43,7 +43,7 @@ pub struct Prepared {
     appsink: gst_app::AppSink,
     codec: Codec,
     info: gst_video::VideoInfo,
-    pool: CudaFramePool,
+    pool: FramePool,
     path: String,
     fps: (u64, u64),
 }
