@@ -60,7 +60,8 @@ fn cli_reproduces_libvmaf_on_every_golden_run() {
     let runs = golden_runs()
         .into_iter()
         .chain(golden_runs_v1())
-        .chain(golden_runs_features());
+        .chain(golden_runs_features())
+        .chain(common::golden_runs_options());
     for run in runs {
         let (r, d) = run.yuv_paths();
         let mut extra = raw_args(&run);

@@ -1035,13 +1035,18 @@ fn report_file_at_eos_with_extra_features() {
         ),
         "{out:?}"
     );
-    let out = run(&desc.replace("features=cambi", "features=cambi,vif"));
-    assert!(
-        out.errors
-            .first()
-            .is_some_and(|e| e.contains("features: \"vif\" is not an extra extractor")),
-        "{out:?}"
-    );
+    // An unknown extractor, or an option its table lacks: an error at
+    // start naming it.
+    for (features, said) in [
+        ("cambi,sharpness", "features: no feature \"sharpness\""),
+        ("cambi=no_such=1", "features: cambi: unknown option \"no_such\""),
+    ] {
+        let out = run(&desc.replace("features=cambi", &format!("features={features}")));
+        assert!(
+            out.errors.first().is_some_and(|e| e.contains(said)),
+            "{features}: {out:?}"
+        );
+    }
 }
 
 /// A byte-format segment (a file read without a parser) is an error naming

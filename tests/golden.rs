@@ -65,6 +65,19 @@ fn every_feature_golden_run_matches_libvmaf() {
     );
 }
 
+/// Every libvmaf extractor asked for by name beside `vmaf_v0.6.1`, and one
+/// non-default option for each extractor that declares options: a second
+/// instance of the model's `vif`, `adm` and `motion` named with libvmaf's
+/// option suffix (`manifest-options.json`).
+#[test]
+fn every_extractor_by_name_and_with_options_matches_libvmaf() {
+    assert_eq!(
+        check_runs(common::golden_runs_options()),
+        2,
+        "manifest-options.json lists 2 runs"
+    );
+}
+
 /// REFERENCE.md's full-precision anchors (libvmaf through its C API, %.17g).
 #[test]
 // The anchors are REFERENCE.md's 17 significant digits, as libvmaf prints them.

@@ -169,6 +169,7 @@ fn all_runs() -> Vec<common::GoldenRun> {
         .into_iter()
         .chain(common::golden_runs_v1())
         .chain(common::golden_runs_features())
+        .chain(common::golden_runs_options())
         .collect()
 }
 
@@ -353,7 +354,8 @@ fn the_headers_lay_out_libvmafs_structs() {
 
 /// `VMAFHIP_BACKEND`: a bad value fails `vmaf_init` naming the choices;
 /// `hip` scores on the GPU with the CPU's numbers, or fails `vmaf_init`
-/// saying there is no usable GPU.
+/// saying there is no usable GPU; unset, the GPU where one is usable, else
+/// the CPU with no warning, the engine said at INFO level.
 #[test]
 fn the_backend_variable_is_checked() {
     let filter = program("ffmpeg_filter");
@@ -361,14 +363,16 @@ fn the_backend_variable_is_checked() {
     let dir = scratch("libvmaf_api_backend");
     let score = |backend: &str| {
         let out = dir.join(format!("{backend}.json"));
-        let o = Command::new(&filter)
-            .args(input_args(&r))
+        let mut cmd = Command::new(&filter);
+        cmd.args(input_args(&r))
             .args(["version=vmaf_v0.6.1", &features_arg(&r), "1", "1"])
             .arg(&out)
-            .env("LD_LIBRARY_PATH", library_dir())
-            .env("VMAFHIP_BACKEND", backend)
-            .output()
-            .unwrap();
+            .env("LD_LIBRARY_PATH", library_dir());
+        match backend {
+            "unset" => cmd.env_remove("VMAFHIP_BACKEND"),
+            b => cmd.env("VMAFHIP_BACKEND", b),
+        };
+        let o = cmd.output().unwrap();
         let said = String::from_utf8_lossy(&o.stderr).to_string();
         println!("VMAFHIP_BACKEND={backend}: {}", said.trim());
         (o.status.success(), said, out)
@@ -389,9 +393,19 @@ fn the_backend_variable_is_checked() {
         );
         assert!(said.contains("vmaf_init"), "{said}");
     }
+    let gpu_here = ok;
     let (ok, said, out) = score("auto");
     assert!(ok, "{said}");
     assert!(check(&r, &out).unwrap());
+    let (ok, said, out) = score("unset");
+    assert!(ok, "{said}");
+    assert!(check(&r, &out).unwrap());
+    let engine = if gpu_here {
+        "the GPU engine"
+    } else {
+        "the CPU engine"
+    };
+    assert!(said.contains(engine) && !said.contains("WARNING"), "{said}");
 }
 
 /// Each mistake a program can make with the API gets libvmaf's -EINVAL
@@ -433,11 +447,12 @@ fn mistakes_get_an_error_that_names_them() {
         };
         assert_eq!(*code, want, "{line}");
     }
-    assert_eq!(codes.len(), 32, "{out}");
+    assert_eq!(codes.len(), 34, "{out}");
     for said in [
         "model vmaf_v9: ",
         "no feature \"sharpness\"",
-        "feature \"psnr\" with options (enable_chroma)",
+        "cambi: unknown option \"no_such\"",
+        "no feature \"cambi=full_ref=true\": a feature's options go in its dictionary",
         "no model: vmafhip scores a model",
         "a second model (\"vmaf_v0.6.1neg\" after \"vmaf_v0.6.1\")",
         "7 bits per sample",
@@ -445,7 +460,9 @@ fn mistakes_get_an_error_that_names_them() {
         "a reference and a distorted picture, or neither",
         "frame 3 where frame 0 comes next",
         "a frame after the flush",
-        "no frame from 3 to 4 has scores",
+        "frames 3 to 4: frame 3 has no score",
+        "frames 0 to 9: frame 1 has no score \"vmaf\" (1 frame(s) read)",
+        "a NULL out-pointer for the score",
         "frame 0 has no score \"psnr_y\"",
         "pooling method 9",
         "output format 9",

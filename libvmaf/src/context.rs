@@ -21,8 +21,9 @@ use std::time::Instant;
 /// The `version` field of the results, as libvmaf 3.2 writes it.
 const RESULTS_VERSION: &str = "3.2.0";
 
-/// Which engine scores: libvmaf's CPU path unless `VMAFHIP_BACKEND` says
-/// `hip` (the GPU, or an error) or `auto` (the GPU where one is usable).
+/// Which engine scores: the GPU engine where one is usable, else the CPU
+/// (the same numbers); `VMAFHIP_BACKEND=cpu` forces the CPU, `hip` the GPU
+/// (or an error).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
     Cpu,
@@ -34,13 +35,13 @@ pub enum Backend {
 pub const BACKEND_VARIABLE: &str = "VMAFHIP_BACKEND";
 
 impl Backend {
-    /// The backend `VMAFHIP_BACKEND` asks for; with `auto`, the GPU when
-    /// its device opens, and a note why not otherwise.
+    /// The backend `VMAFHIP_BACKEND` asks for (unset: `auto`); with
+    /// `auto`, the GPU when its device opens, and a note why not otherwise.
     pub fn from_env() -> Result<(Backend, Option<String>), String> {
         let wanted = std::env::var(BACKEND_VARIABLE).unwrap_or_default();
         let gpu = || gstvmafhip::vmaf::gpu_device(Vendor::Auto, 0);
         let choice = match wanted.as_str() {
-            "" => BackendChoice::Cpu,
+            "" => BackendChoice::Auto,
             name => BackendChoice::parse(name).ok_or_else(|| {
                 format!(
                     "{BACKEND_VARIABLE}={name}: use {}",
@@ -55,12 +56,14 @@ impl Backend {
                 .map_err(|e| format!("{BACKEND_VARIABLE}=hip: {e}")),
             BackendChoice::Auto => Ok(match gpu() {
                 Ok(_) => (Backend::Hip(0), None),
-                Err(e) => (
+                // Asked for by name: a warning; the default: a note.
+                Err(e) if !wanted.is_empty() => (
                     Backend::Cpu,
                     Some(format!(
                         "{BACKEND_VARIABLE}=auto: {e}: the CPU engine scores"
                     )),
                 ),
+                Err(_) => (Backend::Cpu, None),
             }),
         }
     }
@@ -228,27 +231,23 @@ impl Context {
         }
     }
 
-    /// An extractor beside the model's, with its default options.
+    /// An extractor beside the model's, by libvmaf's name, with the
+    /// options of `opts` (libvmaf's option names or aliases): computed once
+    /// with the model's where the options are the same, else as another
+    /// instance whose outputs carry libvmaf's option suffix.
     pub fn use_feature(&mut self, name: &str, opts: &Dictionary) -> Result<(), Failure> {
         if self.engine.is_some() {
             return Err(invalid("features are registered before the first frame"));
         }
-        if !opts.0.is_empty() {
-            let keys: Vec<&str> = opts.0.iter().map(|(k, _)| k.as_str()).collect();
+        if name.contains(['=', ':']) {
             return Err(invalid(format!(
-                "feature \"{name}\" with options ({}): vmafhip takes extra features with their default options",
-                keys.join(", ")
+                "no feature \"{name}\": a feature's options go in its dictionary"
             )));
         }
-        let known = gstvmafhip::extractors::feature_names();
-        if !known.contains(&name) {
-            return Err(invalid(format!(
-                "no feature \"{name}\" (features: {})",
-                known.join(", ")
-            )));
-        }
-        if !self.features.iter().any(|f| f == name) {
-            self.features.push(name.to_string());
+        let spec = gstvmafhip::extractors::feature_spec(name, &opts.0);
+        gstvmafhip::extractors::check_feature(&spec).map_err(invalid)?;
+        if !self.features.contains(&spec) {
+            self.features.push(spec);
         }
         Ok(())
     }
@@ -306,9 +305,18 @@ impl Context {
             .push(FramePair::new(&r, &d).kept(keep))
             .map_err(|e| invalid(e.to_string()))?;
         self.frames.extend(scored);
+        self.keep_frames_in_order();
         self.read += 1;
         self.seconds = started.elapsed().as_secs_f64();
         Ok(())
+    }
+
+    /// The frames' scores by index (the engines give them in order; the
+    /// score calls look them up by a binary search).
+    fn keep_frames_in_order(&mut self) {
+        if !self.frames.is_sorted_by_key(|f| f.index) {
+            self.frames.sort_by_key(|f| f.index);
+        }
     }
 
     /// The end of the stream: the last frames' scores.
@@ -320,6 +328,7 @@ impl Context {
         if let Some(e) = self.engine.as_mut() {
             let rest = e.flush().map_err(|e| invalid(e.to_string()))?;
             self.frames.extend(rest);
+            self.keep_frames_in_order();
         }
         if let Some(s) = self.started {
             self.seconds = s.elapsed().as_secs_f64();
@@ -351,17 +360,22 @@ impl Context {
         if low > high {
             return Err(invalid(format!("frames {low} to {high}")));
         }
+        // As libvmaf: every frame of the range (but those subsampling
+        // skips) must have the score.
         let mut p = Pooled::default();
-        for f in &self.frames {
-            if (u64::from(low)..=u64::from(high)).contains(&f.index) {
-                let v = f
-                    .get(name)
-                    .ok_or_else(|| invalid(format!("frame {} has no score \"{name}\"", f.index)))?;
-                p.push(v);
-            }
-        }
-        if p.count == 0 {
-            return Err(invalid(format!("no frame from {low} to {high} has scores")));
+        for i in (low..=high).filter(|i| i % self.subsample == 0) {
+            let v = self
+                .frames
+                .binary_search_by_key(&u64::from(i), |f| f.index)
+                .ok()
+                .and_then(|at| self.frames[at].get(name))
+                .ok_or_else(|| {
+                    invalid(format!(
+                        "frames {low} to {high}: frame {i} has no score \"{name}\" ({} frame(s) read)",
+                        self.read
+                    ))
+                })?;
+            p.push(v);
         }
         Ok(p.get(method))
     }

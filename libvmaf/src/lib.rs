@@ -94,7 +94,7 @@ pub extern "C" fn vmaf_version() -> *const c_char {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn vmaf_init(vmaf: *mut *mut Handle, cfg: ffi::Configuration) -> c_int {
     if vmaf.is_null() {
-        return -ffi::EINVAL;
+        return einval("vmaf_init: a NULL argument");
     }
     LOG_LEVEL.store(cfg.log_level, Ordering::Relaxed);
     let backend = match context::Backend::from_env() {
@@ -133,7 +133,7 @@ fn pinned_for(backend: context::Backend) {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn vmaf_close(vmaf: *mut Handle) -> c_int {
     if vmaf.is_null() {
-        return -ffi::EINVAL;
+        return einval("vmaf_close: a NULL argument");
     }
     // SAFETY: `vmaf` came from `vmaf_init` and is closed once.
     drop(unsafe { Box::from_raw(vmaf) });
@@ -173,7 +173,7 @@ unsafe fn load_model(
     source: *const c_char,
 ) -> c_int {
     if model.is_null() {
-        return -ffi::EINVAL;
+        return einval("vmaf_model_load: a NULL VmafModel out-pointer");
     }
     // SAFETY: the caller's arguments, as libvmaf's header says.
     match unsafe { load(cfg, source) } {
@@ -240,7 +240,7 @@ pub unsafe extern "C" fn vmaf_model_feature_overload(
         )
     };
     let (Some(m), Some(feature)) = (m, feature) else {
-        return -ffi::EINVAL;
+        return einval("vmaf_model_feature_overload: a NULL argument");
     };
     m.overload(feature, &opts)
         .map_or_else(|e| einval(&e), |()| 0)
@@ -262,7 +262,7 @@ unsafe fn load_collection(
     source: *const c_char,
 ) -> c_int {
     if model.is_null() || collection.is_null() {
-        return -ffi::EINVAL;
+        return einval("vmaf_model_collection_load: a NULL out-pointer");
     }
     // SAFETY: the caller's arguments, as libvmaf's header says.
     match unsafe { load(cfg, source) } {
@@ -318,7 +318,7 @@ pub unsafe extern "C" fn vmaf_model_collection_feature_overload(
         )
     };
     let (Some(m), Some(c), Some(feature)) = (m, c, feature) else {
-        return -ffi::EINVAL;
+        return einval("vmaf_model_collection_feature_overload: a NULL argument");
     };
     match m
         .overload(feature, &opts)
@@ -345,10 +345,10 @@ pub unsafe extern "C" fn vmaf_feature_dictionary_set(
 ) -> c_int {
     // SAFETY: as libvmaf's header says.
     let (Some(key), Some(val)) = (unsafe { text(key) }, unsafe { text(val) }) else {
-        return -ffi::EINVAL;
+        return einval("vmaf_feature_dictionary_set: a NULL argument");
     };
     if dict.is_null() {
-        return -ffi::EINVAL;
+        return einval("vmaf_feature_dictionary_set: a NULL argument");
     }
     // SAFETY: `dict` points to NULL or to a dictionary of ours.
     unsafe {
@@ -363,7 +363,7 @@ pub unsafe extern "C" fn vmaf_feature_dictionary_set(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn vmaf_feature_dictionary_free(dict: *mut *mut Dictionary) -> c_int {
     if dict.is_null() {
-        return -ffi::EINVAL;
+        return einval("vmaf_feature_dictionary_free: a NULL argument");
     }
     // SAFETY: `dict` points to NULL or to a dictionary of ours, freed once.
     unsafe {
@@ -383,7 +383,7 @@ unsafe fn with_context(
     // SAFETY: the caller's promise above.
     match unsafe { handle(vmaf) } {
         Some(h) => f(&mut h.context).map_or_else(code, |()| 0),
-        None => -ffi::EINVAL,
+        None => einval("a NULL VmafContext"),
     }
 }
 
@@ -394,7 +394,7 @@ pub unsafe extern "C" fn vmaf_use_features_from_model(
 ) -> c_int {
     // SAFETY: `model` is NULL or from `vmaf_model_load*`.
     let Some(m) = (unsafe { model.as_ref() }) else {
-        return -ffi::EINVAL;
+        return einval("vmaf_use_features_from_model: a NULL argument");
     };
     // SAFETY: as [`handle`].
     unsafe { with_context(vmaf, |c| c.use_model(m)) }
@@ -418,7 +418,7 @@ pub unsafe extern "C" fn vmaf_use_feature(
     // SAFETY: as libvmaf's header says; the dictionary is ours from here.
     let (name, opts) = unsafe { (text(feature_name), take_dictionary(opts_dict)) };
     let Some(name) = name else {
-        return -ffi::EINVAL;
+        return einval("vmaf_use_feature: a NULL argument");
     };
     // SAFETY: as [`handle`].
     unsafe { with_context(vmaf, |c| c.use_feature(name, &opts)) }
@@ -448,7 +448,7 @@ pub unsafe extern "C" fn vmaf_picture_alloc(
 ) -> c_int {
     // SAFETY: `pic` is NULL or a writable VmafPicture.
     let Some(p) = (unsafe { pic.as_mut() }) else {
-        return -ffi::EINVAL;
+        return einval("vmaf_picture_alloc: a NULL argument");
     };
     match picture::alloc(p, pix_fmt, bpc, w, h) {
         Ok(()) => 0,
@@ -460,10 +460,10 @@ pub unsafe extern "C" fn vmaf_picture_alloc(
 pub unsafe extern "C" fn vmaf_picture_unref(pic: *mut ffi::Picture) -> c_int {
     // SAFETY: `pic` is NULL or a VmafPicture.
     let Some(p) = (unsafe { pic.as_mut() }) else {
-        return -ffi::EINVAL;
+        return einval("vmaf_picture_unref: a NULL argument");
     };
     if p.reference.is_null() || p.private.is_null() {
-        return -ffi::EINVAL;
+        return einval("vmaf_picture_unref: a NULL argument");
     }
     // SAFETY: `private` holds the block `vmaf_picture_alloc` boxed; the
     // picture is cleared below, so it is freed once.
@@ -481,7 +481,7 @@ pub unsafe extern "C" fn vmaf_preallocate_pictures(
 ) -> c_int {
     // SAFETY: as [`handle`].
     let Some(h) = (unsafe { handle(vmaf) }) else {
-        return -ffi::EINVAL;
+        return einval("vmaf_preallocate_pictures: a NULL argument");
     };
     if picture::format_of(cfg.pix_fmt).is_none() || cfg.w == 0 || cfg.h == 0 {
         return einval("vmaf_preallocate_pictures: bad picture parameters");
@@ -497,7 +497,7 @@ pub unsafe extern "C" fn vmaf_fetch_preallocated_picture(
 ) -> c_int {
     // SAFETY: as [`handle`].
     let Some(h) = (unsafe { handle(vmaf) }) else {
-        return -ffi::EINVAL;
+        return einval("vmaf_fetch_preallocated_picture: a NULL argument");
     };
     let Some(c) = h.preallocated else {
         return einval("vmaf_fetch_preallocated_picture before vmaf_preallocate_pictures");
@@ -599,7 +599,7 @@ pub unsafe extern "C" fn vmaf_read_pictures(
 ) -> c_int {
     // SAFETY: as [`handle`].
     let Some(h) = (unsafe { handle(vmaf) }) else {
-        return -ffi::EINVAL;
+        return einval("vmaf_read_pictures: a NULL argument");
     };
     if reference.is_null() && distorted.is_null() {
         return h.context.flush().map_or_else(code, |()| 0);
@@ -646,7 +646,7 @@ pub unsafe extern "C" fn vmaf_read_pictures(
 /// SAFETY: `out` is NULL or writable.
 unsafe fn put<T>(out: *mut T, value: Result<T, Failure>) -> c_int {
     if out.is_null() {
-        return -ffi::EINVAL;
+        return einval("a NULL out-pointer for the score");
     }
     match value {
         Ok(v) => {
@@ -667,7 +667,7 @@ pub unsafe extern "C" fn vmaf_score_at_index(
 ) -> c_int {
     // SAFETY: as libvmaf's header says.
     let (Some(h), Some(m)) = (unsafe { handle(vmaf) }, unsafe { model.as_ref() }) else {
-        return -ffi::EINVAL;
+        return einval("vmaf_score_at_index: a NULL argument");
     };
     // SAFETY: `score` as `put` takes it.
     unsafe { put(score, h.context.score_at(m.name(), index)) }
@@ -682,7 +682,7 @@ pub unsafe extern "C" fn vmaf_feature_score_at_index(
 ) -> c_int {
     // SAFETY: as libvmaf's header says.
     let (Some(h), Some(name)) = (unsafe { handle(vmaf) }, unsafe { text(feature_name) }) else {
-        return -ffi::EINVAL;
+        return einval("vmaf_feature_score_at_index: a NULL argument");
     };
     // SAFETY: `score` as `put` takes it.
     unsafe { put(score, h.context.score_at(name, index)) }
@@ -699,7 +699,7 @@ pub unsafe extern "C" fn vmaf_score_pooled(
 ) -> c_int {
     // SAFETY: as libvmaf's header says.
     let (Some(h), Some(m)) = (unsafe { handle(vmaf) }, unsafe { model.as_ref() }) else {
-        return -ffi::EINVAL;
+        return einval("vmaf_score_pooled: a NULL argument");
     };
     let v = h
         .context
@@ -719,7 +719,7 @@ pub unsafe extern "C" fn vmaf_feature_score_pooled(
 ) -> c_int {
     // SAFETY: as libvmaf's header says.
     let (Some(h), Some(name)) = (unsafe { handle(vmaf) }, unsafe { text(feature_name) }) else {
-        return -ffi::EINVAL;
+        return einval("vmaf_feature_score_pooled: a NULL argument");
     };
     let v = h.context.pooled(name, pool_method, index_low, index_high);
     // SAFETY: `score` as `put` takes it.
@@ -751,7 +751,7 @@ pub unsafe extern "C" fn vmaf_score_at_index_model_collection(
     let (Some(h), Some(c)) = (unsafe { handle(vmaf) }, unsafe {
         model_collection.as_ref()
     }) else {
-        return -ffi::EINVAL;
+        return einval("vmaf_score_at_index_model_collection: a NULL argument");
     };
     let v = collection_score(c.name(), |n| h.context.score_at(n, index));
     // SAFETY: `score` as `put` takes it.
@@ -771,7 +771,7 @@ pub unsafe extern "C" fn vmaf_score_pooled_model_collection(
     let (Some(h), Some(c)) = (unsafe { handle(vmaf) }, unsafe {
         model_collection.as_ref()
     }) else {
-        return -ffi::EINVAL;
+        return einval("vmaf_score_pooled_model_collection: a NULL argument");
     };
     let v = collection_score(c.name(), |n| {
         h.context.pooled(n, pool_method, index_low, index_high)
@@ -788,7 +788,7 @@ pub unsafe extern "C" fn vmaf_write_output(
 ) -> c_int {
     // SAFETY: as libvmaf's header says.
     let (Some(h), Some(path)) = (unsafe { handle(vmaf) }, unsafe { text(output_path) }) else {
-        return -ffi::EINVAL;
+        return einval("vmaf_write_output: a NULL argument");
     };
     h.context.write_output(path, fmt).map_or_else(code, |()| 0)
 }

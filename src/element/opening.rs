@@ -75,18 +75,14 @@ fn engine_config(s: &Settings) -> Result<EngineConfig, gst::ErrorMessage> {
     config.subsample = s.subsample.max(1);
     // Renditions of other sizes (dist_sink_%u) are scaled by the engine.
     config.scale = Some(s.scaler.method());
-    let own = crate::extractors::extra_names();
     for f in &s.features {
-        if !own.contains(&f.as_str()) {
-            return Err(gst::error_msg!(
+        crate::extractors::check_feature(f).map_err(|e| {
+            gst::error_msg!(
                 gst::LibraryError::Settings,
-                (
-                    "features: \"{f}\" is not an extra extractor ({}; PSNR and SSIM have their own properties)",
-                    own.join(", ")
-                ),
+                ("features: {e}"),
                 ["checking the settings at start"]
-            ));
-        }
+            )
+        })?;
         if !config.features.contains(f) {
             config.features.push(f.clone());
         }

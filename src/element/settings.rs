@@ -86,7 +86,7 @@ pub(super) struct Settings {
     pub(super) results_format: ResultsFormat,
     pub(super) report_filename: Option<String>,
     pub(super) report_title: Option<String>,
-    /// Extractors beyond the model's (`extractors::extra_names`).
+    /// Extractors beyond the model's, with their options (`extractors::parse_feature`).
     pub(super) features: Vec<String>,
     pub(super) log_level: LogLevel,
     pub(super) backend: Backend,

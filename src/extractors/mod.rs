@@ -32,6 +32,7 @@ pub mod ssim;
 pub mod vif;
 
 pub use crate::core::Slots;
+use crate::core::model::OptValue;
 use crate::core::{FrameJob, PixelFormat, RawFeatures, VmafError};
 use crate::hip::HipError;
 use crate::hip::twin::{GpuExtractor, GpuSetup, KernelSet};
@@ -86,24 +87,62 @@ pub(crate) fn by_name(name: &str) -> Option<&'static dyn Extractor> {
     REGISTRY.iter().copied().find(|e| e.name() == name)
 }
 
-/// The extractors `--feature NAME` and the element's `features` add on
-/// their own, by name.
-pub fn extra_names() -> Vec<&'static str> {
-    REGISTRY
-        .iter()
-        .filter(|e| e.extra())
-        .map(|e| e.name())
-        .collect()
+/// An extractor and the options it was asked for with.
+pub(crate) type Requested = (&'static dyn Extractor, Vec<(String, OptValue)>);
+
+/// An extractor asked for by libvmaf's name with options, as libvmaf's
+/// `vmaf` tool takes it (`--feature NAME=OPT=VAL:OPT=VAL`) or as
+/// `NAME:OPT=VAL:…`: the extractor and its options as given, each option
+/// checked against the extractor's table (name or alias, type, range).
+pub(crate) fn parse_feature(spec: &str) -> Result<Requested, String> {
+    let spec = spec.trim();
+    let (name, rest) = match spec.find(['=', ':']) {
+        Some(i) => (&spec[..i], &spec[i + 1..]),
+        None => (spec, ""),
+    };
+    let kind = by_name(name).ok_or_else(|| {
+        format!(
+            "no feature \"{name}\" (libvmaf's extractors: {})",
+            feature_names().join(", ")
+        )
+    })?;
+    let mut options = Vec::new();
+    for pair in rest.split(':').filter(|p| !p.is_empty()) {
+        let (k, v) = pair
+            .split_once('=')
+            .ok_or_else(|| format!("feature \"{spec}\": \"{pair}\" is not OPTION=VALUE"))?;
+        options.push((k.trim().to_string(), OptValue::Str(v.trim().to_string())));
+    }
+    common::options::resolve(kind.options(), &options, name).map_err(|e| match e {
+        VmafError::Unsupported(why) => why,
+        other => other.to_string(),
+    })?;
+    Ok((kind, options))
 }
 
-/// The extractors the command's `--feature NAME` takes (the extras, PSNR
-/// and the SSIMs), by name, in the registry's order.
+/// Whether `spec` names an extractor with valid options ([`parse_feature`]),
+/// and why not: what a front end checks its features with.
+pub fn check_feature(spec: &str) -> Result<(), String> {
+    parse_feature(spec).map(|_| ())
+}
+
+/// The spec of extractor `name` with `options` (libvmaf's dictionary of a
+/// `vmaf_use_feature` call): `NAME=OPT=VAL:OPT=VAL`, as [`parse_feature`]
+/// reads it.
+pub fn feature_spec(name: &str, options: &[(String, String)]) -> String {
+    let opts: Vec<String> = options.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    if opts.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name}={}", opts.join(":"))
+    }
+}
+
+/// Every extractor by libvmaf's name, in the registry's order: what the
+/// command's `--feature`, the element's `features` and libvmaf's
+/// `vmaf_use_feature` take ([`parse_feature`]).
 pub fn feature_names() -> Vec<&'static str> {
-    REGISTRY
-        .iter()
-        .filter(|e| e.extra() || e.switch().is_some())
-        .map(|e| e.name())
-        .collect()
+    REGISTRY.iter().map(|e| e.name()).collect()
 }
 
 /// The extractor that provides a model's raw feature `name` (libvmaf's
@@ -146,12 +185,6 @@ pub(crate) fn kernel_sets() -> Vec<&'static KernelSet> {
 pub(crate) trait Extractor: Sync {
     /// libvmaf's name (`adm`, `float_vif`, `cambi`).
     fn name(&self) -> &'static str;
-    /// Whether `--feature NAME` adds it on its own (PSNR and the SSIMs
-    /// have switches of their own; the integer v0 extractors come with
-    /// their models).
-    fn extra(&self) -> bool {
-        true
-    }
     /// The switch of its own that adds it (the element's `psnr`, `ssim`,
     /// `ms-ssim`, GStreamer's `vmaf` names; the command's `--feature psnr`).
     fn switch(&self) -> Option<&'static Switch> {

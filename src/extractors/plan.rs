@@ -50,9 +50,12 @@ impl Plan {
         Self::with_features(models, &[])
     }
 
-    /// The model's features plus `features`, extractors with default
-    /// options, as libvmaf's `--feature NAME` (`extractors::feature_names`):
-    /// first the extras, then those with switches of their own.
+    /// The model's features plus `features`, extractors by libvmaf's name
+    /// with options as libvmaf's `--feature` takes them
+    /// (`extractors::parse_feature`): first those without a switch of their
+    /// own, then those with one. An extractor with the options of one the
+    /// plan has is computed once; with other options it is another
+    /// instance, its outputs named with libvmaf's option suffix.
     pub fn with_features(models: &ModelSet, features: &[String]) -> Result<Self, VmafError> {
         let mut plan = Plan {
             scale: None,
@@ -66,50 +69,32 @@ impl Plan {
                 VmafError::Unsupported(format!(
                     "model feature \"{}\" (supported: the features of libvmaf's {} extractors)",
                     f.name,
-                    extractors::REGISTRY
-                        .iter()
-                        .map(|e| e.name())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    extractors::feature_names().join(", ")
                 ))
             })?;
             let slots = plan.add(kind, &f.options, &f.name)?;
             plan.inputs.push(slots.at(output));
         }
-        let kinds = features
+        let asked = features
             .iter()
-            .map(|name| {
-                extractors::by_name(name)
-                    .filter(|e| e.extra() || e.switch().is_some())
-                    .ok_or_else(|| {
-                        VmafError::Unsupported(format!(
-                            "feature \"{name}\" (features: {})",
-                            extractors::feature_names().join(", ")
-                        ))
-                    })
-            })
+            .map(|spec| extractors::parse_feature(spec).map_err(VmafError::Unsupported))
             .collect::<Result<Vec<_>, _>>()?;
         // The extras in the order given, then the switched ones, as the
         // element adds its switches after its `features`.
-        for kind in kinds.iter().filter(|e| e.switch().is_none()) {
-            plan.add_once(*kind, kind.name())?;
-        }
-        for kind in kinds.iter().filter(|e| e.switch().is_some()) {
-            plan.add_once(*kind, kind.name())?;
+        for switched in [false, true] {
+            for (kind, options) in asked
+                .iter()
+                .filter(|(k, _)| k.switch().is_some() == switched)
+            {
+                plan.add(*kind, options, kind.name())?;
+            }
         }
         Ok(plan)
     }
 
-    /// `kind` with its default options, unless the plan has it already.
-    fn add_once(&mut self, kind: &'static dyn Extractor, name: &str) -> Result<(), VmafError> {
-        if !self.extractors.iter().any(|c| c.kind.name() == kind.name()) {
-            self.add(kind, &[], name)?;
-        }
-        Ok(())
-    }
-
-    /// `kind` with `options` (a model feature's; `name` for errors): its
-    /// slots, new or those of the same extractor with the same options.
+    /// `kind` with `options` (a model feature's or a requested one's;
+    /// `name` for errors): its slots, new or those of the same extractor
+    /// with the same options.
     fn add(
         &mut self,
         kind: &'static dyn Extractor,
@@ -120,17 +105,10 @@ impl Plan {
         let config = kind
             .configure(&resolved)
             .map_err(|e| VmafError::Unsupported(format!("{name}: {e}")))?;
-        if let Some(c) = self
-            .extractors
-            .iter_mut()
-            .find(|c| c.kind.name() == kind.name())
-        {
-            if format!("{:?}", c.config) != format!("{config:?}") {
-                return Err(VmafError::Unsupported(format!(
-                    "{name}: two different option sets for one extractor"
-                )));
-            }
-            c.suffix = resolved.suffix;
+        // The same extractor with the same options is computed once.
+        if let Some(c) = self.extractors.iter().find(|c| {
+            c.kind.name() == kind.name() && format!("{:?}", c.config) == format!("{config:?}")
+        }) {
             return Ok(c.slots);
         }
         let slots = Slots {

@@ -6,7 +6,7 @@
  * usage: ffmpeg_filter REF DIST W H 420|422|444|400 BPC MODEL FEATURES|- SUBSAMPLE THREADS OUT.json
  * MODEL in ffmpeg's syntax with ':' between options (version=NAME or
  * path=FILE, name=, disable_clip, enable_transform, FEATURE.OPTION=VALUE);
- * FEATURES comma-separated. */
+ * FEATURES comma-separated, each NAME or NAME=OPTION=VALUE:OPTION=VALUE. */
 #define PROGRAM "ffmpeg_filter"
 #include "yuv_frames.h"
 
@@ -57,11 +57,26 @@ int main(int argc, char **argv) {
     err = vmaf_use_features_from_model(vmaf, model);
     if (err) return fail("vmaf_use_features_from_model", err);
 
-    /* Extra features: ffmpeg's parse_features. */
+    /* Extra features: ffmpeg's parse_features, NAME or NAME=OPT=VAL:OPT=VAL
+     * each: the name, and its options in a dictionary. */
     if (strcmp(argv[8], "-")) {
-        char *names = strdup(argv[8]);
-        for (char *n = strtok(names, ","); n; n = strtok(NULL, ",")) {
-            err = vmaf_use_feature(vmaf, n, NULL);
+        char *names = strdup(argv[8]), *save = NULL;
+        for (char *n = strtok_r(names, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
+            VmafFeatureDictionary *opts = NULL;
+            char *eq = strchr(n, '=');
+            if (eq) {
+                *eq = '\0';
+                char *save_kv = NULL;
+                for (char *kv = strtok_r(eq + 1, ":", &save_kv); kv;
+                     kv = strtok_r(NULL, ":", &save_kv)) {
+                    char *v = strchr(kv, '=');
+                    if (!v) return fail("bad feature option", -22);
+                    *v = '\0';
+                    err = vmaf_feature_dictionary_set(&opts, kv, v + 1);
+                    if (err) return fail("vmaf_feature_dictionary_set", err);
+                }
+            }
+            err = vmaf_use_feature(vmaf, n, opts);
             if (err) return fail("vmaf_use_feature", err);
         }
         free(names);

@@ -39,8 +39,9 @@ int main(void) {
     SAY("a second model", vmaf_model_load(&other, &mc, "vmaf_v0.6.1neg"));
     SAY("an unknown feature", vmaf_use_feature(vmaf, "sharpness", NULL));
     VmafFeatureDictionary *d = NULL;
-    vmaf_feature_dictionary_set(&d, "enable_chroma", "false");
-    SAY("a feature with options", vmaf_use_feature(vmaf, "psnr", d));
+    vmaf_feature_dictionary_set(&d, "no_such", "1");
+    SAY("a feature with an unknown option", vmaf_use_feature(vmaf, "cambi", d));
+    SAY("a feature's options in its name", vmaf_use_feature(vmaf, "cambi=full_ref=true", NULL));
     SAY("an override of an unknown option", (d = NULL, vmaf_feature_dictionary_set(&d, "no_such", "1"),
         vmaf_model_feature_overload(other, "adm", d)));
     SAY("frames before a model", (vmaf_picture_alloc(&a, VMAF_PIX_FMT_YUV420P, 8, 64, 64),
@@ -75,6 +76,7 @@ int main(void) {
         vmaf_picture_alloc(&b, VMAF_PIX_FMT_YUV420P, 8, 64, 64), vmaf_read_pictures(vmaf, &a, &b, 1)));
     SAY("a score past the last frame", vmaf_score_at_index(vmaf, model, &s, 5));
     SAY("a pooled score over no frame", vmaf_score_pooled(vmaf, model, VMAF_POOL_METHOD_MEAN, &s, 3, 4));
+    SAY("a pooled score past the frames read", vmaf_score_pooled(vmaf, model, VMAF_POOL_METHOD_MEAN, &s, 0, 9));
     SAY("a feature never computed", vmaf_feature_score_at_index(vmaf, "psnr_y", &s, 0));
     SAY("an unknown pooling method", vmaf_score_pooled(vmaf, model, 9, &s, 0, 0));
     SAY("an unknown output format", vmaf_write_output(vmaf, "/tmp/x", 9));

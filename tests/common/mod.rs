@@ -123,6 +123,13 @@ pub fn golden_runs_features() -> Vec<GoldenRun> {
     }))
 }
 
+/// Every run of `manifest-options.json`: every extractor by name, and
+/// extractors with non-default options.
+pub fn golden_runs_options() -> Vec<GoldenRun> {
+    static M: OnceLock<Value> = OnceLock::new();
+    runs_of(M.get_or_init(|| read_manifest("manifest-options.json")))
+}
+
 /// The golden run `run` of `pair`, from either manifest (`manifest.json`
 /// first).
 pub fn golden_run(pair: &str, run: &str) -> GoldenRun {

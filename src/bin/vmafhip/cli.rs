@@ -446,13 +446,8 @@ fn engine_option(
         "-m" | "--model" => a.model = bare_model(val()?),
         "--feature" => {
             let f = val()?;
-            let known = gstvmafhip::extractors::feature_names();
-            if !known.contains(&f.as_str()) {
-                return Err(usage(format!(
-                    "--feature {f}: supported are {}",
-                    known.join(", ")
-                )));
-            }
+            gstvmafhip::extractors::check_feature(&f)
+                .map_err(|e| usage(format!("--feature {f}: {e}")))?;
             a.features.push(f);
         }
         "--subsample" => {

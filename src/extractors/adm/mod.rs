@@ -53,9 +53,6 @@ impl Extractor for AdmExtractor {
     fn name(&self) -> &'static str {
         "adm"
     }
-    fn extra(&self) -> bool {
-        false
-    }
     fn options(&self) -> &'static [OptSpec] {
         OPTIONS
     }

@@ -32,9 +32,6 @@ impl Extractor for Motion {
     fn name(&self) -> &'static str {
         "motion"
     }
-    fn extra(&self) -> bool {
-        false
-    }
     fn options(&self) -> &'static [OptSpec] {
         OPTIONS
     }

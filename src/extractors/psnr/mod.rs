@@ -22,10 +22,6 @@ impl Extractor for Psnr {
     fn name(&self) -> &'static str {
         "psnr"
     }
-    /// The element's `psnr` and the command's `--feature psnr` switch it.
-    fn extra(&self) -> bool {
-        false
-    }
     fn switch(&self) -> Option<&'static Switch> {
         Some(&Switch {
             property: "psnr",

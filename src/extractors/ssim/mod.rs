@@ -27,9 +27,6 @@ impl Extractor for Ssim {
             "float_ssim"
         }
     }
-    fn extra(&self) -> bool {
-        false
-    }
     fn switch(&self) -> Option<&'static Switch> {
         Some(if self.multi_scale {
             &Switch {

@@ -30,9 +30,6 @@ impl Extractor for VifExtractor {
     fn name(&self) -> &'static str {
         "vif"
     }
-    fn extra(&self) -> bool {
-        false
-    }
     fn options(&self) -> &'static [OptSpec] {
         OPTIONS
     }
