@@ -1039,7 +1039,10 @@ fn report_file_at_eos_with_extra_features() {
     // start naming it.
     for (features, said) in [
         ("cambi,sharpness", "features: no feature \"sharpness\""),
-        ("cambi=no_such=1", "features: cambi: unknown option \"no_such\""),
+        (
+            "cambi=no_such=1",
+            "features: cambi: unknown option \"no_such\"",
+        ),
     ] {
         let out = run(&desc.replace("features=cambi", &format!("features={features}")));
         assert!(

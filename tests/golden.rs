@@ -65,16 +65,18 @@ fn every_feature_golden_run_matches_libvmaf() {
     );
 }
 
-/// Every libvmaf extractor asked for by name beside `vmaf_v0.6.1`, and one
-/// non-default option for each extractor that declares options: a second
+/// Every libvmaf extractor asked for by name beside `vmaf_v0.6.1`; one
+/// non-default option for each extractor that declares options (a second
 /// instance of the model's `vif`, `adm` and `motion` named with libvmaf's
-/// option suffix (`manifest-options.json`).
+/// option suffix); PSNR's `enable_mse`, `min_sse`, `reduced_hbd_peak`
+/// (10-bit) and `enable_chroma=false`, the SSIMs' `enable_db` and
+/// `clip_db` (`manifest-options.json`).
 #[test]
 fn every_extractor_by_name_and_with_options_matches_libvmaf() {
     assert_eq!(
         check_runs(common::golden_runs_options()),
-        2,
-        "manifest-options.json lists 2 runs"
+        5,
+        "manifest-options.json lists 5 runs"
     );
 }
 

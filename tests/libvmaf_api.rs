@@ -408,6 +408,37 @@ fn the_backend_variable_is_checked() {
     assert!(said.contains(engine) && !said.contains("WARNING"), "{said}");
 }
 
+/// Two models in one context, as ffmpeg's `model='…|…'` registers them
+/// (VMAF and VMAF NEG in one pass): each scored under its own name, the
+/// extractors they share computed once, the NEG model's own `adm` and
+/// `vif` instances named with libvmaf's suffix; libvmaf's JSON for its
+/// `vmaf` tool with two `--model` flags (`manifest-options.json`,
+/// `two_model_runs`).
+#[test]
+fn two_models_in_one_context_score_as_libvmaf() {
+    let filter = program("ffmpeg_filter");
+    let manifest = json(&common::testdata_dir().join("manifest-options.json"));
+    let run_ = &manifest["two_model_runs"][0];
+    let r = common::golden_run(run_["pair"].as_str().unwrap(), "vmaf_v0.6.1");
+    let models: Vec<&str> = run_["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    let out = scratch("libvmaf_api_two_models").join("two.json");
+    let mut args = input_args(&r);
+    args.extend([models.join("|"), "-".into(), "1".into(), "1".into()]);
+    args.push(out.display().to_string());
+    run(&filter, &args);
+    let got = json(&out);
+    let want = json(&common::testdata_dir().join(run_["json"].as_str().unwrap()));
+    let diffs = common::compare_json(&got, &want);
+    assert!(diffs.is_empty(), "{}", diffs.join("\n"));
+    let frame = &got["frames"][0]["metrics"];
+    assert!(frame["vmaf_neg"].is_number() && frame["integer_adm2_egl_1"].is_number());
+}
+
 /// Each mistake a program can make with the API gets libvmaf's -EINVAL
 /// and a message naming it, and no crash (`tests/c/misuse.c`).
 #[test]
@@ -454,7 +485,7 @@ fn mistakes_get_an_error_that_names_them() {
         "cambi: unknown option \"no_such\"",
         "no feature \"cambi=full_ref=true\": a feature's options go in its dictionary",
         "no model: vmafhip scores a model",
-        "a second model (\"vmaf_v0.6.1neg\" after \"vmaf_v0.6.1\")",
+        "two models named \"vmaf\" (\"vmaf_v0.6.1\" and \"vmaf_v0.6.1neg\")",
         "7 bits per sample",
         "reference is 64x64 Yuv420 8-bit but distorted is 48x64",
         "a reference and a distorted picture, or neither",

@@ -73,7 +73,9 @@ pub struct Context {
     backend: Backend,
     threads: usize,
     subsample: u32,
-    model: Option<Model>,
+    /// The models registered, in order: the first (a model or a
+    /// collection) is the engine's, the others are scored beside it.
+    models: Vec<Model>,
     features: Vec<String>,
     engine: Option<Box<dyn Engine>>,
     /// The device of an imported CUDA state (a program's context).
@@ -104,7 +106,7 @@ impl Context {
             backend,
             threads: cfg.n_threads.max(1) as usize,
             subsample: cfg.n_subsample.max(1),
-            model: None,
+            models: Vec::new(),
             features: Vec::new(),
             engine: None,
             gpu: None,
@@ -213,22 +215,37 @@ impl Context {
         ))
     }
 
-    /// The model (or collection) whose features and score to compute: one
-    /// per context.
+    /// A model (or collection) whose features and score to compute: any
+    /// number per context, each scored under its own name, the features
+    /// they share computed once. The same model again is a no-op; a
+    /// collection is the first model registered.
     pub fn use_model(&mut self, m: &Model) -> Result<(), Failure> {
         if self.engine.is_some() {
             return Err(invalid("models are registered before the first frame"));
         }
-        match &self.model {
-            Some(had) if had.set != m.set || had.flags != m.flags => Err(invalid(format!(
-                "a second model (\"{}\" after \"{}\"): vmafhip's libvmaf scores one model per context",
-                m.source, had.source
-            ))),
-            _ => {
-                self.model = Some(m.clone());
-                Ok(())
-            }
+        if self
+            .models
+            .iter()
+            .any(|had| had.set == m.set && had.flags == m.flags)
+        {
+            return Ok(());
         }
+        if let Some(had) = self.models.iter().find(|had| had.name() == m.name()) {
+            return Err(invalid(format!(
+                "two models named \"{}\" (\"{}\" and \"{}\"): give each its own name (VmafModelConfig.name)",
+                m.name(),
+                had.source,
+                m.source
+            )));
+        }
+        if !self.models.is_empty() && m.is_collection() {
+            return Err(invalid(format!(
+                "model collection \"{}\" after a model: vmafhip scores a collection as the first model of a context",
+                m.source
+            )));
+        }
+        self.models.push(m.clone());
+        Ok(())
     }
 
     /// An extractor beside the model's, by libvmaf's name, with the
@@ -254,11 +271,15 @@ impl Context {
 
     /// What the engine is made of: the model, the extra features, the threads.
     fn config(&self) -> Result<EngineConfig, Failure> {
-        let m = self.model.as_ref().ok_or_else(|| {
+        let (m, others) = self.models.split_first().ok_or_else(|| {
             invalid("no model: vmafhip scores a model (vmaf_use_features_from_model)")
         })?;
         let mut config = EngineConfig::new(m.set.clone());
         config.flags = m.flags;
+        config.companions = others
+            .iter()
+            .map(|o| (o.set.main.clone(), o.flags))
+            .collect();
         config.features = self.features.clone();
         config.threads = self.threads;
         config.subsample = self.subsample;

@@ -5,7 +5,7 @@
 
 use super::common::options::resolve;
 use super::{self as extractors, Config, Extractor, Geometry, History, Temporal};
-use crate::core::model::{ModelSet, OptValue};
+use crate::core::model::{Model, ModelSet, OptValue};
 use crate::core::{ScaleMethod, Slots, VmafError};
 use std::sync::Arc;
 
@@ -41,6 +41,8 @@ pub struct Plan {
     pub(crate) extractors: Vec<Configured>,
     /// Model inputs, in `feature_names` order, as slots.
     pub inputs: Vec<usize>,
+    /// Each companion model's inputs, likewise (`with_models`).
+    pub companion_inputs: Vec<Vec<usize>>,
     slots: usize,
 }
 
@@ -57,23 +59,29 @@ impl Plan {
     /// plan has is computed once; with other options it is another
     /// instance, its outputs named with libvmaf's option suffix.
     pub fn with_features(models: &ModelSet, features: &[String]) -> Result<Self, VmafError> {
+        Self::with_models(models, &[], features)
+    }
+
+    /// [`Plan::with_features`] with more models scored on the same frames
+    /// (`companions`): their inputs in `companion_inputs`, each extractor
+    /// with the same options computed once for all.
+    pub fn with_models(
+        models: &ModelSet,
+        companions: &[&Model],
+        features: &[String],
+    ) -> Result<Self, VmafError> {
         let mut plan = Plan {
             scale: None,
             extractors: Vec::new(),
             inputs: Vec::new(),
+            companion_inputs: Vec::new(),
             slots: 0,
         };
         check_bootstrap(models)?;
-        for f in &models.main.features {
-            let (kind, output) = extractors::provider_of(&f.name).ok_or_else(|| {
-                VmafError::Unsupported(format!(
-                    "model feature \"{}\" (supported: the features of libvmaf's {} extractors)",
-                    f.name,
-                    extractors::feature_names().join(", ")
-                ))
-            })?;
-            let slots = plan.add(kind, &f.options, &f.name)?;
-            plan.inputs.push(slots.at(output));
+        plan.inputs = plan.add_model(&models.main)?;
+        for m in companions {
+            let inputs = plan.add_model(m)?;
+            plan.companion_inputs.push(inputs);
         }
         let asked = features
             .iter()
@@ -90,6 +98,23 @@ impl Plan {
             }
         }
         Ok(plan)
+    }
+
+    /// The extractors of model `m`'s features: its inputs, as slots.
+    fn add_model(&mut self, m: &Model) -> Result<Vec<usize>, VmafError> {
+        let mut inputs = Vec::with_capacity(m.features.len());
+        for f in &m.features {
+            let (kind, output) = extractors::provider_of(&f.name).ok_or_else(|| {
+                VmafError::Unsupported(format!(
+                    "model feature \"{}\" (supported: the features of libvmaf's {} extractors)",
+                    f.name,
+                    extractors::feature_names().join(", ")
+                ))
+            })?;
+            let slots = self.add(kind, &f.options, &f.name)?;
+            inputs.push(slots.at(output));
+        }
+        Ok(inputs)
     }
 
     /// `kind` with `options` (a model feature's or a requested one's;

@@ -2,7 +2,7 @@
 //! stages, the model,
 //! bootstrap statistics, and pooling.
 
-use crate::core::model::{self, ModelFlags, ModelSet};
+use crate::core::model::{self, Model, ModelFlags, ModelSet};
 use crate::core::{
     Engine, FailoverNote, FeatureBackend, FrameInput, FramePair, FrameScores, InputCounts,
     MIN_SIZE, PixelFormat, Pooled, PooledScores, RawFeatures, ScaleMethod, VmafError,
@@ -27,12 +27,17 @@ pub struct EngineConfig {
     /// Scale distorted pictures of another size than the reference to it
     /// with this kernel (`core::scale`); None refuses them.
     pub scale: Option<ScaleMethod>,
+    /// More models scored on the same frames, each under its own name
+    /// with its own flags (libvmaf's several models per context): their
+    /// features computed once with the others'.
+    pub companions: Vec<(Model, ModelFlags)>,
 }
 
 impl EngineConfig {
     /// What the extractors compute for this configuration.
     pub fn plan(&self) -> Result<Plan, VmafError> {
-        let mut plan = Plan::with_features(&self.models, &self.features)?;
+        let companions: Vec<&Model> = self.companions.iter().map(|(m, _)| m).collect();
+        let mut plan = Plan::with_models(&self.models, &companions, &self.features)?;
         plan.scale = self.scale;
         Ok(plan)
     }
@@ -45,6 +50,7 @@ impl EngineConfig {
             subsample: 1,
             features: Vec::new(),
             scale: None,
+            companions: Vec::new(),
         }
     }
 }
@@ -63,6 +69,7 @@ pub struct Scorer<B: FeatureBackend> {
     plan: Plan,
     models: ModelSet,
     flags: ModelFlags,
+    companions: Vec<(Model, ModelFlags)>,
     subsample: u64,
     names: Arc<[String]>,
     /// Slots of the metrics before the model outputs in `names`.
@@ -101,6 +108,7 @@ impl<B: FeatureBackend> Scorer<B> {
             plan,
             models: config.models.clone(),
             flags: config.flags,
+            companions: config.companions.clone(),
             subsample: u64::from(config.subsample),
             names: Arc::from(Vec::new()),
             sources: Vec::new(),
@@ -153,6 +161,7 @@ impl<B: FeatureBackend> Scorer<B> {
                 ["bagging", "stddev", "ci_p95_lo", "ci_p95_hi"].map(|s| format!("{base}_{s}")),
             );
         }
+        names.extend(self.companions.iter().map(|(m, _)| m.name.clone()));
         self.pooled = vec![Pooled::default(); names.len()];
         self.names = Arc::from(names);
         self.geometry = Some(g);
@@ -180,6 +189,13 @@ impl<B: FeatureBackend> Scorer<B> {
             }
             let b = model::bootstrap(&self.models.bootstrap, &inputs, self.flags);
             values.extend([b.bagging, b.stddev, b.ci_lo, b.ci_hi].map(Some));
+        }
+        for ((m, flags), slots) in self.companions.iter().zip(&self.plan.companion_inputs) {
+            let inputs: Vec<f64> = slots
+                .iter()
+                .map(|&s| raw.get(s).unwrap_or(f64::NAN))
+                .collect();
+            values.push(Some(m.predict(&inputs, *flags, false)));
         }
         for (pool, v) in self.pooled.iter_mut().zip(&values) {
             if let Some(v) = v {

@@ -5,10 +5,44 @@
  *
  * usage: ffmpeg_filter REF DIST W H 420|422|444|400 BPC MODEL FEATURES|- SUBSAMPLE THREADS OUT.json
  * MODEL in ffmpeg's syntax with ':' between options (version=NAME or
- * path=FILE, name=, disable_clip, enable_transform, FEATURE.OPTION=VALUE);
+ * path=FILE, name=, disable_clip, enable_transform, FEATURE.OPTION=VALUE),
+ * '|' between models (up to 4);
  * FEATURES comma-separated, each NAME or NAME=OPTION=VALUE:OPTION=VALUE. */
 #define PROGRAM "ffmpeg_filter"
 #include "yuv_frames.h"
+
+/* One model of ffmpeg's parse_models: SPEC in ffmpeg's syntax, loaded and
+ * its features registered; 0 or the error. */
+static int load_ffmpeg_model(VmafContext *vmaf, char *spec, VmafModel **model) {
+    VmafModelConfig model_cfg = { .name = NULL, .flags = VMAF_MODEL_FLAGS_DEFAULT };
+    char *version = NULL, *path = NULL, *overloads[16], *save = NULL;
+    int n_overloads = 0, err;
+    for (char *kv = strtok_r(spec, ":", &save); kv; kv = strtok_r(NULL, ":", &save)) {
+        if (!strncmp(kv, "version=", 8)) version = kv + 8;
+        else if (!strncmp(kv, "path=", 5)) path = kv + 5;
+        else if (!strncmp(kv, "name=", 5)) model_cfg.name = kv + 5;
+        else if (!strcmp(kv, "disable_clip")) model_cfg.flags |= VMAF_MODEL_FLAG_DISABLE_CLIP;
+        else if (!strcmp(kv, "enable_transform")) model_cfg.flags |= VMAF_MODEL_FLAG_ENABLE_TRANSFORM;
+        else if (strchr(kv, '.') && n_overloads < 16) overloads[n_overloads++] = kv;
+        else return fail("bad model option", -22);
+    }
+    err = version ? vmaf_model_load(model, &model_cfg, version)
+                  : vmaf_model_load_from_path(model, &model_cfg, path);
+    if (err) return fail("vmaf_model_load", err);
+    for (int i = 0; i < n_overloads; i++) {
+        char *dot = strchr(overloads[i], '.'), *eq = strchr(overloads[i], '=');
+        if (!eq || eq < dot) return fail("bad feature overload", -22);
+        *dot = *eq = '\0';
+        VmafFeatureDictionary *dict = NULL;
+        err = vmaf_feature_dictionary_set(&dict, dot + 1, eq + 1);
+        if (err) return fail("vmaf_feature_dictionary_set", err);
+        err = vmaf_model_feature_overload(*model, overloads[i], dict);
+        if (err) return fail("vmaf_model_feature_overload", err);
+    }
+    err = vmaf_use_features_from_model(vmaf, *model);
+    if (err) return fail("vmaf_use_features_from_model", err);
+    return 0;
+}
 
 int main(int argc, char **argv) {
     if (argc != 12) {
@@ -26,36 +60,14 @@ int main(int argc, char **argv) {
     int err = vmaf_init(&vmaf, cfg);
     if (err) return fail("vmaf_init", err);
 
-    /* The model: ffmpeg's parse_models for one model. */
-    VmafModelConfig model_cfg = { .name = NULL, .flags = VMAF_MODEL_FLAGS_DEFAULT };
-    char *spec = strdup(argv[7]), *version = NULL, *path = NULL;
-    char *overloads[16];
-    int n_overloads = 0;
-    for (char *kv = strtok(spec, ":"); kv; kv = strtok(NULL, ":")) {
-        if (!strncmp(kv, "version=", 8)) version = kv + 8;
-        else if (!strncmp(kv, "path=", 5)) path = kv + 5;
-        else if (!strncmp(kv, "name=", 5)) model_cfg.name = kv + 5;
-        else if (!strcmp(kv, "disable_clip")) model_cfg.flags |= VMAF_MODEL_FLAG_DISABLE_CLIP;
-        else if (!strcmp(kv, "enable_transform")) model_cfg.flags |= VMAF_MODEL_FLAG_ENABLE_TRANSFORM;
-        else if (strchr(kv, '.') && n_overloads < 16) overloads[n_overloads++] = kv;
-        else return fail("bad model option", -22);
+    /* The models: ffmpeg's parse_models, '|' between them. */
+    char *spec = strdup(argv[7]), *save = NULL;
+    VmafModel *models[4];
+    int n_models = 0;
+    for (char *m = strtok_r(spec, "|", &save); m && n_models < 4; m = strtok_r(NULL, "|", &save)) {
+        if (load_ffmpeg_model(vmaf, m, &models[n_models++])) return 1;
     }
-    VmafModel *model;
-    err = version ? vmaf_model_load(&model, &model_cfg, version)
-                  : vmaf_model_load_from_path(&model, &model_cfg, path);
-    if (err) return fail("vmaf_model_load", err);
-    for (int i = 0; i < n_overloads; i++) {
-        char *dot = strchr(overloads[i], '.'), *eq = strchr(overloads[i], '=');
-        if (!eq || eq < dot) return fail("bad feature overload", -22);
-        *dot = *eq = '\0';
-        VmafFeatureDictionary *dict = NULL;
-        err = vmaf_feature_dictionary_set(&dict, dot + 1, eq + 1);
-        if (err) return fail("vmaf_feature_dictionary_set", err);
-        err = vmaf_model_feature_overload(model, overloads[i], dict);
-        if (err) return fail("vmaf_model_feature_overload", err);
-    }
-    err = vmaf_use_features_from_model(vmaf, model);
-    if (err) return fail("vmaf_use_features_from_model", err);
+    VmafModel *model = models[0];
 
     /* Extra features: ffmpeg's parse_features, NAME or NAME=OPT=VAL:OPT=VAL
      * each: the name, and its options in a dictionary. */
@@ -88,7 +100,7 @@ int main(int argc, char **argv) {
 
     /* The end: ffmpeg's uninit. */
     if (finish(vmaf, model, frames, argv[11])) return 1;
-    vmaf_model_destroy(model);
+    for (int i = 0; i < n_models; i++) vmaf_model_destroy(models[i]);
     vmaf_close(vmaf);
     free(spec);
     return 0;

@@ -1,12 +1,12 @@
 //! PSNR on the GPU (`psnr_sse.hip`): each uploaded plane's sum of
-//! squared errors as one u64; the CPU twin (`cpu.rs`) turns
-//! it into decibels.
+//! squared errors as one u64; the options (`PsnrConfig::put`) turn it
+//! into decibels and MSE, as on the CPU.
 
 #![forbid(unsafe_code)]
 
 use crate::core::RawFeatures;
 use crate::extractors::Slots;
-use crate::extractors::psnr::cpu as psnr;
+use crate::extractors::psnr::PsnrConfig;
 use crate::hip::twin::{Frame, GpuExtractor, KernelSet, Modules, Retired, sig};
 use crate::hip::{HipError, Kernel};
 
@@ -33,6 +33,7 @@ impl Kernels {
 }
 
 pub(crate) struct Psnr {
+    pub(crate) config: PsnrConfig,
     pub(crate) slots: Slots,
 }
 
@@ -46,11 +47,12 @@ impl GpuExtractor for Psnr {
         3
     }
 
-    /// One launch per plane uploaded.
+    /// One launch per plane reported (luma, and the uploaded chroma
+    /// unless `enable_chroma=false`).
     fn launch(&mut self, f: &Frame<'_>) -> Result<bool, HipError> {
         let k = f.kernels.get::<Kernels>();
         let kern = if f.geo.bps == 1 { &k.sse8 } else { &k.sse16 };
-        for p in 0..f.geo.planes.len() {
+        for p in 0..self.config.planes(f.geo.planes.len()) {
             f.launch_over_plane(kern, p, p)?;
         }
         Ok(true)
@@ -58,12 +60,7 @@ impl GpuExtractor for Psnr {
 
     fn finish(&mut self, r: &Retired<'_>, out: &mut RawFeatures) -> Result<(), HipError> {
         let g = r.geo;
-        for (p, &(pw, ph)) in g.planes.iter().enumerate() {
-            out.set(
-                self.slots.at(p),
-                psnr::psnr_from_sse(r.sums[p], pw, ph, g.bpc),
-            );
-        }
+        self.config.put(r.sums, &g.planes, g.bpc, self.slots, out);
         Ok(())
     }
 }

@@ -4,19 +4,35 @@
 pub mod cpu;
 pub(crate) mod gpu;
 
-use super::common::options::{OptSpec, Resolved};
-use super::{Config, CpuTwin, Extractor, GpuRefusal, NO_OPTIONS, Output, Slots, Switch};
+use super::common::options::{Kind, OptSpec, Resolved};
+use super::{Config, CpuTwin, Extractor, GpuRefusal, Output, Slots, Switch};
 use crate::core::FrameJob;
 use crate::core::RawFeatures;
 use crate::hip::twin::{GpuExtractor, GpuSetup, KernelSet};
+use cpu::Peaks;
 
 pub static PSNR: Psnr = Psnr;
 
 pub struct Psnr;
 
-/// Its options are not offered; the defaults are libvmaf's.
-#[derive(Debug)]
-struct PsnrConfig;
+/// libvmaf's options of `psnr` (none renames outputs).
+static OPTIONS: &[OptSpec] = &[
+    OptSpec::new("enable_chroma", None, Kind::Bool, 1.0, "", 0.0, 1.0).not_param(),
+    OptSpec::new("enable_mse", None, Kind::Bool, 0.0, "", 0.0, 1.0).not_param(),
+    OptSpec::new("enable_apsnr", None, Kind::Bool, 0.0, "", 0.0, 1.0).not_param(),
+    OptSpec::new("reduced_hbd_peak", None, Kind::Bool, 0.0, "", 0.0, 1.0).not_param(),
+    OptSpec::new("min_sse", None, Kind::Num, 0.0, "", 0.0, f64::MAX).not_param(),
+];
+
+/// The options: chroma planes, MSE outputs, the reduced high-bit-depth
+/// peak and the minimum SSE.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PsnrConfig {
+    chroma: bool,
+    mse: bool,
+    reduced_hbd_peak: bool,
+    min_sse: f64,
+}
 
 impl Extractor for Psnr {
     fn name(&self) -> &'static str {
@@ -32,56 +48,121 @@ impl Extractor for Psnr {
         })
     }
     fn options(&self) -> &'static [OptSpec] {
-        NO_OPTIONS
+        OPTIONS
     }
     fn provides(&self) -> &'static [(&'static str, usize)] {
         &[("psnr_y", 0), ("psnr_cb", 1), ("psnr_cr", 2)]
     }
-    fn configure(&self, _o: &Resolved) -> Result<Box<dyn Config>, String> {
-        Ok(Box::new(PsnrConfig))
+    fn configure(&self, o: &Resolved) -> Result<Box<dyn Config>, String> {
+        if o.flag(OPTIONS, "enable_apsnr") {
+            return Err(
+                "enable_apsnr: the aggregate APSNR (apsnr_y, _cb, _cr at the end) is not computed by vmafhip"
+                    .into(),
+            );
+        }
+        Ok(Box::new(PsnrConfig {
+            chroma: o.flag(OPTIONS, "enable_chroma"),
+            mse: o.flag(OPTIONS, "enable_mse"),
+            reduced_hbd_peak: o.flag(OPTIONS, "reduced_hbd_peak"),
+            min_sse: o.num(OPTIONS, "min_sse"),
+        }))
     }
     fn kernels(&self) -> &'static [&'static KernelSet] {
         &[&gpu::KERNELS]
     }
 }
 
+/// Slots: PSNR of Y, Cb, Cr, then their MSE.
+const MSE: usize = 3;
+
+impl PsnrConfig {
+    /// The planes reported: luma, and the chroma where enabled and present.
+    pub(crate) fn planes(&self, present: usize) -> usize {
+        if self.chroma { present.min(3) } else { 1 }
+    }
+
+    /// The peaks of a stream whose planes are `dims`.
+    fn peaks(&self, bpc: u8, dims: &[(usize, usize)]) -> Peaks {
+        let luma = dims[0];
+        let sub = dims
+            .get(1)
+            .map_or((false, false), |c| (c.0 != luma.0, c.1 != luma.1));
+        Peaks::new(bpc, luma, sub, self.reduced_hbd_peak, self.min_sse)
+    }
+
+    /// A frame's outputs from each plane's sum of squared errors.
+    pub(crate) fn put(
+        &self,
+        sse: &[u64],
+        dims: &[(usize, usize)],
+        bpc: u8,
+        slots: Slots,
+        out: &mut RawFeatures,
+    ) {
+        let peaks = self.peaks(bpc, dims);
+        for p in 0..self.planes(dims.len()) {
+            let (w, h) = dims[p];
+            out.set(slots.at(p), cpu::psnr_from_sse(sse[p], w, h, &peaks, p));
+            if self.mse {
+                out.set(slots.at(MSE + p), cpu::mse_from_sse(sse[p], w, h));
+            }
+        }
+    }
+}
+
 impl Config for PsnrConfig {
     fn outputs(&self) -> usize {
-        3
+        6
     }
     fn names(&self, chroma: bool) -> Vec<Output> {
-        let mut names = vec![Output::now(0, "psnr_y")];
-        if chroma {
-            names.push(Output::now(1, "psnr_cb"));
-            names.push(Output::now(2, "psnr_cr"));
+        const PSNR: [&str; 3] = ["psnr_y", "psnr_cb", "psnr_cr"];
+        const MSE_NAMES: [&str; 3] = ["mse_y", "mse_cb", "mse_cr"];
+        let mut names = Vec::new();
+        for p in 0..self.planes(if chroma { 3 } else { 1 }) {
+            names.push(Output::now(p, PSNR[p]));
+            if self.mse {
+                names.push(Output::now(MSE + p, MSE_NAMES[p]));
+            }
         }
         names
     }
     fn reads_chroma(&self) -> bool {
-        true
+        self.chroma
     }
     fn cpu(&self, slots: Slots, _threads: usize) -> Box<dyn CpuTwin> {
-        Box::new(PsnrCpu { slots })
+        Box::new(PsnrCpu {
+            config: *self,
+            slots,
+        })
     }
     fn gpu(
         &self,
         slots: Slots,
         _s: &GpuSetup<'_>,
     ) -> Result<Option<Box<dyn GpuExtractor>>, GpuRefusal> {
-        Ok(Some(Box::new(gpu::Psnr { slots })))
+        Ok(Some(Box::new(gpu::Psnr {
+            config: *self,
+            slots,
+        })))
     }
 }
 
 struct PsnrCpu {
+    config: PsnrConfig,
     slots: Slots,
 }
 
 impl CpuTwin for PsnrCpu {
     fn extract(&mut self, job: &FrameJob, out: &mut RawFeatures) {
         let (r, d) = (&job.reference, &job.distorted);
-        for (p, (rp, dp)) in r.planes.iter().zip(&d.planes).enumerate().take(3) {
-            let v = cpu::psnr_plane(&rp.data, &dp.data, rp.width, rp.height, r.bpc);
-            out.set(self.slots.at(p), v);
-        }
+        let n = self.config.planes(r.planes.len());
+        let sse: Vec<u64> = (0..n)
+            .map(|p| {
+                let (rp, dp) = (&r.planes[p], &d.planes[p]);
+                cpu::sse_plane(&rp.data, &dp.data, rp.width, rp.height)
+            })
+            .collect();
+        let dims: Vec<(usize, usize)> = r.planes.iter().map(|p| (p.width, p.height)).collect();
+        self.config.put(&sse, &dims, r.bpc, self.slots, out);
     }
 }

@@ -299,6 +299,23 @@ pub fn float_ms_ssim(r: &[f32], d: &[f32], w: usize, h: usize) -> Option<f64> {
     Some(ms_ssim_from_terms(&terms))
 }
 
+/// libvmaf's `enable_db` cap: with `clip_db`, the dB of an error of half a
+/// sample's square over the frame, rounded up; else none.
+pub fn db_max(clip: bool, bpc: u8, w: usize, h: usize) -> f64 {
+    if !clip {
+        return f64::INFINITY;
+    }
+    let peak = f64::from((1u32 << bpc) - 1);
+    let mse = 0.5 / (w * h) as f64;
+    (10.0 * (peak * peak / mse).log10()).ceil()
+}
+
+/// A score as libvmaf's `enable_db` writes it: −10·log10(1 − score), capped.
+pub fn to_db(score: f64, max: f64) -> f64 {
+    (-10.0 * (1.0 - score).log10()).min(max)
+}
+
+
 #[cfg(test)]
 mod tests {
     use super::*;

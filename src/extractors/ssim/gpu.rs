@@ -93,9 +93,17 @@ pub(crate) struct Ssim {
     lpf: DeviceBuffer,
     gauss: DeviceBuffer,
     scratch: Vec<Slot>,
+    /// `enable_db`: the score in dB, capped at this (`cpu::db_max`).
+    db: Option<f64>,
 }
 
 impl Ssim {
+    /// The same twin giving its score in dB, capped at `max` (`enable_db`).
+    pub(crate) fn in_db(mut self, max: f64) -> Self {
+        self.db = Some(max);
+        self
+    }
+
     /// The twin giving float_ssim and float_ms_ssim into the slots
     /// `out` names (either or both).
     pub(crate) fn new(
@@ -125,6 +133,7 @@ impl Ssim {
             lpf: floats(&lpf_kernel(), "float_ms_ssim low-pass")?,
             gauss: floats(&GAUSS, "ssim Gaussian")?,
             scratch: Vec::new(),
+            db: None,
         }))
     }
 
@@ -359,15 +368,16 @@ impl GpuExtractor for Ssim {
             at += dh;
             terms_from_sums(sums, dw * dh)
         };
+        let db = |v: f64| self.db.map_or(v, |max| super::cpu::to_db(v, max));
         if let (Some((size, _)), Some(slot)) = (self.ssim, self.out.0) {
-            out.set(slot, f64::from(terms(size).0));
+            out.set(slot, db(f64::from(terms(size).0)));
         }
         if let (Some(ms), Some(slot)) = (self.ms, self.out.1) {
             let t: [(f32, f32, f32); 5] = std::array::from_fn(|s| {
                 let (_, l, c, st) = terms(ms[s]);
                 (l, c, st)
             });
-            out.set(slot, ms_ssim_from_terms(&t));
+            out.set(slot, db(ms_ssim_from_terms(&t)));
         }
         Ok(())
     }
