@@ -113,10 +113,14 @@ pub(crate) fn parse_feature(spec: &str) -> Result<Requested, String> {
             .ok_or_else(|| format!("feature \"{spec}\": \"{pair}\" is not OPTION=VALUE"))?;
         options.push((k.trim().to_string(), OptValue::Str(v.trim().to_string())));
     }
-    common::options::resolve(kind.options(), &options, name).map_err(|e| match e {
-        VmafError::Unsupported(why) => why,
-        other => other.to_string(),
-    })?;
+    let resolved =
+        common::options::resolve(kind.options(), &options, name).map_err(|e| match e {
+            VmafError::Unsupported(why) => why,
+            other => other.to_string(),
+        })?;
+    // Options vmafhip does not serve are refused here, where they are asked for.
+    kind.configure(&resolved)
+        .map_err(|why| format!("{name}: {why}"))?;
     Ok((kind, options))
 }
 

@@ -315,7 +315,6 @@ pub fn to_db(score: f64, max: f64) -> f64 {
     (-10.0 * (1.0 - score).log10()).min(max)
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
