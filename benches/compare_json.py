@@ -2,8 +2,8 @@
 """Compare two libvmaf-layout JSON results frame by frame.
 
 usage: compare_json.py OURS.json LIBVMAF.json
-Prints one line: frames compared, metrics compared, mismatches, and both
-pooled VMAF means. Tolerances are the tests' (tests/common): 1e-6 for
+Prints one line: frames compared, metrics compared (with the stream-wide
+aggregate_metrics), mismatches, and both pooled VMAF means. Tolerances are the tests' (tests/common): 1e-6 for
 integer features (exact but for 6-decimal printing), 1e-4 for model scores
 and float metrics. Exit status 1 on any mismatch.
 """
@@ -33,6 +33,14 @@ po = ours["pooled_metrics"]["vmaf"]["mean"]
 pt = theirs["pooled_metrics"]["vmaf"]["mean"]
 if abs(po - pt) > 1e-4:
     bad.append(f"pooled vmaf {po} vs {pt}")
+agg = theirs.get("aggregate_metrics", {})
+for k, v in agg.items():
+    g = ours.get("aggregate_metrics", {}).get(k)
+    n += 1
+    if g is None or v is None or abs(g - v) > 1e-6:
+        bad.append(f"aggregate {k}: {g} vs {v}")
+if set(ours.get("aggregate_metrics", {})) != set(agg):
+    bad.append(f"aggregates {sorted(ours.get('aggregate_metrics', {}))} vs {sorted(agg)}")
 print(f"{len(tf)} frames, {n} values compared, {len(bad)} mismatches; "
       f"pooled VMAF vmafhip {po:.6f}, libvmaf {pt:.6f}")
 for b in bad[:10]:

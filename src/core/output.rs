@@ -356,7 +356,16 @@ impl<W: std::io::Write> ResultsWriter<W> {
                         json_num(p.harmonic_mean())
                     );
                 }
-                s.push_str("\n  },\n  \"aggregate_metrics\": {\n  }");
+                s.push_str("\n  },\n  \"aggregate_metrics\": {");
+                for (i, (n, v)) in pooled.aggregates.iter().enumerate() {
+                    let _ = write!(
+                        s,
+                        "{}\n    \"{n}\": {}",
+                        if i == 0 { "" } else { "," },
+                        json_num(*v)
+                    );
+                }
+                s.push_str("\n  }");
                 if let Some(c) = inputs {
                     let _ = write!(s, ",\n  \"inputs\": {}", c.json());
                 }
@@ -374,7 +383,11 @@ impl<W: std::io::Write> ResultsWriter<W> {
                         fmt_num(p.harmonic_mean())
                     );
                 }
-                s.push_str("  </pooled_metrics>\n  <aggregate_metrics />\n");
+                s.push_str("  </pooled_metrics>\n  <aggregate_metrics ");
+                for (n, v) in &pooled.aggregates {
+                    let _ = write!(s, "{n}=\"{}\" ", fmt_num(*v));
+                }
+                s.push_str("/>\n");
                 if let Some(c) = inputs {
                     s.push_str(&c.xml());
                 }
@@ -399,7 +412,12 @@ impl<W: std::io::Write> ResultsWriter<W> {
                         json_num(p.harmonic_mean())
                     );
                 }
-                s.push_str("}, \"aggregate_metrics\": {}");
+                s.push_str("}, \"aggregate_metrics\": {");
+                for (i, (n, v)) in pooled.aggregates.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { ", " };
+                    let _ = write!(s, "{sep}\"{n}\": {}", json_num(*v));
+                }
+                s.push('}');
                 if let Some(c) = inputs {
                     let _ = write!(s, ", \"inputs\": {}", c.json());
                 }
@@ -440,6 +458,7 @@ mod tests {
             names: names.clone(),
             stats,
             frames: 5,
+            aggregates: Vec::new(),
         };
         for fmt in [
             Format::Json,

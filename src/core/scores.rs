@@ -41,6 +41,9 @@ pub struct PooledScores {
     pub names: Arc<[String]>,
     pub stats: Vec<Pooled>,
     pub frames: u64,
+    /// Values computed once over the whole stream (libvmaf's
+    /// `aggregate_metrics`, e.g. `apsnr_y`), in libvmaf's order.
+    pub aggregates: Vec<(String, f64)>,
 }
 
 impl PooledScores {

@@ -579,6 +579,7 @@ impl StreamPool {
             names: Arc::from(self.names.clone()),
             stats: self.stats.clone(),
             frames: self.frames,
+            aggregates: Vec::new(),
         }
     }
 }

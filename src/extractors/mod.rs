@@ -316,6 +316,20 @@ pub(crate) trait Config: Send + Sync + fmt::Debug {
     fn temporal(&self, _slots: Slots) -> Option<Box<dyn Temporal>> {
         None
     }
+    /// What it computes once over the whole stream from every scored
+    /// frame's values (libvmaf's `aggregate_metrics`), if anything.
+    fn aggregate(&self, _slots: Slots) -> Option<Box<dyn Aggregate>> {
+        None
+    }
+}
+
+/// Values over the whole stream, folded from each scored frame's values
+/// (`Config::aggregate`): libvmaf's `vmaf_feature_collector_set_aggregate`.
+pub trait Aggregate: Send {
+    /// One scored frame's values.
+    fn push(&mut self, raw: &RawFeatures);
+    /// The values so far, by name, in libvmaf's order.
+    fn values(&self) -> Vec<(String, f64)>;
 }
 
 /// Why a GPU twin could not be made.

@@ -178,6 +178,14 @@ impl Plan {
         self.extractors.iter().try_for_each(|c| c.config.check(g))
     }
 
+    /// The stream-wide values, in plan order (`Config::aggregate`).
+    pub(crate) fn aggregates(&self) -> Vec<Box<dyn extractors::Aggregate>> {
+        self.extractors
+            .iter()
+            .filter_map(|c| c.config.aggregate(c.slots))
+            .collect()
+    }
+
     /// The temporal stages, in plan order.
     pub(crate) fn temporals(&self) -> Vec<Box<dyn Temporal>> {
         self.extractors

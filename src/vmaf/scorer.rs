@@ -81,6 +81,7 @@ pub struct Scorer<B: FeatureBackend> {
     pending: std::collections::VecDeque<RawFeatures>,
     /// The extractors' stages after the backend, in frame order.
     temporals: Vec<Box<dyn Temporal>>,
+    aggregates: Vec<Box<dyn crate::extractors::Aggregate>>,
     pooled: Vec<Pooled>,
     frames_scored: u64,
 }
@@ -105,6 +106,7 @@ impl<B: FeatureBackend> Scorer<B> {
         Ok(Self {
             backend,
             temporals: plan.temporals(),
+            aggregates: plan.aggregates(),
             plan,
             models: config.models.clone(),
             flags: config.flags,
@@ -173,6 +175,9 @@ impl<B: FeatureBackend> Scorer<B> {
     fn finalize(&mut self, raw: RawFeatures) -> Option<FrameScores> {
         if !raw.scored {
             return None;
+        }
+        for a in &mut self.aggregates {
+            a.push(&raw);
         }
         let mut values: Vec<Option<f64>> = Vec::with_capacity(self.names.len());
         values.extend(self.sources.iter().map(|&s| raw.get(s)));
@@ -329,6 +334,7 @@ impl<B: FeatureBackend> Engine for Scorer<B> {
             names: self.names.clone(),
             stats: self.pooled.clone(),
             frames: self.frames_scored,
+            aggregates: self.aggregates.iter().flat_map(|a| a.values()).collect(),
         }
     }
 
@@ -337,6 +343,7 @@ impl<B: FeatureBackend> Engine for Scorer<B> {
         self.next_index = 0;
         self.pending.clear();
         self.temporals = self.plan.temporals();
+        self.aggregates = self.plan.aggregates();
         self.pooled.iter_mut().for_each(|p| *p = Pooled::default());
         self.frames_scored = 0;
         self.geometry = None;

@@ -262,6 +262,27 @@ pub fn compare_with_golden(
     golden: &Value,
 ) -> Vec<String> {
     let mut bad = Vec::new();
+    // libvmaf's stream-wide values (APSNR), from summed integer errors.
+    let aggregates = golden["aggregate_metrics"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    for (k, v) in &aggregates {
+        let got = pooled
+            .aggregates
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, x)| *x);
+        if !got.is_some_and(|g| v.as_f64().is_some_and(|w| (g - w).abs() <= 1e-6)) {
+            bad.push(format!("aggregate {k}: {got:?}, libvmaf {v}"));
+        }
+    }
+    if pooled.aggregates.len() != aggregates.len() {
+        bad.push(format!(
+            "aggregates {:?}, libvmaf {aggregates:?}",
+            pooled.aggregates
+        ));
+    }
     let gf = golden["frames"].as_array().unwrap();
     if gf.len() != frames.len() {
         bad.push(format!(

@@ -5,7 +5,7 @@ pub mod cpu;
 pub(crate) mod gpu;
 
 use super::common::options::{Kind, OptSpec, Resolved};
-use super::{Config, CpuTwin, Extractor, GpuRefusal, Output, Slots, Switch};
+use super::{Aggregate, Config, CpuTwin, Extractor, GpuRefusal, Output, Slots, Switch};
 use crate::core::FrameJob;
 use crate::core::RawFeatures;
 use crate::hip::twin::{GpuExtractor, GpuSetup, KernelSet};
@@ -30,6 +30,9 @@ static OPTIONS: &[OptSpec] = &[
 pub(crate) struct PsnrConfig {
     chroma: bool,
     mse: bool,
+    /// `enable_apsnr`: the PSNR of the whole stream's error, per plane,
+    /// at the end (`Apsnr`).
+    apsnr: bool,
     reduced_hbd_peak: bool,
     min_sse: f64,
 }
@@ -54,15 +57,10 @@ impl Extractor for Psnr {
         &[("psnr_y", 0), ("psnr_cb", 1), ("psnr_cr", 2)]
     }
     fn configure(&self, o: &Resolved) -> Result<Box<dyn Config>, String> {
-        if o.flag(OPTIONS, "enable_apsnr") {
-            return Err(
-                "enable_apsnr: the aggregate APSNR (apsnr_y, _cb, _cr at the end) is not computed by vmafhip"
-                    .into(),
-            );
-        }
         Ok(Box::new(PsnrConfig {
             chroma: o.flag(OPTIONS, "enable_chroma"),
             mse: o.flag(OPTIONS, "enable_mse"),
+            apsnr: o.flag(OPTIONS, "enable_apsnr"),
             reduced_hbd_peak: o.flag(OPTIONS, "reduced_hbd_peak"),
             min_sse: o.num(OPTIONS, "min_sse"),
         }))
@@ -72,8 +70,13 @@ impl Extractor for Psnr {
     }
 }
 
-/// Slots: PSNR of Y, Cb, Cr, then their MSE.
+/// Slots: PSNR of Y, Cb, Cr, then their MSE, then (for `enable_apsnr`,
+/// not reported per frame) their sums of squared errors and sample counts.
 const MSE: usize = 3;
+const SSE: usize = 6;
+const SAMPLES: usize = 9;
+/// The peak APSNR is measured against (`reduced_hbd_peak` or `2^bpc − 1`).
+const PEAK: usize = 12;
 
 impl PsnrConfig {
     /// The planes reported: luma, and the chroma where enabled and present.
@@ -106,13 +109,25 @@ impl PsnrConfig {
             if self.mse {
                 out.set(slots.at(MSE + p), cpu::mse_from_sse(sse[p], w, h));
             }
+            if self.apsnr {
+                out.set(slots.at(SSE + p), sse[p] as f64);
+                out.set(slots.at(SAMPLES + p), (w * h) as f64);
+            }
+        }
+        if self.apsnr {
+            let peak = if self.reduced_hbd_peak {
+                255u32 << (bpc - 8)
+            } else {
+                (1u32 << bpc) - 1
+            };
+            out.set(slots.at(PEAK), f64::from(peak));
         }
     }
 }
 
 impl Config for PsnrConfig {
     fn outputs(&self) -> usize {
-        6
+        13
     }
     fn names(&self, chroma: bool) -> Vec<Output> {
         const PSNR: [&str; 3] = ["psnr_y", "psnr_cb", "psnr_cr"];
@@ -128,6 +143,16 @@ impl Config for PsnrConfig {
     }
     fn reads_chroma(&self) -> bool {
         self.chroma
+    }
+    fn aggregate(&self, slots: Slots) -> Option<Box<dyn Aggregate>> {
+        self.apsnr.then(|| {
+            Box::new(Apsnr {
+                slots,
+                peak: 0.0,
+                sse: [0; 3],
+                samples: [0; 3],
+            }) as Box<dyn Aggregate>
+        })
     }
     fn cpu(&self, slots: Slots, _threads: usize) -> Box<dyn CpuTwin> {
         Box::new(PsnrCpu {
@@ -164,5 +189,46 @@ impl CpuTwin for PsnrCpu {
             .collect();
         let dims: Vec<(usize, usize)> = r.planes.iter().map(|p| (p.width, p.height)).collect();
         self.config.put(&sse, &dims, r.bpc, self.slots, out);
+    }
+}
+
+/// libvmaf's APSNR (`enable_apsnr`): per plane, the PSNR of the error
+/// summed over every scored frame, capped as its `flush` caps it.
+struct Apsnr {
+    slots: Slots,
+    /// The peak, from the frames' `PEAK` slot.
+    peak: f64,
+    sse: [u64; 3],
+    samples: [u64; 3],
+}
+
+impl Aggregate for Apsnr {
+    fn push(&mut self, raw: &RawFeatures) {
+        for p in 0..3 {
+            if let (Some(e), Some(n)) = (
+                raw.get(self.slots.at(SSE + p)),
+                raw.get(self.slots.at(SAMPLES + p)),
+            ) {
+                self.sse[p] += e as u64;
+                self.samples[p] += n as u64;
+            }
+        }
+        if let Some(peak) = raw.get(self.slots.at(PEAK)) {
+            self.peak = peak;
+        }
+    }
+
+    fn values(&self) -> Vec<(String, f64)> {
+        const NAMES: [&str; 3] = ["apsnr_y", "apsnr_cb", "apsnr_cr"];
+        let peak = self.peak;
+        (0..3)
+            .map(|p| {
+                let (e, n) = (self.sse[p] as f64, self.samples[p] as f64);
+                let apsnr = 10.0 * ((peak * peak).log10() + n.log10() - e.log10());
+                let max = (10.0 * (peak * peak * n * 2.0).log10()).ceil();
+                // C's MIN: the cap unless the value is below it (NaN too).
+                (NAMES[p].to_string(), if apsnr < max { apsnr } else { max })
+            })
+            .collect()
     }
 }
