@@ -498,7 +498,12 @@ impl Rendition {
         let pooled = if why == SegmentEnd::CapsChanged {
             self.engine.pooled()
         } else {
-            self.stream_pool.scores()
+            // The stream-wide values (APSNR) are the engine's, since its
+            // last reset.
+            PooledScores {
+                aggregates: self.engine.pooled().aggregates,
+                ..self.stream_pool.scores()
+            }
         };
         let mut pooled_msg = self.pooled_message(&pooled);
         if let Some(p) = &mut pooled_msg {

@@ -384,6 +384,17 @@ pub fn compare_json(got: &Value, want: &Value) -> Vec<String> {
             }
         }
     }
+    // The stream-wide values (APSNR), each to libvmaf's printed digits.
+    let aggregates = want["aggregate_metrics"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    for (k, v) in &aggregates {
+        let g = got["aggregate_metrics"][k].as_f64();
+        if !g.is_some_and(|g| v.as_f64().is_some_and(|v| (g - v).abs() <= 1e-6)) {
+            bad.push(format!("aggregate {k} = {g:?}, libvmaf {v}"));
+        }
+    }
     for (k, v) in want["pooled_metrics"].as_object().unwrap() {
         if v["mean"].is_null() && got["pooled_metrics"][k]["mean"].is_null() {
             continue;
