@@ -787,7 +787,11 @@ mod tests {
             ("r.mp4", "two inputs"),
             ("-r r -d d e", "unexpected argument"),
             ("r d --backend gpu", "use auto, cpu, hip"),
-            ("r d --feature vif", "supported are"),
+            ("r d --feature sharpness", "no feature \"sharpness\""),
+            (
+                "r d --feature cambi=no_such=1",
+                "unknown option \"no_such\"",
+            ),
             ("r d -w x", "not a valid number"),
             ("r d --bogus", "unknown option"),
             ("r d --subsample 0", "at least 1"),
