@@ -113,17 +113,9 @@ pub struct GstGpu {
     /// `GstCudaContext*` wrapping our context, or `GstHipDevice*` of our
     /// vendor and ordinal: one reference, dropped with `self`.
     object: *mut c_void,
-    /// The CUDA context (NVIDIA) our kernels run in; null on AMD.
-    context: *mut c_void,
-    ordinal: c_int,
-    /// GstHip's number for our vendor (HIP memory).
-    hip_vendor: c_int,
+    /// How a memory's context or device is known to be ours (`owns`).
+    owner: Owner,
     handle_query: HandleQuery,
-    /// CUDA: `gst_cuda_context_get_handle`; HIP: unused.
-    context_handle: Option<ObjectFn>,
-    /// HIP: `gst_hip_device_get_device_id` and `gst_hip_device_get_vendor`.
-    device_id: Option<UintFn>,
-    device_vendor: Option<IntFn>,
     /// Waits for the producer's stream: `gst_hip_memory_sync`, and
     /// `gst_cuda_memory_sync` where the library has it (1.24+).
     sync: Option<MemoryFn>,
@@ -135,6 +127,25 @@ pub struct GstGpu {
     /// through (made on first use: `on_stream`).
     reader: Mutex<Option<Stream>>,
     _lib: Library,
+}
+
+/// What a memory of ours was allocated for, and how to read that off the
+/// memory's context or device object.
+enum Owner {
+    /// `gst_cuda_context_get_handle` of the memory's `GstCudaContext` is
+    /// `context`, the CUDA context our kernels run in.
+    CudaContext {
+        handle: ObjectFn,
+        context: *mut c_void,
+    },
+    /// `gst_hip_device_get_vendor` and `_get_device_id` of the memory's
+    /// `GstHipDevice` are our vendor (GstHip's number) and ordinal.
+    HipDevice {
+        vendor_of: IntFn,
+        id_of: UintFn,
+        vendor: c_int,
+        ordinal: c_uint,
+    },
 }
 
 // SAFETY: the object is a GstObject (thread-safe reference counting, its
@@ -198,8 +209,7 @@ impl GstGpu {
 
     /// nvcodec's library `lib` with a `GstCudaContext` wrapping our context.
     fn open_cuda(dev: &Arc<Device>, lib: Library) -> Result<GstGpu, String> {
-        let (kind, name) = (GpuMemoryKind::Cuda, GpuMemoryKind::Cuda.library());
-        let hip_vendor = hip_vendor(dev.runtime().vendor());
+        let name = GpuMemoryKind::Cuda.library();
         let (context, ordinal) = dev.raw_handles();
         // SAFETY (every `symbol` below): each type is the C prototype of
         // that function in GStreamer's headers (gstcudacontext.h,
@@ -231,29 +241,23 @@ impl GstGpu {
         if object.is_null() {
             return Err(format!("{name}: gst_cuda_context_new_wrapped failed"));
         }
-        Ok(GstGpu {
-            kind,
-            object,
+        let owner = Owner::CudaContext {
+            handle: get_handle,
             context,
-            ordinal,
-            hip_vendor,
-            handle_query,
-            context_handle: Some(get_handle),
-            device_id: None,
-            device_vendor: None,
-            sync,
-            new_pool,
-            dev: dev.clone(),
-            reader: Mutex::new(None),
-            _lib: lib,
-        })
+        };
+        Ok(GstGpu::new(
+            GpuMemoryKind::Cuda,
+            (object, owner),
+            (handle_query, sync, new_pool),
+            dev,
+            lib,
+        ))
     }
 
     /// GstHip's library `lib` with a `GstHipDevice` of our vendor and ordinal.
     fn open_hip(dev: &Arc<Device>, lib: Library) -> Result<GstGpu, String> {
-        let (kind, name) = (GpuMemoryKind::Hip, GpuMemoryKind::Hip.library());
+        let name = GpuMemoryKind::Hip.library();
         let hip_vendor = hip_vendor(dev.runtime().vendor());
-        let (context, _) = dev.raw_handles();
         // SAFETY (every `symbol` below): each type is the C prototype of
         // that function in GStreamer's headers (gsthipdevice.h,
         // gsthiputils.h, gsthipmemory.h, gsthiploader.h, gsthipbufferpool.h).
@@ -290,22 +294,41 @@ impl GstGpu {
                 "{name}: gst_hip_device_new({vendor_name}, {ordinal}) failed"
             ));
         }
-        Ok(GstGpu {
+        let owner = Owner::HipDevice {
+            vendor_of: device_vendor,
+            id_of: device_id,
+            vendor: hip_vendor,
+            ordinal: ordinal as c_uint,
+        };
+        Ok(GstGpu::new(
+            GpuMemoryKind::Hip,
+            (object, owner),
+            (handle_query, Some(sync), new_pool),
+            dev,
+            lib,
+        ))
+    }
+
+    /// The opened library `lib` of `kind` memory, with our device's object
+    /// and its owner test, and the library's calls the element makes.
+    fn new(
+        kind: GpuMemoryKind,
+        (object, owner): (*mut c_void, Owner),
+        (handle_query, sync, new_pool): (HandleQuery, Option<MemoryFn>, ObjectFn),
+        dev: &Arc<Device>,
+        lib: Library,
+    ) -> GstGpu {
+        GstGpu {
             kind,
             object,
-            context,
-            ordinal,
-            hip_vendor,
+            owner,
             handle_query,
-            context_handle: None,
-            device_id: Some(device_id),
-            device_vendor: Some(device_vendor),
-            sync: Some(sync),
+            sync,
             new_pool,
             dev: dev.clone(),
             reader: Mutex::new(None),
             _lib: lib,
-        })
+        }
     }
 
     pub fn kind(&self) -> GpuMemoryKind {
@@ -346,26 +369,24 @@ impl GstGpu {
         if owner.is_null() {
             return false;
         }
-        match self.kind {
-            GpuMemoryKind::Cuda => {
-                let get = self.context_handle.expect("set for CUDA");
-                // SAFETY: `owner` is the memory's live GstCudaContext.
-                unsafe { get(owner) == self.context }
-            }
-            GpuMemoryKind::Hip => {
-                let (id, vendor) = (
-                    self.device_id.expect("set for HIP"),
-                    self.device_vendor.expect("set for HIP"),
-                );
+        match self.owner {
+            // SAFETY: `owner` is the memory's live GstCudaContext.
+            Owner::CudaContext { handle, context } => unsafe { handle(owner) == context },
+            Owner::HipDevice {
+                vendor_of,
+                id_of,
+                vendor,
+                ordinal,
+            } => {
                 // SAFETY: `owner` is the memory's live GstHipDevice.
-                unsafe { vendor(owner) == self.hip_vendor && id(owner) == self.ordinal as c_uint }
+                unsafe { vendor_of(owner) == vendor && id_of(owner) == ordinal }
             }
         }
     }
 
-    /// An active pool of `caps` frames (`memory:CUDAMemory`) in our CUDA
-    /// context, for frames written on the device and handed downstream
-    /// (CUDA only). A format GStreamer's allocator may not know (1.22 has
+    /// An active pool of `caps` frames in this memory on our device, for
+    /// frames written on the device (the command's NVDEC frames handed
+    /// downstream, the sink pads' copies of another device's frames). A format GStreamer's allocator may not know (1.22 has
     /// no P012, and aborts the process when asked for it) is allocated as
     /// its layout twin ([`layout_twin`]), and each buffer's video meta
     /// says the format asked for.

@@ -132,7 +132,7 @@ impl VmafHip {
 
     /// A `gst.hip.device` context given to the element (by the application,
     /// or by a neighbour through the bin): the device it holds becomes the
-    /// engine's unless `device-id` is set (`device_chosen`).
+    /// engine's unless `device-id` is set (`on_shared_device`).
     pub(super) fn take_context(&self, context: &gst::Context) {
         let Some((vendor, id)) = crate::hip::gst_gpu::hip_context_device(context) else {
             return;

@@ -22,27 +22,20 @@ impl Peaks {
         reduced: bool,
         min_sse: f64,
     ) -> Self {
-        let peak = if bpc == 8 {
-            255.0
-        } else if reduced {
-            f64::from(255u32 << (bpc - 8))
+        // libvmaf's 8-bit path hard-codes 255, which both forms give at 8 bits.
+        let peak = f64::from(if reduced {
+            255u32 << (bpc - 8)
         } else {
-            f64::from((1u32 << bpc) - 1)
-        };
+            (1u32 << bpc) - 1
+        });
         let max = std::array::from_fn(|i| {
             if min_sse == 0.0 {
                 return 6.0 * f64::from(bpc) + 12.0;
             }
-            // libvmaf's `init` takes its peak here before the 8-bit path's 255.
-            let init_peak = if reduced {
-                f64::from(255u32 << (bpc - 8))
-            } else {
-                f64::from((1u32 << bpc) - 1)
-            };
             let w = if i > 0 && sub.0 { luma.0 / 2 } else { luma.0 };
             let h = if i > 0 && sub.1 { luma.1 / 2 } else { luma.1 };
             let mse = min_sse / (w * h) as f64;
-            (10.0 * (init_peak * init_peak / mse).log10()).ceil()
+            (10.0 * (peak * peak / mse).log10()).ceil()
         });
         Peaks { peak, max }
     }

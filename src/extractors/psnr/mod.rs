@@ -75,7 +75,7 @@ impl Extractor for Psnr {
 const MSE: usize = 3;
 const SSE: usize = 6;
 const SAMPLES: usize = 9;
-/// The peak APSNR is measured against (`reduced_hbd_peak` or `2^bpc − 1`).
+/// The peak APSNR is measured against (`Peaks::peak`).
 const PEAK: usize = 12;
 
 impl PsnrConfig {
@@ -115,12 +115,7 @@ impl PsnrConfig {
             }
         }
         if self.apsnr {
-            let peak = if self.reduced_hbd_peak {
-                255u32 << (bpc - 8)
-            } else {
-                (1u32 << bpc) - 1
-            };
-            out.set(slots.at(PEAK), f64::from(peak));
+            out.set(slots.at(PEAK), peaks.peak);
         }
     }
 }
