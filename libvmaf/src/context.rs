@@ -16,7 +16,7 @@ use gstvmafhip::vmaf::{
     OpenedDevice, Opening, PoolMethod, Pooled,
 };
 use std::ffi::c_int;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The `version` field of the results, as libvmaf 3.2 writes it.
 const RESULTS_VERSION: &str = "3.2.0";
@@ -39,7 +39,9 @@ impl Backend {
     /// `auto`, the GPU when its device opens, and a note why not otherwise.
     pub fn from_env() -> Result<(Backend, Option<String>), String> {
         let wanted = std::env::var(BACKEND_VARIABLE).unwrap_or_default();
-        let gpu = || gstvmafhip::vmaf::gpu_device(Vendor::Auto, 0);
+        // Probed, not opened: a program that imports its own CUDA context
+        // never pays for the primary context and its kernels.
+        let gpu = || gstvmafhip::vmaf::gpu_info(Vendor::Auto, 0);
         let choice = match wanted.as_str() {
             "" => BackendChoice::Auto,
             name => BackendChoice::parse(name).ok_or_else(|| {
@@ -91,6 +93,22 @@ pub struct Context {
     flushed: bool,
     started: Option<Instant>,
     seconds: f64,
+    /// Where the context's time went, said at `vmaf_close` (DEBUG).
+    timing: Timing,
+}
+
+/// Where a context's time went: what a program waits for in its calls.
+#[derive(Default)]
+pub struct Timing {
+    /// `vmaf_init`: the backend chosen and, for the GPU, its device opened.
+    pub init: Duration,
+    /// The engine opened at the first frame.
+    engine: Duration,
+    /// Inside `vmaf_read_pictures`, over every frame (the engine's opening included).
+    reading: Duration,
+    flush: Duration,
+    /// `vmaf_write_output`, every call.
+    writing: Duration,
 }
 
 /// What went wrong, for the log, with libvmaf's return code.
@@ -118,17 +136,45 @@ impl Context {
             flushed: false,
             started: None,
             seconds: 0.0,
+            timing: Timing::default(),
         }
+    }
+
+    /// Where the time went, for libvmaf's DEBUG level at `vmaf_close`.
+    pub fn timing(&mut self) -> &mut Timing {
+        &mut self.timing
+    }
+
+    /// The timing line said at `vmaf_close`.
+    pub fn timing_line(&self) -> String {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        let t = &self.timing;
+        let per_frame = ms(t.reading.saturating_sub(t.engine)) / f64::from(self.read.max(1));
+        format!(
+            "vmafhip: {} frames; time in calls: vmaf_init {:.1} ms, the engine opened at the first frame {:.1} ms, \
+             vmaf_read_pictures {:.3} ms a frame besides, the flush {:.1} ms, vmaf_write_output {:.1} ms; \
+             opening the GPU: {}",
+            self.read,
+            ms(t.init),
+            ms(t.engine),
+            per_frame,
+            ms(t.flush),
+            ms(t.writing),
+            match gstvmafhip::hip::startup_steps() {
+                s if s.is_empty() => "nothing".to_string(),
+                s => s,
+            }
+        )
     }
 
     /// What scores: said once at `vmaf_init` (libvmaf's INFO level).
     pub fn describe(&self) -> String {
         match self.backend {
             Backend::Cpu => format!("vmafhip: the CPU engine, {} thread(s)", self.threads),
-            Backend::Hip(n) => match gstvmafhip::vmaf::gpu_device(Vendor::Auto, n) {
-                Ok(d) => format!(
+            Backend::Hip(n) => match gstvmafhip::vmaf::gpu_info(Vendor::Auto, n) {
+                Ok(info) => format!(
                     "vmafhip: the GPU engine on {} ({}), the CPU engine behind it",
-                    d.info.name, d.info.arch
+                    info.name, info.arch
                 ),
                 Err(e) => format!("vmafhip: the GPU engine ({e})"),
             },
@@ -288,8 +334,10 @@ impl Context {
 
     fn engine(&mut self) -> Result<&mut Box<dyn Engine>, Failure> {
         if self.engine.is_none() {
+            let opening = Instant::now();
             let config = self.config()?;
             self.engine = Some(open(&config, self.backend, self.gpu.clone()).map_err(invalid)?);
+            self.timing.engine = opening.elapsed();
         }
         Ok(self.engine.as_mut().expect("made above"))
     }
@@ -313,6 +361,7 @@ impl Context {
                 self.read
             )));
         }
+        let called = Instant::now();
         let r = reference
             .picture()
             .map_err(|e| invalid(format!("reference: {e}")))?;
@@ -329,6 +378,7 @@ impl Context {
         self.keep_frames_in_order();
         self.read += 1;
         self.seconds = started.elapsed().as_secs_f64();
+        self.timing.reading += called.elapsed();
         Ok(())
     }
 
@@ -346,11 +396,13 @@ impl Context {
             return Err(invalid("flushed twice"));
         }
         self.flushed = true;
+        let called = Instant::now();
         if let Some(e) = self.engine.as_mut() {
             let rest = e.flush().map_err(|e| invalid(e.to_string()))?;
             self.frames.extend(rest);
             self.keep_frames_in_order();
         }
+        self.timing.flush = called.elapsed();
         if let Some(s) = self.started {
             self.seconds = s.elapsed().as_secs_f64();
         }
@@ -402,7 +454,14 @@ impl Context {
     }
 
     /// The results file in libvmaf's layout `fmt`.
-    pub fn write_output(&self, path: &str, fmt: c_int) -> Result<(), Failure> {
+    pub fn write_output(&mut self, path: &str, fmt: c_int) -> Result<(), Failure> {
+        let called = Instant::now();
+        let written = self.write_results(path, fmt);
+        self.timing.writing += called.elapsed();
+        written
+    }
+
+    fn write_results(&self, path: &str, fmt: c_int) -> Result<(), Failure> {
         let format = match fmt {
             ffi::OUTPUT_XML => Format::Xml,
             ffi::OUTPUT_JSON => Format::Json,

@@ -59,6 +59,8 @@ pub unsafe extern "C" fn vmaf_cuda_import_state(
     // SAFETY: as [`handle`].
     let done = unsafe { with_context(vmaf, |c| c.use_device(s.gpu.clone())) };
     if done == 0 {
+        // Host pictures too are pinned in the program's context.
+        picture::allocate_pinned_on(picture::PinnedOn::Device(s.gpu.device.clone()));
         say(ffi::LOG_INFO, &s.describe());
     }
     done

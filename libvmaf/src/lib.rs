@@ -97,6 +97,7 @@ pub unsafe extern "C" fn vmaf_init(vmaf: *mut *mut Handle, cfg: ffi::Configurati
         return einval("vmaf_init: a NULL argument");
     }
     LOG_LEVEL.store(cfg.log_level, Ordering::Relaxed);
+    let called = std::time::Instant::now();
     let backend = match context::Backend::from_env() {
         Ok((b, note)) => {
             if let Some(n) = note {
@@ -107,8 +108,9 @@ pub unsafe extern "C" fn vmaf_init(vmaf: *mut *mut Handle, cfg: ffi::Configurati
         Err(e) => return einval(&e),
     };
     pinned_for(backend);
-    let context = Context::new(&cfg, backend);
+    let mut context = Context::new(&cfg, backend);
     say(ffi::LOG_INFO, &context.describe());
+    context.timing().init = called.elapsed();
     let h = Box::new(Handle {
         context,
         preallocated: None,
@@ -123,10 +125,8 @@ pub unsafe extern "C" fn vmaf_init(vmaf: *mut *mut Handle, cfg: ffi::Configurati
 /// engine scores (uploaded in place), ordinary memory otherwise.
 fn pinned_for(backend: context::Backend) {
     picture::allocate_pinned_on(match backend {
-        context::Backend::Hip(n) => {
-            gstvmafhip::vmaf::gpu_device(gstvmafhip::hip::Vendor::Auto, n).ok()
-        }
-        context::Backend::Cpu => None,
+        context::Backend::Hip(n) => picture::PinnedOn::Ordinal(n),
+        context::Backend::Cpu => picture::PinnedOn::Nothing,
     });
 }
 
@@ -136,7 +136,17 @@ pub unsafe extern "C" fn vmaf_close(vmaf: *mut Handle) -> c_int {
         return einval("vmaf_close: a NULL argument");
     }
     // SAFETY: `vmaf` came from `vmaf_init` and is closed once.
-    drop(unsafe { Box::from_raw(vmaf) });
+    let h = unsafe { Box::from_raw(vmaf) };
+    say(ffi::LOG_DEBUG, &h.context.timing_line());
+    let called = std::time::Instant::now();
+    drop(h);
+    say(
+        ffi::LOG_DEBUG,
+        &format!(
+            "vmafhip: closed in {:.1} ms",
+            called.elapsed().as_secs_f64() * 1e3
+        ),
+    );
     0
 }
 

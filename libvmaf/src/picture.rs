@@ -36,17 +36,43 @@ impl Memory {
 
 /// Blocks released, lent again before any is allocated.
 static SPARE: Mutex<Vec<Memory>> = Mutex::new(Vec::new());
-/// The GPU whose pinned memory new blocks are, while its engine scores.
-static PINNED_ON: Mutex<Option<Arc<Device>>> = Mutex::new(None);
+/// Whose pinned memory new blocks are.
+pub enum PinnedOn {
+    /// Ordinary memory (the CPU engine).
+    Nothing,
+    /// The GPU of this ordinal, opened at the first picture (not before:
+    /// a program may import its own context instead).
+    Ordinal(usize),
+    Device(Arc<Device>),
+}
 
-/// New blocks are `dev`'s pinned memory (None: ordinary memory).
-pub fn allocate_pinned_on(dev: Option<Arc<Device>>) {
-    *PINNED_ON.lock().unwrap_or_else(|e| e.into_inner()) = dev;
+/// The GPU whose pinned memory new blocks are, while its engine scores.
+static PINNED_ON: Mutex<PinnedOn> = Mutex::new(PinnedOn::Nothing);
+
+/// Where new blocks are allocated from now on.
+pub fn allocate_pinned_on(on: PinnedOn) {
+    *PINNED_ON.lock().unwrap_or_else(|e| e.into_inner()) = on;
+}
+
+/// The device new blocks are pinned on, opened now if need be (None:
+/// ordinary memory, also where the device does not open).
+fn pinned_device() -> Option<Arc<Device>> {
+    let mut on = PINNED_ON.lock().unwrap_or_else(|e| e.into_inner());
+    if let PinnedOn::Ordinal(n) = *on {
+        *on = match gstvmafhip::vmaf::gpu_device(gstvmafhip::hip::Vendor::Auto, n) {
+            Ok(d) => PinnedOn::Device(d),
+            Err(_) => PinnedOn::Nothing,
+        };
+    }
+    match &*on {
+        PinnedOn::Device(d) => Some(d.clone()),
+        _ => None,
+    }
 }
 
 /// A block of `len` bytes: a spare one of that length and kind, else new.
 fn memory(len: usize) -> Memory {
-    let pinned = PINNED_ON.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let pinned = pinned_device();
     {
         let mut spare = SPARE.lock().unwrap_or_else(|e| e.into_inner());
         let fits = |m: &Memory| match m {

@@ -173,6 +173,30 @@ impl Device {
         }))
     }
 
+    /// What device `ordinal` is, without opening it: on NVIDIA no context
+    /// is made (a program that brings its own context never pays for the
+    /// primary one); on AMD the device is opened, which costs little.
+    pub fn probe(rt: &Arc<Runtime>, ordinal: usize) -> Result<DeviceInfo, HipError> {
+        let Api::Nvidia { cu, .. } = &rt.api else {
+            return Device::open(rt, ordinal).map(|d| d.info.clone());
+        };
+        let count = rt.device_count()?;
+        if ordinal >= count {
+            return Err(HipError::NoDevice(format!(
+                "device-id {ordinal} asked for, but {} reports {count} device{}",
+                rt.libraries,
+                if count == 1 { "" } else { "s" }
+            )));
+        }
+        let mut dev: c_int = 0;
+        // SAFETY: valid out-pointer.
+        rt.check(
+            unsafe { (cu.device_get)(&mut dev, ordinal as c_int) },
+            "cuDeviceGet",
+        )?;
+        nvidia_info(rt, dev, ordinal)
+    }
+
     /// The device of a CUDA context the caller made and keeps alive (a
     /// program's own, such as ffmpeg's hardware device): work runs in that
     /// context, so the caller's device memory is read in place. NVIDIA only.

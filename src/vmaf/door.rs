@@ -297,6 +297,14 @@ pub fn gpu_device(vendor: Vendor, device_id: usize) -> Result<Arc<Device>, Strin
     crate::gpu::shared_device(vendor, device_id).map_err(|e| e.to_string())
 }
 
+/// What GPU `device_id` of `vendor` is, without opening it (no context,
+/// no kernels): for choosing an engine before a program says which
+/// context to score in.
+pub fn gpu_info(vendor: Vendor, device_id: usize) -> Result<crate::hip::DeviceInfo, String> {
+    let rt = crate::hip::Runtime::load(vendor).map_err(|e| e.to_string())?;
+    crate::hip::Device::probe(&rt, device_id).map_err(|e| e.to_string())
+}
+
 /// The GPU runtime this process would load, for `--version` and the like.
 pub fn gpu_runtime() -> String {
     match gpu_device(Vendor::Auto.from_env_or(), 0) {

@@ -22,6 +22,7 @@ pub use crate::extractors::model_spec::ModelSpec;
 pub use crate::extractors::plan::Plan;
 pub use crate::gpu::{OpenedDevice, SharedReference};
 pub use door::{
-    BackendChoice, OnGpuError, OpenError, Opened, Opening, gpu_device, gpu_runtime, open, settings,
+    BackendChoice, OnGpuError, OpenError, Opened, Opening, gpu_device, gpu_info, gpu_runtime, open,
+    settings,
 };
 pub use scorer::{EngineConfig, Scorer};
