@@ -70,14 +70,15 @@ fn every_feature_golden_run_matches_libvmaf() {
 /// instance of the model's `vif`, `adm` and `motion` named with libvmaf's
 /// option suffix); PSNR's `enable_mse`, `min_sse`, `reduced_hbd_peak`
 /// (10-bit), `enable_chroma=false` and `enable_apsnr` (the stream's APSNR
-/// in `aggregate_metrics`, 8- and 10-bit), the SSIMs' `enable_db` and
-/// `clip_db` (`manifest-options.json`).
+/// in `aggregate_metrics`, 8- and 10-bit), the SSIMs' `enable_db`,
+/// `clip_db` and `enable_lcs`, float_ssim's `scale`
+/// (`manifest-options.json`).
 #[test]
 fn every_extractor_by_name_and_with_options_matches_libvmaf() {
     assert_eq!(
         check_runs(common::golden_runs_options()),
-        7,
-        "manifest-options.json lists 7 runs"
+        9,
+        "manifest-options.json lists 9 runs"
     );
 }
 

@@ -206,6 +206,9 @@ pub fn ssim_terms(r: &[f32], d: &[f32], w: usize, h: usize) -> (f32, f32, f32, f
     terms_from_sums(total, dw * dh)
 }
 
+/// One scale's means of the luminance, contrast and structure terms.
+pub type Terms = (f32, f32, f32);
+
 /// The four means from the sums over the `n` samples of the SSIM map.
 pub fn terms_from_sums(sums: [f64; 4], n: usize) -> (f32, f32, f32, f32) {
     let n = n as f64;
@@ -218,15 +221,18 @@ pub fn terms_from_sums(sums: [f64; 4], n: usize) -> (f32, f32, f32, f32) {
     )
 }
 
-/// float_ssim's automatic box downscale factor (1: none).
-pub fn ssim_factor(w: usize, h: usize) -> usize {
+/// float_ssim's box downscale factor (1: none): `scale` where given
+/// (libvmaf's option, 1 to 10), else its automatic one (`scale=0`).
+pub fn ssim_factor(w: usize, h: usize, scale: usize) -> usize {
+    if scale > 0 {
+        return scale;
+    }
     (1.0f32.max(((w.min(h)) as f32 / 256.0 + 0.5).floor())) as usize
 }
 
-/// The size SSIM's map is taken at, after the downscale; `None` where it
-/// is smaller than the Gaussian window.
-pub fn ssim_size(w: usize, h: usize) -> Option<(usize, usize)> {
-    let f = ssim_factor(w, h);
+/// The size SSIM's map is taken at, after the downscale by `f`; `None`
+/// where it is smaller than the Gaussian window.
+pub fn ssim_size(w: usize, h: usize, f: usize) -> Option<(usize, usize)> {
     let (sw, sh) = if f > 1 {
         decimated_size(w, h, f)
     } else {
@@ -264,22 +270,29 @@ pub fn ms_ssim_from_terms(terms: &[(f32, f32, f32); 5]) -> f64 {
     ms
 }
 
-/// `float_ssim`: SSIM after libvmaf's automatic box downscale.
-pub fn float_ssim(r: &[f32], d: &[f32], w: usize, h: usize) -> Option<f64> {
-    let (sw, sh) = ssim_size(w, h)?;
-    let f = ssim_factor(w, h);
+/// `float_ssim` after the box downscale by `f` ([`ssim_factor`]): SSIM
+/// and the means of its luminance, contrast and structure terms.
+pub fn float_ssim(
+    r: &[f32],
+    d: &[f32],
+    w: usize,
+    h: usize,
+    f: usize,
+) -> Option<(f32, f32, f32, f32)> {
+    let (sw, sh) = ssim_size(w, h, f)?;
     if f > 1 {
         let box_k = box_kernel(f);
         let (rr, _, _) = decimate(r, w, h, f, f, &box_k);
         let (dd, _, _) = decimate(d, w, h, f, f, &box_k);
-        return Some(f64::from(ssim_terms(&rr, &dd, sw, sh).0));
+        return Some(ssim_terms(&rr, &dd, sw, sh));
     }
-    Some(f64::from(ssim_terms(r, d, w, h).0))
+    Some(ssim_terms(r, d, w, h))
 }
 
-/// `float_ms_ssim`: five scales; `None` when the frame is too small
-/// (libvmaf fails with "scale below 1x1!").
-pub fn float_ms_ssim(r: &[f32], d: &[f32], w: usize, h: usize) -> Option<f64> {
+/// `float_ms_ssim`: MS-SSIM and each scale's (luminance, contrast,
+/// structure) means; `None` when the frame is too small (libvmaf fails
+/// with "scale below 1x1!").
+pub fn float_ms_ssim(r: &[f32], d: &[f32], w: usize, h: usize) -> Option<(f64, [Terms; 5])> {
     ms_ssim_sizes(w, h)?;
     let lpf = lpf_kernel();
     let mut refs = vec![(r.to_vec(), w, h)];
@@ -296,7 +309,7 @@ pub fn float_ms_ssim(r: &[f32], d: &[f32], w: usize, h: usize) -> Option<f64> {
         let (_, l, c, st) = ssim_terms(rr, &diss[s], *sw, *sh);
         (l, c, st)
     });
-    Some(ms_ssim_from_terms(&terms))
+    Some((ms_ssim_from_terms(&terms), terms))
 }
 
 /// libvmaf's `enable_db` cap: with `clip_db`, the dB of an error of half a
@@ -331,8 +344,9 @@ mod tests {
     fn identical_images_are_one() {
         let (w, h) = (200, 180);
         let img: Vec<f32> = (0..w * h).map(|i| ((i * 37) % 255) as f32).collect();
-        assert!((float_ssim(&img, &img, w, h).unwrap() - 1.0).abs() < 1e-6);
-        assert!((float_ms_ssim(&img, &img, w, h).unwrap() - 1.0).abs() < 1e-5);
+        let f = ssim_factor(w, h, 0);
+        assert!((float_ssim(&img, &img, w, h, f).unwrap().0 - 1.0).abs() < 1e-6);
+        assert!((float_ms_ssim(&img, &img, w, h).unwrap().0 - 1.0).abs() < 1e-5);
         assert_eq!(float_ms_ssim(&img, &img, 150, 150), None);
     }
 }

@@ -7,11 +7,11 @@
 
 #![forbid(unsafe_code)]
 
-use crate::core::RawFeatures;
+use crate::core::{RawFeatures, Slots};
 use crate::extractors::common::float_filter_gpu::picture_bytes;
 use crate::extractors::ssim::cpu::{
     GAUSS, box_kernel, constants, float_scaler, lpf_kernel, ms_ssim_from_terms, ms_ssim_sizes,
-    ssim_factor, ssim_size, terms_from_sums,
+    ssim_size, terms_from_sums,
 };
 use crate::hip::twin::{
     Frame, Geometry, GpuExtractor, KernelSet, Modules, Retired, blocks, sig, upload_table,
@@ -79,9 +79,20 @@ impl Slot {
     }
 }
 
+/// What a twin gives, and where.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Outputs {
+    /// The score's slot, then the terms' (`enable_lcs`).
+    pub slots: Slots,
+    /// float_ms_ssim (else float_ssim).
+    pub multi_scale: bool,
+    pub lcs: bool,
+    /// float_ssim's downscale factor (`cpu::ssim_factor`).
+    pub factor: usize,
+}
+
 pub(crate) struct Ssim {
-    /// The slots of float_ssim and float_ms_ssim, where this twin gives them.
-    out: (Option<usize>, Option<usize>),
+    out: Outputs,
     input: (usize, usize),
     scaler: f32,
     /// float_ssim's map size and downscale factor, when asked and large enough.
@@ -104,23 +115,20 @@ impl Ssim {
         self
     }
 
-    /// The twin giving float_ssim and float_ms_ssim into the slots
-    /// `out` names (either or both).
+    /// The twin giving float_ssim or float_ms_ssim (and their terms) as
+    /// `out` says.
     pub(crate) fn new(
         dev: &Arc<Device>,
         st: &Stream,
         geo: &Geometry,
-        out: (Option<usize>, Option<usize>),
+        out: Outputs,
     ) -> Result<Option<Self>, HipError> {
-        if out == (None, None) {
-            return Ok(None);
-        }
         let (w, h) = (geo.w, geo.h);
-        let factor = ssim_factor(w, h);
-        let ssim = ssim_size(w, h)
-            .filter(|_| out.0.is_some())
+        let factor = out.factor;
+        let ssim = ssim_size(w, h, factor)
+            .filter(|_| !out.multi_scale)
             .map(|s| (s, factor));
-        let ms = ms_ssim_sizes(w, h).filter(|_| out.1.is_some());
+        let ms = ms_ssim_sizes(w, h).filter(|_| out.multi_scale);
         let floats =
             |v: &[f32], what| upload_table(dev, st, v, |x: f32| x.to_le_bytes().to_vec(), what);
         Ok(Some(Ssim {
@@ -369,15 +377,26 @@ impl GpuExtractor for Ssim {
             terms_from_sums(sums, dw * dh)
         };
         let db = |v: f64| self.db.map_or(v, |max| super::cpu::to_db(v, max));
-        if let (Some((size, _)), Some(slot)) = (self.ssim, self.out.0) {
-            out.set(slot, db(f64::from(terms(size).0)));
+        let mut scored = None;
+        if let Some((size, _)) = self.ssim {
+            let (v, l, c, st) = terms(size);
+            scored = Some((f64::from(v), vec![(l, c, st)]));
         }
-        if let (Some(ms), Some(slot)) = (self.ms, self.out.1) {
+        if let Some(ms) = self.ms {
             let t: [(f32, f32, f32); 5] = std::array::from_fn(|s| {
                 let (_, l, c, st) = terms(ms[s]);
                 (l, c, st)
             });
-            out.set(slot, db(ms_ssim_from_terms(&t)));
+            scored = Some((ms_ssim_from_terms(&t), t.to_vec()));
+        }
+        if let Some((v, t)) = scored {
+            let slots = self.out.slots;
+            out.set(slots.at(0), db(v));
+            if self.out.lcs {
+                for (i, x) in super::lcs_values(&t).into_iter().enumerate() {
+                    out.set(slots.at(1 + i), x);
+                }
+            }
         }
         Ok(())
     }

@@ -28,12 +28,52 @@ static MS_SSIM_OPTIONS: &[OptSpec] = &[
 ];
 
 /// One of the two, configured: its score as is, or in dB
-/// (`enable_db`, capped with `clip_db`).
+/// (`enable_db`, capped with `clip_db`); with its terms (`enable_lcs`);
+/// float_ssim's downscale factor (`scale`, 0: automatic).
 #[derive(Clone, Copy, Debug)]
 struct SsimConfig {
     kind: Ssim,
     /// `enable_db`, and whether `clip_db` caps it.
     db: Option<bool>,
+    lcs: bool,
+    scale: usize,
+}
+
+/// The names of MS-SSIM's terms, libvmaf's order: luminance of scales 0 to
+/// 4, then contrast, then structure.
+const MS_LCS: [&str; 15] = [
+    "float_ms_ssim_l_scale0",
+    "float_ms_ssim_l_scale1",
+    "float_ms_ssim_l_scale2",
+    "float_ms_ssim_l_scale3",
+    "float_ms_ssim_l_scale4",
+    "float_ms_ssim_c_scale0",
+    "float_ms_ssim_c_scale1",
+    "float_ms_ssim_c_scale2",
+    "float_ms_ssim_c_scale3",
+    "float_ms_ssim_c_scale4",
+    "float_ms_ssim_s_scale0",
+    "float_ms_ssim_s_scale1",
+    "float_ms_ssim_s_scale2",
+    "float_ms_ssim_s_scale3",
+    "float_ms_ssim_s_scale4",
+];
+/// float_ssim's terms (`enable_lcs`).
+const SSIM_LCS: [&str; 3] = ["float_ssim_l", "float_ssim_c", "float_ssim_s"];
+
+/// The terms as the outputs after the score take them: SSIM's (l, c, s),
+/// or MS-SSIM's luminance of every scale, then contrast, then structure.
+pub(crate) fn lcs_values(terms: &[(f32, f32, f32)]) -> Vec<f64> {
+    let pick = |k: usize| {
+        terms.iter().map(move |t| {
+            f64::from(match k {
+                0 => t.0,
+                1 => t.1,
+                _ => t.2,
+            })
+        })
+    };
+    pick(0).chain(pick(1)).chain(pick(2)).collect()
 }
 
 impl SsimConfig {
@@ -93,20 +133,18 @@ impl Extractor for Ssim {
     }
     fn configure(&self, o: &Resolved) -> Result<Box<dyn Config>, String> {
         let specs = self.options();
-        if o.flag(specs, "enable_lcs") {
-            return Err(format!(
-                "enable_lcs: the luminance, contrast and structure terms ({}_l, _c, _s) are not reported by vmafhip",
-                self.name()
-            ));
-        }
-        if !self.multi_scale && o.num(specs, "scale") != 0.0 {
-            return Err(
-                "scale: vmafhip decimates as libvmaf's automatic scale (0) does; another is not served"
-                    .into(),
-            );
-        }
         let db = o.flag(specs, "enable_db").then(|| o.flag(specs, "clip_db"));
-        Ok(Box::new(SsimConfig { kind: *self, db }))
+        let scale = if self.multi_scale {
+            0
+        } else {
+            o.num(specs, "scale") as usize
+        };
+        Ok(Box::new(SsimConfig {
+            kind: *self,
+            db,
+            lcs: o.flag(specs, "enable_lcs"),
+            scale,
+        }))
     }
     fn kernels(&self) -> &'static [&'static KernelSet] {
         &[&gpu::KERNELS]
@@ -115,10 +153,14 @@ impl Extractor for Ssim {
 
 impl Config for SsimConfig {
     fn outputs(&self) -> usize {
-        1
+        1 + self.lcs_names().len()
     }
     fn names(&self, _chroma: bool) -> Vec<Output> {
-        vec![Output::now(0, self.kind.provides()[0].0)]
+        let mut names = vec![Output::now(0, self.kind.provides()[0].0)];
+        for (i, &n) in self.lcs_names().iter().enumerate() {
+            names.push(Output::now(1 + i, n));
+        }
+        names
     }
     /// MS-SSIM's fifth scale needs 11×11 samples.
     fn check(&self, g: &Geometry) -> Result<(), VmafError> {
@@ -141,7 +183,7 @@ impl Config for SsimConfig {
     fn cpu(&self, slots: Slots, _threads: usize) -> Box<dyn CpuTwin> {
         Box::new(SsimCpu {
             config: *self,
-            slot: slots.at(0),
+            slots,
         })
     }
     fn gpu(
@@ -149,11 +191,11 @@ impl Config for SsimConfig {
         slots: Slots,
         s: &GpuSetup<'_>,
     ) -> Result<Option<Box<dyn GpuExtractor>>, GpuRefusal> {
-        let slot = Some(slots.at(0));
-        let out = if self.kind.multi_scale {
-            (None, slot)
-        } else {
-            (slot, None)
+        let out = gpu::Outputs {
+            slots,
+            multi_scale: self.kind.multi_scale,
+            lcs: self.lcs,
+            factor: cpu::ssim_factor(s.geo.w, s.geo.h, self.scale),
         };
         let g = gpu::Ssim::new(s.dev, s.stream, s.geo, out)?.map(|g| match self.db {
             Some(clip) => g.in_db(cpu::db_max(clip, s.geo.bpc, s.geo.w, s.geo.h)),
@@ -163,9 +205,20 @@ impl Config for SsimConfig {
     }
 }
 
+impl SsimConfig {
+    /// The terms' names after the score (`enable_lcs`), else none.
+    fn lcs_names(&self) -> &'static [&'static str] {
+        match (self.lcs, self.kind.multi_scale) {
+            (false, _) => &[],
+            (true, false) => &SSIM_LCS,
+            (true, true) => &MS_LCS,
+        }
+    }
+}
+
 struct SsimCpu {
     config: SsimConfig,
-    slot: usize,
+    slots: Slots,
 }
 
 impl CpuTwin for SsimCpu {
@@ -174,13 +227,20 @@ impl CpuTwin for SsimCpu {
         let rf = cpu::to_float(&r.luma().data, r.bpc);
         let df = cpu::to_float(&d.luma().data, r.bpc);
         let (w, h) = (r.width(), r.height());
-        let v = if self.config.kind.multi_scale {
-            cpu::float_ms_ssim(&rf, &df, w, h)
+        let scored = if self.config.kind.multi_scale {
+            cpu::float_ms_ssim(&rf, &df, w, h).map(|(v, terms)| (v, terms.to_vec()))
         } else {
-            cpu::float_ssim(&rf, &df, w, h)
+            let f = cpu::ssim_factor(w, h, self.config.scale);
+            cpu::float_ssim(&rf, &df, w, h, f).map(|(v, l, c, s)| (f64::from(v), vec![(l, c, s)]))
         };
-        if let Some(v) = v {
-            out.set(self.slot, self.config.written(v, r.bpc, (w, h)));
+        let Some((v, terms)) = scored else {
+            return;
+        };
+        out.set(self.slots.at(0), self.config.written(v, r.bpc, (w, h)));
+        if self.config.lcs {
+            for (i, t) in lcs_values(&terms).into_iter().enumerate() {
+                out.set(self.slots.at(1 + i), t);
+            }
         }
     }
 }
