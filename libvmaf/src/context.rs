@@ -12,10 +12,11 @@ use crate::picture::Seen;
 use gstvmafhip::hip::Vendor;
 use gstvmafhip::vmaf::output::{Format, Results};
 use gstvmafhip::vmaf::{
-    self, BackendChoice, Engine, EngineConfig, FramePair, FrameScores, KeepAlive, OnGpuError,
-    OpenedDevice, Opening, PoolMethod, Pooled,
+    self, BackendChoice, Engine, EngineConfig, FramePair, FrameScores, OnGpuError, OpenedDevice,
+    Opening, PoolMethod, Pooled, Replay,
 };
 use std::ffi::c_int;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The `version` field of the results, as libvmaf 3.2 writes it.
@@ -109,6 +110,15 @@ pub struct Timing {
     flush: Duration,
     /// `vmaf_write_output`, every call.
     writing: Duration,
+}
+
+/// What holds a frame's pictures' memory while the engine reads it.
+pub enum Kept {
+    /// Blocks released once the engine is done with them.
+    Blocks(Vec<crate::picture::Block>),
+    /// A pair the GPU engine's failover can make again, so that it keeps
+    /// no copy of the frame.
+    Replayable(Arc<dyn Replay>),
 }
 
 /// What went wrong, for the log, with libvmaf's return code.
@@ -350,7 +360,7 @@ impl Context {
         reference: &Seen<'_>,
         distorted: &Seen<'_>,
         index: u32,
-        keep: Option<KeepAlive>,
+        kept: Kept,
     ) -> Result<(), Failure> {
         if self.flushed {
             return Err(invalid("a frame after the flush"));
@@ -370,9 +380,17 @@ impl Context {
             .map_err(|e| invalid(format!("distorted: {e}")))?;
         self.size = (r.width, r.height);
         let started = *self.started.get_or_insert_with(Instant::now);
+        let mut pair = FramePair::new(&r, &d);
+        match kept {
+            Kept::Blocks(blocks) => pair.keep = Some(Box::new(blocks)),
+            Kept::Replayable(held) => {
+                pair.keep = Some(Box::new(held.clone()));
+                pair.replay = Some(held);
+            }
+        }
         let scored = self
             .engine()?
-            .push(FramePair::new(&r, &d).kept(keep))
+            .push(pair)
             .map_err(|e| invalid(e.to_string()))?;
         self.frames.extend(scored);
         self.keep_frames_in_order();
