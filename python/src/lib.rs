@@ -1,0 +1,513 @@
+//! vmafhip's Python module, `vmafhip._vmafhip`: the engine through the one
+//! door (`vmaf::open`), fed from raw or Y4M files, or from planes in host
+//! memory that the Python side (`vmafhip/__init__.py`) has checked against
+//! the stream's geometry; the results as arrays and libvmaf's formats.
+//!
+//! Planes come as `(address, bytes, width, height, stride)` with the stride
+//! in samples: the Python side holds the arrays alive for the call. The
+//! engine works with the GIL released.
+
+use gstvmafhip::vmaf::output::{Format, Results};
+use gstvmafhip::vmaf::y4m::Y4mReader;
+use gstvmafhip::vmaf::yuv::YuvFrame;
+use gstvmafhip::vmaf::{
+    self, BackendChoice, Engine, EngineConfig, FramePair, FrameScores, ModelSpec, OnGpuError,
+    Opening, Picture, PixelFormat, Plane, PooledScores, VmafError,
+};
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use std::io::BufReader;
+use std::sync::Mutex;
+use std::time::Instant;
+
+create_exception!(
+    _vmafhip,
+    VmafError_,
+    PyValueError,
+    "What vmafhip could not do, and why: a bad model, feature, picture or file."
+);
+
+fn failed(e: impl std::fmt::Display) -> PyErr {
+    VmafError_::new_err(e.to_string())
+}
+
+/// One plane as the Python side hands it over.
+type PlaneArg = (usize, usize, usize, usize, usize);
+
+/// What scores, as the Python calls name it.
+struct Settings {
+    model: String,
+    features: Vec<String>,
+    backend: String,
+    device: usize,
+    threads: usize,
+    subsample: u32,
+}
+
+impl Settings {
+    /// The engine these settings ask for, and its description.
+    fn open(&self) -> PyResult<(Box<dyn Engine>, String)> {
+        let spec = ModelSpec::parse(&self.model).map_err(failed)?;
+        let mut config = EngineConfig::new(spec.models);
+        config.flags = spec.flags;
+        config.features = self.features.clone();
+        config.threads = self.threads;
+        config.subsample = self.subsample.max(1);
+        config.plan().map_err(failed)?;
+        let backend = BackendChoice::parse(&self.backend).ok_or_else(|| {
+            failed(format!(
+                "backend \"{}\": use {}",
+                self.backend,
+                BackendChoice::NAMES.join(", ")
+            ))
+        })?;
+        let opening = Opening {
+            backend,
+            device_id: self.device,
+            on_gpu_error: OnGpuError::Cpu,
+            ..Opening::new(config)
+        };
+        let opened = vmaf::open(&opening).map_err(failed)?;
+        Ok((opened.engine, opened.name))
+    }
+}
+
+fn parse_format(name: &str) -> PyResult<PixelFormat> {
+    match name {
+        "420" => Ok(PixelFormat::Yuv420),
+        "422" => Ok(PixelFormat::Yuv422),
+        "444" => Ok(PixelFormat::Yuv444),
+        "400" => Ok(PixelFormat::Gray),
+        other => Err(failed(format!(
+            "pixel_format \"{other}\": use 420, 422, 444 or 400"
+        ))),
+    }
+}
+
+/// A stream being scored: frames pushed, scores gathered.
+struct Stream {
+    engine: Box<dyn Engine>,
+    name: String,
+    frames: Vec<FrameScores>,
+    size: (usize, usize),
+    started: Option<Instant>,
+    pushed: u64,
+}
+
+impl Stream {
+    fn new(settings: &Settings) -> PyResult<Stream> {
+        let (engine, name) = settings.open()?;
+        Ok(Stream {
+            engine,
+            name,
+            frames: Vec::new(),
+            size: (0, 0),
+            started: None,
+            pushed: 0,
+        })
+    }
+
+    fn push(&mut self, r: &Picture<'_>, d: &Picture<'_>) -> Result<(), VmafError> {
+        self.started.get_or_insert_with(Instant::now);
+        self.size = (r.width, r.height);
+        let scored = self.engine.push(FramePair::new(r, d))?;
+        self.frames.extend(scored);
+        self.pushed += 1;
+        Ok(())
+    }
+
+    /// The end of the stream: every frame's scores, pooled.
+    fn finish(mut self) -> Result<ScoreResults, VmafError> {
+        self.frames.extend(self.engine.flush()?);
+        self.frames.sort_by_key(|f| f.index);
+        let seconds = self.started.map_or(0.0, |s| s.elapsed().as_secs_f64());
+        Ok(ScoreResults {
+            pooled: self.engine.pooled(),
+            frames: self.frames,
+            size: self.size,
+            fps: if seconds > 0.0 {
+                self.pushed as f64 / seconds
+            } else {
+                0.0
+            },
+            engine: self.name,
+        })
+    }
+}
+
+/// The engine's picture of the planes `planes` describes.
+///
+/// # Safety
+/// Each plane's `bytes` bytes from its address are readable, and aligned to
+/// 2 bytes when `bpc` > 8, while the picture lives.
+unsafe fn picture<'a>(
+    planes: &[PlaneArg],
+    format: PixelFormat,
+    bpc: u8,
+) -> Result<Picture<'a>, VmafError> {
+    if bpc > 8 {
+        let planes = planes
+            .iter()
+            .map(|&(at, bytes, w, h, stride)| {
+                // SAFETY: the caller's promise above.
+                let s = unsafe { std::slice::from_raw_parts(at as *const u16, bytes / 2) };
+                Plane::new(s, w, h, stride)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        return Picture::new_u16(format, bpc, &planes);
+    }
+    let planes = planes
+        .iter()
+        .map(|&(at, bytes, w, h, stride)| {
+            // SAFETY: the caller's promise above.
+            let s = unsafe { std::slice::from_raw_parts(at as *const u8, bytes) };
+            Plane::new(s, w, h, stride)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Picture::new_u8(format, &planes)
+}
+
+/// Scores frames pushed as planes (`vmafhip.Scorer`).
+#[pyclass(module = "vmafhip._vmafhip")]
+struct NativeScorer {
+    /// None once flushed.
+    stream: Mutex<Option<Stream>>,
+    format: PixelFormat,
+    bpc: u8,
+}
+
+impl NativeScorer {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Stream>> {
+        self.stream.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[pymethods]
+impl NativeScorer {
+    #[new]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        pixel_format: &str,
+        bitdepth: u8,
+        model: String,
+        features: Vec<String>,
+        backend: String,
+        device: usize,
+        threads: usize,
+        subsample: u32,
+    ) -> PyResult<Self> {
+        let format = parse_format(pixel_format)?;
+        if !(8..=16).contains(&bitdepth) {
+            return Err(failed(format!("bitdepth {bitdepth}: 8 to 16")));
+        }
+        let settings = Settings {
+            model,
+            features,
+            backend,
+            device,
+            threads,
+            subsample,
+        };
+        Ok(NativeScorer {
+            stream: Mutex::new(Some(Stream::new(&settings)?)),
+            format,
+            bpc: bitdepth,
+        })
+    }
+
+    /// The engine scoring (GPU or CPU, and why).
+    #[getter]
+    fn engine(&self) -> String {
+        self.lock()
+            .as_ref()
+            .map_or(String::new(), |s| s.name.clone())
+    }
+
+    /// One frame pair; the Python side checked every plane against the
+    /// stream's geometry and holds the arrays for the call.
+    fn push(
+        &self,
+        py: Python<'_>,
+        reference: Vec<PlaneArg>,
+        distorted: Vec<PlaneArg>,
+    ) -> PyResult<()> {
+        let (format, bpc) = (self.format, self.bpc);
+        let mut guard = self.lock();
+        let stream = guard
+            .as_mut()
+            .ok_or_else(|| failed("a frame after flush()"))?;
+        py.detach(|| {
+            // SAFETY: the Python side checked each plane's extent against
+            // its array, whose memory it holds alive for this call, and
+            // the alignment of 16-bit samples.
+            let (r, d) = unsafe {
+                (
+                    picture(&reference, format, bpc)?,
+                    picture(&distorted, format, bpc)?,
+                )
+            };
+            stream.push(&r, &d)
+        })
+        .map_err(failed)
+    }
+
+    /// The end of the stream: its results.
+    fn flush(&self, py: Python<'_>) -> PyResult<ScoreResults> {
+        let stream = self
+            .lock()
+            .take()
+            .ok_or_else(|| failed("flush() called twice"))?;
+        py.detach(|| stream.finish()).map_err(failed)
+    }
+}
+
+/// A file pair's frames, read and scored.
+#[allow(clippy::too_many_arguments)]
+fn score_raw(
+    settings: &Settings,
+    paths: (&str, &str),
+    (width, height): (usize, usize),
+    format: PixelFormat,
+    bpc: u8,
+) -> Result<ScoreResults, String> {
+    let mut stream = Stream::new(settings).map_err(|e| e.to_string())?;
+    let open = |p: &str| {
+        std::fs::File::open(p)
+            .map(BufReader::new)
+            .map_err(|e| format!("{p}: {e}"))
+    };
+    let (mut rf, mut df) = (open(paths.0)?, open(paths.1)?);
+    let mut rb = YuvFrame::new(width, height, format, bpc).map_err(|e| e.to_string())?;
+    let mut db = YuvFrame::new(width, height, format, bpc).map_err(|e| e.to_string())?;
+    loop {
+        let n = stream.pushed;
+        let whole = |p: &str, e: VmafError| format!("{p}: {e} (after {n} whole frames)");
+        let more_r = rb.read_from(&mut rf).map_err(|e| whole(paths.0, e))?;
+        let more_d = db.read_from(&mut df).map_err(|e| whole(paths.1, e))?;
+        if more_r != more_d {
+            let (short, _) = if more_r {
+                (paths.1, paths.0)
+            } else {
+                (paths.0, paths.1)
+            };
+            return Err(format!(
+                "{short} ends after {n} frames but the other file goes on"
+            ));
+        }
+        if !more_r {
+            break;
+        }
+        let (r, d) = (rb.picture(), db.picture());
+        stream
+            .push(
+                &r.map_err(|e| e.to_string())?,
+                &d.map_err(|e| e.to_string())?,
+            )
+            .map_err(|e| e.to_string())?;
+    }
+    if stream.pushed == 0 {
+        return Err(format!("{} holds no whole frame", paths.0));
+    }
+    stream.finish().map_err(|e| e.to_string())
+}
+
+/// A Y4M pair's frames, read and scored (the geometry from the headers).
+fn score_y4m(settings: &Settings, paths: (&str, &str)) -> Result<ScoreResults, String> {
+    let open = |p: &str| -> Result<Y4mReader<BufReader<std::fs::File>>, String> {
+        let f = std::fs::File::open(p).map_err(|e| format!("{p}: {e}"))?;
+        Y4mReader::new(BufReader::new(f)).map_err(|e| format!("{p}: {e}"))
+    };
+    let (mut rr, mut dr) = (open(paths.0)?, open(paths.1)?);
+    let (rh, dh) = (rr.header.clone(), dr.header.clone());
+    if (rh.width, rh.height, rh.format, rh.bpc) != (dh.width, dh.height, dh.format, dh.bpc) {
+        return Err(format!(
+            "{} is {}x{} {:?} {}-bit but {} is {}x{} {:?} {}-bit",
+            paths.0,
+            rh.width,
+            rh.height,
+            rh.format,
+            rh.bpc,
+            paths.1,
+            dh.width,
+            dh.height,
+            dh.format,
+            dh.bpc
+        ));
+    }
+    let mut stream = Stream::new(settings).map_err(|e| e.to_string())?;
+    let mut rb =
+        YuvFrame::new(rh.width, rh.height, rh.format, rh.bpc).map_err(|e| e.to_string())?;
+    let mut db =
+        YuvFrame::new(rh.width, rh.height, rh.format, rh.bpc).map_err(|e| e.to_string())?;
+    let mut rbytes = vec![0u8; rh.frame_bytes()];
+    let mut dbytes = vec![0u8; rh.frame_bytes()];
+    loop {
+        let more_r = rr
+            .read_frame(&mut rbytes)
+            .map_err(|e| format!("{}: {e}", paths.0))?;
+        let more_d = dr
+            .read_frame(&mut dbytes)
+            .map_err(|e| format!("{}: {e}", paths.1))?;
+        if more_r != more_d {
+            return Err(format!(
+                "{} ends after {} frames but the other file goes on",
+                if more_r { paths.1 } else { paths.0 },
+                stream.pushed
+            ));
+        }
+        if !more_r {
+            break;
+        }
+        rb.load(&rbytes).map_err(|e| e.to_string())?;
+        db.load(&dbytes).map_err(|e| e.to_string())?;
+        let (r, d) = (rb.picture(), db.picture());
+        stream
+            .push(
+                &r.map_err(|e| e.to_string())?,
+                &d.map_err(|e| e.to_string())?,
+            )
+            .map_err(|e| e.to_string())?;
+    }
+    stream.finish().map_err(|e| e.to_string())
+}
+
+/// Scores a file pair: raw planar YUV (`width`, `height`, `pixel_format`,
+/// `bitdepth` given) or Y4M (`y4m` true: the headers say).
+#[pyfunction]
+#[pyo3(signature = (reference, distorted, y4m, width, height, pixel_format, bitdepth, model, features, backend, device, threads, subsample))]
+#[allow(clippy::too_many_arguments)]
+fn score_files(
+    py: Python<'_>,
+    reference: String,
+    distorted: String,
+    y4m: bool,
+    width: usize,
+    height: usize,
+    pixel_format: &str,
+    bitdepth: u8,
+    model: String,
+    features: Vec<String>,
+    backend: String,
+    device: usize,
+    threads: usize,
+    subsample: u32,
+) -> PyResult<ScoreResults> {
+    let settings = Settings {
+        model,
+        features,
+        backend,
+        device,
+        threads,
+        subsample,
+    };
+    let paths = (reference.as_str(), distorted.as_str());
+    if y4m {
+        return py.detach(|| score_y4m(&settings, paths)).map_err(failed);
+    }
+    let format = parse_format(pixel_format)?;
+    py.detach(|| score_raw(&settings, paths, (width, height), format, bitdepth))
+        .map_err(failed)
+}
+
+/// A stream's results: every frame's metrics and the pooled ones.
+#[pyclass(module = "vmafhip._vmafhip", frozen)]
+struct ScoreResults {
+    frames: Vec<FrameScores>,
+    pooled: PooledScores,
+    size: (usize, usize),
+    fps: f64,
+    engine: String,
+}
+
+#[pymethods]
+impl ScoreResults {
+    /// The per-frame metrics' names, in libvmaf's order.
+    fn names(&self) -> Vec<String> {
+        self.frames
+            .first()
+            .map_or_else(Vec::new, |f| f.names.to_vec())
+    }
+
+    /// The frames' numbers.
+    fn indices(&self) -> Vec<u64> {
+        self.frames.iter().map(|f| f.index).collect()
+    }
+
+    /// Every value, frame after frame, as native-endian doubles (NaN where
+    /// a frame has none).
+    fn values<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        let mut out = Vec::new();
+        for f in &self.frames {
+            for v in &f.values {
+                out.extend_from_slice(&v.unwrap_or(f64::NAN).to_ne_bytes());
+            }
+        }
+        PyBytes::new(py, &out)
+    }
+
+    /// Pooled metrics as libvmaf's JSON has them: name → {min, max, mean,
+    /// harmonic_mean}.
+    fn pooled<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let out = PyDict::new(py);
+        for (name, p) in self.pooled.iter() {
+            let d = PyDict::new(py);
+            d.set_item("min", p.min)?;
+            d.set_item("max", p.max)?;
+            d.set_item("mean", p.mean())?;
+            d.set_item("harmonic_mean", p.harmonic_mean())?;
+            out.set_item(name, d)?;
+        }
+        Ok(out)
+    }
+
+    /// Values over the whole stream (libvmaf's `aggregate_metrics`).
+    fn aggregates(&self) -> Vec<(String, f64)> {
+        self.pooled.aggregates.clone()
+    }
+
+    #[getter]
+    fn engine(&self) -> String {
+        self.engine.clone()
+    }
+
+    #[getter]
+    fn fps(&self) -> f64 {
+        self.fps
+    }
+
+    /// The results in libvmaf's `json`, `xml`, `csv` or `sub` format.
+    fn render(&self, format: &str) -> PyResult<String> {
+        let f = Format::parse(format)
+            .ok_or_else(|| failed(format!("format \"{format}\": use json, xml, csv or sub")))?;
+        Ok(Results {
+            frames: &self.frames,
+            pooled: &self.pooled,
+            width: self.size.0,
+            height: self.size.1,
+            fps: Some(self.fps),
+            version: "3.2.0",
+        }
+        .write(f))
+    }
+}
+
+/// The built-in models' names.
+#[pyfunction]
+fn models() -> Vec<String> {
+    vmaf::model::built_in_names()
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+}
+
+#[pymodule]
+fn _vmafhip(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("VmafError", m.py().get_type::<VmafError_>())?;
+    m.add_class::<NativeScorer>()?;
+    m.add_class::<ScoreResults>()?;
+    m.add_function(wrap_pyfunction!(score_files, m)?)?;
+    m.add_function(wrap_pyfunction!(models, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,202 @@
+"""vmafhip's Python package against libvmaf's golden JSON (tests/data/golden):
+every golden run through vmafhip.score and through Scorer.push of NumPy
+planes; DLPack host tensors; the errors bad input gets."""
+
+import json
+import os
+import shlex
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import vmafhip
+
+GOLDEN = Path(os.environ.get("VMAFHIP_TESTDATA", Path(__file__).resolve().parents[2] / "tests/data/golden"))
+
+
+def golden_runs():
+    """(pair, run, arguments) of every golden run that scores one model."""
+    out = []
+    for manifest in sorted(GOLDEN.glob("manifest*.json")):
+        for pair in json.loads(manifest.read_text())["pairs"]:
+            for run in pair["runs"]:
+                out.append(pytest.param(pair, run, id=f"{manifest.stem}:{pair['id']}:{run['name']}"))
+    return out
+
+
+def arguments(command):
+    """The golden command line's settings, as vmafhip.score takes them."""
+    a = shlex.split(command)
+    opts = {"features": [], "model": None}
+    flags = {"-w": "width", "-h": "height", "-p": "pixel_format", "-b": "bitdepth",
+             "--subsample": "subsample", "--threads": "threads"}
+    i = 1
+    while i < len(a):
+        k = a[i]
+        if k == "--json":
+            i += 1
+            continue
+        v = a[i + 1]
+        if k == "--feature":
+            opts["features"].append(v)
+        elif k == "--model":
+            opts["model"] = v
+        elif k in flags:
+            opts[flags[k]] = v if k == "-p" else int(v)
+        i += 2
+    return opts
+
+
+@pytest.fixture(scope="session")
+def raw(tmp_path_factory):
+    """A golden pair's raw file, decompressed once."""
+    folder = tmp_path_factory.mktemp("golden")
+
+    def get(name):
+        out = folder / name
+        if not out.exists():
+            subprocess.run(["zstd", "-q", "-d", "-f", str(GOLDEN / (name + ".zst")), "-o", str(out)], check=True)
+        return str(out)
+
+    return get
+
+
+def tolerance(name):
+    return 1e-6 if name.startswith(("integer_", "VMAF_integer")) else 1e-4
+
+
+def assert_like_libvmaf(result, golden_json):
+    """Every value libvmaf printed (6 decimals), and the pooled VMAF, as the Rust golden tests compare."""
+    golden = json.loads(Path(golden_json).read_text())
+    assert len(result) == len(golden["frames"])
+    assert list(result.frames["frame"]) == [f["frameNum"] for f in golden["frames"]]
+    for i, frame in enumerate(golden["frames"]):
+        for name, want in frame["metrics"].items():
+            got = result.frames[name][i]
+            if want is None:
+                continue
+            assert abs(got - want) <= tolerance(name), f"frame {i} {name}: {got} vs {want}"
+    for name, want in golden["pooled_metrics"].items():
+        if name in result.pooled and want["mean"] is not None:
+            assert abs(result.pooled[name]["mean"] - want["mean"]) <= tolerance(name) + 1e-6, name
+
+
+@pytest.mark.parametrize("pair,run", golden_runs())
+def test_score_files_equal_libvmaf(pair, run, raw):
+    o = arguments(run["command"])
+    r = vmafhip.score(raw(pair["ref_raw"]), raw(pair["dis_raw"]), o.pop("model"), o.pop("features"),
+                      backend="cpu", **o)
+    assert_like_libvmaf(r, GOLDEN / run["json"])
+
+
+def strided_planes(packed, w, h, fmt, dtype):
+    """A frame's planes as views into wider arrays (row strides beyond the width)."""
+    cw, ch = {"420": ((w + 1) // 2, (h + 1) // 2), "422": ((w + 1) // 2, h), "444": (w, h)}[fmt]
+    planes, at = [], 0
+    for pw, ph in [(w, h), (cw, ch), (cw, ch)]:
+        n = pw * ph
+        wide = np.zeros((ph, pw + 7), dtype=dtype)
+        wide[:, :pw] = packed[at:at + n].reshape(ph, pw)
+        planes.append(wide[:, :pw])
+        at += n
+    return planes
+
+
+@pytest.mark.parametrize("pair,run", golden_runs())
+def test_scorer_push_of_numpy_planes_equals_libvmaf(pair, run, raw):
+    o = arguments(run["command"])
+    w, h, fmt, bits = o.pop("width"), o.pop("height"), o.pop("pixel_format"), o.pop("bitdepth")
+    dtype = np.uint8 if bits == 8 else np.dtype("<u2")
+    ref = np.fromfile(raw(pair["ref_raw"]), dtype=dtype).reshape(pair["frames"], -1)
+    dis = np.fromfile(raw(pair["dis_raw"]), dtype=dtype).reshape(pair["frames"], -1)
+    s = vmafhip.Scorer(w, h, fmt, bits, o.pop("model"), o.pop("features"), backend="cpu", **o)
+    for k in range(pair["frames"]):
+        s.push(strided_planes(ref[k], w, h, fmt, dtype), strided_planes(dis[k], w, h, fmt, dtype))
+    assert_like_libvmaf(s.flush(), GOLDEN / run["json"])
+
+
+A = "astronaut_576x324_420p8_12f"
+
+
+class HostTensor:
+    """A DLPack producer in host memory (NumPy's own protocol behind it)."""
+
+    def __init__(self, a):
+        self._a = a
+
+    def __dlpack__(self, **kw):
+        return self._a.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+class CudaTensor(HostTensor):
+    def __dlpack_device__(self):
+        return (2, 0)
+
+
+def frames(raw):
+    ref = np.fromfile(raw(f"{A}_ref.yuv"), np.uint8).reshape(12, -1)
+    dis = np.fromfile(raw(f"{A}_crf35.yuv"), np.uint8).reshape(12, -1)
+    return ref, dis
+
+
+def test_dlpack_host_tensors_and_a_packed_batch(raw):
+    ref, dis = frames(raw)
+    s = vmafhip.Scorer(576, 324, features=["psnr", "float_ssim", "float_ms_ssim"], backend="cpu")
+    s.push(HostTensor(ref[:5]), HostTensor(dis[:5]))  # a batch of packed frames
+    for k in range(5, 12):
+        s.push(HostTensor(ref[k]), HostTensor(dis[k]))
+    r = s.flush()
+    assert_like_libvmaf(r, GOLDEN / f"{A}_crf35.vmaf_v0.6.1.json")
+    assert r.pooled["vmaf"]["mean"] == pytest.approx(80.537136, abs=1e-6)
+
+
+def test_results_in_libvmaf_formats(raw, tmp_path):
+    r = vmafhip.score(raw(f"{A}_ref.yuv"), raw(f"{A}_crf35.yuv"), width=576, height=324, backend="cpu")
+    r.write(str(tmp_path / "out.json"))
+    written = json.loads((tmp_path / "out.json").read_text())
+    assert written["pooled_metrics"]["vmaf"]["mean"] == pytest.approx(r.pooled["vmaf"]["mean"], abs=1e-6)
+    assert r.text("xml").startswith("<VMAF version=\"3.2.0\">")
+    assert r.text("csv").splitlines()[0].startswith("Frame,")
+    assert "12 frames, vmaf 80.537136" in repr(r)
+
+
+def test_bad_input_is_named(raw):
+    ref, dis = frames(raw)
+    s = vmafhip.Scorer(576, 324, backend="cpu")
+    y = ref[0, : 576 * 324].reshape(324, 576)
+    with pytest.raises(vmafhip.VmafError, match=r"shape \(324, 570\)"):
+        s.push((y[:, :570], y[:162, :288], y[:162, :288]), (y, y[:162, :288], y[:162, :288]))
+    with pytest.raises(TypeError, match="dtype uint16"):
+        s.push(ref[0].astype(np.uint16), dis[0])
+    with pytest.raises(vmafhip.VmafError, match="CUDA"):
+        s.push(CudaTensor(ref[0]), dis[0])
+    with pytest.raises(vmafhip.VmafError, match="2 planes"):
+        s.push((y, y), (y, y))
+    with pytest.raises(vmafhip.VmafError, match="samples"):
+        s.push(ref[0][:-1], dis[0][:-1])
+    with pytest.raises(TypeError, match="NumPy array or a DLPack tensor"):
+        s.push("frame", dis[0])
+    s.push(ref[0], dis[0])
+    s.flush()
+    with pytest.raises(vmafhip.VmafError, match="after flush"):
+        s.push(ref[1], dis[1])
+    with pytest.raises(vmafhip.VmafError, match="no_such_model"):
+        vmafhip.Scorer(576, 324, model="no_such_model")
+    with pytest.raises(vmafhip.VmafError, match="no_such_feature"):
+        vmafhip.Scorer(576, 324, features=["no_such_feature"])
+    with pytest.raises(vmafhip.VmafError, match="backend"):
+        vmafhip.Scorer(576, 324, backend="gpu-please")
+    with pytest.raises(vmafhip.VmafError, match="width= and height="):
+        vmafhip.score(raw(f"{A}_ref.yuv"), raw(f"{A}_crf35.yuv"))
+    with pytest.raises(vmafhip.VmafError, match="whole frame"):
+        vmafhip.score(raw(f"{A}_ref.yuv"), raw(f"{A}_crf35.yuv"), width=5760, height=3240, backend="cpu")
+
+
+def test_the_built_in_models_are_inside():
+    assert "vmaf_v0.6.1" in vmafhip.models()
+    assert "vmaf_v1.0.16_3d0h" in vmafhip.models()
