@@ -10,6 +10,8 @@
    frames per second of Scorer.push from NumPy arrays in memory (one frame
    a call, and batches of 3), against vmafhip.score reading the same frames
    from raw files (the engine's own reader), median of 3 alternating runs.
+3. Where libcuda is: the same frames as CUDA tensors (python/tests'
+   DLPack producer), Scorer.push reading them in place, median of 3.
 Needs zstd on PATH.
 """
 import json
@@ -89,3 +91,30 @@ for _ in range(3):
 for name, ts in times.items():
     m = statistics.median(ts)
     print(f"{name}: {m:.3f} s, {n / m:.0f} fps (runs: {', '.join(f'{t:.3f}' for t in ts)}); VMAF {scores[name]:.6f}")
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python" / "tests"))
+try:
+    from test_gpu_dlpack import CU, CudaPlane
+except ImportError:
+    CU = None
+if CU is not None and BACKEND == "hip":
+    print(f"== 3. rate: the same {n} frames as CUDA tensors, read in place, median of 3")
+
+    def cuda_planes(packed):
+        y = packed[: 1920 * 1080].reshape(1080, 1920)
+        u = packed[1920 * 1080: 1920 * 1080 + 960 * 540].reshape(540, 960)
+        v = packed[1920 * 1080 + 960 * 540:].reshape(540, 960)
+        return tuple(CudaPlane(p) for p in (y, u, v))
+
+    dref = [cuda_planes(ref[k]) for k in range(3)]
+    ddis = [cuda_planes(dis[k]) for k in range(3)]
+    ts = []
+    for _ in range(3):
+        t = time.perf_counter()
+        s = vmafhip.Scorer(1920, 1080, backend=BACKEND)
+        for k in range(n):
+            s.push(dref[k % 3], ddis[k % 3])
+        r = s.flush()
+        ts.append(time.perf_counter() - t)
+    m = statistics.median(ts)
+    print(f"push-cuda: {m:.3f} s, {n / m:.0f} fps (runs: {', '.join(f'{t:.3f}' for t in ts)}); VMAF {r.pooled['vmaf']['mean']:.6f}")

@@ -7,17 +7,21 @@
 //! in samples: the Python side holds the arrays alive for the call. The
 //! engine works with the GIL released.
 
+use gstvmafhip::hip::{Device, Vendor};
 use gstvmafhip::vmaf::output::{Format, Results};
 use gstvmafhip::vmaf::y4m::Y4mReader;
 use gstvmafhip::vmaf::yuv::YuvFrame;
 use gstvmafhip::vmaf::{
-    self, BackendChoice, Engine, EngineConfig, FramePair, FrameScores, ModelSpec, OnGpuError,
-    Opening, Picture, PixelFormat, Plane, PooledScores, VmafError,
+    self, BackendChoice, Engine, EngineConfig, FramePair, FrameScores, KeepAlive, ModelSpec,
+    OnGpuError, Opening, Picture, PixelFormat, Plane, PooledScores, VmafError,
 };
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::{PyBytes, PyCapsule, PyDict};
+use std::sync::Arc;
+
+mod dlpack;
 use std::io::BufReader;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -47,8 +51,8 @@ struct Settings {
 }
 
 impl Settings {
-    /// The engine these settings ask for, and its description.
-    fn open(&self) -> PyResult<(Box<dyn Engine>, String)> {
+    /// The engine these settings ask for.
+    fn open(&self) -> PyResult<vmaf::Opened> {
         let spec = ModelSpec::parse(&self.model).map_err(failed)?;
         let mut config = EngineConfig::new(spec.models);
         config.flags = spec.flags;
@@ -69,8 +73,7 @@ impl Settings {
             on_gpu_error: OnGpuError::Cpu,
             ..Opening::new(config)
         };
-        let opened = vmaf::open(&opening).map_err(failed)?;
-        Ok((opened.engine, opened.name))
+        vmaf::open(&opening).map_err(failed)
     }
 }
 
@@ -90,6 +93,8 @@ fn parse_format(name: &str) -> PyResult<PixelFormat> {
 struct Stream {
     engine: Box<dyn Engine>,
     name: String,
+    /// The GPU the engine computes on, if any.
+    device: Option<Arc<Device>>,
     frames: Vec<FrameScores>,
     size: (usize, usize),
     started: Option<Instant>,
@@ -98,10 +103,11 @@ struct Stream {
 
 impl Stream {
     fn new(settings: &Settings) -> PyResult<Stream> {
-        let (engine, name) = settings.open()?;
+        let opened = settings.open()?;
         Ok(Stream {
-            engine,
-            name,
+            engine: opened.engine,
+            name: opened.name,
+            device: opened.device,
             frames: Vec::new(),
             size: (0, 0),
             started: None,
@@ -109,10 +115,15 @@ impl Stream {
         })
     }
 
-    fn push(&mut self, r: &Picture<'_>, d: &Picture<'_>) -> Result<(), VmafError> {
+    fn push(
+        &mut self,
+        r: &Picture<'_>,
+        d: &Picture<'_>,
+        keep: Option<KeepAlive>,
+    ) -> Result<(), VmafError> {
         self.started.get_or_insert_with(Instant::now);
         self.size = (r.width, r.height);
-        let scored = self.engine.push(FramePair::new(r, d))?;
+        let scored = self.engine.push(FramePair::new(r, d).kept(keep))?;
         self.frames.extend(scored);
         self.pushed += 1;
         Ok(())
@@ -248,7 +259,62 @@ impl NativeScorer {
                     picture(&distorted, format, bpc)?,
                 )
             };
-            stream.push(&r, &d)
+            stream.push(&r, &d, None)
+        })
+        .map_err(failed)
+    }
+
+    /// One frame pair from DLPack capsules of tensors in the engine's GPU
+    /// memory, each `(capsule, width, height)`: read in place, after the
+    /// work queued before on the stream the capsules were made for (the
+    /// legacy default stream), the capsules held until the engine's copies
+    /// out of them are done.
+    fn push_device(
+        &self,
+        py: Python<'_>,
+        reference: Vec<(Bound<'_, PyCapsule>, usize, usize)>,
+        distorted: Vec<(Bound<'_, PyCapsule>, usize, usize)>,
+    ) -> PyResult<()> {
+        let (format, bpc) = (self.format, self.bpc);
+        let mut guard = self.lock();
+        let stream = guard
+            .as_mut()
+            .ok_or_else(|| failed("a frame after flush()"))?;
+        let dev = stream
+            .device
+            .clone()
+            .filter(|_| stream.engine.reads_device_memory());
+        let Some(dev) = dev else {
+            return Err(failed(format!(
+                "a tensor in GPU memory, but {} reads host memory (backend \"cpu\", or no usable GPU)",
+                stream.name
+            )));
+        };
+        let bits = if bpc > 8 { 16 } else { 8 };
+        let mut planes = [Vec::new(), Vec::new()];
+        for (side, (tensors, what)) in [(&reference, "reference"), (&distorted, "distorted")]
+            .into_iter()
+            .enumerate()
+        {
+            for (i, (capsule, w, h)) in tensors.iter().enumerate() {
+                let what = format!("{what} plane {i}");
+                let p = dlpack::plane(capsule, bits, (*w, *h), &what).map_err(failed)?;
+                check_device(&dev, &p, &what)?;
+                planes[side].push(p.plane);
+            }
+        }
+        let held: Vec<Py<PyCapsule>> = reference
+            .iter()
+            .chain(&distorted)
+            .map(|(c, _, _)| c.clone().unbind())
+            .collect();
+        py.detach(|| {
+            dev.synchronize_default_stream().map_err(|e| {
+                VmafError::Backend(format!("waiting for the tensors' producer: {e}"))
+            })?;
+            let r = Picture::new_device(format, bpc, &planes[0])?;
+            let d = Picture::new_device(format, bpc, &planes[1])?;
+            stream.push(&r, &d, Some(Box::new(held)))
         })
         .map_err(failed)
     }
@@ -261,6 +327,32 @@ impl NativeScorer {
             .ok_or_else(|| failed("flush() called twice"))?;
         py.detach(|| stream.finish()).map_err(failed)
     }
+}
+
+/// A tensor on the engine's GPU (its vendor's memory, its ordinal), or an
+/// error naming where it is.
+fn check_device(dev: &Device, p: &dlpack::DevicePlaneOf, what: &str) -> PyResult<()> {
+    let kind = match p.device_type {
+        dlpack::CUDA => Vendor::Nvidia,
+        dlpack::ROCM => Vendor::Amd,
+        t => {
+            return Err(failed(format!(
+                "{what}: DLPack device type {t}, not CUDA or ROCm memory"
+            )));
+        }
+    };
+    if kind != dev.vendor() || p.device_id as usize != dev.info.ordinal {
+        return Err(failed(format!(
+            "{what}: a tensor on {kind:?} device {}, but the engine computes on {:?} device {} ({}): \
+             give the Scorer device={} or move the tensor",
+            p.device_id,
+            dev.vendor(),
+            dev.info.ordinal,
+            dev.info.name,
+            p.device_id
+        )));
+    }
+    Ok(())
 }
 
 /// A file pair's frames, read and scored.
@@ -304,6 +396,7 @@ fn score_raw(
             .push(
                 &r.map_err(|e| e.to_string())?,
                 &d.map_err(|e| e.to_string())?,
+                None,
             )
             .map_err(|e| e.to_string())?;
     }
@@ -367,6 +460,7 @@ fn score_y4m(settings: &Settings, paths: (&str, &str)) -> Result<ScoreResults, S
             .push(
                 &r.map_err(|e| e.to_string())?,
                 &d.map_err(|e| e.to_string())?,
+                None,
             )
             .map_err(|e| e.to_string())?;
     }

@@ -3,17 +3,15 @@ every golden run through vmafhip.score and through Scorer.push of NumPy
 planes; DLPack host tensors; the errors bad input gets."""
 
 import json
-import os
 import shlex
-import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import vmafhip
+from conftest import GOLDEN, A, assert_like_libvmaf, frames
 
-GOLDEN = Path(os.environ.get("VMAFHIP_TESTDATA", Path(__file__).resolve().parents[2] / "tests/data/golden"))
+
 
 
 def golden_runs():
@@ -49,38 +47,10 @@ def arguments(command):
     return opts
 
 
-@pytest.fixture(scope="session")
-def raw(tmp_path_factory):
-    """A golden pair's raw file, decompressed once."""
-    folder = tmp_path_factory.mktemp("golden")
-
-    def get(name):
-        out = folder / name
-        if not out.exists():
-            subprocess.run(["zstd", "-q", "-d", "-f", str(GOLDEN / (name + ".zst")), "-o", str(out)], check=True)
-        return str(out)
-
-    return get
 
 
-def tolerance(name):
-    return 1e-6 if name.startswith(("integer_", "VMAF_integer")) else 1e-4
 
 
-def assert_like_libvmaf(result, golden_json):
-    """Every value libvmaf printed (6 decimals), and the pooled VMAF, as the Rust golden tests compare."""
-    golden = json.loads(Path(golden_json).read_text())
-    assert len(result) == len(golden["frames"])
-    assert list(result.frames["frame"]) == [f["frameNum"] for f in golden["frames"]]
-    for i, frame in enumerate(golden["frames"]):
-        for name, want in frame["metrics"].items():
-            got = result.frames[name][i]
-            if want is None:
-                continue
-            assert abs(got - want) <= tolerance(name), f"frame {i} {name}: {got} vs {want}"
-    for name, want in golden["pooled_metrics"].items():
-        if name in result.pooled and want["mean"] is not None:
-            assert abs(result.pooled[name]["mean"] - want["mean"]) <= tolerance(name) + 1e-6, name
 
 
 @pytest.mark.parametrize("pair,run", golden_runs())
@@ -117,9 +87,6 @@ def test_scorer_push_of_numpy_planes_equals_libvmaf(pair, run, raw):
     assert_like_libvmaf(s.flush(), GOLDEN / run["json"])
 
 
-A = "astronaut_576x324_420p8_12f"
-
-
 class HostTensor:
     """A DLPack producer in host memory (NumPy's own protocol behind it)."""
 
@@ -134,14 +101,16 @@ class HostTensor:
 
 
 class CudaTensor(HostTensor):
+    """Says it lies in CUDA memory (its capsule is NumPy's)."""
+
+    def __dlpack__(self, stream=None, **kw):
+        return self._a.__dlpack__()
+
     def __dlpack_device__(self):
         return (2, 0)
 
 
-def frames(raw):
-    ref = np.fromfile(raw(f"{A}_ref.yuv"), np.uint8).reshape(12, -1)
-    dis = np.fromfile(raw(f"{A}_crf35.yuv"), np.uint8).reshape(12, -1)
-    return ref, dis
+
 
 
 def test_dlpack_host_tensors_and_a_packed_batch(raw):
@@ -173,7 +142,10 @@ def test_bad_input_is_named(raw):
         s.push((y[:, :570], y[:162, :288], y[:162, :288]), (y, y[:162, :288], y[:162, :288]))
     with pytest.raises(TypeError, match="dtype uint16"):
         s.push(ref[0].astype(np.uint16), dis[0])
-    with pytest.raises(vmafhip.VmafError, match="CUDA"):
+    planes = (y, y[:162, :288], y[:162, :288])
+    with pytest.raises(vmafhip.VmafError, match="reads host memory"):
+        s.push(tuple(map(CudaTensor, planes)), tuple(map(CudaTensor, planes)))
+    with pytest.raises(vmafhip.VmafError, match="given as its 3 planes"):
         s.push(CudaTensor(ref[0]), dis[0])
     with pytest.raises(vmafhip.VmafError, match="2 planes"):
         s.push((y, y), (y, y))

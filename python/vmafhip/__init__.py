@@ -153,6 +153,19 @@ def score(
     )
 
 
+#: DLPack device types: host memory, and the GPU memory the engine reads.
+_HOST_KINDS = (1, 3)  # kDLCPU, kDLCUDAHost
+_GPU_STREAM = {2: 1, 10: 0}  # kDLCUDA: the legacy default stream; kDLROCM: the default stream
+
+
+def _device_kind(obj: Any) -> Optional[int]:
+    """The DLPack device type of a tensor outside host memory, else None."""
+    if isinstance(obj, np.ndarray) or not hasattr(obj, "__dlpack_device__"):
+        return None
+    kind = int(obj.__dlpack_device__()[0])
+    return None if kind in _HOST_KINDS else kind
+
+
 def _host_array(obj: Any, what: str) -> np.ndarray:
     """`obj` as a NumPy array over the same memory: NumPy arrays as they
     are, DLPack tensors in host memory through ``np.from_dlpack``."""
@@ -160,11 +173,11 @@ def _host_array(obj: Any, what: str) -> np.ndarray:
         return obj
     if hasattr(obj, "__dlpack_device__"):
         kind, index = obj.__dlpack_device__()
-        if int(kind) not in (1, 3):  # kDLCPU, kDLCUDAHost
-            names = {2: "CUDA", 10: "ROCm", 4: "OpenCL", 7: "Vulkan", 8: "Metal", 13: "CUDA managed"}
+        if int(kind) not in _HOST_KINDS:
+            names = {4: "OpenCL", 7: "Vulkan", 8: "Metal", 13: "CUDA managed"}
             raise VmafError(
                 f"{what}: a tensor in {names.get(int(kind), f'DLPack device type {int(kind)}')} "
-                f"memory (device {index}); vmafhip.Scorer reads host memory"
+                f"memory (device {index}); vmafhip reads host, CUDA and ROCm memory"
             )
         return np.from_dlpack(obj)
     if hasattr(obj, "__array_interface__") or hasattr(obj, "__array__"):
@@ -180,8 +193,10 @@ class Scorer:
     frame (the planes back to back, as raw YUV files hold them); uint8 for
     8 bits, uint16 deeper. A leading batch dimension, ``(N, H, W)`` per
     plane or ``(N, frame)`` packed, pushes N frames. Host memory is read in
-    place, the GIL released while the engine works. ``flush()`` ends the
-    stream and returns its :class:`Result`.
+    place, the GIL released while the engine works. Planes in GPU memory
+    (DLPack tensors on CUDA or ROCm, each a 2-D tensor) are read in place
+    by the GPU engine, after the work queued before them on the default
+    stream. ``flush()`` ends the stream and returns its :class:`Result`.
     """
 
     def __init__(
@@ -284,8 +299,32 @@ class Scorer:
         nbytes = (stride * (h - 1) + w) * item
         return p, (p.__array_interface__["data"][0], nbytes, w, h, stride)
 
+    def _on_gpu(self, picture: Any) -> bool:
+        planes = picture if isinstance(picture, (tuple, list)) else (picture,)
+        return any(_device_kind(p) in _GPU_STREAM for p in planes)
+
+    def _capsules(self, picture: Any, what: str) -> list:
+        """A picture in GPU memory as DLPack capsules, each with its plane's size."""
+        if not isinstance(picture, (tuple, list)) or len(picture) != len(self._shapes):
+            raise VmafError(
+                f"{what}: a picture in GPU memory is given as its {len(self._shapes)} planes, "
+                "each a 2-D tensor"
+            )
+        out = []
+        for i, (t, (h, w)) in enumerate(zip(picture, self._shapes)):
+            kind = _device_kind(t)
+            if kind not in _GPU_STREAM:
+                raise VmafError(f"{what} plane {i}: in host memory while the others are on the GPU")
+            out.append((t.__dlpack__(stream=_GPU_STREAM[kind]), w, h))
+        return out
+
     def push(self, reference: Any, distorted: Any) -> None:
         """One frame pair, or a batch (see the class)."""
+        if self._on_gpu(reference) or self._on_gpu(distorted):
+            self._native.push_device(
+                self._capsules(reference, "reference"), self._capsules(distorted, "distorted")
+            )
+            return
         rp, rn = self._planes(reference, "reference")
         dp, dn = self._planes(distorted, "distorted")
         if rn != dn:
