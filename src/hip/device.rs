@@ -73,6 +73,33 @@ fn nvidia_info(rt: &Runtime, dev: c_int, ordinal: usize) -> Result<DeviceInfo, H
     Ok(DeviceInfo::new(ordinal, &name, arch, (warp, sms, mem)))
 }
 
+/// Device `ordinal` of NVIDIA's driver and what it is (no context made).
+fn nvidia_device(rt: &Runtime, ordinal: usize) -> Result<(c_int, DeviceInfo), HipError> {
+    let Api::Nvidia { cu, .. } = &rt.api else {
+        unreachable!("called for NVIDIA's driver alone");
+    };
+    let mut dev: c_int = 0;
+    // SAFETY: valid out-pointer.
+    rt.check(
+        unsafe { (cu.device_get)(&mut dev, ordinal as c_int) },
+        "cuDeviceGet",
+    )?;
+    Ok((dev, nvidia_info(rt, dev, ordinal)?))
+}
+
+/// An error unless the runtime reports a device `ordinal`.
+fn check_ordinal(rt: &Runtime, ordinal: usize) -> Result<(), HipError> {
+    let count = rt.device_count()?;
+    if ordinal >= count {
+        return Err(HipError::NoDevice(format!(
+            "device-id {ordinal} asked for, but {} reports {count} device{}",
+            rt.libraries,
+            if count == 1 { "" } else { "s" }
+        )));
+    }
+    Ok(())
+}
+
 /// An opened GPU: on NVIDIA its retained primary context (or a context a
 /// program made, [`Device::adopt_context`]), on AMD its ordinal.
 pub struct Device {
@@ -98,21 +125,11 @@ impl Device {
     }
 
     pub fn open(rt: &Arc<Runtime>, ordinal: usize) -> Result<Arc<Device>, HipError> {
-        let count = rt.device_count()?;
-        if ordinal >= count {
-            return Err(HipError::NoDevice(format!(
-                "device-id {ordinal} asked for, but {} reports {count} device{}",
-                rt.libraries,
-                if count == 1 { "" } else { "s" }
-            )));
-        }
+        check_ordinal(rt, ordinal)?;
         let ord = ordinal as c_int;
         let (handle, ctx, info) = match &rt.api {
             Api::Nvidia { cu, .. } => {
-                let mut dev: c_int = 0;
-                // SAFETY: valid out-pointer.
-                rt.check(unsafe { (cu.device_get)(&mut dev, ord) }, "cuDeviceGet")?;
-                let info = nvidia_info(rt, dev, ordinal)?;
+                let (dev, info) = nvidia_device(rt, ordinal)?;
                 let mut ctx: Handle = std::ptr::null_mut();
                 let t = std::time::Instant::now();
                 // SAFETY: valid out-pointer; `dev` came from cuDeviceGet.
@@ -177,24 +194,11 @@ impl Device {
     /// is made (a program that brings its own context never pays for the
     /// primary one); on AMD the device is opened, which costs little.
     pub fn probe(rt: &Arc<Runtime>, ordinal: usize) -> Result<DeviceInfo, HipError> {
-        let Api::Nvidia { cu, .. } = &rt.api else {
+        if !matches!(rt.api, Api::Nvidia { .. }) {
             return Device::open(rt, ordinal).map(|d| d.info.clone());
-        };
-        let count = rt.device_count()?;
-        if ordinal >= count {
-            return Err(HipError::NoDevice(format!(
-                "device-id {ordinal} asked for, but {} reports {count} device{}",
-                rt.libraries,
-                if count == 1 { "" } else { "s" }
-            )));
         }
-        let mut dev: c_int = 0;
-        // SAFETY: valid out-pointer.
-        rt.check(
-            unsafe { (cu.device_get)(&mut dev, ordinal as c_int) },
-            "cuDeviceGet",
-        )?;
-        nvidia_info(rt, dev, ordinal)
+        check_ordinal(rt, ordinal)?;
+        nvidia_device(rt, ordinal).map(|(_, info)| info)
     }
 
     /// The device of a CUDA context the caller made and keeps alive (a
