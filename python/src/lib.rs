@@ -40,7 +40,9 @@ fn failed(e: impl std::fmt::Display) -> PyErr {
 /// One plane as the Python side hands it over.
 type PlaneArg = (usize, usize, usize, usize, usize);
 
-/// What scores, as the Python calls name it.
+/// What scores, as the Python calls name it: given once to
+/// `NativeScorer` or `score_files`.
+#[pyclass(module = "vmafhip._vmafhip", frozen)]
 struct Settings {
     model: String,
     features: Vec<String>,
@@ -48,6 +50,28 @@ struct Settings {
     device: usize,
     threads: usize,
     subsample: u32,
+}
+
+#[pymethods]
+impl Settings {
+    #[new]
+    fn new(
+        model: String,
+        features: Vec<String>,
+        backend: String,
+        device: usize,
+        threads: usize,
+        subsample: u32,
+    ) -> Self {
+        Settings {
+            model,
+            features,
+            backend,
+            device,
+            threads,
+            subsample,
+        }
+    }
 }
 
 impl Settings {
@@ -198,31 +222,13 @@ impl NativeScorer {
 #[pymethods]
 impl NativeScorer {
     #[new]
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        pixel_format: &str,
-        bitdepth: u8,
-        model: String,
-        features: Vec<String>,
-        backend: String,
-        device: usize,
-        threads: usize,
-        subsample: u32,
-    ) -> PyResult<Self> {
+    fn new(pixel_format: &str, bitdepth: u8, settings: &Settings) -> PyResult<Self> {
         let format = parse_format(pixel_format)?;
         if !(8..=16).contains(&bitdepth) {
             return Err(failed(format!("bitdepth {bitdepth}: 8 to 16")));
         }
-        let settings = Settings {
-            model,
-            features,
-            backend,
-            device,
-            threads,
-            subsample,
-        };
         Ok(NativeScorer {
-            stream: Mutex::new(Some(Stream::new(&settings)?)),
+            stream: Mutex::new(Some(Stream::new(settings)?)),
             format,
             bpc: bitdepth,
         })
@@ -355,35 +361,22 @@ fn check_device(dev: &Device, p: &dlpack::DevicePlaneOf, what: &str) -> PyResult
     Ok(())
 }
 
-/// A file pair's frames, read and scored.
-#[allow(clippy::too_many_arguments)]
-fn score_raw(
+/// Scores a file pair, `read` giving each side's next frame into its
+/// buffer (`Ok(false)` at a clean end).
+fn score_pair(
     settings: &Settings,
     paths: (&str, &str),
-    (width, height): (usize, usize),
-    format: PixelFormat,
-    bpc: u8,
+    mut frames: (YuvFrame, YuvFrame),
+    mut read: impl FnMut(usize, &mut YuvFrame) -> Result<bool, VmafError>,
 ) -> Result<ScoreResults, String> {
     let mut stream = Stream::new(settings).map_err(|e| e.to_string())?;
-    let open = |p: &str| {
-        std::fs::File::open(p)
-            .map(BufReader::new)
-            .map_err(|e| format!("{p}: {e}"))
-    };
-    let (mut rf, mut df) = (open(paths.0)?, open(paths.1)?);
-    let mut rb = YuvFrame::new(width, height, format, bpc).map_err(|e| e.to_string())?;
-    let mut db = YuvFrame::new(width, height, format, bpc).map_err(|e| e.to_string())?;
     loop {
         let n = stream.pushed;
         let whole = |p: &str, e: VmafError| format!("{p}: {e} (after {n} whole frames)");
-        let more_r = rb.read_from(&mut rf).map_err(|e| whole(paths.0, e))?;
-        let more_d = db.read_from(&mut df).map_err(|e| whole(paths.1, e))?;
+        let more_r = read(0, &mut frames.0).map_err(|e| whole(paths.0, e))?;
+        let more_d = read(1, &mut frames.1).map_err(|e| whole(paths.1, e))?;
         if more_r != more_d {
-            let (short, _) = if more_r {
-                (paths.1, paths.0)
-            } else {
-                (paths.0, paths.1)
-            };
+            let short = if more_r { paths.1 } else { paths.0 };
             return Err(format!(
                 "{short} ends after {n} frames but the other file goes on"
             ));
@@ -391,19 +384,34 @@ fn score_raw(
         if !more_r {
             break;
         }
-        let (r, d) = (rb.picture(), db.picture());
-        stream
-            .push(
-                &r.map_err(|e| e.to_string())?,
-                &d.map_err(|e| e.to_string())?,
-                None,
-            )
-            .map_err(|e| e.to_string())?;
+        let r = frames.0.picture().map_err(|e| e.to_string())?;
+        let d = frames.1.picture().map_err(|e| e.to_string())?;
+        stream.push(&r, &d, None).map_err(|e| e.to_string())?;
     }
     if stream.pushed == 0 {
         return Err(format!("{} holds no whole frame", paths.0));
     }
     stream.finish().map_err(|e| e.to_string())
+}
+
+/// A raw planar YUV pair of the geometry given, read and scored.
+fn score_raw(
+    settings: &Settings,
+    paths: (&str, &str),
+    (width, height): (usize, usize),
+    format: PixelFormat,
+    bpc: u8,
+) -> Result<ScoreResults, String> {
+    let open = |p: &str| {
+        std::fs::File::open(p)
+            .map(BufReader::new)
+            .map_err(|e| format!("{p}: {e}"))
+    };
+    let mut files = [open(paths.0)?, open(paths.1)?];
+    let frame = || YuvFrame::new(width, height, format, bpc).map_err(|e| e.to_string());
+    score_pair(settings, paths, (frame()?, frame()?), |side, f| {
+        f.read_from(&mut files[side])
+    })
 }
 
 /// A Y4M pair's frames, read and scored (the geometry from the headers).
@@ -412,8 +420,8 @@ fn score_y4m(settings: &Settings, paths: (&str, &str)) -> Result<ScoreResults, S
         let f = std::fs::File::open(p).map_err(|e| format!("{p}: {e}"))?;
         Y4mReader::new(BufReader::new(f)).map_err(|e| format!("{p}: {e}"))
     };
-    let (mut rr, mut dr) = (open(paths.0)?, open(paths.1)?);
-    let (rh, dh) = (rr.header.clone(), dr.header.clone());
+    let mut readers = [open(paths.0)?, open(paths.1)?];
+    let (rh, dh) = (&readers[0].header, &readers[1].header);
     if (rh.width, rh.height, rh.format, rh.bpc) != (dh.width, dh.height, dh.format, dh.bpc) {
         return Err(format!(
             "{} is {}x{} {:?} {}-bit but {} is {}x{} {:?} {}-bit",
@@ -429,79 +437,32 @@ fn score_y4m(settings: &Settings, paths: (&str, &str)) -> Result<ScoreResults, S
             dh.bpc
         ));
     }
-    let mut stream = Stream::new(settings).map_err(|e| e.to_string())?;
-    let mut rb =
-        YuvFrame::new(rh.width, rh.height, rh.format, rh.bpc).map_err(|e| e.to_string())?;
-    let mut db =
-        YuvFrame::new(rh.width, rh.height, rh.format, rh.bpc).map_err(|e| e.to_string())?;
-    let mut rbytes = vec![0u8; rh.frame_bytes()];
-    let mut dbytes = vec![0u8; rh.frame_bytes()];
-    loop {
-        let more_r = rr
-            .read_frame(&mut rbytes)
-            .map_err(|e| format!("{}: {e}", paths.0))?;
-        let more_d = dr
-            .read_frame(&mut dbytes)
-            .map_err(|e| format!("{}: {e}", paths.1))?;
-        if more_r != more_d {
-            return Err(format!(
-                "{} ends after {} frames but the other file goes on",
-                if more_r { paths.1 } else { paths.0 },
-                stream.pushed
-            ));
-        }
-        if !more_r {
-            break;
-        }
-        rb.load(&rbytes).map_err(|e| e.to_string())?;
-        db.load(&dbytes).map_err(|e| e.to_string())?;
-        let (r, d) = (rb.picture(), db.picture());
-        stream
-            .push(
-                &r.map_err(|e| e.to_string())?,
-                &d.map_err(|e| e.to_string())?,
-                None,
-            )
-            .map_err(|e| e.to_string())?;
-    }
-    stream.finish().map_err(|e| e.to_string())
+    let frame = || YuvFrame::new(rh.width, rh.height, rh.format, rh.bpc).map_err(|e| e.to_string());
+    let frames = (frame()?, frame()?);
+    score_pair(settings, paths, frames, |side, f| {
+        f.fill(|bytes| readers[side].read_frame(bytes))
+    })
 }
 
-/// Scores a file pair: raw planar YUV (`width`, `height`, `pixel_format`,
-/// `bitdepth` given) or Y4M (`y4m` true: the headers say).
+/// Scores a file pair (reference, distorted): raw planar YUV (`size`,
+/// `pixel_format`, `bitdepth` given) or Y4M (`y4m` true: the headers say).
 #[pyfunction]
-#[pyo3(signature = (reference, distorted, y4m, width, height, pixel_format, bitdepth, model, features, backend, device, threads, subsample))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (paths, y4m, size, pixel_format, bitdepth, settings))]
 fn score_files(
     py: Python<'_>,
-    reference: String,
-    distorted: String,
+    paths: (String, String),
     y4m: bool,
-    width: usize,
-    height: usize,
+    size: (usize, usize),
     pixel_format: &str,
     bitdepth: u8,
-    model: String,
-    features: Vec<String>,
-    backend: String,
-    device: usize,
-    threads: usize,
-    subsample: u32,
+    settings: &Settings,
 ) -> PyResult<ScoreResults> {
-    let settings = Settings {
-        model,
-        features,
-        backend,
-        device,
-        threads,
-        subsample,
-    };
-    let paths = (reference.as_str(), distorted.as_str());
+    let paths = (paths.0.as_str(), paths.1.as_str());
     if y4m {
-        return py.detach(|| score_y4m(&settings, paths)).map_err(failed);
+        return py.detach(|| score_y4m(settings, paths)).map_err(failed);
     }
     let format = parse_format(pixel_format)?;
-    py.detach(|| score_raw(&settings, paths, (width, height), format, bitdepth))
+    py.detach(|| score_raw(settings, paths, size, format, bitdepth))
         .map_err(failed)
 }
 
@@ -599,6 +560,7 @@ fn models() -> Vec<String> {
 #[pymodule]
 fn _vmafhip(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("VmafError", m.py().get_type::<VmafError_>())?;
+    m.add_class::<Settings>()?;
     m.add_class::<NativeScorer>()?;
     m.add_class::<ScoreResults>()?;
     m.add_function(wrap_pyfunction!(score_files, m)?)?;

@@ -4,6 +4,7 @@ planes; DLPack host tensors; the errors bad input gets."""
 
 import json
 import shlex
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -172,3 +173,32 @@ def test_bad_input_is_named(raw):
 def test_the_built_in_models_are_inside():
     assert "vmaf_v0.6.1" in vmafhip.models()
     assert "vmaf_v1.0.16_3d0h" in vmafhip.models()
+
+
+@pytest.mark.parametrize("name,size,bits,tag", [
+    ("astronaut_576x324_420p8_12f", (576, 324), 8, "C420jpeg"),
+    ("rocket_576x324_420p10_6f", (576, 324), 10, "C420p10"),
+])
+def test_y4m_files_score_as_their_raw_frames(raw, tmp_path, name, size, bits, tag):
+    dist = "crf35" if bits == 8 else "crf30"
+    w, h = size
+    frame = w * h * 3 // 2 * (2 if bits > 8 else 1)
+    paths = []
+    for side in ("ref", dist):
+        data = Path(raw(f"{name}_{side}.yuv")).read_bytes()
+        out = tmp_path / f"{side}.y4m"
+        with open(out, "wb") as f:
+            f.write(f"YUV4MPEG2 W{w} H{h} F25:1 Ip A1:1 {tag}\n".encode())
+            for k in range(len(data) // frame):
+                f.write(b"FRAME\n" + data[k * frame:(k + 1) * frame])
+        paths.append(str(out))
+    y4m = vmafhip.score(*paths, backend="cpu")
+    yuv = vmafhip.score(raw(f"{name}_ref.yuv"), raw(f"{name}_{dist}.yuv"), width=w, height=h,
+                        bitdepth=bits, backend="cpu")
+    assert len(y4m) == len(yuv) > 0
+    for k in yuv.frames:
+        assert np.array_equal(y4m.frames[k], yuv.frames[k]), k
+    short = tmp_path / "short.y4m"
+    short.write_bytes(Path(paths[1]).read_bytes()[: -frame // 2])
+    with pytest.raises(vmafhip.VmafError, match="short.y4m"):
+        vmafhip.score(paths[0], str(short), backend="cpu")

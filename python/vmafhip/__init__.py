@@ -50,6 +50,13 @@ def _model_arg(model: str) -> str:
     return "version=" + model
 
 
+def _settings(model, features, backend, device, threads, subsample):
+    """What scores, as the native module takes it."""
+    return _vmafhip.Settings(
+        _model_arg(model), list(features), backend, int(device), int(threads), int(subsample)
+    )
+
+
 class Result:
     """A stream's VMAF results.
 
@@ -136,19 +143,12 @@ def score(
             raise VmafError(f"{reference}: a raw file needs width= and height=")
     return Result(
         _vmafhip.score_files(
-            reference,
-            distorted,
+            (reference, distorted),
             y4m[0],
-            int(width or 0),
-            int(height or 0),
+            (int(width or 0), int(height or 0)),
             str(pixel_format),
             int(bitdepth),
-            _model_arg(model),
-            list(features),
-            backend,
-            int(device),
-            int(threads),
-            int(subsample),
+            _settings(model, features, backend, device, threads, subsample),
         )
     )
 
@@ -227,12 +227,7 @@ class Scorer:
         self._native = _vmafhip.NativeScorer(
             self.pixel_format,
             self.bitdepth,
-            _model_arg(model),
-            list(features),
-            backend,
-            int(device),
-            int(threads),
-            int(subsample),
+            _settings(model, features, backend, device, threads, subsample),
         )
 
     @property

@@ -69,23 +69,38 @@ impl YuvFrame {
 
     /// Read the next frame; `Ok(false)` at a clean end of file.
     pub fn read_from(&mut self, r: &mut impl Read) -> Result<bool, VmafError> {
-        let mut filled = 0;
-        while filled < self.bytes.len() {
-            match r.read(&mut self.bytes[filled..]) {
-                Ok(0) => break,
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(VmafError::Io(e.to_string())),
+        self.fill(|bytes| {
+            let mut filled = 0;
+            while filled < bytes.len() {
+                match r.read(&mut bytes[filled..]) {
+                    Ok(0) => break,
+                    Ok(n) => filled += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(VmafError::Io(e.to_string())),
+                }
             }
-        }
-        if filled == 0 {
+            if filled == 0 {
+                return Ok(false);
+            }
+            if filled < bytes.len() {
+                return Err(VmafError::Io(format!(
+                    "truncated frame: {filled} of {} bytes",
+                    bytes.len()
+                )));
+            }
+            Ok(true)
+        })
+    }
+
+    /// The next frame, written by `read` straight into the frame's bytes
+    /// (exactly `frame_bytes()`; a Y4M reader's `read_frame`, say); `read`
+    /// says whether there was one.
+    pub fn fill(
+        &mut self,
+        read: impl FnOnce(&mut [u8]) -> Result<bool, VmafError>,
+    ) -> Result<bool, VmafError> {
+        if !read(&mut self.bytes)? {
             return Ok(false);
-        }
-        if filled < self.bytes.len() {
-            return Err(VmafError::Io(format!(
-                "truncated frame: {filled} of {} bytes",
-                self.bytes.len()
-            )));
         }
         if self.bpc > 8 {
             self.wide.clear();
