@@ -13,7 +13,7 @@
  * build: cc -O2 -o capi_rate benches/capi_rate.c -Ilibvmaf/include -Itests/c -Ltarget/release -lvmaf -ldl */
 #define PROGRAM "capi_rate"
 #include "yuv_frames.h"
-#include <dlfcn.h>
+#include "cuda_driver.h"
 #include <libvmaf/libvmaf_cuda.h>
 #include <time.h>
 
@@ -23,46 +23,10 @@ static double now(void) {
     return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-typedef struct {
-    size_t src_x, src_y;
-    int src_type;
-    const void *src_host;
-    unsigned long long src_device;
-    void *src_array;
-    size_t src_pitch;
-    size_t dst_x, dst_y;
-    int dst_type;
-    void *dst_host;
-    unsigned long long dst_device;
-    void *dst_array;
-    size_t dst_pitch;
-    size_t width_bytes, height;
-} Copy2d; /* CUDA_MEMCPY2D */
-
-static struct {
-    int (*init)(unsigned);
-    int (*device_get)(int *, int);
-    int (*ctx_create)(void **, unsigned, int);
-    int (*ctx_push)(void *);
-    int (*ctx_pop)(void **);
-    int (*mem_alloc)(unsigned long long *, size_t);
-    int (*memcpy_2d)(const Copy2d *);
-    int (*ctx_sync)(void);
-} cu;
-
 static void *cuda_context(void) {
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW), *ctx = NULL, *popped;
+    void *ctx = NULL, *popped;
     int dev;
-    if (!lib) return NULL;
-    *(void **)&cu.init = dlsym(lib, "cuInit");
-    *(void **)&cu.device_get = dlsym(lib, "cuDeviceGet");
-    *(void **)&cu.ctx_create = dlsym(lib, "cuCtxCreate_v2");
-    *(void **)&cu.ctx_push = dlsym(lib, "cuCtxPushCurrent_v2");
-    *(void **)&cu.ctx_pop = dlsym(lib, "cuCtxPopCurrent_v2");
-    *(void **)&cu.mem_alloc = dlsym(lib, "cuMemAlloc_v2");
-    *(void **)&cu.memcpy_2d = dlsym(lib, "cuMemcpy2D_v2");
-    *(void **)&cu.ctx_sync = dlsym(lib, "cuCtxSynchronize");
-    if (!cu.init || cu.init(0) || cu.device_get(&dev, 0) || cu.ctx_create(&ctx, 0, dev)) return NULL;
+    if (cuda_load(&dev) || cu.ctx_create(&ctx, 0, dev)) return NULL;
     cu.ctx_pop(&popped);
     return ctx;
 }

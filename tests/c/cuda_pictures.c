@@ -18,55 +18,16 @@
  * usage: cuda_pictures REF DIST W H 420|422|444|400 BPC VERSION all|luma device|host|hip OUT.json */
 #define PROGRAM "cuda_pictures"
 #include "yuv_frames.h"
-#include <dlfcn.h>
+#include "cuda_driver.h"
 #include <libvmaf/libvmaf_cuda.h>
 #include <libvmaf/libvmaf_hip.h>
-
-/* The few CUDA driver calls a program makes, loaded at run time. */
-typedef struct {
-    size_t src_x, src_y;
-    int src_type;
-    const void *src_host;
-    unsigned long long src_device;
-    void *src_array;
-    size_t src_pitch;
-    size_t dst_x, dst_y;
-    int dst_type;
-    void *dst_host;
-    unsigned long long dst_device;
-    void *dst_array;
-    size_t dst_pitch;
-    size_t width_bytes, height;
-} Copy2d; /* CUDA_MEMCPY2D */
-
-static struct {
-    int (*init)(unsigned);
-    int (*device_get)(int *, int);
-    int (*ctx_create)(void **, unsigned, int);
-    int (*ctx_push)(void *);
-    int (*ctx_pop)(void **);
-    int (*ctx_destroy)(void *);
-    int (*primary_retain)(void **, int);
-    int (*memcpy_2d)(const Copy2d *);
-} cu;
 
 /* A CUDA context of the program's own on the first GPU (or its primary
  * context); NULL if none. */
 static void *cuda_context(int primary) {
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW);
-    if (!lib) return NULL;
-    *(void **)&cu.init = dlsym(lib, "cuInit");
-    *(void **)&cu.device_get = dlsym(lib, "cuDeviceGet");
-    *(void **)&cu.ctx_create = dlsym(lib, "cuCtxCreate_v2");
-    *(void **)&cu.ctx_push = dlsym(lib, "cuCtxPushCurrent_v2");
-    *(void **)&cu.ctx_pop = dlsym(lib, "cuCtxPopCurrent_v2");
-    *(void **)&cu.ctx_destroy = dlsym(lib, "cuCtxDestroy_v2");
-    *(void **)&cu.memcpy_2d = dlsym(lib, "cuMemcpy2D_v2");
-    *(void **)&cu.primary_retain = dlsym(lib, "cuDevicePrimaryCtxRetain");
     int dev;
     void *ctx = NULL, *popped;
-    if (!cu.init || !cu.memcpy_2d || cu.init(0) || cu.device_get(&dev, 0))
-        return NULL;
+    if (cuda_load(&dev)) return NULL;
     if (primary) return cu.primary_retain(&ctx, dev) ? NULL : ctx;
     if (cu.ctx_create(&ctx, 0, dev)) return NULL;
     cu.ctx_pop(&popped); /* as ffmpeg: pushed when used */
