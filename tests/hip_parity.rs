@@ -375,7 +375,7 @@ fn device_id_out_of_range_is_a_clear_error() {
 /// which holds where the estimate depends on 12 mantissa bits only.
 #[test]
 fn reciprocal_estimates_of_this_cpu_are_a_table() {
-    let (_, holds) = gstvmafhip::core::isa::recip_estimate_table();
+    let (_, holds) = gstvmafhip::extractors::float_adm::recip::recip_estimate_table();
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| {

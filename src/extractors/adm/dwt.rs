@@ -7,8 +7,8 @@ use crate::extractors::common::grow;
 
 /// `adm_dwt2_8` / `adm_dwt2_16`: scale-0 DWT of pixels; everything narrowed
 /// to int16 (so the rows between the passes are `i16`, which the vector
-/// copies multiply two taps at a time: `crate::core::isa::adm_dwt0_vertical` and
-/// `adm_dwt0_horizontal`).
+/// copies multiply two taps at a time: `super::simd::adm_dwt0_vertical` and
+/// `super::simd::adm_dwt0_horizontal`).
 pub fn dwt_scale0(
     src: &[u16],
     w: usize,
@@ -33,7 +33,7 @@ pub fn dwt_scale0(
         let (lo_out, hi_out) = (&mut lo[..w], &mut hi[..w]);
         // The vector copies take samples as i16: up to 15 bits.
         let done = if bpc <= 15 {
-            crate::core::isa::adm_dwt0_vertical(rows, taps, centre, round, shift, lo_out, hi_out)
+            super::simd::adm_dwt0_vertical(rows, taps, centre, round, shift, lo_out, hi_out)
         } else {
             0
         };
@@ -57,7 +57,7 @@ pub fn dwt_scale0(
         let (lo, hi) = (&lo[..w], &hi[..w]);
         let row = out.row_mut(i);
         let mid = interior_end(ix.len());
-        let from = crate::core::isa::adm_dwt0_horizontal(
+        let from = super::simd::adm_dwt0_horizontal(
             lo,
             hi,
             taps,

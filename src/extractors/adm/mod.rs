@@ -6,6 +6,8 @@ mod decouple;
 mod dwt;
 pub(crate) mod gpu;
 mod mask;
+#[allow(unsafe_code)] // vector loads, stores and calls of target-feature copies
+mod simd;
 pub mod tables;
 mod types;
 

@@ -13,8 +13,8 @@
 //! bands) and AIM's numerator (the additive part masked by the restored
 //! one). adm2 = Σnum/Σden, aim = ΣAIM/Σden (≤ 1), adm3 their blend.
 
-use crate::extractors::adm::cpu::AdmScores;
-use crate::extractors::adm::tables::float_csf_factors;
+use crate::extractors::common::adm_csf::float_csf_factors;
+use crate::extractors::common::adm_scores::AdmScores;
 use crate::extractors::common::float_picture::float_picture;
 use crate::extractors::common::grow;
 use crate::extractors::common::options::{OptSpec, Resolved};
@@ -448,8 +448,7 @@ fn decouple(o: &Hvd, t: &Hvd, w: usize, region: Region, egl: f64, (r, a): (&mut 
         for k in i * w + region.left..i * w + region.right {
             let (oh, ov, od) = (o[0][k], o[1][k], o[2][k]);
             let (th, tv, td) = (t[0][k], t[1][k], t[2][k]);
-            let ratio =
-                |t: f32, o: f32| (t * crate::core::isa::recip_newton(o + EPS)).clamp(0.0, 1.0);
+            let ratio = |t: f32, o: f32| (t * super::recip::recip_newton(o + EPS)).clamp(0.0, 1.0);
             let mut rst = [ratio(th, oh) * oh, ratio(tv, ov) * ov, ratio(td, od) * od];
             let ot_dp = oh * th + ov * tv;
             let o_mag_sq = oh * oh + ov * ov;

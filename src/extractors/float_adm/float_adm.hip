@@ -8,7 +8,7 @@
 // the distorted detail bands over the masking filter's region; libvmaf
 // divides as n * rcp_s(d), the CPU's reciprocal estimate refined by one
 // Newton step, and the estimates come from a table the host reads off its
-// own CPU (src/core/isa.rs: recip_estimate_table). fadm_csf: the CSF-weighted
+// own CPU (recip.rs: recip_estimate_table). fadm_csf: the CSF-weighted
 // bands and a 30th of their magnitudes. fadm_den_terms / fadm_cm_terms: per
 // sample of the inner region, the p-th powers the CPU sums (the reference's
 // CSF bands; a part less the masking threshold of the other), summed per

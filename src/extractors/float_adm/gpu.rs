@@ -5,14 +5,14 @@
 //! summed per row on the device and over rows on the host. Every float
 //! operation is the CPU twin's (`cpu.rs`) in its order,
 //! and the reciprocal estimates libvmaf divides with are the host CPU's own
-//! (a table read off it, `isa::recip_estimate_table`), so the scores equal
+//! (a table read off it, `recip::recip_estimate_table`), so the scores equal
 //! the CPU engine's on the same machine.
 
 #![forbid(unsafe_code)]
 
 use crate::core::RawFeatures;
 use crate::extractors::Slots;
-use crate::extractors::adm::cpu::AdmScores;
+use crate::extractors::common::adm_scores::AdmScores;
 use crate::extractors::common::float_filter_gpu::{self as ff, picture_bytes};
 use crate::extractors::float_adm::cpu::{self as cpu, FloatAdmParams, Region};
 use crate::hip::twin::{
@@ -90,7 +90,7 @@ impl FloatAdm {
         p: FloatAdmParams,
         slots: Slots,
     ) -> Result<Self, HipError> {
-        let (table, _) = crate::core::isa::recip_estimate_table();
+        let (table, _) = super::recip::recip_estimate_table();
         let rcp_table = upload_table(
             dev,
             st,

@@ -3,6 +3,8 @@
 
 pub mod cpu;
 pub(crate) mod gpu;
+#[allow(unsafe_code)] // the SSE reciprocal estimate
+pub mod recip;
 
 use super::common::options::{OptSpec, Resolved};
 use super::{Config, CpuTwin, Extractor, GpuRefusal, Output, Slots};

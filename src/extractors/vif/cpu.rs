@@ -580,7 +580,7 @@ fn vertical_u32(
         r_rows[k] = &r[row * w..][..w];
         d_rows[k] = &d[row * w..][..w];
     }
-    let done = crate::core::isa::vif_moments_8bit(
+    let done = super::simd::vif_moments_8bit(
         &r_rows[..n],
         &d_rows[..n],
         filt,
@@ -723,18 +723,18 @@ fn narrow_sq(acc: &[u64], shift: u32, out: &mut [u32]) {
 /// copies room for every column).
 ///
 /// With `x = x' + 32768`, `Σc·x = Σc·x' + 32768·Σc`: the signed sum is what
-/// `crate::core::isa::filter_taps_i16` forms (two products per instruction), and
+/// `super::simd::filter_taps_i16` forms (two products per instruction), and
 /// the constant is added back in wrapping u32, exact as the true sum fits.
 /// Taps above 32767 (scale 3's centre) take the portable loop on `x`.
 fn filter_row(v: &[i16], filt: &[u16], out: &mut [u32]) {
-    let bias = crate::core::isa::product_bias(filt);
+    let bias = super::simd::product_bias(filt);
     let mut taps = [0i16; 17];
     let signed = filt.iter().all(|&c| c <= i16::MAX as u16);
     if signed {
         for (t, &c) in taps.iter_mut().zip(filt) {
             *t = c as i16;
         }
-        crate::core::isa::filter_taps_i16(v, &taps[..filt.len()], bias, out);
+        super::simd::filter_taps_i16(v, &taps[..filt.len()], bias, out);
         return;
     }
     let n = filt.len();
@@ -850,7 +850,7 @@ fn pixels(
                     );
                 }
             }
-            let (done, den_log, num_log) = crate::core::isa::vif_log_sums(table, den, num, numer1);
+            let (done, den_log, num_log) = super::simd::vif_log_sums(table, den, num, numer1);
             acc.den_log += den_log - 2048 * 17 * done as i64;
             acc.num_log += num_log;
             for j in done..w {

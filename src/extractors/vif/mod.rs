@@ -3,6 +3,8 @@
 
 pub mod cpu;
 pub(crate) mod gpu;
+#[allow(unsafe_code)] // vector loads, stores and calls of target-feature copies
+mod simd;
 
 use super::common::options::{OptSpec, Resolved};
 use super::{Config, CpuTwin, Extractor, GpuRefusal, Output, Slots};
