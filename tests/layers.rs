@@ -1,7 +1,8 @@
 //! The layers stay layers: `tools/import_graph.py` (docs/architecture.md)
 //! reads the library (`src/`), the command (`src/bin/vmafhip/`) and the C
 //! library (`libvmaf/src/`), inline modules included, and finds no import
-//! circle and no arrow up between their layers.
+//! circle, no arrow up between their layers and no extractor using
+//! another's folder.
 
 use std::process::Command;
 
@@ -45,6 +46,36 @@ fn a_circle_through_an_inline_module_is_found() {
     std::fs::remove_dir_all(&dir).ok();
     assert!(
         !ok && text.contains("circle: crate:a <-> crate:b"),
+        "{text}"
+    );
+}
+
+/// The check can fail sideways: one extractor's folder using another's
+/// (as `float_vif` once used `speed`'s prescale) instead of `common`.
+#[test]
+fn an_extractor_using_another_is_found() {
+    let dir = std::env::temp_dir().join(format!("vmafhip-sideways-{}", std::process::id()));
+    for sub in ["ex/a", "ex/b", "ex/common"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+    }
+    std::fs::write(dir.join("lib.rs"), "mod ex;\n").unwrap();
+    std::fs::write(dir.join("ex/mod.rs"), "mod a;\nmod b;\nmod common;\n").unwrap();
+    std::fs::write(dir.join("ex/common/mod.rs"), "pub fn shared() {}\n").unwrap();
+    std::fs::write(
+        dir.join("ex/a/mod.rs"),
+        "pub fn f() { crate::ex::common::shared() }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("ex/b/mod.rs"),
+        "pub fn g() { crate::ex::a::f() }\n",
+    )
+    .unwrap();
+    let (ok, text) = import_graph(&["--crate", dir.to_str().unwrap(), "--siblings", "ex"]);
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(
+        !ok && text.contains("sideways: crate:ex::b uses crate:ex::a")
+            && text.contains("1 problems"),
         "{text}"
     );
 }

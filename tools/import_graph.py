@@ -5,6 +5,7 @@ circles in it, and the arrows that go up between layers.
     python3 tools/import_graph.py            # circles and upward arrows
     python3 tools/import_graph.py --dot      # the graph, for Graphviz
     python3 tools/import_graph.py --crate DIR  # one other crate (lib.rs)
+        [--siblings PARENT]                    # PARENT's folders: only `common` shared
 
 Three crates are read: the library (src/), the command (src/bin/vmafhip/)
 and the C library (libvmaf/src/). A file's uses are the `crate::…`,
@@ -12,8 +13,10 @@ and the C library (libvmaf/src/). A file's uses are the `crate::…`,
 its `#[cfg(test)]` modules), resolved from the module they are written in
 (an inline `mod name { … }` counts) to the file that defines the target
 module. A parent's use of its own child module is not an arrow: declaring
-a module is not depending on it. Exit status 1 when there is a circle or an
-upward arrow, so CI can keep it clean.
+a module is not depending on it. Folders of siblings (the extractors) may
+use their shared modules but not each other: such an arrow is sideways.
+Exit status 1 when there is a circle, an upward or a sideways arrow, so CI
+can keep it clean.
 """
 import os
 import re
@@ -41,6 +44,9 @@ CRATES = [
             ("vmaf (the one door)", ["vmaf"]),
             ("element", ["element", "report", ""]),
         ],
+        # Each extractor's folder uses what they share (`common`, the
+        # registry's traits, the plan), never another extractor's folder.
+        "siblings": [("extractors", ["common", "plan", "model_spec"])],
     },
     {
         "name": "vmafhip",
@@ -83,6 +89,19 @@ def layer_of(layers, module):
             if hit and len(p) > best[1]:
                 best = (rank, len(p))
     return best[0]
+
+
+def sideways(siblings, m, t):
+    """Whether `m` uses `t` across sibling folders: both under the same
+    parent, in different children, neither of them shared."""
+    for parent, shared in siblings:
+        head = parent + "::"
+        if not (m.startswith(head) and t.startswith(head)):
+            continue
+        a, b = m[len(head):].split("::")[0], t[len(head):].split("::")[0]
+        if a != b and a not in shared and b not in shared:
+            return True
+    return False
 
 
 def files(crate):
@@ -263,6 +282,9 @@ def main():
     if "--crate" in sys.argv:
         folder = os.path.abspath(sys.argv[sys.argv.index("--crate") + 1])
         crates = [{"name": "crate", "dir": folder, "root": "lib.rs", "skip": [], "layers": []}]
+        if "--siblings" in sys.argv:
+            parent = sys.argv[sys.argv.index("--siblings") + 1]
+            crates[0]["siblings"] = [(parent, ["common"])]
     graphs = [(c, crate_graph(c)) for c in crates]
     if "--dot" in sys.argv:
         print("digraph crates {")
@@ -288,6 +310,9 @@ def main():
                     print(
                         f"upward: {name(c, m)} ({layers[lm][0]}) uses {name(c, t)} ({layers[lt][0]})"
                     )
+                if sideways(c.get("siblings", []), m, t):
+                    bad += 1
+                    print(f"sideways: {name(c, m)} uses {name(c, t)}")
     read = ", ".join(c["dir"] for c in crates)
     print(f"{read}: {nfiles} files, {edges} arrows, {bad} problems")
     return 1 if bad else 0

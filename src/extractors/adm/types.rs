@@ -9,11 +9,7 @@ pub const DEFAULT_REF_DISPLAY_HEIGHT: i32 = 1080;
 pub const DEFAULT_NOISE_WEIGHT: f64 = 0.03125;
 pub const DEFAULT_DLM_WEIGHT: f64 = 0.5;
 
-/// `adm_csf_mode` values (`integer_adm.h:ADM_CSF_MODE`).
-pub const CSF_WATSON97: i32 = 0;
-pub const CSF_BARTEN: i32 = 1;
-pub const CSF_BLEND: i32 = 2;
-pub const CSF_BLEND_MAE: i32 = 3;
+pub use crate::extractors::common::adm_csf::{CSF_BARTEN, CSF_BLEND, CSF_BLEND_MAE, CSF_WATSON97};
 
 /// ADM options (`integer_adm.c:options`) that change numbers.
 #[derive(Clone, Copy, Debug, PartialEq)]

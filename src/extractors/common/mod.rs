@@ -2,10 +2,15 @@
 //! tables, the float extractors' filter stages (CPU, GPU and kernels), and
 //! the error a frame an extractor cannot score gives.
 
+pub mod adm_csf;
+pub mod adm_scores;
 pub mod float_filter;
 pub(crate) mod float_filter_gpu;
 pub mod float_picture;
+pub mod motion_temporal;
 pub mod options;
+pub mod prescale;
+pub(crate) mod prescale_gpu;
 
 /// Make scratch `v` at least `n` long. Never shrinks: a smaller scale uses
 /// the front part, so after the first frame nothing is allocated or cleared.

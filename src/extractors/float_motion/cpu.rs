@@ -6,7 +6,7 @@
 //! max); `motion2` of frame i is the smaller of frame i's and frame i+1's
 //! (the last frame keeps its own), `motion3` the blend of that
 //! (`motion_blend`); frame 0 has motion and motion2 0 and the motion3 of
-//! frame 1's score. The temporal part is [`crate::extractors::motion::cpu::Temporal`], shared
+//! frame 1's score. The temporal part is [`crate::extractors::common::motion_temporal::Temporal`], shared
 //! with the integer extractor.
 //!
 //! `motion_add_scale1` adds to each plane's SAD the SAD of the two blurred
@@ -20,9 +20,9 @@ use crate::core::picture::{Frame, OwnedPlane};
 use crate::extractors::common::float_filter::filter1d;
 use crate::extractors::common::float_picture::float_picture;
 use crate::extractors::common::grow;
+use crate::extractors::common::motion_temporal::MotionParams;
 use crate::extractors::common::options::{OptSpec, Resolved};
-use crate::extractors::motion::cpu::MotionParams;
-use crate::extractors::speed::cpu::{BILINEAR_MAX_WIDTH, ScaleMethod, scale_frame};
+use crate::extractors::common::prescale::{BILINEAR_MAX_WIDTH, PrescaleMethod, scale_frame};
 
 /// `motion_tools.h:FILTER_5_s` (libvmaf's literals, as written there).
 #[allow(clippy::excessive_precision)]
@@ -158,8 +158,8 @@ pub fn half(n: usize) -> usize {
 pub fn sad_with_scale1(a: &[f32], b: &[f32], w: usize, h: usize) -> f32 {
     let (hw, hh) = (half(w), half(h));
     let (mut ha, mut hb) = (Vec::new(), Vec::new());
-    scale_frame(ScaleMethod::Bilinear, a, w, h, &mut ha, hw, hh);
-    scale_frame(ScaleMethod::Bilinear, b, w, h, &mut hb, hw, hh);
+    scale_frame(PrescaleMethod::Bilinear, a, w, h, &mut ha, hw, hh);
+    scale_frame(PrescaleMethod::Bilinear, b, w, h, &mut hb, hw, hh);
     image_sad(a, b, w, h) + image_sad(&ha, &hb, hw, hh)
 }
 

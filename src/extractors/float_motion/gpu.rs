@@ -2,7 +2,7 @@
 //! previous frame's reference as floats, each blurred by the 5-tap filter,
 //! and the per-row sums of their absolute differences, added in order on the
 //! host; with `motion_add_scale1` also of the blurred pictures halved
-//! (`speed.hip`'s `vif_scale_frame`, bilinear), with `motion_add_uv`
+//! (`prescale.hip`'s `vif_scale_frame`, bilinear), with `motion_add_uv`
 //! of the Cb and Cr planes too. The CPU twin (`cpu.rs`)
 //! forms every value the same way, so the scores are identical.
 
@@ -12,9 +12,9 @@ use crate::core::PixelFormat;
 use crate::core::RawFeatures;
 use crate::extractors::Slots;
 use crate::extractors::common::float_filter_gpu::{self as ff, Source, Taps, picture_bytes};
+use crate::extractors::common::prescale::PrescaleMethod;
+use crate::extractors::common::prescale_gpu::Prescale;
 use crate::extractors::float_motion::cpu::{FloatMotionParams, filter_for_size, half};
-use crate::extractors::speed::cpu::ScaleMethod;
-use crate::extractors::speed::gpu::Prescale;
 use crate::hip::twin::{Frame, Geometry, GpuExtractor, Retired};
 use crate::hip::{Device, DeviceBuffer, HipError, Stream};
 use std::sync::Arc;
@@ -71,7 +71,7 @@ impl FloatMotion {
                 Some(Prescale::upload(
                     dev,
                     st,
-                    ScaleMethod::Bilinear,
+                    PrescaleMethod::Bilinear,
                     (w, h),
                     to,
                 )?)

@@ -9,7 +9,7 @@ use super::common::options::{OptSpec, Resolved};
 use super::{Config, CpuTwin, Extractor, GpuRefusal, History, Output, Slots, Temporal};
 use crate::core::FrameJob;
 use crate::core::{FrameError, RawFeatures};
-use crate::extractors::motion::cpu::Temporal as MotionState;
+use crate::extractors::common::motion_temporal::Temporal as MotionState;
 use crate::hip::twin::{GpuExtractor, GpuSetup, KernelSet};
 use cpu::FloatMotionParams;
 
@@ -33,7 +33,7 @@ impl Extractor for FloatMotionExtractor {
     fn kernels(&self) -> &'static [&'static KernelSet] {
         &[
             &super::common::float_filter_gpu::KERNELS,
-            &super::speed::gpu::KERNELS,
+            &super::common::prescale_gpu::KERNELS,
         ]
     }
 }

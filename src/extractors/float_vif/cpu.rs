@@ -15,7 +15,7 @@ use crate::extractors::common::float_filter::{
 use crate::extractors::common::float_picture::float_picture;
 use crate::extractors::common::grow;
 use crate::extractors::common::options::{OptSpec, Resolved};
-use crate::extractors::speed::cpu::{BILINEAR_MAX_WIDTH, ScaleMethod, scale_frame};
+use crate::extractors::common::prescale::{BILINEAR_MAX_WIDTH, PrescaleMethod, scale_frame};
 
 /// `float_vif.c:options` (those that change numbers).
 pub const OPTIONS: &[OptSpec] = &[
@@ -42,7 +42,7 @@ pub struct FloatVifParams {
     /// `vif_prescale` and its method: both pictures are scaled by it
     /// before the four scales.
     pub prescale: f64,
-    pub method: ScaleMethod,
+    pub method: PrescaleMethod,
 }
 
 impl Default for FloatVifParams {
@@ -54,7 +54,7 @@ impl Default for FloatVifParams {
             min_val: [0.0; 3],
             skip_scale0: false,
             prescale: 1.0,
-            method: ScaleMethod::Nearest,
+            method: PrescaleMethod::Nearest,
         }
     }
 }
@@ -69,7 +69,7 @@ impl FloatVifParams {
                 crate::extractors::common::options::fmt_g(ks)
             ));
         }
-        let method = ScaleMethod::parse(
+        let method = PrescaleMethod::parse(
             o.text(OPTIONS, "vif_prescale_method"),
             "vif_prescale_method",
         )?;
@@ -94,7 +94,7 @@ impl FloatVifParams {
     pub fn scaled_size(&self, w: usize, h: usize) -> Result<(usize, usize), String> {
         let scale = |n: usize| (n as f64 * self.prescale + 0.5) as usize;
         let (sw, sh) = (scale(w), scale(h));
-        if self.method == ScaleMethod::Bilinear && sw > BILINEAR_MAX_WIDTH {
+        if self.method == PrescaleMethod::Bilinear && sw > BILINEAR_MAX_WIDTH {
             return Err(format!(
                 "float_vif: a bilinear vif_prescale to {sw} samples wide (libvmaf takes at most {BILINEAR_MAX_WIDTH})"
             ));
@@ -338,7 +338,7 @@ mod tests {
     fn prescale_sizes_round_as_libvmaf_and_bilinear_has_a_widest() {
         let p = FloatVifParams {
             prescale: 1.5,
-            method: ScaleMethod::Bilinear,
+            method: PrescaleMethod::Bilinear,
             ..Default::default()
         };
         // (int)(351 * 1.5 + 0.5) = 527, (int)(287 * 1.5 + 0.5) = 431.
@@ -347,7 +347,7 @@ mod tests {
         let err = p.scaled_size(5121, 2880).unwrap_err();
         assert!(err.contains("7682") && err.contains("7680"), "{err}");
         let nearest = FloatVifParams {
-            method: ScaleMethod::Nearest,
+            method: PrescaleMethod::Nearest,
             ..p
         };
         assert_eq!(nearest.scaled_size(5121, 2880), Ok((7682, 4320)));

@@ -1,5 +1,5 @@
 //! float_vif on the GPU (`float_filter.hip`, `float_vif.hip`;
-//! `vif_prescale` by `speed.hip`'s `vif_scale_frame`): per scale,
+//! `vif_prescale` by `prescale.hip`'s `vif_scale_frame`): per scale,
 //! from scale 1 on, both pictures blurred and decimated; then
 //! the five filtered pictures, the per-sample statistic and its row sums,
 //! read back and added in order on the host. Every float operation is the
@@ -12,8 +12,8 @@ use crate::core::RawFeatures;
 use crate::extractors::Slots;
 use crate::extractors::common::float_filter::gaussian_filter;
 use crate::extractors::common::float_filter_gpu::{self as ff, Source, Taps, picture_bytes};
+use crate::extractors::common::prescale_gpu::Prescale;
 use crate::extractors::float_vif::cpu::{FloatVifParams, FloatVifSums};
-use crate::extractors::speed::gpu::Prescale;
 use crate::hip::twin::{Frame, Geometry, GpuExtractor, KernelSet, Modules, Retired, blocks, sig};
 use crate::hip::{Arg, Device, DeviceBuffer, HipError, Kernel, Stream};
 use std::sync::Arc;

@@ -36,7 +36,7 @@ impl Extractor for FloatVifExtractor {
     fn kernels(&self) -> &'static [&'static KernelSet] {
         &[
             &super::common::float_filter_gpu::KERNELS,
-            &super::speed::gpu::KERNELS,
+            &super::common::prescale_gpu::KERNELS,
             &gpu::KERNELS,
         ]
     }

@@ -9,7 +9,8 @@
 
 use crate::core::RawFeatures;
 use crate::extractors::Slots;
-use crate::extractors::motion::cpu::{self as motion, MotionParams};
+use crate::extractors::common::motion_temporal::MotionParams;
+use crate::extractors::motion::cpu as motion;
 use crate::hip::twin::{
     Frame, Geometry, GpuExtractor, KernelSet, Modules, ReferenceWork, Retired, blocks, sig,
 };

@@ -5,12 +5,12 @@
 pub mod cpu;
 pub(crate) mod gpu;
 
+use super::common::motion_temporal::{self as temporal, MotionParams};
 use super::common::options::{OptSpec, Resolved};
 use super::{Config, CpuTwin, Extractor, History, Output, Slots, Temporal};
 use crate::core::FrameJob;
 use crate::core::RawFeatures;
 use crate::hip::twin::{GpuExtractor, GpuSetup, KernelSet};
-use cpu::MotionParams;
 
 pub static MOTION: Motion = Motion;
 
@@ -98,7 +98,7 @@ impl Config for MotionParams {
         Some(Box::new(MotionTemporal {
             p: *self,
             slots,
-            state: cpu::Temporal::default(),
+            state: temporal::Temporal::default(),
             stamp: None,
         }))
     }
@@ -146,7 +146,7 @@ impl CpuTwin for MotionCpu {
 struct MotionTemporal {
     p: MotionParams,
     slots: Slots,
-    state: cpu::Temporal,
+    state: temporal::Temporal,
     /// The SAD of frame `min_index`, once it came.
     stamp: Option<f64>,
 }

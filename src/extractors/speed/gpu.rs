@@ -9,9 +9,9 @@
 use crate::core::RawFeatures;
 use crate::core::VmafError;
 use crate::extractors::Slots;
+use crate::extractors::common::prescale::{AxisTaps, axis_taps};
 use crate::extractors::speed::cpu::{
-    self as speed, AxisTaps, Dims, RawStats, ScaleMethod, SpeedParams, axis_taps, frame_scores,
-    temporal_score,
+    self as speed, Dims, RawStats, SpeedParams, frame_scores, temporal_score,
 };
 use crate::hip::module::ArgKind as K;
 use crate::hip::twin::{
@@ -22,7 +22,13 @@ use std::sync::Arc;
 
 /// Its kernel files.
 pub(crate) const KERNELS: KernelSet = KernelSet {
-    sources: &[("speed.hip", include_str!("speed.hip"))],
+    sources: &[(
+        "speed.hip",
+        concat!(
+            include_str!("../common/prescale.h"),
+            include_str!("speed.hip")
+        ),
+    )],
     load: |m, _, _| Ok(Box::new(Kernels::load(m)?)),
 };
 
@@ -31,7 +37,6 @@ pub(crate) struct Kernels {
     small16: Kernel,
     temporal8: Kernel,
     temporal16: Kernel,
-    scale: Kernel,
     localmean: Kernel,
     stats: Kernel,
 }
@@ -46,7 +51,6 @@ impl Kernels {
             small16: s.kernel("speed_small_16", &small)?,
             temporal8: s.kernel("speed_temporal_small_8", &small)?,
             temporal16: s.kernel("speed_temporal_small_16", &small)?,
-            scale: s.kernel("vif_scale_frame", &sig("p iii pppp ii p"))?,
             localmean: s.kernel("speed_localmean", &[Ptr, I32, I32, Ptr, I32, Ptr])?,
             stats: s.kernel("speed_stats", &[Ptr, I32, I32, I32, I32, Ptr, Ptr])?,
         })
@@ -489,90 +493,5 @@ impl GpuExtractor for SpeedTemporal {
         };
         out.set(self.slots.at(0), score);
         Ok(())
-    }
-}
-
-/// `vif_scale_frame_s` on the device (float_vif's `vif_prescale`): the
-/// method and its row and column tap tables for one size change, built on
-/// the host as the CPU twin (`speed::scale_frame`) builds them.
-pub(crate) struct Prescale {
-    method: i32,
-    taps: usize,
-    from: (usize, usize),
-    to: (usize, usize),
-    rows_idx: DeviceBuffer,
-    rows_w: DeviceBuffer,
-    cols_idx: DeviceBuffer,
-    cols_w: DeviceBuffer,
-}
-
-impl Prescale {
-    /// The tables for `from` → `to` (sizes that differ).
-    pub(crate) fn upload(
-        dev: &Arc<Device>,
-        st: &Stream,
-        method: ScaleMethod,
-        from: (usize, usize),
-        to: (usize, usize),
-    ) -> Result<Self, HipError> {
-        let rows = axis_taps(method, from.1, to.1);
-        let cols = axis_taps(method, from.0, to.0);
-        let ints = |v: &[i32]| {
-            upload_table(
-                dev,
-                st,
-                v,
-                |x: i32| x.to_le_bytes().to_vec(),
-                "prescale taps",
-            )
-        };
-        let floats = |v: &[f32]| {
-            upload_table(
-                dev,
-                st,
-                v,
-                |x: f32| x.to_le_bytes().to_vec(),
-                "prescale taps",
-            )
-        };
-        Ok(Prescale {
-            method: method.code(),
-            taps: rows.taps.max(1),
-            from,
-            to,
-            rows_idx: ints(&rows.index)?,
-            rows_w: floats(&rows.weight)?,
-            cols_idx: ints(&cols.index)?,
-            cols_w: floats(&cols.weight)?,
-        })
-    }
-
-    /// Queues the scaling of float picture `src` into `out`.
-    pub(crate) fn scale(
-        &self,
-        f: &Frame<'_>,
-        src: &DeviceBuffer,
-        out: &DeviceBuffer,
-    ) -> Result<(), HipError> {
-        let (dw, dh) = self.to;
-        f.stream.launch(
-            &f.kernels.get::<Kernels>().scale,
-            (blocks(dw), dh as u32, 1),
-            (256, 1, 1),
-            0,
-            &[
-                Arg::Buf(src, 0),
-                Arg::I32(self.from.0 as i32),
-                Arg::I32(self.method),
-                Arg::I32(self.taps as i32),
-                Arg::Buf(&self.rows_idx, 0),
-                Arg::Buf(&self.rows_w, 0),
-                Arg::Buf(&self.cols_idx, 0),
-                Arg::Buf(&self.cols_w, 0),
-                Arg::I32(dw as i32),
-                Arg::I32(dh as i32),
-                Arg::Buf(out, 0),
-            ],
-        )
     }
 }

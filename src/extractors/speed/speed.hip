@@ -1,6 +1,5 @@
 // speed_chroma and speed_temporal (libvmaf feature/speed.c). CPU twin: cpu.rs.
 //
-// vif_scale_frame: float_vif's prescale, the same sampling as speed's.
 // speed_small: one chroma plane (speed_temporal: the difference of two
 // luma planes) to float around 0, the optional prescale
 // (row/column tap tables built on the host exactly as the CPU engine builds
@@ -14,6 +13,8 @@
 // so the results are identical; the logarithms of the entropies are taken on
 // the host.
 #include "vmafhip_prelude.h"
+// scaled_at: the prescale's sampling, from ../common/prescale.h (put
+// before this file when it is loaded, speed/gpu.rs).
 
 #define SPEED_N 25
 #define SPEED_BLOCK 5
@@ -46,54 +47,6 @@ struct SpeedDiff {
         return to_f<In>(prev, pw, r, c, scaler) - to_f<In>(cur, pw, r, c, scaler);
     }
 };
-
-// Sample (y, x) of the prescaled image. method: 0 none, 1 nearest,
-// 2 bilinear, 3 bicubic, 4 lanczos4; tables hold `taps` entries per row/column.
-template <typename Src>
-__device__ float scaled_at(const Src& src, int pw, float scaler, int method, int taps,
-                           const int* ridx, const float* rw, const int* cidx, const float* cw,
-                           int y, int x) {
-    if (method == 0) return src.at(pw, y, x, scaler);
-    if (method == 1) return src.at(pw, ridx[y], cidx[x], scaler);
-    if (method == 2) {
-        const int y1 = ridx[2 * y], y2 = ridx[2 * y + 1];
-        const int x1 = cidx[2 * x], x2 = cidx[2 * x + 1];
-        const float dy = rw[2 * y], dx = cw[2 * x];
-        return (1.0f - dy) * (1.0f - dx) * src.at(pw, y1, x1, scaler) +
-               (1.0f - dy) * dx * src.at(pw, y1, x2, scaler) +
-               dy * (1.0f - dx) * src.at(pw, y2, x1, scaler) +
-               dy * dx * src.at(pw, y2, x2, scaler);
-    }
-    float v = 0.0f, wsum = 0.0f;
-    for (int j = 0; j < taps; ++j) {
-        for (int i = 0; i < taps; ++i) {
-            const float weight = cw[x * taps + i] * rw[y * taps + j];
-            wsum += weight;
-            v += src.at(pw, ridx[y * taps + j], cidx[x * taps + i], scaler) * weight;
-        }
-    }
-    return method == 4 ? v / wsum : v;
-}
-
-// A float picture (float_vif's prescale).
-struct FloatPlane {
-    const float* p;
-    __device__ __forceinline__ float at(int pw, int r, int c, float) const {
-        return p[(size_t)r * pw + c];
-    }
-};
-
-// vif_scale_frame_s of a float picture (float_vif's vif_prescale): `src`
-// (pw wide) to `out` (dw x dh), one thread per output sample.
-VMAF_KERNEL void vif_scale_frame(const float* src, int pw, int method, int taps, const int* ridx,
-                                 const float* rw, const int* cidx, const float* cw, int dw, int dh,
-                                 float* out) {
-    const int x = blockIdx.x * VMAF_BLOCK + threadIdx.x;
-    const int y = blockIdx.y;
-    if (x >= dw || y >= dh) return;
-    const FloatPlane plane = {src};
-    out[(size_t)y * dw + x] = scaled_at(plane, pw, 0.0f, method, taps, ridx, rw, cidx, cw, y, x);
-}
 
 // Image blockIdx.z of the launch (`src` holds one per z); its decimated
 // image goes to out + z * ow * oh.
