@@ -347,6 +347,81 @@ fn cli_version_names_the_libvmaf_it_matches() {
     );
 }
 
+/// The engine's options in `--help` are `vmaf::settings`' own (name,
+/// help, default), as the element's properties are; `--vendor` takes
+/// the property's values and names them when given another.
+#[test]
+fn cli_engine_options_come_from_the_settings() {
+    use gstvmafhip::vmaf::settings::*;
+    let o = vmafhip().arg("--help").output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let help = String::from_utf8(o.stdout).unwrap();
+    // The help as one line of words: wrapping aside, each setting's text.
+    let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    let shown = [
+        (
+            SUBSAMPLE.flag(),
+            SUBSAMPLE.help,
+            SUBSAMPLE.default.to_string(),
+        ),
+        (THREADS.flag(), THREADS.help, THREADS.default.to_string()),
+        (BACKEND.flag(), BACKEND.help, BACKEND.default.to_string()),
+        (VENDOR.flag(), VENDOR.help, VENDOR.default.to_string()),
+        (
+            ON_GPU_ERROR.flag(),
+            ON_GPU_ERROR.help,
+            ON_GPU_ERROR.default.to_string(),
+        ),
+        (
+            GPU_RETRY_DELAY.flag(),
+            GPU_RETRY_DELAY.help,
+            GPU_RETRY_DELAY.default.to_string(),
+        ),
+        (
+            DEVICE_ID.flag(),
+            DEVICE_ID.help,
+            DEVICE_ID.default.to_string(),
+        ),
+    ];
+    for (flag, text, default) in shown {
+        let tail = &words(text)[1..];
+        assert!(
+            flat.contains(&format!("{flag} "))
+                && flat.contains(&format!("{tail} (default {default})")),
+            "{flag}: {help}"
+        );
+    }
+    let run = golden_run("astronaut_576x324_420p8_12f_crf23", "vmaf_v0.6.1");
+    let (r, d) = run.yuv_paths();
+    let o = vmafhip()
+        .args([s(&r), s(&d), "--vendor", "intel"])
+        .args(raw_args(&run))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--vendor intel: use auto, amd, nvidia"),
+        "{}",
+        stderr(&o)
+    );
+    let o = vmafhip()
+        .args([
+            s(&r),
+            s(&d),
+            "--vendor",
+            "amd",
+            "--backend",
+            "auto",
+            "--quiet",
+            "--json",
+        ])
+        .args(raw_args(&run))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
 /// `vmafhip … --json | head -1`: the reader goes first, and the command
 /// ends quietly (no panic, status 0), as `cat` does.
 #[test]

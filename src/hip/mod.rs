@@ -56,6 +56,19 @@ impl Vendor {
         }
     }
 
+    /// Every vendor's name, as `--vendor` and the property take them.
+    pub const NAMES: [&'static str; 3] = ["auto", "amd", "nvidia"];
+
+    /// The vendor named `name`.
+    pub fn parse(name: &str) -> Option<Vendor> {
+        match name {
+            "auto" => Some(Vendor::Auto),
+            "amd" => Some(Vendor::Amd),
+            "nvidia" => Some(Vendor::Nvidia),
+            _ => None,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Vendor::Auto => "auto",

@@ -84,50 +84,76 @@ impl OnGpuError {
 
 /// The engine settings front ends show their users, each declared once.
 pub mod settings {
-    /// A setting: its name (a property, `--NAME`), default and help text.
+    /// A setting: its name (a property, `--NAME`), how its value is
+    /// written in a usage line, its default and help text.
     pub struct Setting<T: 'static> {
         pub name: &'static str,
+        pub value: &'static str,
         pub default: T,
         pub help: &'static str,
     }
 
+    impl<T: std::fmt::Display> Setting<T> {
+        /// The command line's option: `--NAME`.
+        pub fn flag(&self) -> String {
+            format!("--{}", self.name)
+        }
+
+        /// The help text with the default: what a usage line shows.
+        pub fn described(&self) -> String {
+            format!(
+                "{} (default {})",
+                self.help.trim_end_matches('.'),
+                self.default
+            )
+        }
+    }
+
     pub const BACKEND: Setting<&str> = Setting {
         name: "backend",
+        value: "B",
         default: "auto",
         help: "Where VMAF is computed: auto (the GPU when one is usable, else the CPU with a warning), cpu, or hip (the GPU, or an error)",
     };
     pub const VENDOR: Setting<&str> = Setting {
         name: "vendor",
+        value: "V",
         default: "auto",
         help: "Which GPU stack the HIP backend loads: auto (AMD's libamdhip64 first, then NVIDIA's libcuda; VMAFHIP_VENDOR overrides it), amd or nvidia",
     };
     pub const DEVICE_ID: Setting<i32> = Setting {
         name: "device-id",
+        value: "N",
         default: 0,
         help: "The GPU's ordinal for the HIP backend",
     };
     pub const ON_GPU_ERROR: Setting<&str> = Setting {
         name: "on-gpu-error",
+        value: "E",
         default: "auto",
         help: "What a GPU error in the middle of a stream does: auto (retry with backend=auto, fail with backend=hip), fail (the stream ends with the error), cpu (the CPU engine takes the stream over from the first frame not finished, with the same numbers; a warning names the error and the frame, and the messages' backend field says which frames ran where), retry (as cpu, and the stream goes back to the GPU once it opens again, after gpu-retry-delay; an info message says from which frame)",
     };
     pub const GPU_RETRY_DELAY: Setting<u32> = Setting {
         name: "gpu-retry-delay",
+        value: "MS",
         default: 1000,
         help: "With on-gpu-error=retry (the default with backend=auto): milliseconds after a GPU error before the GPU is opened again and the stream goes back to it; doubles after each failed return, up to a minute; 0 tries at the next frame",
     };
     pub const THREADS: Setting<u32> = Setting {
         name: "threads",
+        value: "N",
         default: 0,
         help: "CPU worker threads, 0 = one per core (results are identical for any count)",
     };
     pub const SUBSAMPLE: Setting<u32> = Setting {
         name: "subsample",
+        value: "N",
         default: 1,
         help: "Score every Nth frame (libvmaf's n_subsample); temporal extractors still see every frame",
     };
     pub const MODEL: Setting<&str> = Setting {
         name: "model-filename",
+        value: "FILE",
         default: "vmaf_v0.6.1",
         help: "Built-in model version or path to a libvmaf JSON model or model collection, with optional :FEATURE.OPTION=VALUE overrides",
     };

@@ -46,17 +46,7 @@ Lines (to -o FILE or stdout) and a status line on stderr.
                          :enable_transform (default version=vmaf_v0.6.1)
       --feature NAME     also compute one of {FEATURES}
                          (repeatable)
-      --subsample N      score every Nth frame
-      --threads N        CPU threads (0 = one per core)
-      --backend B        auto (default: GPU if usable, else CPU), cpu, hip
-      --on-gpu-error E   a GPU error mid-stream: auto (default: retry with
-                         --backend auto, fail with hip), fail, cpu (the CPU
-                         engine takes over, same numbers, with a warning),
-                         retry (as cpu, back to the GPU once it reopens)
-      --gpu-retry-delay MS
-                         with retry: wait before reopening the GPU (default
-                         1000; doubles while it fails, up to a minute)
-      --device-id N[,M…] GPU index (with --pairs, pairs are spread over them)
+{ENGINE}
       --decoder D        media files: auto (default: the GPU's decoders when
                          the engine runs on a GPU, else the CPU's), gpu, cpu
       --scale / --no-scale
@@ -119,29 +109,99 @@ GPU; 5 a decode or read error while running, or one input ending before
 the other (the results are written); 130 interrupted (SIGINT or SIGTERM:
 the frames scored so far are written, marked interrupted); 1 anything else.";
 
-/// USAGE with the extractors `--feature` takes, from the registry,
-/// wrapped to the help's column.
+/// Where the help's descriptions start, and how wide they run.
+const HELP_COLUMN: usize = 25;
+const HELP_WIDTH: usize = 77;
+
+/// USAGE with the extractors `--feature` takes (from the registry) and
+/// the engine's options (from `vmaf::settings`, as every front end shows
+/// them), wrapped to the help's column.
 fn usage_text() -> String {
+    let names = gstvmafhip::extractors::feature_names();
+    let list = wrapped(&names.join(", "), HELP_COLUMN, "also compute one of ".len());
+    USAGE
+        .replace("{FEATURES}", &list)
+        .replace("{ENGINE}", &engine_usage())
+}
+
+/// The engine settings' usage lines.
+fn engine_usage() -> String {
+    let line = |flag: String, value: &str, text: String| {
+        let head = format!("      {flag} {value}");
+        // The settings' help is a property's blurb: a capital first.
+        let mut text = text;
+        if let Some(first) = text.get(..1) {
+            text = first.to_lowercase() + &text[1..];
+        }
+        let body = wrapped(&text, HELP_COLUMN, 0);
+        if head.len() < HELP_COLUMN {
+            format!("{head:<HELP_COLUMN$}{body}")
+        } else {
+            format!("{head}\n{}{body}", " ".repeat(HELP_COLUMN))
+        }
+    };
+    let id = &settings::DEVICE_ID;
+    [
+        line(
+            settings::SUBSAMPLE.flag(),
+            settings::SUBSAMPLE.value,
+            settings::SUBSAMPLE.described(),
+        ),
+        line(
+            settings::THREADS.flag(),
+            settings::THREADS.value,
+            settings::THREADS.described(),
+        ),
+        line(
+            settings::BACKEND.flag(),
+            settings::BACKEND.value,
+            settings::BACKEND.described(),
+        ),
+        line(
+            settings::VENDOR.flag(),
+            settings::VENDOR.value,
+            settings::VENDOR.described(),
+        ),
+        line(
+            settings::ON_GPU_ERROR.flag(),
+            settings::ON_GPU_ERROR.value,
+            settings::ON_GPU_ERROR.described(),
+        ),
+        line(
+            settings::GPU_RETRY_DELAY.flag(),
+            settings::GPU_RETRY_DELAY.value,
+            settings::GPU_RETRY_DELAY.described(),
+        ),
+        line(
+            id.flag(),
+            &format!("{}[,M…]", id.value),
+            format!(
+                "{}; with --pairs, a list spreads the pairs over those GPUs",
+                id.described()
+            ),
+        ),
+    ]
+    .join("\n")
+}
+
+/// `text` wrapped to the help's width, continuation lines indented to
+/// `column`; the first line starts at `column + used`.
+fn wrapped(text: &str, column: usize, used: usize) -> String {
+    let room = HELP_WIDTH - column;
     let mut lines: Vec<String> = Vec::new();
     let mut line = String::new();
-    let names = gstvmafhip::extractors::feature_names();
-    for (i, name) in names.iter().enumerate() {
-        let word = if i + 1 < names.len() {
-            format!("{name},")
-        } else {
-            (*name).to_string()
-        };
-        if !line.is_empty() && line.len() + word.len() > 52 {
+    for word in text.split(' ') {
+        let taken = if lines.is_empty() { used } else { 0 };
+        if !line.is_empty() && taken + line.chars().count() + 1 + word.chars().count() > room {
             lines.push(std::mem::take(&mut line));
         }
         if !line.is_empty() {
             line.push(' ');
         }
-        line.push_str(&word);
+        line.push_str(word);
     }
     lines.push(line);
-    let list = lines.join(&format!("\n{}", " ".repeat(25)));
-    USAGE.replace("{FEATURES}", &list)
+    lines.join(&format!("\n{}", " ".repeat(column)))
 }
 
 /// The libvmaf revision whose numbers the engines give.
@@ -232,6 +292,8 @@ pub struct Args {
     pub on_gpu_error: String,
     pub gpu_retry_delay: u32,
     pub device_ids: Vec<i32>,
+    /// `--vendor`: which GPU stack the HIP backend loads.
+    pub vendor: gstvmafhip::hip::Vendor,
     pub decoder: DecoderChoice,
     pub scale: bool,
     /// The engine's kernel for a DIST of another size (`--scaler`).
@@ -284,7 +346,8 @@ impl Args {
             backend: settings::BACKEND.default.into(),
             on_gpu_error: settings::ON_GPU_ERROR.default.into(),
             gpu_retry_delay: settings::GPU_RETRY_DELAY.default,
-            device_ids: vec![0],
+            device_ids: vec![settings::DEVICE_ID.default],
+            vendor: gstvmafhip::hip::Vendor::Auto,
             decoder: DecoderChoice::Auto,
             scale: true,
             scaler: "bicubic".into(),
@@ -450,14 +513,14 @@ fn engine_option(
                 .map_err(|e| usage(format!("--feature {f}: {e}")))?;
             a.features.push(f);
         }
-        "--subsample" => {
+        f if f == settings::SUBSAMPLE.flag() => {
             a.subsample = num(arg, val()?)?;
             if a.subsample == 0 {
                 return Err(usage("--subsample must be at least 1"));
             }
         }
-        "--threads" => a.threads = num(arg, val()?)?,
-        "--backend" => {
+        f if f == settings::THREADS.flag() => a.threads = num(arg, val()?)?,
+        f if f == settings::BACKEND.flag() => {
             a.backend = val()?;
             if BackendChoice::parse(&a.backend).is_none() {
                 return Err(usage(format!(
@@ -467,7 +530,7 @@ fn engine_option(
                 )));
             }
         }
-        "--on-gpu-error" => {
+        f if f == settings::ON_GPU_ERROR.flag() => {
             a.on_gpu_error = val()?;
             if OnGpuError::parse(&a.on_gpu_error).is_none() {
                 return Err(usage(format!(
@@ -477,7 +540,16 @@ fn engine_option(
                 )));
             }
         }
-        "--gpu-retry-delay" => a.gpu_retry_delay = num(arg, val()?)?,
+        f if f == settings::GPU_RETRY_DELAY.flag() => a.gpu_retry_delay = num(arg, val()?)?,
+        f if f == settings::VENDOR.flag() => {
+            let v = val()?;
+            a.vendor = gstvmafhip::hip::Vendor::parse(&v).ok_or_else(|| {
+                usage(format!(
+                    "--vendor {v}: use {}",
+                    gstvmafhip::hip::Vendor::NAMES.join(", ")
+                ))
+            })?;
+        }
         "--window" => {
             let secs: f64 = num(arg, val()?)?;
             if !(secs > 0.0 && secs < 1e6) {
@@ -501,7 +573,7 @@ fn engine_option(
             }
             a.duration = Some(secs);
         }
-        "--device-id" => {
+        f if f == settings::DEVICE_ID.flag() => {
             let v = val()?;
             a.device_ids = v
                 .split(',')

@@ -21,7 +21,7 @@ use std::io::IsTerminal;
 /// Opens the GPU while GStreamer is set up and the inputs are probed,
 /// ranks the decoders, and scores one pair or the list.
 fn run(mut a: Args) -> Result<(), Fail> {
-    let warm_up = decode::GpuWarmUp::start(&a.backend, &a.device_ids);
+    let warm_up = decode::GpuWarmUp::start(&a.backend, a.vendor, &a.device_ids);
     gst::init().map_err(|e| Fail(Exit::Failed, format!("GStreamer: {e}")))?;
     gstvmafhip::plugin_register_static()
         .map_err(|e| Fail(Exit::Failed, format!("registering vmafhip: {e}")))?;

@@ -8,6 +8,7 @@ use crate::media::input::{self, Input};
 use crate::media::nvdec;
 use crate::media::video::{Kind, Role};
 use gst::prelude::*;
+use gstvmafhip::vmaf::settings;
 use gstvmafhip::{VmafFrameMessage, VmafPooledMessage, VmafWindowMessage};
 use std::time::{Duration, Instant};
 
@@ -298,7 +299,7 @@ pub fn scoring_properties(
     frame_messages: bool,
 ) -> Result<(), Fail> {
     let (model, disable_clip, enable_transform) = crate::cli::model_properties(&a.model)?;
-    v.set_property("model-filename", &model);
+    v.set_property(settings::MODEL.name, &model);
     v.set_property("disable-clip", disable_clip);
     v.set_property("enable-transform", enable_transform);
     // The features with a switch of their own turn on the element's switch.
@@ -311,16 +312,17 @@ pub fn scoring_properties(
     if !extra.is_empty() {
         v.set_property("features", extra.join(","));
     }
-    v.set_property("subsample", a.subsample);
-    v.set_property("threads", a.threads);
-    v.set_property_from_str("backend", &a.backend);
-    v.set_property_from_str("on-gpu-error", &a.on_gpu_error);
+    v.set_property(settings::SUBSAMPLE.name, a.subsample);
+    v.set_property(settings::THREADS.name, a.threads);
+    v.set_property_from_str(settings::BACKEND.name, &a.backend);
+    v.set_property_from_str(settings::VENDOR.name, a.vendor.name());
+    v.set_property_from_str(settings::ON_GPU_ERROR.name, &a.on_gpu_error);
     v.set_property_from_str("scaler", &a.scaler);
-    v.set_property("gpu-retry-delay", a.gpu_retry_delay);
+    v.set_property(settings::GPU_RETRY_DELAY.name, a.gpu_retry_delay);
     v.set_property("window", a.window);
     v.set_property("alert-below", a.alert_below);
     v.set_property("metrics-address", a.metrics.as_deref());
-    v.set_property("device-id", device_id);
+    v.set_property(settings::DEVICE_ID.name, device_id);
     v.set_property("frame-message", frame_messages);
     Ok(())
 }

@@ -286,14 +286,14 @@ struct Opening {
 impl GpuWarmUp {
     /// Starts opening the GPU. No GStreamer call is made on the thread:
     /// it may run before GStreamer is initialised.
-    pub fn start(backend: &str, device_ids: &[i32]) -> GpuWarmUp {
+    pub fn start(backend: &str, vendor: Vendor, device_ids: &[i32]) -> GpuWarmUp {
         if backend == "cpu" {
             return GpuWarmUp(None);
         }
         let ids = device_ids.to_vec();
         GpuWarmUp(Some(std::thread::spawn(move || {
             let t = std::time::Instant::now();
-            let gpu = open_gpus(&ids);
+            let gpu = open_gpus(vendor, &ids);
             Opening {
                 gpu,
                 took: t.elapsed(),
@@ -320,8 +320,8 @@ impl GpuWarmUp {
 }
 
 /// Opens every GPU in `ids` (the runtime first); the first one.
-fn open_gpus(ids: &[i32]) -> Result<Arc<hip::Device>, String> {
-    let vendor = Vendor::Auto.from_env_or();
+fn open_gpus(vendor: Vendor, ids: &[i32]) -> Result<Arc<hip::Device>, String> {
+    let vendor = vendor.from_env_or();
     let _ = hip::Runtime::load(vendor);
     let mut first = None;
     for &id in ids {
