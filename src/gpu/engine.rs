@@ -1003,7 +1003,7 @@ impl HipBackend {
             at = off + row * ph;
             jobs.push((dst, bytes, pitch, row));
         }
-        stage_copy(jobs, staged_bytes, live);
+        super::staging::stage_copy(jobs, staged_bytes, live);
         let slot = &self.slots[s];
         for (&(p, side, off), &(pw, ph)) in staged.iter().zip(&sizes) {
             let row = pw * l.bps;
@@ -1144,47 +1144,6 @@ const REGISTER_MIN_BYTES: usize = 1 << 20;
 /// opened) another.
 fn live_backends(kernels: &Arc<Kernels>) -> usize {
     Arc::strong_count(kernels).saturating_sub(1)
-}
-
-/// This process's usable cores, asked once (the answer reads the affinity
-/// mask and cgroup limits: not something to repeat for every frame).
-fn cores() -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-}
-
-/// Packs strided planes into pinned staging memory. Large frames are copied
-/// by several threads (one core's copy rate would cap a 1080p stream below
-/// the GPU's), as many as the cores shared among the
-/// `backends` live on the device allow (at most 4): with one stream per core
-/// each copies on its own thread, as spawning helpers then only oversubscribes.
-fn stage_copy(jobs: Vec<(&mut [u8], &[u8], usize, usize)>, total: usize, backends: usize) {
-    // Streaming stores: the staging buffer is read next by the DMA engine,
-    // not by this CPU (docs/PERFORMANCE.md, host memory bandwidth).
-    let copy_rows = |dst: &mut [u8], src: &[u8], pitch: usize, row: usize| {
-        for (y, d) in dst.chunks_exact_mut(row).enumerate() {
-            crate::core::isa::stream_copy(d, &src[y * pitch..y * pitch + row]);
-        }
-        crate::core::isa::stream_fence();
-    };
-    let threads = (cores() / backends.max(1)).clamp(1, 4);
-    if total < (1 << 20) || threads < 2 {
-        for (dst, src, pitch, row) in jobs {
-            copy_rows(dst, src, pitch, row);
-        }
-        return;
-    }
-    // Split every plane into row bands, one band per thread.
-    std::thread::scope(|scope| {
-        for (dst, src, pitch, row) in jobs {
-            let rows = dst.len() / row;
-            let band = rows.div_ceil(threads).max(1);
-            for (k, d) in dst.chunks_mut(band * row).enumerate() {
-                let s = &src[k * band * pitch..];
-                scope.spawn(move || copy_rows(d, s, pitch, row));
-            }
-        }
-    });
 }
 
 /// The bytes of plane `p` of `pic` from its first sample, and its pitch in bytes.

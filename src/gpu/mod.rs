@@ -12,6 +12,7 @@ mod fault;
 mod host;
 mod scale;
 mod shared_reference;
+mod staging;
 mod twins;
 
 pub use engine::{HipBackend, HipOptions, OpenedDevice, shared_device};
