@@ -8,13 +8,17 @@
    two, and the pooled VMAF against libvmaf's JSON.
 2. The 1080p golden pair's 3 frames cycled to FRAMES (default 1200): the
    frames per second of Scorer.push from NumPy arrays in memory (one frame
-   a call, and batches of 3), against vmafhip.score reading the same frames
-   from raw files (the engine's own reader), median of 3 alternating runs.
+   a call, batches of 3, and one frame a call with on_gpu_error="cpu", which
+   keeps a host copy of each frame in flight), against vmafhip.score reading the same frames
+   from raw files (the engine's own reader), and, with VMAFHIP_COMMAND set to
+   the vmafhip command, the command on those raw files (process wall clock),
+   median of 3 alternating runs.
 3. Where libcuda is: the same frames as CUDA tensors (python/tests'
    DLPack producer), Scorer.push reading them in place, median of 3.
 Needs zstd on PATH.
 """
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -69,6 +73,13 @@ def push_frames():
     return s.flush()
 
 
+def push_failover():
+    s = vmafhip.Scorer(1920, 1080, backend=BACKEND, on_gpu_error="cpu")
+    for k in range(n):
+        s.push(ref[k % 3], dis[k % 3])
+    return s.flush()
+
+
 def push_batches():
     s = vmafhip.Scorer(1920, 1080, backend=BACKEND)
     for _ in range(n // 3):
@@ -80,10 +91,22 @@ def files():
     return vmafhip.score(str(long_ref), str(long_dis), width=1920, height=1080, backend=BACKEND)
 
 
-times = {"push": [], "push-batch3": [], "score-files": []}
+def command():
+    out = subprocess.run(
+        [os.environ["VMAFHIP_COMMAND"], str(long_ref), str(long_dis), "-w", "1920", "-h", "1080",
+         "--backend", BACKEND, "--json", "-q"],
+        check=True, capture_output=True, text=True)
+    return type("R", (), {"pooled": json.loads(out.stdout)["pooled_metrics"]})
+
+
+runs = [("push", push_frames), ("push-batch3", push_batches), ("push-failover", push_failover),
+        ("score-files", files)]
+if os.environ.get("VMAFHIP_COMMAND"):
+    runs.append(("command-raw", command))
+times = {name: [] for name, _ in runs}
 scores = {}
 for _ in range(3):
-    for name, run in (("push", push_frames), ("push-batch3", push_batches), ("score-files", files)):
+    for name, run in runs:
         t = time.perf_counter()
         r = run()
         times[name].append(time.perf_counter() - t)

@@ -9,8 +9,6 @@
 
 use gstvmafhip::hip::{Device, Vendor};
 use gstvmafhip::vmaf::output::{Format, Results};
-use gstvmafhip::vmaf::y4m::Y4mReader;
-use gstvmafhip::vmaf::yuv::YuvFrame;
 use gstvmafhip::vmaf::{
     self, BackendChoice, Engine, EngineConfig, FramePair, FrameScores, KeepAlive, ModelSpec,
     OnGpuError, Opening, Picture, PixelFormat, Plane, PooledScores, VmafError,
@@ -22,7 +20,7 @@ use pyo3::types::{PyBytes, PyCapsule, PyDict};
 use std::sync::Arc;
 
 mod dlpack;
-use std::io::BufReader;
+mod files;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -50,6 +48,7 @@ struct Settings {
     device: usize,
     threads: usize,
     subsample: u32,
+    on_gpu_error: String,
 }
 
 #[pymethods]
@@ -62,6 +61,7 @@ impl Settings {
         device: usize,
         threads: usize,
         subsample: u32,
+        on_gpu_error: String,
     ) -> Self {
         Settings {
             model,
@@ -70,6 +70,7 @@ impl Settings {
             device,
             threads,
             subsample,
+            on_gpu_error,
         }
     }
 }
@@ -91,10 +92,17 @@ impl Settings {
                 BackendChoice::NAMES.join(", ")
             ))
         })?;
+        let on_gpu_error = OnGpuError::parse(&self.on_gpu_error).ok_or_else(|| {
+            failed(format!(
+                "on_gpu_error \"{}\": use {}",
+                self.on_gpu_error,
+                OnGpuError::NAMES.join(", ")
+            ))
+        })?;
         let opening = Opening {
             backend,
             device_id: self.device,
-            on_gpu_error: OnGpuError::Cpu,
+            on_gpu_error,
             ..Opening::new(config)
         };
         vmaf::open(&opening).map_err(failed)
@@ -361,89 +369,6 @@ fn check_device(dev: &Device, p: &dlpack::DevicePlaneOf, what: &str) -> PyResult
     Ok(())
 }
 
-/// Scores a file pair, `read` giving each side's next frame into its
-/// buffer (`Ok(false)` at a clean end).
-fn score_pair(
-    settings: &Settings,
-    paths: (&str, &str),
-    mut frames: (YuvFrame, YuvFrame),
-    mut read: impl FnMut(usize, &mut YuvFrame) -> Result<bool, VmafError>,
-) -> Result<ScoreResults, String> {
-    let mut stream = Stream::new(settings).map_err(|e| e.to_string())?;
-    loop {
-        let n = stream.pushed;
-        let whole = |p: &str, e: VmafError| format!("{p}: {e} (after {n} whole frames)");
-        let more_r = read(0, &mut frames.0).map_err(|e| whole(paths.0, e))?;
-        let more_d = read(1, &mut frames.1).map_err(|e| whole(paths.1, e))?;
-        if more_r != more_d {
-            let short = if more_r { paths.1 } else { paths.0 };
-            return Err(format!(
-                "{short} ends after {n} frames but the other file goes on"
-            ));
-        }
-        if !more_r {
-            break;
-        }
-        let r = frames.0.picture().map_err(|e| e.to_string())?;
-        let d = frames.1.picture().map_err(|e| e.to_string())?;
-        stream.push(&r, &d, None).map_err(|e| e.to_string())?;
-    }
-    if stream.pushed == 0 {
-        return Err(format!("{} holds no whole frame", paths.0));
-    }
-    stream.finish().map_err(|e| e.to_string())
-}
-
-/// A raw planar YUV pair of the geometry given, read and scored.
-fn score_raw(
-    settings: &Settings,
-    paths: (&str, &str),
-    (width, height): (usize, usize),
-    format: PixelFormat,
-    bpc: u8,
-) -> Result<ScoreResults, String> {
-    let open = |p: &str| {
-        std::fs::File::open(p)
-            .map(BufReader::new)
-            .map_err(|e| format!("{p}: {e}"))
-    };
-    let mut files = [open(paths.0)?, open(paths.1)?];
-    let frame = || YuvFrame::new(width, height, format, bpc).map_err(|e| e.to_string());
-    score_pair(settings, paths, (frame()?, frame()?), |side, f| {
-        f.read_from(&mut files[side])
-    })
-}
-
-/// A Y4M pair's frames, read and scored (the geometry from the headers).
-fn score_y4m(settings: &Settings, paths: (&str, &str)) -> Result<ScoreResults, String> {
-    let open = |p: &str| -> Result<Y4mReader<BufReader<std::fs::File>>, String> {
-        let f = std::fs::File::open(p).map_err(|e| format!("{p}: {e}"))?;
-        Y4mReader::new(BufReader::new(f)).map_err(|e| format!("{p}: {e}"))
-    };
-    let mut readers = [open(paths.0)?, open(paths.1)?];
-    let (rh, dh) = (&readers[0].header, &readers[1].header);
-    if (rh.width, rh.height, rh.format, rh.bpc) != (dh.width, dh.height, dh.format, dh.bpc) {
-        return Err(format!(
-            "{} is {}x{} {:?} {}-bit but {} is {}x{} {:?} {}-bit",
-            paths.0,
-            rh.width,
-            rh.height,
-            rh.format,
-            rh.bpc,
-            paths.1,
-            dh.width,
-            dh.height,
-            dh.format,
-            dh.bpc
-        ));
-    }
-    let frame = || YuvFrame::new(rh.width, rh.height, rh.format, rh.bpc).map_err(|e| e.to_string());
-    let frames = (frame()?, frame()?);
-    score_pair(settings, paths, frames, |side, f| {
-        f.fill(|bytes| readers[side].read_frame(bytes))
-    })
-}
-
 /// Scores a file pair (reference, distorted): raw planar YUV (`size`,
 /// `pixel_format`, `bitdepth` given) or Y4M (`y4m` true: the headers say).
 #[pyfunction]
@@ -459,10 +384,12 @@ fn score_files(
 ) -> PyResult<ScoreResults> {
     let paths = (paths.0.as_str(), paths.1.as_str());
     if y4m {
-        return py.detach(|| score_y4m(settings, paths)).map_err(failed);
+        return py
+            .detach(|| files::score_y4m(settings, paths))
+            .map_err(failed);
     }
     let format = parse_format(pixel_format)?;
-    py.detach(|| score_raw(settings, paths, size, format, bitdepth))
+    py.detach(|| files::score_raw(settings, paths, size, format, bitdepth))
         .map_err(failed)
 }
 

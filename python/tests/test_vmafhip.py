@@ -164,6 +164,8 @@ def test_bad_input_is_named(raw):
         vmafhip.Scorer(576, 324, features=["no_such_feature"])
     with pytest.raises(vmafhip.VmafError, match="backend"):
         vmafhip.Scorer(576, 324, backend="gpu-please")
+    with pytest.raises(vmafhip.VmafError, match='on_gpu_error "later": use auto, fail, cpu, retry'):
+        vmafhip.Scorer(576, 324, on_gpu_error="later")
     with pytest.raises(vmafhip.VmafError, match="width= and height="):
         vmafhip.score(raw(f"{A}_ref.yuv"), raw(f"{A}_crf35.yuv"))
     with pytest.raises(vmafhip.VmafError, match="whole frame"):

@@ -50,10 +50,16 @@ def _model_arg(model: str) -> str:
     return "version=" + model
 
 
-def _settings(model, features, backend, device, threads, subsample):
+def _settings(model, features, backend, device, threads, subsample, on_gpu_error):
     """What scores, as the native module takes it."""
     return _vmafhip.Settings(
-        _model_arg(model), list(features), backend, int(device), int(threads), int(subsample)
+        _model_arg(model),
+        list(features),
+        backend,
+        int(device),
+        int(threads),
+        int(subsample),
+        str(on_gpu_error),
     )
 
 
@@ -121,13 +127,19 @@ def score(
     device: int = 0,
     threads: int = 0,
     subsample: int = 1,
+    on_gpu_error: str = "auto",
 ) -> Result:
     """VMAF of a file pair: Y4M (``.y4m``), or raw planar YUV with ``width``,
     ``height``, ``pixel_format`` ("420", "422", "444", "400") and
     ``bitdepth`` given. ``model``: a built-in name, a JSON path, or libvmaf's
     ``--model`` syntax; ``features``: extra extractors in libvmaf's
     ``--feature`` syntax (``"psnr"``, ``"float_ssim=enable_db=true"``);
-    ``backend``: "auto" (the GPU where one is usable), "hip" or "cpu"."""
+    ``backend``: "auto" (the GPU where one is usable), "hip" or "cpu";
+    ``on_gpu_error``: what a GPU error mid-stream does, as the element's
+    property and the command's option: "auto" (with backend "auto" the CPU
+    takes over and the GPU is tried again; with "hip" the call fails),
+    "fail", "cpu" or "retry". The CPU's taking over keeps a host copy of
+    each frame in flight; "fail" keeps none."""
     reference, distorted = os.fspath(reference), os.fspath(distorted)
     y4m = [p.lower().endswith(".y4m") for p in (reference, distorted)]
     if y4m[0] != y4m[1]:
@@ -148,7 +160,7 @@ def score(
             (int(width or 0), int(height or 0)),
             str(pixel_format),
             int(bitdepth),
-            _settings(model, features, backend, device, threads, subsample),
+            _settings(model, features, backend, device, threads, subsample, on_gpu_error),
         )
     )
 
@@ -211,6 +223,7 @@ class Scorer:
         device: int = 0,
         threads: int = 0,
         subsample: int = 1,
+        on_gpu_error: str = "auto",
     ):
         if str(pixel_format) not in _CHROMA:
             raise VmafError(f"pixel_format {pixel_format!r}: use 420, 422, 444 or 400")
@@ -224,10 +237,16 @@ class Scorer:
         if chroma:
             cw, ch = chroma(self.width, self.height)
             self._shapes += [(ch, cw), (ch, cw)]
+        # A contiguous packed frame's planes: (offset, bytes, width, height).
+        item, at, self._packed = self._dtype.itemsize, 0, []
+        for h, w in self._shapes:
+            self._packed.append((at, h * w * item, w, h))
+            at += h * w * item
+        self._frame_samples = at // item
         self._native = _vmafhip.NativeScorer(
             self.pixel_format,
             self.bitdepth,
-            _settings(model, features, backend, device, threads, subsample),
+            _settings(model, features, backend, device, threads, subsample, on_gpu_error),
         )
 
     @property
@@ -313,8 +332,35 @@ class Scorer:
             out.append((t.__dlpack__(stream=_GPU_STREAM[kind]), w, h))
         return out
 
+    def _direct_args(self, frame: Any) -> Optional[list]:
+        """The plane arguments of one frame in the common layouts, found at
+        little cost: a C-contiguous packed frame, or C-contiguous planes of
+        the exact shapes, of the stream's dtype. None for anything else,
+        which takes the general path (and its errors)."""
+        dtype = self._dtype
+        if type(frame) is np.ndarray:
+            if frame.size == self._frame_samples and frame.dtype == dtype and frame.flags.c_contiguous:
+                base = frame.ctypes.data
+                return [(base + at, n, w, h, w) for at, n, w, h in self._packed]
+            return None
+        if type(frame) is tuple and len(frame) == len(self._shapes):
+            args = []
+            for p, shape in zip(frame, self._shapes):
+                if not (
+                    type(p) is np.ndarray and p.shape == shape and p.dtype == dtype and p.flags.c_contiguous
+                ):
+                    return None
+                args.append((p.ctypes.data, p.nbytes, shape[1], shape[0], shape[1]))
+            return args
+        return None
+
     def push(self, reference: Any, distorted: Any) -> None:
         """One frame pair, or a batch (see the class)."""
+        fast = self._direct_args(reference), self._direct_args(distorted)
+        if fast[0] is not None and fast[1] is not None:
+            # `reference` and `distorted` hold the memory for the call.
+            self._native.push(fast[0], fast[1])
+            return
         if self._on_gpu(reference) or self._on_gpu(distorted):
             self._native.push_device(
                 self._capsules(reference, "reference"), self._capsules(distorted, "distorted")

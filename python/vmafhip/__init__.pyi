@@ -32,6 +32,7 @@ def score(
     device: int = 0,
     threads: int = 0,
     subsample: int = 1,
+    on_gpu_error: str = "auto",
 ) -> Result: ...
 
 class Scorer:
@@ -51,6 +52,7 @@ class Scorer:
         device: int = 0,
         threads: int = 0,
         subsample: int = 1,
+        on_gpu_error: str = "auto",
     ) -> None: ...
     @property
     def engine(self) -> str: ...

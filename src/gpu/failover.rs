@@ -35,6 +35,7 @@ use crate::cpu::CpuBackend;
 use crate::extractors::plan::Plan;
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// The longest back-off between attempts to reopen the GPU.
@@ -98,23 +99,49 @@ struct PictureCopy {
     sizes: Vec<(usize, usize)>,
 }
 
-/// Appends the rows of planes `planes` (the first `n`) to `v`, noting
-/// their sizes.
-fn pack<T: Copy>(
+/// Copies the rows of planes `planes` (the first `n`) into `v`, packed,
+/// noting their sizes: on several threads for a large frame
+/// (`staging::copy_threads`, the cores shared among the failovers alive),
+/// into `v`'s memory from the frame before (grown, never cleared: a
+/// recycled copy costs no fill).
+fn pack<T: Copy + Default + Send + Sync>(
     planes: &[Option<Plane<'_, T>>; 3],
     n: usize,
     v: &mut Vec<T>,
     sizes: &mut Vec<(usize, usize)>,
 ) {
-    v.clear();
-    for p in planes.iter().take(n).flatten() {
-        if p.stride == p.width {
-            // Packed already: one copy.
-            v.extend_from_slice(&p.data[..p.width * p.height]);
-        } else {
-            (0..p.height).for_each(|y| v.extend_from_slice(p.row(y)));
-        }
+    let kept: Vec<&Plane<'_, T>> = planes.iter().take(n).flatten().collect();
+    let total: usize = kept.iter().map(|p| p.width * p.height).sum();
+    v.resize(total, T::default());
+    let mut rest = v.as_mut_slice();
+    let mut jobs = Vec::with_capacity(kept.len());
+    for p in kept {
+        let (dst, tail) = std::mem::take(&mut rest).split_at_mut(p.width * p.height);
+        rest = tail;
+        jobs.push((dst, p.data, p.stride, p.width));
         sizes.push((p.width, p.height));
+    }
+    let bytes = total * std::mem::size_of::<T>();
+    let threads = super::staging::copy_threads(bytes, LIVE.load(Ordering::Relaxed));
+    super::staging::copy_bands(jobs, threads, |d, s| d.copy_from_slice(s));
+}
+
+/// Failovers alive in this process: they share the cores their copies run on.
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts one failover alive while it lives.
+struct Alive;
+
+impl Alive {
+    fn new() -> Self {
+        LIVE.fetch_add(1, Ordering::Relaxed);
+        Alive
+    }
+}
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        LIVE.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -285,6 +312,7 @@ pub struct Failover<G: FeatureBackend> {
     /// Features a reopened GPU gives first for the frames it was primed
     /// with (already delivered by the CPU): dropped.
     primed: usize,
+    _alive: Alive,
 }
 
 impl<G: FeatureBackend> Failover<G> {
@@ -304,6 +332,7 @@ impl<G: FeatureBackend> Failover<G> {
             retry: None,
             ready: Vec::new(),
             primed: 0,
+            _alive: Alive::new(),
         }
     }
 

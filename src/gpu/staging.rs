@@ -1,6 +1,6 @@
-//! Host planes into the pinned staging buffer the GPU's DMA reads: strided
-//! rows packed, with streaming stores, by as many threads as the device's
-//! live streams leave cores for.
+//! Host planes copied with their rows packed, by as many threads as the
+//! streams sharing the cores leave: into the pinned staging buffer the
+//! GPU's DMA reads (streaming stores), and into the failover's host copies.
 
 #![forbid(unsafe_code)]
 
@@ -11,55 +11,68 @@ fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// Packs strided planes into pinned staging memory. Large frames are copied
-/// by several threads (one core's copy rate would cap a 1080p stream below
-/// the GPU's), as many as the cores shared among the
-/// `backends` live on the device allow (at most 4): with one stream per core
-/// each copies on its own thread, as spawning helpers then only oversubscribes.
-pub(super) fn stage_copy(
-    jobs: Vec<(&mut [u8], &[u8], usize, usize)>,
-    total: usize,
-    backends: usize,
+/// A strided plane's copy: (destination rows packed, source, source pitch,
+/// row length), in samples.
+pub(super) type RowsJob<'a, T> = (&'a mut [T], &'a [T], usize, usize);
+
+/// How many threads copy `bytes` for one of `streams` streams sharing the
+/// cores: several for a large frame (one core's copy rate would cap a 1080p
+/// stream below the GPU's), as many as the cores shared among the streams
+/// allow, at most 4; one with a stream per core, as helpers then only
+/// oversubscribe.
+pub(super) fn copy_threads(bytes: usize, streams: usize) -> usize {
+    if bytes < (1 << 20) {
+        return 1;
+    }
+    (cores() / streams.max(1)).clamp(1, 4)
+}
+
+/// Packs strided planes into pinned staging memory on
+/// [`copy_threads`] threads, with streaming stores: the staging buffer is
+/// read next by the DMA engine, not by this CPU (docs/PERFORMANCE.md, host
+/// memory bandwidth).
+pub(super) fn stage_copy(jobs: Vec<RowsJob<'_, u8>>, total: usize, backends: usize) {
+    copy_bands(jobs, copy_threads(total, backends), |d, s| {
+        crate::core::isa::stream_copy(d, s)
+    });
+    crate::core::isa::stream_fence();
+}
+
+/// Copies every job's rows with `copy_row` on `threads` threads: each plane
+/// split into `threads` row bands, worker k copying band k of each plane
+/// (equal shares), this thread worker 0, so a frame costs threads − 1
+/// spawns. Each helper fences its own streaming stores before it ends.
+pub(super) fn copy_bands<T: Copy + Send + Sync>(
+    jobs: Vec<RowsJob<'_, T>>,
+    threads: usize,
+    copy_row: impl Fn(&mut [T], &[T]) + Sync,
 ) {
-    // Streaming stores: the staging buffer is read next by the DMA engine,
-    // not by this CPU (docs/PERFORMANCE.md, host memory bandwidth).
-    let copy_rows = |dst: &mut [u8], src: &[u8], pitch: usize, row: usize| {
-        for (y, d) in dst.chunks_exact_mut(row).enumerate() {
-            crate::core::isa::stream_copy(d, &src[y * pitch..y * pitch + row]);
+    let copy_rows = |share: Vec<RowsJob<'_, T>>| {
+        for (dst, src, pitch, row) in share {
+            for (y, d) in dst.chunks_exact_mut(row).enumerate() {
+                copy_row(d, &src[y * pitch..y * pitch + row]);
+            }
         }
         crate::core::isa::stream_fence();
     };
-    let threads = (cores() / backends.max(1)).clamp(1, 4);
-    if total < (1 << 20) || threads < 2 {
-        for (dst, src, pitch, row) in jobs {
-            copy_rows(dst, src, pitch, row);
-        }
-        return;
+    if threads < 2 {
+        return copy_rows(jobs);
     }
-    // Every plane split into `threads` row bands; worker k copies band k of
-    // each plane, so the shares are equal, and this thread is worker 0:
-    // threads − 1 spawns a frame, not one per band.
-    let mut shares: Vec<Vec<(&mut [u8], &[u8], usize, usize)>> =
-        (0..threads).map(|_| Vec::new()).collect();
+    let mut shares: Vec<Vec<RowsJob<'_, T>>> = (0..threads).map(|_| Vec::new()).collect();
     for (dst, src, pitch, row) in jobs {
-        let band = (dst.len() / row).div_ceil(threads).max(1);
-        for (k, d) in dst.chunks_mut(band * row).enumerate() {
+        let band = (dst.len() / row.max(1)).div_ceil(threads).max(1);
+        for (k, d) in dst.chunks_mut(band * row.max(1)).enumerate() {
             shares[k].push((d, &src[k * band * pitch..], pitch, row));
         }
     }
     let mut shares = shares.into_iter();
     let own = shares.next().unwrap_or_default();
+    let copy_rows = &copy_rows;
     std::thread::scope(|scope| {
         for share in shares {
-            scope.spawn(move || {
-                for (d, s, pitch, row) in share {
-                    copy_rows(d, s, pitch, row);
-                }
-            });
+            scope.spawn(move || copy_rows(share));
         }
-        for (d, s, pitch, row) in own {
-            copy_rows(d, s, pitch, row);
-        }
+        copy_rows(own);
     });
 }
 
