@@ -17,6 +17,7 @@ memory)::
 
 from __future__ import annotations
 
+import itertools
 import os
 from typing import Any, Iterable, Optional, Sequence, Tuple
 
@@ -129,9 +130,11 @@ def score(
     subsample: int = 1,
     on_gpu_error: str = "auto",
 ) -> Result:
-    """VMAF of a file pair: Y4M (``.y4m``), or raw planar YUV with ``width``,
+    """VMAF of a file pair: Y4M (``.y4m``), raw planar YUV with ``width``,
     ``height``, ``pixel_format`` ("420", "422", "444", "400") and
-    ``bitdepth`` given. ``model``: a built-in name, a JSON path, or libvmaf's
+    ``bitdepth`` given, or any other media file GStreamer decodes where its
+    Python bindings are installed (frames paired in order; both files of
+    one size and layout). ``model``: a built-in name, a JSON path, or libvmaf's
     ``--model`` syntax; ``features``: extra extractors in libvmaf's
     ``--feature`` syntax (``"psnr"``, ``"float_ssim=enable_db=true"``);
     ``backend``: "auto" (the GPU where one is usable), "hip" or "cpu";
@@ -141,18 +144,16 @@ def score(
     "fail", "cpu" or "retry". The CPU's taking over keeps a host copy of
     each frame in flight; "fail" keeps none."""
     reference, distorted = os.fspath(reference), os.fspath(distorted)
-    y4m = [p.lower().endswith(".y4m") for p in (reference, distorted)]
-    if y4m[0] != y4m[1]:
-        raise VmafError(f"{reference} and {distorted}: one Y4M file and one raw file")
-    if not y4m[0]:
-        ext = os.path.splitext(reference)[1].lower()
-        if ext not in (".yuv", ".raw", ""):
-            raise VmafError(
-                f"{reference}: score() reads raw .yuv and .y4m files; "
-                "decode other media first (or score them with the vmafhip command)"
-            )
-        if width is None or height is None:
-            raise VmafError(f"{reference}: a raw file needs width= and height=")
+    settings = dict(model=model, features=features, backend=backend, device=device, threads=threads,
+                    subsample=subsample, on_gpu_error=on_gpu_error)
+    kinds = [_file_kind(p) for p in (reference, distorted)]
+    if "media" in kinds and "raw" not in kinds:
+        return _score_media(reference, distorted, settings)
+    if kinds[0] != kinds[1]:
+        raise VmafError(f"{reference} and {distorted}: one {kinds[0]} file and one {kinds[1]} file")
+    y4m = [k == "y4m" for k in kinds]
+    if not y4m[0] and (width is None or height is None):
+        raise VmafError(f"{reference}: a raw file needs width= and height=")
     return Result(
         _vmafhip.score_files(
             (reference, distorted),
@@ -163,6 +164,57 @@ def score(
             _settings(model, features, backend, device, threads, subsample, on_gpu_error),
         )
     )
+
+
+def _file_kind(path: str) -> str:
+    """"y4m", "raw" (planar YUV: .yuv, .raw or no extension) or "media"."""
+    ext = os.path.splitext(path)[1].lower()
+    return "y4m" if ext == ".y4m" else "raw" if ext in (".yuv", ".raw", "") else "media"
+
+
+def _score_media(reference: str, distorted: str, settings: dict) -> Result:
+    """A media file pair decoded by GStreamer (its Python bindings) and
+    scored frame by frame, in order."""
+    from . import media
+
+    gst = media.gstreamer()
+    if gst is None:
+        raise VmafError(
+            f"{reference}: score() decodes media files other than raw .yuv and .y4m through "
+            "GStreamer's Python bindings, which do not import here (Debian and Ubuntu: python3-gi "
+            "and gir1.2-gst-plugins-base-1.0, in a virtual environment made with "
+            "--system-site-packages); or score them with the vmafhip command"
+        )
+    decoders = [media.Decoder(gst, p, VmafError) for p in (reference, distorted)]
+    try:
+        scorer, first, n = None, None, 0
+        for r, d in itertools.zip_longest(decoders[0].frames(), decoders[1].frames()):
+            if r is None or d is None:
+                short = reference if r is None else distorted
+                raise VmafError(f"{short} ends after {n} frames but the other file goes on")
+            if first is None:
+                first = r.layout
+                if d.layout != first:
+                    raise VmafError(
+                        f"{reference} is {_layout(r)} but {distorted} is {_layout(d)}: score() pairs "
+                        "pictures of one size and layout (the vmafhip command scales)"
+                    )
+                scorer = Scorer(r.width, r.height, r.pixel_format, r.bitdepth, **settings)
+            for path, f in ((reference, r), (distorted, d)):
+                if f.layout != first:
+                    raise VmafError(f"{path}: frame {n} is {_layout(f)}, the frames before were not")
+            scorer.push(r.planes, d.planes)
+            n += 1
+        if scorer is None:
+            raise VmafError(f"{reference}: no video frame decoded")
+        return scorer.flush()
+    finally:
+        for dec in decoders:
+            dec.close()
+
+
+def _layout(f: Any) -> str:
+    return f"{f.width}x{f.height} {f.pixel_format} {f.bitdepth}-bit"
 
 
 #: DLPack device types: host memory, and the GPU memory the engine reads.
