@@ -79,3 +79,20 @@ fn an_extractor_using_another_is_found() {
         "{text}"
     );
 }
+
+/// Short functions: none in the three crates over 100 lines
+/// (`tools/fn_lengths.py`, which also lists them at any other limit).
+#[test]
+fn no_function_is_over_a_hundred_lines() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let out = Command::new("python3")
+        .arg(format!("{root}/tools/fn_lengths.py"))
+        .output()
+        .expect("python3 runs tools/fn_lengths.py");
+    let text = String::from_utf8_lossy(&out.stdout);
+    println!("{text}");
+    assert!(
+        out.status.success() && text.contains(": 0 functions over 100 lines"),
+        "{text}"
+    );
+}

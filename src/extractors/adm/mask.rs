@@ -296,11 +296,10 @@ pub fn cm_finish(scale: usize, acc: [i64; 3], w: usize, h: usize, noise_weight: 
 /// C. The CPU twin of the CSF in `adm_decouple_csf` (`adm_decouple.hip`)
 /// and of `adm_cm` (`adm_cm.hip`).
 ///
-/// It stays one function: its two passes (the CSF-weighted sum planes over
-/// E, then, per row of C, the box's column sums, the thresholds and the
-/// masked cube sums into one accumulator) share the scratch planes and the
-/// scale's constants, and each loop body is dispatched whole to the SIMD
-/// copies; split, every helper would take most of those values again.
+/// Two passes share the scratch planes: the CSF-weighted sum planes over E
+/// ([`csf_pass`]), then, per row of C, the box's thresholds
+/// ([`threshold_row`]) and each band's masked cube sum ([`masked_cubes`]),
+/// each loop body dispatched whole to the SIMD copies.
 ///
 /// libvmaf's threshold at a pixel is Σθ (the 8 neighbours of band θ's
 /// |y|/30 + the centre term of band θ's y), y being band θ of `other`
@@ -323,7 +322,6 @@ pub fn cm_sums(
     scratch: &mut CmScratch,
 ) -> [i64; 3] {
     let c = Region::core(w, h);
-    let e = Region::extended(w, h);
     let rows = c.top.max(0) as usize..c.bottom.min(h as i32).max(0) as usize;
     let cols = c.left.max(0) as usize..c.right.min(w as i32).max(0) as usize;
     let my = |y: isize| -> usize {
@@ -336,8 +334,7 @@ pub fn cm_sums(
         }) as usize
     };
     let sh = CmShifts::new(scale, w, h);
-    let shift_inner = sh.shift_inner;
-    let add_inner = half_of_pow2(shift_inner);
+    let add_inner = half_of_pow2(sh.shift_inner);
     let CmScratch {
         nbr_sum,
         centre_sum,
@@ -349,8 +346,48 @@ pub fn cm_sums(
     grow(col, w + 2);
     grow(thr, w);
     let terms: [CsfTerms; 3] = std::array::from_fn(|theta| CsfTerms::new(scale, theta, p));
+    csf_pass(scale, &terms, other, (w, h), &rows, (nbr_sum, centre_sum));
     // The box's columns: C widened by one each side, mirrored into the band.
     let box_cols = cols.start.saturating_sub(1)..(cols.end + 1).min(w);
+    let add_cub = sh.shift_cub.map(half_of_pow2);
+    let mut acc = [0i64; 3];
+    for i in rows {
+        let at = i * w;
+        let (up, dn) = (my(i as isize - 1) * w, my(i as isize + 1) * w);
+        let sums = (&nbr_sum[..], &centre_sum[..]);
+        let (col, thr_out) = (&mut col[..w + 2], &mut thr[..w]);
+        let (box_cols, c_cols) = (box_cols.clone(), cols.clone());
+        crate::core::isa::dispatch(
+            #[inline(always)]
+            move || threshold_row(sums, w, [up, at, dn], (box_cols, c_cols), col, thr_out),
+        );
+        let thr: &[i32] = &*thr;
+        for theta in 0..3 {
+            let x_row = &src[theta][at + cols.start..at + cols.end];
+            let t_row = &thr[cols.clone()];
+            let cube = (sh.shift_cub[theta], add_cub[theta]);
+            let inner = crate::core::isa::dispatch(
+                #[inline(always)]
+                move || masked_cubes(scale, theta, &terms, x_row, t_row, cube),
+            );
+            acc[theta] = acc[theta].wrapping_add(inner.wrapping_add(add_inner) >> sh.shift_inner);
+        }
+    }
+    acc
+}
+
+/// [`cm_sums`]' first pass: over E, Σθ of the CSF-weighted neighbour terms
+/// into `nbr_sum`, and, on C's rows, Σθ of the centre terms into
+/// `centre_sum`.
+fn csf_pass(
+    scale: usize,
+    terms: &[CsfTerms; 3],
+    other: &[&[i32]; 3],
+    (w, h): (usize, usize),
+    rows: &std::ops::Range<usize>,
+    (nbr_sum, centre_sum): (&mut [i32], &mut [i32]),
+) {
+    let e = Region::extended(w, h);
     for i in e.top as usize..e.bottom as usize {
         let at = i * w + e.left as usize..i * w + e.right as usize;
         let in_c = rows.contains(&i);
@@ -359,95 +396,89 @@ pub fn cm_sums(
         crate::core::isa::dispatch(
             #[inline(always)]
             move || match (scale == 0, in_c) {
-                (true, true) => csf_sums::<true, true>(&terms, bands, n_out, c_out),
-                (true, false) => csf_sums::<true, false>(&terms, bands, n_out, c_out),
-                (false, true) => csf_sums::<false, true>(&terms, bands, n_out, c_out),
-                (false, false) => csf_sums::<false, false>(&terms, bands, n_out, c_out),
+                (true, true) => csf_sums::<true, true>(terms, bands, n_out, c_out),
+                (true, false) => csf_sums::<true, false>(terms, bands, n_out, c_out),
+                (false, true) => csf_sums::<false, true>(terms, bands, n_out, c_out),
+                (false, false) => csf_sums::<false, false>(terms, bands, n_out, c_out),
             },
         );
     }
-    let add_cub = sh.shift_cub.map(half_of_pow2);
-    let mut acc = [0i64; 3];
-    for i in rows {
-        let at = i * w;
-        let (up, mid, dn) = (my(i as isize - 1) * w, at, my(i as isize + 1) * w);
-        let (nbr_sum, centre_sum): (&[i32], &[i32]) = (&*nbr_sum, &*centre_sum);
-        let (col, thr_out) = (&mut col[..w + 2], &mut thr[..w]);
-        let (box_cols, c_cols) = (box_cols.clone(), cols.clone());
-        crate::core::isa::dispatch(
-            #[inline(always)]
-            move || {
-                let (su, sm, sd) = (
-                    &nbr_sum[up..][..w],
-                    &nbr_sum[mid..][..w],
-                    &nbr_sum[dn..][..w],
-                );
-                // col[j + 1] is column j's three-row sum.
-                for j in box_cols {
-                    col[j + 1] = su[j].wrapping_add(sm[j]).wrapping_add(sd[j]);
-                }
-                // Column −1 reads column 1, column w reads w−1.
-                let cols = c_cols;
-                if cols.start == 0 {
-                    col[0] = col[2.min(w)];
-                }
-                if cols.end == w {
-                    col[w + 1] = col[w];
-                }
-                let (left, mid_col, right) = (
-                    &col[cols.start..cols.end],
-                    &col[cols.start + 1..cols.end + 1],
-                    &col[cols.start + 2..cols.end + 2],
-                );
-                let (sm, cs) = (&sm[cols.clone()], &centre_sum[mid..][cols.clone()]);
-                let out = &mut thr_out[cols];
-                for j in 0..out.len() {
-                    let boxed = left[j].wrapping_add(mid_col[j]).wrapping_add(right[j]);
-                    out[j] = boxed.wrapping_sub(sm[j]).wrapping_add(cs[j]);
-                }
-            },
-        );
-        let mut inner = [0i64; 3];
-        let thr: &[i32] = &*thr;
-        for theta in 0..3 {
-            let x_row = &src[theta][at + cols.start..at + cols.end];
-            let t_row = &thr[cols.clone()];
-            let (shift_cub, add_cub) = (sh.shift_cub[theta], add_cub[theta]);
-            inner[theta] = crate::core::isa::dispatch(
-                #[inline(always)]
-                move || {
-                    // libvmaf's int64 accumulator: it wraps only for bands
-                    // at int32's extremes (the tests' edge cases), as C's does.
-                    let mut sum = 0i64;
-                    if scale == 0 {
-                        const SUB: [u32; 3] = [10, 10, 12];
-                        const SQ_SHIFT: [u32; 3] = [29, 29, 30];
-                        // libvmaf weights the sample here without the CSF's
-                        // shift (the threshold is shifted up by `sub`).
-                        let (rf, sub, sq) = (terms[theta].rf0, SUB[theta], SQ_SHIFT[theta]);
-                        for (&s, &t) in x_row.iter().zip(t_row) {
-                            let x = s.wrapping_mul(rf);
-                            let u = x.wrapping_abs().wrapping_sub(t.wrapping_shl(sub)).max(0);
-                            sum = sum.wrapping_add(cube_term(u, sq, add_cub, shift_cub));
-                        }
-                    } else {
-                        let csf = terms[theta];
-                        for (&s, &t) in x_row.iter().zip(t_row) {
-                            let x = csf.y::<false>(s);
-                            let u = x.wrapping_abs().wrapping_sub(t).max(0);
-                            sum = sum.wrapping_add(cube_term(u, 30, add_cub, shift_cub));
-                        }
-                    }
-                    sum
-                },
-            );
+}
+
+/// One row of thresholds over C's columns: the 3×3 box of the neighbour
+/// sums (rows `up`, `mid`, `dn`, mirrored), less its centre, plus the
+/// centre terms. `col[j + 1]` holds column j's three-row sum.
+#[inline(always)]
+fn threshold_row(
+    (nbr_sum, centre_sum): (&[i32], &[i32]),
+    w: usize,
+    [up, mid, dn]: [usize; 3],
+    (box_cols, cols): (std::ops::Range<usize>, std::ops::Range<usize>),
+    col: &mut [i32],
+    thr_out: &mut [i32],
+) {
+    let (su, sm, sd) = (
+        &nbr_sum[up..][..w],
+        &nbr_sum[mid..][..w],
+        &nbr_sum[dn..][..w],
+    );
+    for j in box_cols {
+        col[j + 1] = su[j].wrapping_add(sm[j]).wrapping_add(sd[j]);
+    }
+    // Column −1 reads column 1, column w reads w−1.
+    if cols.start == 0 {
+        col[0] = col[2.min(w)];
+    }
+    if cols.end == w {
+        col[w + 1] = col[w];
+    }
+    let (left, mid_col, right) = (
+        &col[cols.start..cols.end],
+        &col[cols.start + 1..cols.end + 1],
+        &col[cols.start + 2..cols.end + 2],
+    );
+    let (sm, cs) = (&sm[cols.clone()], &centre_sum[mid..][cols.clone()]);
+    let out = &mut thr_out[cols];
+    for j in 0..out.len() {
+        let boxed = left[j].wrapping_add(mid_col[j]).wrapping_add(right[j]);
+        out[j] = boxed.wrapping_sub(sm[j]).wrapping_add(cs[j]);
+    }
+}
+
+/// Band `theta`'s masked cube sum over one row of C: Σ cube(max(|x| − t,
+/// 0)), x the band's CSF-weighted sample and t the threshold, in libvmaf's
+/// int64 accumulator (it wraps only for bands at int32's extremes, the
+/// tests' edge cases, as C's does).
+#[inline(always)]
+fn masked_cubes(
+    scale: usize,
+    theta: usize,
+    terms: &[CsfTerms; 3],
+    x_row: &[i32],
+    t_row: &[i32],
+    (shift_cub, add_cub): (u32, i64),
+) -> i64 {
+    let mut sum = 0i64;
+    if scale == 0 {
+        const SUB: [u32; 3] = [10, 10, 12];
+        const SQ_SHIFT: [u32; 3] = [29, 29, 30];
+        // libvmaf weights the sample here without the CSF's shift (the
+        // threshold is shifted up by `sub`).
+        let (rf, sub, sq) = (terms[theta].rf0, SUB[theta], SQ_SHIFT[theta]);
+        for (&s, &t) in x_row.iter().zip(t_row) {
+            let x = s.wrapping_mul(rf);
+            let u = x.wrapping_abs().wrapping_sub(t.wrapping_shl(sub)).max(0);
+            sum = sum.wrapping_add(cube_term(u, sq, add_cub, shift_cub));
         }
-        for theta in 0..3 {
-            acc[theta] =
-                acc[theta].wrapping_add(inner[theta].wrapping_add(add_inner) >> shift_inner);
+    } else {
+        let csf = terms[theta];
+        for (&s, &t) in x_row.iter().zip(t_row) {
+            let x = csf.y::<false>(s);
+            let u = x.wrapping_abs().wrapping_sub(t).max(0);
+            sum = sum.wrapping_add(cube_term(u, 30, add_cub, shift_cub));
         }
     }
-    acc
+    sum
 }
 
 /// One row of [`cm_sums`]'s CSF pass: Σθ of the neighbour terms into
@@ -496,10 +527,70 @@ mod tests {
     use super::*;
     use crate::extractors::common::test_samples as band;
 
-    /// libvmaf's masking loop written directly: each pixel's threshold from
-    /// its 8 neighbours in each band, with the mirror at the edges. Kept
-    /// whole and literal on purpose: it is the reference `cm_sums` is held
-    /// to, so it should read like libvmaf's loop, not like our code.
+    /// libvmaf's threshold at pixel (i, j), written directly: the 8
+    /// neighbours of each band, mirrored at the edges (−1 reads 1, n reads
+    /// n−1), and the centre term.
+    fn direct_threshold(
+        scale: usize,
+        centre: &[&[i32]; 3],
+        nbr: &[&[i32]; 3],
+        (w, h): (usize, usize),
+        (i, j): (i32, i32),
+    ) -> i32 {
+        let (wi, hi) = (w as i32, h as i32);
+        let mirror = |v: i32, n: i32| -> usize {
+            (if v < 0 {
+                -v
+            } else if v >= n {
+                n - 1
+            } else {
+                v
+            }) as usize
+        };
+        let mut thr = 0i32;
+        let interior = i > 0 && j > 0 && i < hi - 1 && j < wi - 1;
+        for theta in 0..3 {
+            let f = nbr[theta];
+            let mut sum = 0i32;
+            if interior {
+                let c = i as usize * w + j as usize;
+                for o in [
+                    c - w - 1,
+                    c - w,
+                    c - w + 1,
+                    c - 1,
+                    c + 1,
+                    c + w - 1,
+                    c + w,
+                    c + w + 1,
+                ] {
+                    sum = sum.wrapping_add(f[o]);
+                }
+            } else {
+                for dy in -1..=1 {
+                    for dx in -1..=1 {
+                        if dy == 0 && dx == 0 {
+                            continue;
+                        }
+                        sum = sum.wrapping_add(f[mirror(i + dy, hi) * w + mirror(j + dx, wi)]);
+                    }
+                }
+            }
+            let yc = centre[theta][i as usize * w + j as usize];
+            let centre_term = if scale == 0 {
+                i32::from(((8738 * yc.abs() + 2048) >> 12) as i16)
+            } else {
+                ((286331153i64 * i64::from(yc.wrapping_abs()) - (1i64 << 31)) >> 32) as i32
+            };
+            thr = thr.wrapping_add(sum.wrapping_add(centre_term));
+        }
+        thr
+    }
+
+    /// libvmaf's masking loop written directly, each pixel's threshold from
+    /// [`direct_threshold`]. Kept literal on purpose: it is the reference
+    /// `cm_sums` is held to, so it should read like libvmaf's loop, not like
+    /// our code.
     fn cm_sums_direct(
         scale: usize,
         src: &[&[i32]; 3],
@@ -512,70 +603,10 @@ mod tests {
         let c = Region::core(w, h);
         let rows = c.top.max(0)..c.bottom.min(h as i32);
         let cols = c.left.max(0)..c.right.min(w as i32);
-        let (wi, hi) = (w as i32, h as i32);
-        // Neighbour mirror: −1 reads 1, n reads n−1.
-        let my = |y: i32| -> usize {
-            (if y < 0 {
-                -y
-            } else if y >= hi {
-                hi - 1
-            } else {
-                y
-            }) as usize
-        };
-        let mx = |x: i32| -> usize {
-            (if x < 0 {
-                -x
-            } else if x >= wi {
-                wi - 1
-            } else {
-                x
-            }) as usize
-        };
         let sh = CmShifts::new(scale, w, h);
         let shift_inner = sh.shift_inner;
         let add_inner = half_of_pow2(shift_inner);
-
-        let thr_at = |i: i32, j: i32| -> i32 {
-            let mut thr = 0i32;
-            let interior = i > 0 && j > 0 && i < hi - 1 && j < wi - 1;
-            for theta in 0..3 {
-                let f = nbr[theta];
-                let mut sum = 0i32;
-                if interior {
-                    let c = i as usize * w + j as usize;
-                    for o in [
-                        c - w - 1,
-                        c - w,
-                        c - w + 1,
-                        c - 1,
-                        c + 1,
-                        c + w - 1,
-                        c + w,
-                        c + w + 1,
-                    ] {
-                        sum = sum.wrapping_add(f[o]);
-                    }
-                } else {
-                    for dy in -1..=1 {
-                        for dx in -1..=1 {
-                            if dy == 0 && dx == 0 {
-                                continue;
-                            }
-                            sum = sum.wrapping_add(f[my(i + dy) * w + mx(j + dx)]);
-                        }
-                    }
-                }
-                let yc = centre[theta][i as usize * w + j as usize];
-                let centre_term = if scale == 0 {
-                    i32::from(((8738 * yc.abs() + 2048) >> 12) as i16)
-                } else {
-                    ((286331153i64 * i64::from(yc.wrapping_abs()) - (1i64 << 31)) >> 32) as i32
-                };
-                thr = thr.wrapping_add(sum.wrapping_add(centre_term));
-            }
-            thr
-        };
+        let thr_at = |i: i32, j: i32| direct_threshold(scale, centre, nbr, (w, h), (i, j));
 
         let mut acc = [0i64; 3];
         if scale == 0 {
