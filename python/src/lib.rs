@@ -484,6 +484,22 @@ fn models() -> Vec<String> {
         .collect()
 }
 
+/// The engine settings' defaults, by the Python argument's name, from
+/// `vmaf::settings` (where the element's properties and the command's
+/// options take theirs).
+#[pyfunction]
+fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    use gstvmafhip::vmaf::settings::*;
+    let d = PyDict::new(py);
+    d.set_item("model", MODEL.default)?;
+    d.set_item("backend", BACKEND.default)?;
+    d.set_item("device", DEVICE_ID.default)?;
+    d.set_item("threads", THREADS.default)?;
+    d.set_item("subsample", SUBSAMPLE.default)?;
+    d.set_item("on_gpu_error", ON_GPU_ERROR.default)?;
+    Ok(d)
+}
+
 #[pymodule]
 fn _vmafhip(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("VmafError", m.py().get_type::<VmafError_>())?;
@@ -492,5 +508,6 @@ fn _vmafhip(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ScoreResults>()?;
     m.add_function(wrap_pyfunction!(score_files, m)?)?;
     m.add_function(wrap_pyfunction!(models, m)?)?;
+    m.add_function(wrap_pyfunction!(defaults, m)?)?;
     Ok(())
 }

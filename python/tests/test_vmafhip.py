@@ -204,3 +204,29 @@ def test_y4m_files_score_as_their_raw_frames(raw, tmp_path, name, size, bits, ta
     short.write_bytes(Path(paths[1]).read_bytes()[: -frame // 2])
     with pytest.raises(vmafhip.VmafError, match="short.y4m"):
         vmafhip.score(paths[0], str(short), backend="cpu")
+
+
+def test_defaults_are_the_librarys_and_the_stubs_say_the_same():
+    """The engine settings' defaults come from the library's one declaration
+    (the element's properties and the command's options read it too), and
+    the type stubs spell the same values."""
+    import ast
+    import inspect
+
+    defaults = vmafhip._vmafhip.defaults()
+    assert defaults == {"model": "vmaf_v0.6.1", "backend": "auto", "device": 0, "threads": 0,
+                        "subsample": 1, "on_gpu_error": "auto"}
+    stub = ast.parse((Path(vmafhip.__file__).parent / "__init__.pyi").read_text())
+    stubbed = {}
+    for node in ast.walk(stub):
+        if isinstance(node, ast.FunctionDef) and node.name in ("score", "__init__"):
+            a = node.args
+            for arg, value in zip(a.args[len(a.args) - len(a.defaults):] + a.kwonlyargs,
+                                  a.defaults + a.kw_defaults):
+                if value is not None and arg.arg in defaults:
+                    stubbed.setdefault(node.name, {})[arg.arg] = ast.literal_eval(value)
+    for fn, name in ((vmafhip.score, "score"), (vmafhip.Scorer.__init__, "__init__")):
+        params = inspect.signature(fn).parameters
+        for key, want in defaults.items():
+            assert params[key].default == want, (name, key)
+            assert stubbed[name][key] == want, (name, key)

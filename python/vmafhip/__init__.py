@@ -37,6 +37,11 @@ _CHROMA = {
 }
 
 
+#: The engine settings' defaults, from the library's one declaration of
+#: them (the element's properties and the command's options share it).
+_D = _vmafhip.defaults()
+
+
 def models() -> list:
     """The names of the built-in models (``model="vmaf_v0.6.1"`` and so on)."""
     return list(_vmafhip.models())
@@ -117,18 +122,18 @@ class Result:
 def score(
     reference: str,
     distorted: str,
-    model: str = "vmaf_v0.6.1",
+    model: str = _D["model"],
     features: Iterable[str] = (),
-    backend: str = "auto",
+    backend: str = _D["backend"],
     *,
     width: Optional[int] = None,
     height: Optional[int] = None,
     pixel_format: str = "420",
     bitdepth: int = 8,
-    device: int = 0,
-    threads: int = 0,
-    subsample: int = 1,
-    on_gpu_error: str = "auto",
+    device: int = _D["device"],
+    threads: int = _D["threads"],
+    subsample: int = _D["subsample"],
+    on_gpu_error: str = _D["on_gpu_error"],
 ) -> Result:
     """VMAF of a file pair: Y4M (``.y4m``), raw planar YUV with ``width``,
     ``height``, ``pixel_format`` ("420", "422", "444", "400") and
@@ -269,13 +274,13 @@ class Scorer:
         height: int,
         pixel_format: str = "420",
         bitdepth: int = 8,
-        model: str = "vmaf_v0.6.1",
+        model: str = _D["model"],
         features: Iterable[str] = (),
-        backend: str = "auto",
-        device: int = 0,
-        threads: int = 0,
-        subsample: int = 1,
-        on_gpu_error: str = "auto",
+        backend: str = _D["backend"],
+        device: int = _D["device"],
+        threads: int = _D["threads"],
+        subsample: int = _D["subsample"],
+        on_gpu_error: str = _D["on_gpu_error"],
     ):
         if str(pixel_format) not in _CHROMA:
             raise VmafError(f"pixel_format {pixel_format!r}: use 420, 422, 444 or 400")
