@@ -4,7 +4,8 @@
 //! command scores the two URIs live with `--align auto` for 20 s. The test
 //! checks the offset found, the drops counted, every distorted frame
 //! scored, the windows, the status line, and the metrics endpoint scraped
-//! mid-run and read by a real OpenMetrics parser.
+//! mid-run and read by a real OpenMetrics parser. The same station runs
+//! over RTP and over SRT.
 
 mod command_line;
 mod common;
@@ -21,6 +22,26 @@ use std::time::{Duration, Instant};
 const FRAMES: usize = 360;
 const LATE: usize = 5;
 const DROPPED: [usize; 2] = [150, 260];
+
+/// The RTP jitter buffer's latency (rtpsrc's `latency`, 200 ms by
+/// default), in milliseconds: a second, as a station on a busy machine is
+/// configured. With the default, a receiver that this machine's load keeps
+/// off the CPU for longer loses packets, the decoder conceals them, and the
+/// concealed frame shows the one before: a duplicate the transcoder never
+/// made (seen with two busy processes beside the test). Telling such
+/// delivery losses apart from the transcoder's own repeats is the station's
+/// job still to do (issue 59).
+const TRANSPORT_MS: u32 = 1000;
+
+/// Held by each station test: one station at a time on this machine (each
+/// runs two real-time x264 encoders, two decoders and a CPU engine), so
+/// that the tests do not load each other past what a station is sized for.
+static ONE_STATION: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// This test's turn (a failed test's poisoned lock is taken all the same).
+fn one_station() -> std::sync::MutexGuard<'static, ()> {
+    ONE_STATION.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Two free UDP ports on loopback.
 fn free_ports() -> (u16, u16) {
@@ -56,13 +77,14 @@ fn stderr_lines(child: &mut Child) -> mpsc::Receiver<String> {
     rx
 }
 
-/// The sending pipeline: both streams, paced in real time.
-fn senders(dir: &std::path::Path, ports: (u16, u16)) -> gst::Pipeline {
+/// The sending pipeline: both streams, paced in real time, each H.264
+/// stream put in packets by `packets` (MPEG-TS, or RTP) for UDP.
+fn senders(dir: &std::path::Path, ports: (u16, u16), packets: &str) -> gst::Pipeline {
     let branch = |file: &str, enc: &str, port: u16| {
         format!(
             "filesrc location={} ! rawvideoparse width=320 height=180 format=i420 framerate=30/1 \
              ! x264enc tune=zerolatency speed-preset=ultrafast key-int-max=30 {enc} \
-             ! mpegtsmux ! udpsink host=127.0.0.1 port={port} sync=true",
+             ! {packets} ! udpsink host=127.0.0.1 port={port} sync=true",
             dir.join(file).display()
         )
     };
@@ -73,10 +95,10 @@ fn senders(dir: &std::path::Path, ports: (u16, u16)) -> gst::Pipeline {
     ))
 }
 
-#[test]
-fn the_command_scores_two_live_udp_streams_aligned() {
-    common::pipeline::init();
-    let dir = scratch_dir("live_qa");
+/// The reference (`ref.yuv`) and its transcode's frames (`dist.yuv`: from
+/// frame LATE on, without the DROPPED ones) in `dir`; how many the
+/// transcode shows.
+fn write_pair(dir: &std::path::Path) -> usize {
     let (reference, _) = common::pan(FRAMES);
     let shown: Vec<&Vec<u8>> = (LATE..FRAMES)
         .filter(|i| !DROPPED.contains(i))
@@ -91,6 +113,33 @@ fn the_command_scores_two_live_udp_streams_aligned() {
             .collect::<Vec<u8>>(),
     )
     .unwrap();
+    shown.len()
+}
+
+/// The command's stderr lines up to its "scoring" note (its sockets are
+/// bound then), at most a minute of them.
+fn until_scoring(lines: &mpsc::Receiver<String>) -> Vec<String> {
+    let mut said = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        let Ok(l) = lines.recv_timeout(Duration::from_secs(1)) else {
+            continue;
+        };
+        let started = l.starts_with("note: scoring");
+        said.push(l);
+        if started {
+            break;
+        }
+    }
+    said
+}
+
+#[test]
+fn the_command_scores_two_live_udp_streams_aligned() {
+    let _turn = one_station();
+    common::pipeline::init();
+    let dir = scratch_dir("live_qa");
+    let shown = write_pair(&dir);
     let ports = free_ports();
     let out = dir.join("live.jsonl");
     let mut child = vmafhip()
@@ -115,24 +164,12 @@ fn the_command_scores_two_live_udp_streams_aligned() {
         .spawn()
         .unwrap();
     let lines = stderr_lines(&mut child);
-    let mut said = Vec::new();
-    let mut metrics_url = None;
     // The sockets are bound once the command says it is scoring.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while Instant::now() < deadline {
-        let Ok(l) = lines.recv_timeout(Duration::from_secs(1)) else {
-            continue;
-        };
-        if let Some(u) = l.strip_prefix("note: metrics at ") {
-            metrics_url = Some(u.to_string());
-        }
-        let started = l.starts_with("note: scoring");
-        said.push(l);
-        if started {
-            break;
-        }
-    }
-    let sending = senders(&dir, ports);
+    let mut said = until_scoring(&lines);
+    let metrics_url = said
+        .iter()
+        .find_map(|l| l.strip_prefix("note: metrics at ").map(str::to_string));
+    let sending = senders(&dir, ports, "mpegtsmux");
     sending.set_state(gst::State::Playing).unwrap();
     // Scraped once the first window is out: mid-run.
     let mut scraped = None;
@@ -154,7 +191,7 @@ fn the_command_scores_two_live_udp_streams_aligned() {
     assert!(status.success(), "{text}");
 
     let frames = check_alignment(&out, &text, "udp");
-    assert_eq!(frames, shown.len(), "every distorted frame scored: {text}");
+    assert_eq!(frames, shown, "every distorted frame scored: {text}");
     assert!(text.lines().filter(|l| l.starts_with("window ")).count() >= 2);
     assert!(
         text.contains("live ") && text.contains(" fps"),
@@ -179,6 +216,57 @@ fn the_command_scores_two_live_udp_streams_aligned() {
     assert!(value("vmafhip_window_frames") > 0.0);
 }
 
+/// The same station over RTP: H.264 in RTP packets on UDP
+/// (`rtph264pay`), received from `rtp://HOST:PORT?encoding-name=H264`
+/// URIs (GStreamer's `rtpsrc`, with its jitter buffer): the offset, the two
+/// drops where they are, and every distorted frame scored.
+#[test]
+fn the_command_scores_two_live_rtp_streams_aligned() {
+    let _turn = one_station();
+    common::pipeline::init();
+    assert!(
+        gst::ElementFactory::find("rtpsrc").is_some(),
+        "GStreamer's rtpsrc (gstreamer1.0-plugins-bad) is needed"
+    );
+    let dir = scratch_dir("live_qa_rtp");
+    let shown = write_pair(&dir);
+    let ports = free_ports();
+    let out = dir.join("live.jsonl");
+    // A second of jitter buffer (rtpsrc's `latency`): see TRANSPORT_MS.
+    let uri =
+        |port: u16| format!("rtp://127.0.0.1:{port}?encoding-name=H264&latency={TRANSPORT_MS}");
+    let mut child = vmafhip()
+        .args([
+            &uri(ports.0),
+            &uri(ports.1),
+            "--align",
+            "auto",
+            "--duration",
+            "20",
+            "--backend",
+            "cpu",
+            "-o",
+            s(&out),
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = stderr_lines(&mut child);
+    let mut said = until_scoring(&lines);
+    let sending = senders(&dir, ports, "rtph264pay config-interval=1 pt=96");
+    sending.set_state(gst::State::Playing).unwrap();
+    said.extend(lines.iter());
+    let status = child.wait().unwrap();
+    let bus = sending.bus().unwrap();
+    let _ = bus.timed_pop_filtered(gst::ClockTime::from_seconds(30), &[gst::MessageType::Eos]);
+    sending.set_state(gst::State::Null).unwrap();
+    let text = said.join("\n");
+    println!("{text}");
+    assert!(status.success(), "{text}");
+    let frames = check_alignment(&out, &text, "rtp");
+    assert_eq!(frames, shown, "every distorted frame scored: {text}");
+}
+
 /// Frames of the pan past the checked ones, sent on both SRT streams (5 s):
 /// the command stops (`--duration 15`) while they still flow, so that no
 /// sender closes during the checked frames and none is lost as it does.
@@ -189,6 +277,7 @@ const SRT_TAIL: usize = 150;
 /// drops where they are, and every checked distorted frame scored.
 #[test]
 fn the_command_scores_two_live_srt_streams_aligned() {
+    let _turn = one_station();
     common::pipeline::init();
     assert!(
         gst::ElementFactory::find("srtsrc").is_some(),

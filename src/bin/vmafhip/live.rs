@@ -14,6 +14,11 @@ use gstvmafhip::{VmafFrameMessage, VmafPooledMessage, VmafWindowMessage};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
+/// How long the element waits for a late input frame past the sources'
+/// latency (GstAggregator's `latency`), in live pipelines: a machine busy
+/// with other work delays decoding by this much without losing frames.
+const AGGREGATOR_SLACK: gst::ClockTime = gst::ClockTime::from_seconds(1);
+
 /// No frame scored for this long: a gap, reported.
 const GAP: Duration = Duration::from_secs(2);
 
@@ -126,6 +131,10 @@ pub fn run(a: &Args, voice: Voice) -> Result<(), Fail> {
     let v = pipeline.by_name("v").expect("named in the description");
     scoring_properties(&v, a, a.device_ids[0], true)?;
     v.set_property("align", a.align.to_string());
+    // The aggregator's slack past the inputs' own latency before it goes on
+    // without a frame: a reference frame decoded later than that on a busy
+    // machine would be left out, and every later one numbered one short.
+    v.set_property("latency", AGGREGATOR_SLACK.nseconds());
     let results = a.output.clone().unwrap_or_else(|| "/dev/stdout".into());
     v.set_property("results-filename", &results);
     v.set_property_from_str("results-format", "jsonl");
