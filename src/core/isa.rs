@@ -296,6 +296,22 @@ pub fn stream_fence() {
     }
 }
 
+/// A small deterministic generator for the SIMD bodies' tests (no
+/// dependency for tests).
+#[cfg(test)]
+pub(crate) struct Lcg(pub(crate) u64);
+
+#[cfg(test)]
+impl Lcg {
+    pub(crate) fn next(&mut self) -> u32 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) as u32
+    }
+}
+
 /// Held by each test that forces copies: `force` is process-wide, and such
 /// tests check which copy ran. (Other tests running beside them are
 /// unaffected: every copy gives the same numbers.)

@@ -126,53 +126,15 @@ fn usage_text() -> String {
 
 /// The engine settings' usage lines.
 fn engine_usage() -> String {
-    let line = |flag: String, value: &str, text: String| {
-        let head = format!("      {flag} {value}");
-        // The settings' help is a property's blurb: a capital first.
-        let mut text = text;
-        if let Some(first) = text.get(..1) {
-            text = first.to_lowercase() + &text[1..];
-        }
-        let body = wrapped(&text, HELP_COLUMN, 0);
-        if head.len() < HELP_COLUMN {
-            format!("{head:<HELP_COLUMN$}{body}")
-        } else {
-            format!("{head}\n{}{body}", " ".repeat(HELP_COLUMN))
-        }
-    };
     let id = &settings::DEVICE_ID;
     [
-        line(
-            settings::SUBSAMPLE.flag(),
-            settings::SUBSAMPLE.value,
-            settings::SUBSAMPLE.described(),
-        ),
-        line(
-            settings::THREADS.flag(),
-            settings::THREADS.value,
-            settings::THREADS.described(),
-        ),
-        line(
-            settings::BACKEND.flag(),
-            settings::BACKEND.value,
-            settings::BACKEND.described(),
-        ),
-        line(
-            settings::VENDOR.flag(),
-            settings::VENDOR.value,
-            settings::VENDOR.described(),
-        ),
-        line(
-            settings::ON_GPU_ERROR.flag(),
-            settings::ON_GPU_ERROR.value,
-            settings::ON_GPU_ERROR.described(),
-        ),
-        line(
-            settings::GPU_RETRY_DELAY.flag(),
-            settings::GPU_RETRY_DELAY.value,
-            settings::GPU_RETRY_DELAY.described(),
-        ),
-        line(
+        setting_line(&settings::SUBSAMPLE),
+        setting_line(&settings::THREADS),
+        setting_line(&settings::BACKEND),
+        setting_line(&settings::VENDOR),
+        setting_line(&settings::ON_GPU_ERROR),
+        setting_line(&settings::GPU_RETRY_DELAY),
+        usage_line(
             id.flag(),
             &format!("{}[,M…]", id.value),
             format!(
@@ -182,6 +144,28 @@ fn engine_usage() -> String {
         ),
     ]
     .join("\n")
+}
+
+/// A setting's usage line, from its declaration.
+fn setting_line<T: std::fmt::Display>(s: &settings::Setting<T>) -> String {
+    usage_line(s.flag(), s.value, s.described())
+}
+
+/// One option's usage: `--FLAG VALUE` and its description wrapped to the
+/// help's column (on the next line when the option is wider).
+fn usage_line(flag: String, value: &str, text: String) -> String {
+    let head = format!("      {flag} {value}");
+    // The settings' help is a property's blurb: a capital first.
+    let mut text = text;
+    if let Some(first) = text.get(..1) {
+        text = first.to_lowercase() + &text[1..];
+    }
+    let body = wrapped(&text, HELP_COLUMN, 0);
+    if head.len() < HELP_COLUMN {
+        format!("{head:<HELP_COLUMN$}{body}")
+    } else {
+        format!("{head}\n{}{body}", " ".repeat(HELP_COLUMN))
+    }
 }
 
 /// `text` wrapped to the help's width, continuation lines indented to

@@ -334,19 +334,7 @@ vif_twins!(
 #[cfg(test)]
 mod kernel_tests {
     use super::*;
-    use crate::core::isa::{FORCED, copies, force};
-
-    /// A small deterministic generator (no dependency for tests).
-    struct Lcg(u64);
-    impl Lcg {
-        fn next(&mut self) -> u32 {
-            self.0 = self
-                .0
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (self.0 >> 33) as u32
-        }
-    }
+    use crate::core::isa::{FORCED, Lcg, copies, force};
 
     const VIF_TAPS: [&[u16]; 3] = [
         &[
