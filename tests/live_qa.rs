@@ -5,7 +5,9 @@
 //! checks the offset found, the drops counted, every distorted frame
 //! scored, the windows, the status line, and the metrics endpoint scraped
 //! mid-run and read by a real OpenMetrics parser. The same station runs
-//! over RTP and over SRT.
+//! over RTP, over SRT, from an RTSP server (gst-rtsp-server, one stream
+//! over TCP, one over UDP) and from HLS live playlists (`hlssink2`, served
+//! over HTTP).
 
 mod command_line;
 mod common;
@@ -346,6 +348,216 @@ fn the_command_scores_two_live_srt_streams_aligned() {
         "every checked frame scored ({} checked): {text}",
         shown.len()
     );
+}
+
+/// Runs the command on `uris` with `args` (after `--align auto --backend
+/// cpu -o OUT`), `scoring` called once it says it is scoring (its sockets
+/// bound); returns its stderr, asserting that it succeeded.
+fn station(
+    uris: [&str; 2],
+    out: &std::path::Path,
+    args: &[&str],
+    scoring: impl FnOnce(),
+) -> String {
+    let mut child = vmafhip()
+        .args(uris)
+        .args(["--align", "auto", "--backend", "cpu", "-o", s(out)])
+        .args(args)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = stderr_lines(&mut child);
+    let mut said = until_scoring(&lines);
+    scoring();
+    said.extend(lines.iter());
+    let status = child.wait().unwrap();
+    let text = said.join("\n");
+    println!("{text}");
+    assert!(status.success(), "{text}");
+    text
+}
+
+/// Debian's Python with GStreamer's bindings, which the RTSP server needs.
+const SYSTEM_PYTHON: &str = "/usr/bin/python3";
+
+/// `tests/servers/rtsp.py` serving `dir`'s pair, and its port.
+fn rtsp_server(dir: &std::path::Path) -> (Child, u16) {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers/rtsp.py");
+    let mut server = std::process::Command::new(SYSTEM_PYTHON)
+        .arg(script)
+        .arg(dir)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("/usr/bin/python3 (with python3-gi and gir1.2-gst-rtsp-server-1.0)");
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.stdout.take().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    let port = first
+        .trim()
+        .strip_prefix("port ")
+        .and_then(|p| p.parse().ok());
+    let Some(port) = port else {
+        let _ = server.kill();
+        panic!(
+            "the RTSP server did not start (said {first:?}): is gir1.2-gst-rtsp-server-1.0 installed?"
+        );
+    };
+    (server, port)
+}
+
+/// The station on an RTSP server's two mounts: the reference over TCP
+/// (`rtspt://`), the transcode over UDP (`rtsp://`, rtspsrc's first
+/// choice): the offset, the two drops where they are, and every distorted
+/// frame scored.
+#[test]
+fn the_command_scores_two_live_rtsp_streams_aligned() {
+    let _turn = one_station();
+    common::pipeline::init();
+    let dir = scratch_dir("live_qa_rtsp");
+    let shown = write_pair(&dir);
+    let (mut server, port) = rtsp_server(&dir);
+    let out = dir.join("live.jsonl");
+    let text = station(
+        [
+            &format!("rtspt://127.0.0.1:{port}/ref"),
+            &format!("rtsp://127.0.0.1:{port}/dist"),
+        ],
+        &out,
+        &["--duration", "30"],
+        || {},
+    );
+    let _ = server.kill();
+    let _ = server.wait();
+    let frames = check_alignment(&out, &text, "rtsp");
+    assert_eq!(frames, shown, "every distorted frame scored: {text}");
+}
+
+/// The sending pipeline of HLS: both streams paced in real time, cut into
+/// one-second segments of live playlists (`hlssink2`) in `dir/ref` and
+/// `dir/dist`.
+fn hls_senders(dir: &std::path::Path) -> gst::Pipeline {
+    let branch = |file: &str, enc: &str| {
+        let out = dir.join(file.trim_end_matches(".yuv"));
+        std::fs::create_dir_all(&out).unwrap();
+        format!(
+            "filesrc location={} ! rawvideoparse width=320 height=180 format=i420 framerate=30/1 \
+             ! identity sync=true ! x264enc tune=zerolatency speed-preset=ultrafast key-int-max=30 {enc} \
+             ! h264parse ! hlssink2 target-duration=1 playlist-length=0 max-files=0 \
+             location={}/seg%05d.ts playlist-location={}/live.m3u8",
+            dir.join(file).display(),
+            out.display(),
+            out.display()
+        )
+    };
+    common::pipeline::launch(&format!(
+        "{} {}",
+        branch("ref.yuv", "pass=quant quantizer=10"),
+        branch("dist.yuv", "bitrate=250")
+    ))
+}
+
+/// A loopback HTTP server of `dir` (Python's own), and its port.
+fn http_server(dir: &std::path::Path) -> (Child, u16) {
+    let mut server = std::process::Command::new(SYSTEM_PYTHON)
+        .args([
+            "-u",
+            "-m",
+            "http.server",
+            "0",
+            "--bind",
+            "127.0.0.1",
+            "--directory",
+        ])
+        .arg(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.stdout.take().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    // "Serving HTTP on 127.0.0.1 port 40123 (http://127.0.0.1:40123/) ..."
+    let port = first
+        .split_whitespace()
+        .skip_while(|w| *w != "port")
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("the HTTP server said {first:?}"));
+    (server, port)
+}
+
+/// The station on two HLS live playlists served over HTTP. A player joins
+/// a live playlist some segments back from its end, at a segment's start:
+/// the reference frames are numbered from the one it joined at, so the
+/// drops are found a whole number of segments (30 frames) before 150 and
+/// 260, both by the same number; the offset is -5 give or take whole
+/// segments (the two playlists may be joined a segment apart).
+#[test]
+fn the_command_scores_two_hls_live_playlists_aligned() {
+    let _turn = one_station();
+    common::pipeline::init();
+    let dir = scratch_dir("live_qa_hls");
+    write_pair(&dir);
+    let (mut server, port) = http_server(&dir);
+    let sending = hls_senders(&dir);
+    sending.set_state(gst::State::Playing).unwrap();
+    // The playlists exist once each has its first segment.
+    let playlists = [dir.join("ref/live.m3u8"), dir.join("dist/live.m3u8")];
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !playlists
+        .iter()
+        .all(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains(".ts")))
+    {
+        assert!(
+            Instant::now() < deadline,
+            "no HLS segment written in a minute"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = dir.join("live.jsonl");
+    let uri = |side: &str| format!("http://127.0.0.1:{port}/{side}/live.m3u8");
+    let text = station(
+        [&uri("ref"), &uri("dist")],
+        &out,
+        &["--duration", "40"],
+        || {},
+    );
+    let bus = sending.bus().unwrap();
+    let _ = bus.timed_pop_filtered(gst::ClockTime::from_seconds(30), &[gst::MessageType::Eos]);
+    sending.set_state(gst::State::Null).unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    let inputs = pooled_inputs(&out);
+    println!("hls: {inputs}");
+    let offset = inputs["offset"].as_i64().unwrap();
+    assert_eq!((offset + LATE as i64).rem_euclid(30), 0, "{text}");
+    assert_eq!(inputs["dropped_frames"], DROPPED.len(), "{text}");
+    assert_eq!(inputs["duplicated_frames"], 0, "{text}");
+    let at: Vec<usize> = text
+        .lines()
+        .filter_map(|l| l.split("dropped REF's frame ").nth(1))
+        .filter_map(|r| r.split(' ').next()?.parse().ok())
+        .collect();
+    let joined = DROPPED[0] - at[0];
+    assert_eq!(joined % 30, 0, "{text}");
+    assert_eq!(at, DROPPED.map(|d| d - joined), "{text}");
+    assert!(inputs["scored_frames"].as_u64().unwrap() > 200, "{text}");
+}
+
+/// The pooled line's `inputs` of a station's JSON Lines results.
+fn pooled_inputs(out: &std::path::Path) -> serde_json::Value {
+    std::fs::read_to_string(out)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find_map(|l| l.get("inputs").cloned())
+        .expect("an inputs line")
 }
 
 /// The results (JSON Lines: frames, then the pooled line) of a station run

@@ -152,12 +152,16 @@ pub struct Coverage {
     /// distorted frames that repeat the one before (scored).
     pub dropped: u64,
     pub duplicated: u64,
+    /// Live inputs: reference frames not scored because they, or their
+    /// distorted frames, came too late or not at all (delivery, not the
+    /// distorted input's content).
+    pub late: u64,
 }
 
 impl Coverage {
     fn json(&self) -> String {
         format!(
-            "{{\"reference_frames\": {}, \"distorted_frames\": {}, \"scored_frames\": {}, \"lengths_differ\": {}, \"interrupted\": {}, \"offset\": {}, \"offset_confidence\": {}, \"dropped_frames\": {}, \"duplicated_frames\": {}}}",
+            "{{\"reference_frames\": {}, \"distorted_frames\": {}, \"scored_frames\": {}, \"lengths_differ\": {}, \"interrupted\": {}, \"offset\": {}, \"offset_confidence\": {}, \"dropped_frames\": {}, \"duplicated_frames\": {}, \"late_frames\": {}}}",
             self.reference_frames,
             self.distorted_frames,
             self.scored_frames,
@@ -167,13 +171,14 @@ impl Coverage {
             self.offset_confidence
                 .map_or("null".to_string(), |c| format!("{c:.3}")),
             self.dropped,
-            self.duplicated
+            self.duplicated,
+            self.late
         )
     }
 
     fn xml(&self) -> String {
         format!(
-            "  <inputs reference_frames=\"{}\" distorted_frames=\"{}\" scored_frames=\"{}\" lengths_differ=\"{}\" interrupted=\"{}\" offset=\"{}\"{} dropped_frames=\"{}\" duplicated_frames=\"{}\" />\n",
+            "  <inputs reference_frames=\"{}\" distorted_frames=\"{}\" scored_frames=\"{}\" lengths_differ=\"{}\" interrupted=\"{}\" offset=\"{}\"{} dropped_frames=\"{}\" duplicated_frames=\"{}\" late_frames=\"{}\" />\n",
             self.reference_frames,
             self.distorted_frames,
             self.scored_frames,
@@ -183,7 +188,8 @@ impl Coverage {
             self.offset_confidence
                 .map_or(String::new(), |c| format!(" offset_confidence=\"{c:.3}\"")),
             self.dropped,
-            self.duplicated
+            self.duplicated,
+            self.late
         )
     }
 }
@@ -262,6 +268,12 @@ impl<W: std::io::Write> ResultsWriter<W> {
             _ => format!("{fps:.2}"),
         };
         (value.len() <= FPS_SLOT).then(|| (at as u64, format!("{value:<FPS_SLOT$}").into_bytes()))
+    }
+
+    /// A line of the caller's own between the frames (JSON Lines: an
+    /// event such as a live input's gap), written as it is.
+    pub fn line(&mut self, text: &str) -> std::io::Result<()> {
+        self.out.write_all(text.as_bytes())
     }
 
     /// One final frame.

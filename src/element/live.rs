@@ -20,6 +20,7 @@
 //! frame, against a repeated one (the distorted pad's last picture, as a
 //! viewer sees it), or not scored (no distorted frame yet, or any more).
 
+use super::gap::Missed;
 use gst::prelude::*;
 use gst_base::prelude::*;
 use std::time::{Duration, Instant};
@@ -70,6 +71,11 @@ pub struct Pairing {
     /// same reference frame, counted in `fresh` too).
     pub dropped: u64,
     pub duplicated: u64,
+    /// Of the unscored reference frames, those lost to late delivery on
+    /// this machine: a reference frame that came after its deadline (the
+    /// aggregator let it go), or one whose distorted frame had not come
+    /// within `max-pending`. Load here, not the distorted input's fault.
+    pub late: u64,
 }
 
 impl Pairing {
@@ -115,6 +121,13 @@ impl Pairings {
         self.counts.unscored += 1;
     }
 
+    /// A reference frame not scored because it, or its distorted frame,
+    /// came too late.
+    pub fn late(&mut self) {
+        self.counts.unscored += 1;
+        self.counts.late += 1;
+    }
+
     pub fn dropped(&mut self) {
         self.counts.dropped += 1;
     }
@@ -124,18 +137,22 @@ impl Pairings {
     }
 
     /// A new reference frame at running time `at` lasting `duration`:
-    /// frames the aggregator dropped since the last one (more than one
-    /// frame's time between them, with half a frame's slack) are counted
-    /// as not scored.
-    pub fn reference(&mut self, at: Option<gst::ClockTime>, duration: Option<gst::ClockTime>) {
-        if let (Some(at), Some((last, d))) = (at, self.last_reference)
-            && d > gst::ClockTime::ZERO
-            && at > last + d + d / 2
-        {
-            let gap = (at - last).nseconds() as f64 / d.nseconds() as f64;
-            self.counts.unscored += (gap.round() as u64).saturating_sub(1).max(1);
-        }
+    /// the frames missing since the last one (they came after their
+    /// deadline, and the aggregator let them go, or never came), counted
+    /// as late, and returned.
+    pub fn reference(
+        &mut self,
+        at: Option<gst::ClockTime>,
+        duration: Option<gst::ClockTime>,
+    ) -> Missed {
+        let missed = match (self.last_reference, at) {
+            (Some(last), Some(at)) => Missed::between(last, at),
+            _ => Missed::default(),
+        };
+        self.counts.unscored += missed.frames;
+        self.counts.late += missed.frames;
         self.last_reference = at.zip(duration);
+        missed
     }
 
     /// Whether a reference frame waits for the distorted branch's first frame.
@@ -217,17 +234,20 @@ mod tests {
             p.scored(dist);
         }
         assert!(!p.awaiting_first());
-        // References 40 ms apart, then one 160 ms on: three were dropped.
+        // References 40 ms apart, then one 160 ms on: three came too late
+        // (the aggregator let them go), or never.
         let d = Some(gst::ClockTime::from_mseconds(40));
-        for at in [0, 40, 80, 240] {
-            p.reference(t(at), d);
+        for at in [0, 40, 80] {
+            assert_eq!(p.reference(t(at), d).frames, 0);
         }
+        assert_eq!(p.reference(t(240), d).frames, 3);
         assert_eq!(
             p.counts,
             Pairing {
                 fresh: 5,
                 repeated: 2,
                 unscored: 4,
+                late: 3,
                 ..Pairing::default()
             }
         );

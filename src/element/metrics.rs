@@ -24,6 +24,10 @@ struct Series {
     unscored: u64,
     dropped: u64,
     duplicated: u64,
+    late: u64,
+    /// Gaps in either input, and their seconds summed.
+    gaps: u64,
+    gap_seconds: f64,
     /// The pairing counts last seen (they start again after a flush): the
     /// counters above only grow.
     seen: Pairing,
@@ -64,8 +68,17 @@ impl Metrics {
         grown(&mut s.unscored, seen.unscored, counts.unscored);
         grown(&mut s.dropped, seen.dropped, counts.dropped);
         grown(&mut s.duplicated, seen.duplicated, counts.duplicated);
+        grown(&mut s.late, seen.late, counts.late);
         s.seen = *counts;
         s.offset = offset.or(s.offset);
+    }
+
+    /// A gap of `seconds` in an input of rendition `who`.
+    pub fn gap(&self, who: &str, seconds: f64) {
+        let mut all = self.0.lock().unwrap();
+        let s = all.entry(who.to_string()).or_default();
+        s.gaps += 1;
+        s.gap_seconds += seconds;
     }
 
     /// A window of rendition `who` closed.
@@ -142,6 +155,24 @@ const FAMILIES: &[Family] = &[
         kind: "counter",
         help: "Reference frames not scored (no distorted frame in time).",
         samples: |s| plain(s.unscored.to_string()),
+    },
+    Family {
+        name: "vmafhip_frames_late",
+        kind: "counter",
+        help: "Of the unscored reference frames, those lost to late delivery on this machine (the reference frame, or its distorted frame, came too late to score).",
+        samples: |s| plain(s.late.to_string()),
+    },
+    Family {
+        name: "vmafhip_gaps",
+        kind: "counter",
+        help: "Gaps in either input: stretches of half a second or more with no frame (a stall, a reconnect).",
+        samples: |s| plain(s.gaps.to_string()),
+    },
+    Family {
+        name: "vmafhip_gap_seconds",
+        kind: "counter",
+        help: "Seconds of the inputs' timelines lost in gaps.",
+        samples: |s| plain(number(s.gap_seconds)),
     },
     Family {
         name: "vmafhip_frames_dropped",

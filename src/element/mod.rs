@@ -30,6 +30,7 @@
 //! Since: 0.1
 
 mod align;
+mod gap;
 mod gpu_input;
 mod hold;
 mod imp;
@@ -46,6 +47,7 @@ mod settings;
 mod window;
 
 pub use align::ALIGN_EVENT;
+pub use gap::{GAP_EVENT, Gap, LATE_EVENT, Missed};
 pub use hold::{HOLDABLE_META, mark_holdable};
 pub use live::Pairing;
 pub use pad::VmafHipPad;
@@ -359,6 +361,7 @@ const CORE_FIELDS: &[&str] = &[
     "distorted-past-end",
     "frames-dropped",
     "frames-duplicated",
+    "frames-late",
     "interrupted",
     "align-offset",
     "align-confidence",
@@ -506,6 +509,7 @@ impl From<&VmafPooledMessage> for gst::Structure {
             .field("distorted-past-end", m.pairing.distorted_past_end)
             .field("frames-dropped", m.pairing.dropped)
             .field("frames-duplicated", m.pairing.duplicated)
+            .field("frames-late", m.pairing.late)
             .field("interrupted", m.interrupted)
             .field("align-offset", m.offset);
         let b = match m.offset_confidence {
@@ -555,6 +559,7 @@ impl TryFrom<&gst::StructureRef> for VmafPooledMessage {
                 distorted_past_end: s.get("distorted-past-end").unwrap_or_default(),
                 dropped: s.get("frames-dropped").unwrap_or_default(),
                 duplicated: s.get("frames-duplicated").unwrap_or_default(),
+                late: s.get("frames-late").unwrap_or_default(),
             },
             interrupted: s.get("interrupted").unwrap_or_default(),
             offset: s.get("align-offset").unwrap_or_default(),
@@ -581,6 +586,7 @@ impl From<&VmafWindowMessage> for gst::Structure {
             .field("frames-unscored", w.unscored)
             .field("frames-dropped", w.dropped)
             .field("frames-duplicated", w.duplicated)
+            .field("frames-late", w.late)
             .field("alert", w.alert)
             .field("partial", w.partial)
             .field("backend", m.backend.as_str())
@@ -613,6 +619,7 @@ impl TryFrom<&gst::StructureRef> for VmafWindowMessage {
                 unscored: u("frames-unscored")?,
                 dropped: s.get("frames-dropped").unwrap_or_default(),
                 duplicated: s.get("frames-duplicated").unwrap_or_default(),
+                late: s.get("frames-late").unwrap_or_default(),
                 alert: s.get("alert").unwrap_or_default(),
                 partial: s.get("partial").unwrap_or_default(),
             },
@@ -698,6 +705,7 @@ mod tests {
                 distorted_past_end: true,
                 dropped: 2,
                 duplicated: 1,
+                late: 1,
             },
             interrupted: true,
             offset: -3,
@@ -725,6 +733,7 @@ mod tests {
                 unscored: 1,
                 dropped: 2,
                 duplicated: 1,
+                late: 1,
                 alert: true,
                 partial: false,
             },

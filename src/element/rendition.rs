@@ -126,6 +126,21 @@ impl Rendition {
         w.flush().map_err(|e| results_io_error(&path, e))
     }
 
+    /// A gap of an input, as a line of JSON Lines results (other formats
+    /// have no place for it).
+    pub(super) fn write_gap(&mut self, gap: &super::Gap) -> Result<(), gst::ErrorMessage> {
+        let Some(path) = self.settings.results_filename.clone() else {
+            return Ok(());
+        };
+        if results_format(&self.settings) != Format::Jsonl {
+            return Ok(());
+        }
+        let w = self.results_writer(&path)?;
+        w.line(&gap.json())
+            .and_then(|_| w.flush())
+            .map_err(|e| results_io_error(&path, e))
+    }
+
     /// Closes the results file with the pooled part (an empty file gets
     /// its header too).
     fn finish_results(&mut self, pooled: &PooledScores) -> Result<(), gst::ErrorMessage> {
@@ -144,6 +159,7 @@ impl Rendition {
             offset_confidence: self.alignment.and_then(|a| a.1),
             dropped: counts.dropped,
             duplicated: counts.duplicated,
+            late: counts.late,
         };
         if let ResultsFile::Writing(w) = std::mem::replace(&mut self.results, ResultsFile::Done) {
             let fps = w.fps_patch();
@@ -334,6 +350,9 @@ pub(super) struct Rendition {
     /// frame handed over again (the same running time, or an earlier one)
     /// is not taken twice.
     pub(super) last_distorted: Option<gst::ClockTime>,
+    /// The tracker searches the offset again after a gap: the reference
+    /// frames it then finds before the distorted input's are late.
+    pub(super) realigned: bool,
 }
 
 /// A requested pad's own `results-filename` and `report-filename`, which
@@ -440,6 +459,7 @@ impl Rendition {
             aligner: None,
             alignment: None,
             last_distorted: None,
+            realigned: false,
         })
     }
 

@@ -30,6 +30,9 @@ pub struct WindowSummary {
     /// was open.
     pub dropped: u64,
     pub duplicated: u64,
+    /// Of the unscored reference frames, those lost to late delivery on
+    /// this machine ([`super::live::Pairing::late`]).
+    pub late: u64,
     /// Whether the rendition is in alert after this window.
     pub alert: bool,
     /// Whether the end of stream cut it short.
@@ -150,6 +153,7 @@ impl Windows {
             unscored: counts.unscored - self.counts_at_start.unscored,
             dropped: counts.dropped - self.counts_at_start.dropped,
             duplicated: counts.duplicated - self.counts_at_start.duplicated,
+            late: counts.late - self.counts_at_start.late,
             alert: self.alert,
             partial,
         };

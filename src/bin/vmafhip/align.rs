@@ -8,15 +8,15 @@ use gstvmafhip::VmafPooledMessage;
 /// The line that says how the inputs were aligned, where they were.
 pub fn summary(p: &VmafPooledMessage) -> Option<String> {
     let c = &p.pairing;
-    if p.offset == 0 && p.offset_confidence.is_none() && c.dropped + c.duplicated == 0 {
+    if p.offset == 0 && p.offset_confidence.is_none() && c.dropped + c.duplicated + c.late == 0 {
         return None;
     }
     let confidence = p
         .offset_confidence
         .map_or(String::new(), |c| format!(" (confidence {c:.2})"));
     Some(format!(
-        "aligned: DIST lags REF by {} frames{confidence}; {} dropped, {} duplicated",
-        p.offset, c.dropped, c.duplicated
+        "aligned: DIST lags REF by {} frames{confidence}; {} dropped, {} duplicated, {} late",
+        p.offset, c.dropped, c.duplicated, c.late
     ))
 }
 

@@ -10,7 +10,7 @@
 use crate::cli::{Args, Exit, Fail};
 use crate::pair::{Voice, error_named, scoring_properties, stop_inputs};
 use gst::prelude::*;
-use gstvmafhip::{VmafFrameMessage, VmafPooledMessage, VmafWindowMessage};
+use gstvmafhip::{Gap, VmafFrameMessage, VmafPooledMessage, VmafWindowMessage};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
@@ -91,6 +91,10 @@ struct Status {
     offset: Option<(i32, Option<f64>)>,
     dropped: u64,
     duplicated: u64,
+    /// Reference frames not scored for coming too late (or not at all),
+    /// and the inputs' gaps.
+    late: u64,
+    gaps: u64,
     first: Option<Instant>,
     last_frame: Option<Instant>,
     gap_said: bool,
@@ -113,11 +117,13 @@ impl Status {
             None => "offset -".to_string(),
         };
         format!(
-            "live {:.0} s: VMAF {:.2}{window} | {offset} | {} dropped, {} duplicated | {} frames, {fps:.1} fps",
+            "live {:.0} s: VMAF {:.2}{window} | {offset} | {} dropped, {} duplicated, {} late, {} gaps | {} frames, {fps:.1} fps",
             since.elapsed().as_secs_f64(),
             self.last,
             self.dropped,
             self.duplicated,
+            self.late,
+            self.gaps,
             self.frames
         )
     }
@@ -179,6 +185,22 @@ pub fn run(a: &Args, voice: Voice) -> Result<(), Fail> {
     Ok(())
 }
 
+/// A gap as a line: which input, where in its timeline, how long.
+fn gap_line(g: &Gap) -> String {
+    let secs = |t: gst::ClockTime| t.nseconds() as f64 / 1e9;
+    let who = if g.input == "reference" {
+        "REF"
+    } else {
+        "DIST"
+    };
+    format!(
+        "warning: {who} had a gap of {:.1} s at {:.1} s ({} frames): scoring again, realigned where aligning",
+        secs(g.missed.length),
+        secs(g.missed.start),
+        g.missed.frames
+    )
+}
+
 /// A line for the user, under the status line where one is drawn.
 fn say(line: String, status_line: bool) {
     if status_line {
@@ -224,10 +246,21 @@ impl Status {
             if voice.notes {
                 say(crate::alert::window_line(&w), status_line);
             }
+        } else if s.name() == gstvmafhip::LATE_EVENT {
+            self.late += s.get::<u64>("frames").unwrap_or(0);
+        } else if let Ok(g) = Gap::try_from(s) {
+            self.gaps += 1;
+            if g.input == "reference" {
+                self.late += g.missed.frames;
+            }
+            if voice.notes {
+                say(gap_line(&g), status_line);
+            }
         } else if s.name() == gstvmafhip::ALIGN_EVENT {
             match s.get::<String>("event").as_deref() {
                 Ok("dropped") => self.dropped += 1,
-                _ => self.duplicated += 1,
+                Ok("duplicated") => self.duplicated += 1,
+                _ => {}
             }
             if voice.notes
                 && let Some(line) = crate::align::event_line(s)

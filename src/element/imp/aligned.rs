@@ -17,6 +17,8 @@ use super::super::late::WaitingRef;
 use super::{CAT, ReferenceFrame, VmafHip, has_ended, running_time, waiting_reference};
 use crate::core::align::{Found, Reach, Step, Thumb, Tracker};
 use crate::element::VmafFrameMessage;
+use crate::element::gap::Missed;
+use crate::element::rendition::Rendition;
 use crate::element::settings::Align;
 use gst::prelude::*;
 use gst::subclass::prelude::*;
@@ -78,9 +80,9 @@ impl VmafHip {
         let Some(r) = st.rendition(&pad.name()) else {
             return Ok(());
         };
-        let t = r
-            .aligner
+        r.aligner
             .get_or_insert_with(|| tracker(align, self.reference_rate(), window));
+        let mut gaps = Vec::new();
         for (d, thumb) in arrived {
             if r.last_distorted.is_some_and(|last| d.at <= last) {
                 gst::debug!(
@@ -91,6 +93,13 @@ impl VmafHip {
                     d.at
                 );
                 continue;
+            }
+            let missed = r
+                .last_distorted
+                .zip(d.duration)
+                .map_or_else(Missed::default, |last| Missed::between(last, d.at));
+            if missed.is_gap() {
+                gaps.push(Self::gap_seen(r, "distorted", missed));
             }
             r.last_distorted = Some(d.at);
             let Some(thumb) = thumb else {
@@ -106,12 +115,23 @@ impl VmafHip {
                 );
                 return Err(gst::FlowError::Error);
             };
+            let t = r.aligner.as_mut().expect("made above");
             t.distorted(thumb, d);
+            while let Some(d) = t.shed_distorted() {
+                gst::debug!(
+                    CAT,
+                    imp = self,
+                    "{}: the distorted frame at {} has no reference frame to pair: let go",
+                    pad.name(),
+                    d.at
+                );
+            }
         }
-        if ended {
+        if ended && let Some(t) = r.aligner.as_mut() {
             t.end_distorted();
         }
-        Ok(())
+        drop(guard);
+        self.report_gaps(gaps)
     }
 
     /// This output frame's reference, given to input `pad`'s tracker with
@@ -167,7 +187,7 @@ impl VmafHip {
                 };
                 match t.decide() {
                     Some(s) => s,
-                    None if live && t.held().1 == 0 && !t.searching() => {
+                    None if live && t.held().1 == 0 => {
                         let overdue = t
                             .oldest_reference()
                             .is_some_and(|r| now.saturating_sub(r.at) > bound);
@@ -207,6 +227,18 @@ impl VmafHip {
                 }
                 Step::Dropped(r) => self.note_align_event(name, "dropped", &r.frame),
                 Step::LeadingReference(r) => {
+                    // After a gap, the reference frames the new offset
+                    // leaves out were lost with it.
+                    let mut lost = false;
+                    self.count_pairing(name, |r| {
+                        if r.realigned {
+                            r.pairings.late();
+                            lost = true;
+                        }
+                    });
+                    if lost {
+                        self.post_late(name, 1);
+                    }
                     gst::debug!(
                         CAT,
                         imp = self,
@@ -229,7 +261,22 @@ impl VmafHip {
                         "{name}: reference frame {} has no distorted frame",
                         r.frame.reference
                     );
-                    self.count_pairing(name, |p| p.unscored());
+                    self.count_pairing(name, |r| r.pairings.unscored());
+                }
+                Step::Lost {
+                    reference,
+                    distorted,
+                } => {
+                    // Counted as late when the gap was seen (`Pairings::reference`).
+                    gst::debug!(
+                        CAT,
+                        imp = self,
+                        "{name}: reference frame {reference} was lost in delivery{}: not scored",
+                        distorted.map_or(String::new(), |d| format!(
+                            "; the distorted frame at {} shows it",
+                            d.at
+                        ))
+                    );
                 }
                 Step::Extra(d) => {
                     gst::debug!(
@@ -238,7 +285,7 @@ impl VmafHip {
                         "{name}: distorted frame at {} is past the reference's end",
                         d.at
                     );
-                    self.count_pairing(name, |p| p.counts.distorted_past_end = true);
+                    self.count_pairing(name, |r| r.pairings.counts.distorted_past_end = true);
                 }
             }
         }
@@ -246,7 +293,7 @@ impl VmafHip {
         Ok(msgs)
     }
 
-    fn count_pairing(&self, name: &str, count: impl FnOnce(&mut crate::element::live::Pairings)) {
+    fn count_pairing(&self, name: &str, count: impl FnOnce(&mut Rendition)) {
         if let Some(r) = self
             .state
             .lock()
@@ -254,7 +301,7 @@ impl VmafHip {
             .as_mut()
             .and_then(|st| st.rendition(name))
         {
-            count(&mut r.pairings);
+            count(r);
         }
     }
 

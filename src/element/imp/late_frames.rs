@@ -217,10 +217,11 @@ impl VmafHip {
             let mut guard = self.state.lock().unwrap();
             let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
             st.rendition(name).is_some_and(|r| {
-                r.pairings.unscored();
+                r.pairings.late();
                 !std::mem::replace(&mut r.late_warned, true)
             })
         };
+        self.post_late(name, 1);
         gst::info!(
             CAT,
             imp = self,

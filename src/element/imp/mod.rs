@@ -4,6 +4,7 @@
 //! `properties`.
 
 mod aligned;
+mod gaps;
 mod late_frames;
 mod memory;
 mod pairing;

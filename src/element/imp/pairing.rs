@@ -322,6 +322,8 @@ impl VmafHip {
         reference: Option<&gst::Buffer>,
     ) -> Result<bool, gst::FlowError> {
         let ref_time = running_time(&self.ref_pad, reference);
+        let mut gaps = Vec::new();
+        let mut late = Vec::new();
         let ask_inputs = {
             let mut guard = self.state.lock().unwrap();
             let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
@@ -329,14 +331,31 @@ impl VmafHip {
                 return Ok(true);
             }
             st.last_ref = ref_time;
-            // A new reference frame, known to the engines by its number.
-            st.references += 1;
+            // A new reference frame, numbered by its place in the
+            // reference's timeline: frames lost before it keep their
+            // numbers, and each tracker learns of them.
             let duration = reference.and_then(|b| b.duration());
+            let first = st.references + 1;
+            let mut lost = 0;
             for r in &mut st.renditions {
-                r.pairings.reference(ref_time, duration);
+                let missed = r.pairings.reference(ref_time, duration);
+                if missed.is_gap() {
+                    gaps.push(Self::gap_seen(r, "reference", missed));
+                } else {
+                    if let Some(t) = r.aligner.as_mut() {
+                        (first..first + missed.frames).for_each(|n| t.lost_reference(n));
+                    }
+                    late.push((r.name.clone(), missed.frames));
+                }
+                lost = lost.max(missed.frames);
             }
+            st.references += 1 + lost;
             st.renditions.iter().any(Rendition::wants_inputs)
         };
+        self.report_gaps(gaps)?;
+        for (name, frames) in late {
+            self.post_late(&name, frames);
+        }
         if ask_inputs {
             let reference = input_name(&self.ref_pad);
             let named: Vec<(String, String)> = self

@@ -1,200 +1,8 @@
-//! Frame alignment by content: which reference frame each distorted frame
-//! shows, when their timestamps cannot say (a transcoder's latency, an
-//! encoder's leading frames, a trimmed start, dropped or repeated frames).
-//!
-//! Each frame's luma is reduced to a 64x36 thumbnail of block means, less
-//! its own mean (an encode's brightness drift does not move it), and two
-//! frames differ by the mean absolute difference of their thumbnails.
-//!
-//! - **At start** ([`best_offset`]): every offset within the search window
-//!   is scored by how much the pairs it makes differ, and the lowest wins.
-//!   The confidence says how clearly: 1 − best / the lower of the median
-//!   cost and the lowest other local minimum (0 when another offset fits
-//!   about as well, as for a still picture; near 1 for one clear valley).
-//! - **Then** ([`Tracker`]): each distorted frame is expected to show the
-//!   reference frame after the last one it paired. When it differs from
-//!   that frame much more than pairs usually do, the tracker looks a few
-//!   frames ahead and back: a distorted frame that shows a later reference
-//!   frame means the frames between were dropped (reported, not scored);
-//!   one that shows the last paired frame again is a duplicate (scored, as
-//!   it is shown, against that frame).
+//! The tracker: which reference frame each distorted frame shows, frame by
+//! frame, once the start's offset is known (see the module above).
 
+use super::{Found, Thumb, best_offset, cost, difference};
 use std::collections::VecDeque;
-
-/// Thumbnail size: enough for motion to tell frames apart, small enough to
-/// compare thousands of pairs at once.
-pub const THUMB_W: usize = 64;
-pub const THUMB_H: usize = 36;
-/// Below this confidence the offset found is not trusted: the caller warns,
-/// and the inputs are paired unshifted.
-pub const MIN_CONFIDENCE: f64 = 0.2;
-/// Rows read per thumbnail row: a thumbnail needs no more.
-const ROWS_PER_BLOCK: usize = 4;
-
-/// One frame's thumbnail, its mean taken out.
-pub type Thumb = Vec<f32>;
-
-/// A luma plane as it lies in memory.
-#[derive(Clone, Copy, Debug)]
-pub struct Luma<'a> {
-    pub data: &'a [u8],
-    /// Bytes from one row to the next.
-    pub stride: usize,
-    pub width: usize,
-    pub height: usize,
-    /// Bytes per sample: 1, or 2 (little endian).
-    pub bytes: usize,
-    /// Right shift that brings a sample to 8 bits (2 for 10-bit LSB-aligned
-    /// samples, 8 for P010's MSB-aligned ones).
-    pub shift: u32,
-}
-
-/// The offset found at start, and how clearly.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Found {
-    /// Frames the distorted input lags the reference: its frame k + offset
-    /// shows the reference's frame k.
-    pub offset: i32,
-    pub confidence: f64,
-}
-
-impl Found {
-    pub fn trusted(&self) -> bool {
-        self.confidence >= MIN_CONFIDENCE
-    }
-}
-
-/// The rows a thumbnail of a plane `height` rows high reads: every
-/// `step`th from the first, `count` of them (for a caller that fetches
-/// them first: [`thumbnail_of_rows`]).
-pub fn sampled_rows(height: usize) -> (usize, usize) {
-    let h = height.max(1);
-    let step = (h / (THUMB_H * ROWS_PER_BLOCK)).max(1);
-    (step, h.div_ceil(step))
-}
-
-/// The 64x36 block means of a luma plane, brought to 8 bits, less their
-/// mean; the rows [`sampled_rows`] names are read.
-pub fn thumbnail(p: &Luma<'_>) -> Thumb {
-    let (step, _) = sampled_rows(p.height);
-    block_means(p, |k| k * step * p.stride)
-}
-
-/// [`thumbnail`] of a plane whose sampled rows alone are in `p.data`,
-/// one after another `p.stride` bytes apart (`p.height` is the plane's).
-pub fn thumbnail_of_rows(p: &Luma<'_>) -> Thumb {
-    block_means(p, |k| k * p.stride)
-}
-
-/// The thumbnail of `p`, sampled row k lying at byte `row_at(k)`: the
-/// rows of each thumbnail row summed column by column, then the columns
-/// of each block.
-fn block_means(p: &Luma<'_>, row_at: impl Fn(usize) -> usize) -> Thumb {
-    let (w, h) = (p.width.max(1), p.height.max(1));
-    let (step, count) = sampled_rows(h);
-    let mut sums = vec![0u64; THUMB_W * THUMB_H];
-    let mut counts = vec![0u32; THUMB_W * THUMB_H];
-    let edge: Vec<usize> = (0..=THUMB_W).map(|c| (c * w).div_ceil(THUMB_W)).collect();
-    // A block is a few sampled rows high (`no_block_has_many_sampled_rows`):
-    // u16 sums of 8-bit samples hold it.
-    let mut columns = vec![0u16; w];
-    let mut k = 0;
-    for ty in 0..THUMB_H {
-        columns.fill(0);
-        let mut rows = 0u32;
-        while k < count && k * step * THUMB_H / h == ty {
-            let at = row_at(k);
-            k += 1;
-            let Some(row) = p.data.get(at..at + w * p.bytes) else {
-                continue;
-            };
-            add_row(&mut columns, row, p.bytes, p.shift);
-            rows += 1;
-        }
-        for c in 0..THUMB_W {
-            let (a, b) = (edge[c], edge[c + 1]);
-            sums[ty * THUMB_W + c] = columns[a..b].iter().map(|&v| u64::from(v)).sum();
-            counts[ty * THUMB_W + c] = (b - a) as u32 * rows;
-        }
-    }
-    let means: Vec<f32> = sums
-        .iter()
-        .zip(&counts)
-        .map(|(&s, &c)| {
-            if c > 0 {
-                (s as f64 / f64::from(c)) as f32
-            } else {
-                0.0
-            }
-        })
-        .collect();
-    let mean = means.iter().sum::<f32>() / means.len() as f32;
-    means.iter().map(|m| m - mean).collect()
-}
-
-/// Adds one row's samples, brought to 8 bits, to the column sums.
-fn add_row(columns: &mut [u16], row: &[u8], bytes: usize, shift: u32) {
-    if bytes == 2 {
-        for (c, s) in columns.iter_mut().zip(row.chunks_exact(2)) {
-            *c += (u16::from_le_bytes([s[0], s[1]]) >> shift).min(255);
-        }
-    } else {
-        for (c, &v) in columns.iter_mut().zip(row) {
-            *c += u16::from(v);
-        }
-    }
-}
-
-/// How much two thumbnails differ: the mean absolute difference.
-pub fn difference(a: &Thumb, b: &Thumb) -> f64 {
-    let total: f64 = a.iter().zip(b).map(|(x, y)| f64::from((x - y).abs())).sum();
-    total / a.len().max(1) as f64
-}
-
-/// The offset in `-reach..=reach` whose pairs of the first `span`
-/// reference frames differ least, and its confidence; None when no offset
-/// pairs enough frames.
-pub fn best_offset(r: &[&Thumb], d: &[&Thumb], reach: i32, span: usize) -> Option<Found> {
-    let costs: Vec<(i32, f64)> = (-reach..=reach)
-        .filter_map(|k| cost(r, d, k, span).map(|c| (k, c)))
-        .collect();
-    let at = (0..costs.len()).min_by(|&a, &b| costs[a].1.total_cmp(&costs[b].1))?;
-    let (offset, best) = costs[at];
-    let mut sorted: Vec<f64> = costs.iter().map(|c| c.1).collect();
-    sorted.sort_by(f64::total_cmp);
-    let median = sorted[sorted.len() / 2];
-    // Another valley: a local minimum other than the best one.
-    let rival = (0..costs.len())
-        .filter(|&i| i != at)
-        .filter(|&i| {
-            let c = costs[i].1;
-            (i == 0 || c <= costs[i - 1].1) && (i + 1 == costs.len() || c <= costs[i + 1].1)
-        })
-        .map(|i| costs[i].1)
-        .fold(median, f64::min);
-    let confidence = if rival > 0.0 {
-        (1.0 - best / rival).clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    Some(Found { offset, confidence })
-}
-
-/// Mean difference of reference frame i against distorted frame i + k,
-/// over the first `span` reference frames that have one; None when fewer
-/// than half of them (and fewer than 4) do.
-fn cost(r: &[&Thumb], d: &[&Thumb], k: i32, span: usize) -> Option<f64> {
-    let pairs: Vec<f64> = (0..span.min(r.len()))
-        .filter_map(|i| {
-            let j = usize::try_from(i as i64 + k as i64).ok()?;
-            Some(difference(r[i], d.get(j)?))
-        })
-        .collect();
-    if pairs.is_empty() || pairs.len() < (span.min(r.len()) / 2).max(4.min(r.len())) {
-        return None;
-    }
-    Some(pairs.iter().sum::<f64>() / pairs.len() as f64)
-}
 
 /// What the tracker decided about the oldest frames it holds.
 #[derive(Debug, PartialEq)]
@@ -220,6 +28,47 @@ pub enum Step<R, D> {
     Unpaired(R),
     /// A distorted frame after the reference's last: not scored.
     Extra(D),
+    /// A reference frame lost before it reached the tracker (numbered
+    /// `reference`: it arrived too late on this machine, or not at all),
+    /// and the distorted frame that shows it, when there is one: neither
+    /// is scored, and no drop or duplicate is made of the gap.
+    Lost {
+        reference: u64,
+        distorted: Option<D>,
+    },
+}
+
+/// A reference frame held: its thumbnail and payload, or the number of a
+/// frame lost in delivery, with the thumbnail of the frame before it (the
+/// start's search compares it in the lost frame's place).
+#[derive(Debug)]
+enum Held<R> {
+    Frame(Thumb, R),
+    Lost(u64, Thumb),
+}
+
+impl<R> Held<R> {
+    fn thumb(&self) -> &Thumb {
+        match self {
+            Held::Frame(t, _) | Held::Lost(_, t) => t,
+        }
+    }
+
+    fn is_frame(&self) -> bool {
+        matches!(self, Held::Frame(..))
+    }
+
+    /// The step for this reference frame when it has no distorted frame:
+    /// `made` for a frame, a loss for a lost one.
+    fn alone<D>(self, made: impl FnOnce(R) -> Step<R, D>) -> Step<R, D> {
+        match self {
+            Held::Frame(_, r) => made(r),
+            Held::Lost(n, _) => Step::Lost {
+                reference: n,
+                distorted: None,
+            },
+        }
+    }
 }
 
 /// How far the tracker looks: in frames.
@@ -268,7 +117,7 @@ const TYPICAL_OF: usize = 15;
 #[derive(Debug)]
 pub struct Tracker<R, D> {
     reach: Reach,
-    refs: VecDeque<(Thumb, R)>,
+    refs: VecDeque<Held<R>>,
     dists: VecDeque<(Thumb, D)>,
     found: Option<Found>,
     told: bool,
@@ -282,6 +131,8 @@ pub struct Tracker<R, D> {
     recent: VecDeque<f64>,
     ref_ended: bool,
     dist_ended: bool,
+    /// The offset was given: it is kept across gaps.
+    given: bool,
 }
 
 impl<R: Clone, D> Tracker<R, D> {
@@ -298,6 +149,7 @@ impl<R: Clone, D> Tracker<R, D> {
             recent: VecDeque::new(),
             ref_ended: false,
             dist_ended: false,
+            given: false,
         }
     }
 
@@ -310,11 +162,56 @@ impl<R: Clone, D> Tracker<R, D> {
             confidence: 1.0,
         });
         t.leading = offset;
+        t.given = true;
         t
     }
 
+    /// An input had a gap (a stall, a reconnect): the offset is searched
+    /// again over the frames held and those to come, unless it was given.
+    /// Frames lost in the gap cannot be compared and are let go (they were
+    /// counted where the gap was seen).
+    pub fn realign(&mut self) {
+        self.refs.retain(Held::is_frame);
+        if self.given {
+            return;
+        }
+        self.found = None;
+        self.told = false;
+        self.leading = 0;
+        self.dropping = 0;
+        self.last = None;
+    }
+
+    /// The frames the start's search compares, of each input.
+    fn search_frames(&self) -> usize {
+        self.reach.search + self.reach.span
+    }
+
+    /// The oldest distorted frame, when more than twice the search's
+    /// frames wait with no reference frame to pair (the reference stalled):
+    /// not scored, so that a stall does not hold frames without bound.
+    pub fn shed_distorted(&mut self) -> Option<D> {
+        if self.refs.is_empty() && self.dists.len() > 2 * self.search_frames() {
+            return self.dists.pop_front().map(|(_, d)| d);
+        }
+        None
+    }
+
     pub fn reference(&mut self, thumb: Thumb, frame: R) {
-        self.refs.push_back((thumb, frame));
+        self.refs.push_back(Held::Frame(thumb, frame));
+    }
+
+    /// Reference frame `number` was lost before it came (its place in the
+    /// reference's timeline is known by the frames around it): the
+    /// distorted frame that shows it is not taken for a drop or a repeat.
+    pub fn lost_reference(&mut self, number: u64) {
+        let before = self
+            .refs
+            .back()
+            .map(Held::thumb)
+            .or(self.last.as_ref().map(|l| &l.0));
+        let thumb = before.cloned().unwrap_or_default();
+        self.refs.push_back(Held::Lost(number, thumb));
     }
 
     pub fn distorted(&mut self, thumb: Thumb, frame: D) {
@@ -336,12 +233,16 @@ impl<R: Clone, D> Tracker<R, D> {
 
     /// Frames held, waiting for a decision: reference, distorted.
     pub fn held(&self) -> (usize, usize) {
-        (self.refs.len(), self.dists.len())
+        let frames = self.refs.iter().filter(|h| h.is_frame()).count();
+        (frames, self.dists.len())
     }
 
     /// The oldest reference frame held.
     pub fn oldest_reference(&self) -> Option<&R> {
-        self.refs.front().map(|(_, r)| r)
+        self.refs.iter().find_map(|h| match h {
+            Held::Frame(_, r) => Some(r),
+            Held::Lost(..) => None,
+        })
     }
 
     /// Whether the start's search is still gathering frames.
@@ -355,17 +256,29 @@ impl<R: Clone, D> Tracker<R, D> {
         (
             self.refs
                 .iter_mut()
-                .map(|(_, r)| r)
+                .filter_map(|h| match h {
+                    Held::Frame(_, r) => Some(r),
+                    Held::Lost(..) => None,
+                })
                 .chain(self.last.iter_mut().map(|(_, r)| r)),
             self.dists.iter_mut().map(|(_, d)| d),
         )
     }
 
     /// The oldest reference frame, given up on (it waited too long): not
-    /// scored.
+    /// scored. Lost frames before it go with it (they were counted lost).
+    /// While the offset is searched for, only frames past the search's
+    /// are given up.
     pub fn give_up_reference(&mut self) -> Option<R> {
-        self.found?;
-        self.refs.pop_front().map(|(_, r)| r)
+        if self.found.is_none() && self.refs.len() <= self.search_frames() {
+            return None;
+        }
+        while let Some(h) = self.refs.pop_front() {
+            if let Held::Frame(_, r) = h {
+                return Some(r);
+            }
+        }
+        None
     }
 
     /// The next decision, once the frames it needs are here.
@@ -382,7 +295,7 @@ impl<R: Clone, D> Tracker<R, D> {
         }
         if self.dropping > 0 {
             self.dropping -= 1;
-            return self.refs.pop_front().map(|(_, r)| Step::Dropped(r));
+            return self.refs.pop_front().map(|h| h.alone(Step::Dropped));
         }
         match (self.refs.is_empty(), self.dists.is_empty()) {
             (true, true) => None,
@@ -391,7 +304,7 @@ impl<R: Clone, D> Tracker<R, D> {
                 .then(|| self.dists.pop_front().map(|(_, d)| Step::Extra(d)))?,
             (false, true) => self
                 .dist_ended
-                .then(|| self.refs.pop_front().map(|(_, r)| Step::Unpaired(r)))?,
+                .then(|| self.refs.pop_front().map(|h| h.alone(Step::Unpaired)))?,
             (false, false) => self.pair(),
         }
     }
@@ -399,12 +312,12 @@ impl<R: Clone, D> Tracker<R, D> {
     /// The search at start, once enough frames of both are here (or one
     /// input has ended): an untrusted offset is taken as 0.
     fn search(&mut self) -> Option<()> {
-        let need = self.reach.search + self.reach.span;
+        let need = self.search_frames();
         let ready = |n: usize, ended: bool| n >= need || ended;
         if !ready(self.refs.len(), self.ref_ended) || !ready(self.dists.len(), self.dist_ended) {
             return None;
         }
-        let r: Vec<&Thumb> = self.refs.iter().map(|(t, _)| t).collect();
+        let r: Vec<&Thumb> = self.refs.iter().map(Held::thumb).collect();
         let d: Vec<&Thumb> = self.dists.iter().map(|(t, _)| t).collect();
         let found =
             best_offset(&r, &d, self.reach.search as i32, self.reach.span).unwrap_or(Found {
@@ -433,9 +346,9 @@ impl<R: Clone, D> Tracker<R, D> {
             self.leading -= 1;
             Some(Step::LeadingDistorted(d))
         } else {
-            let (_, r) = self.refs.pop_front()?;
+            let r = self.refs.pop_front()?;
             self.leading += 1;
-            Some(Step::LeadingReference(r))
+            Some(r.alone(Step::LeadingReference))
         }
     }
 
@@ -443,8 +356,11 @@ impl<R: Clone, D> Tracker<R, D> {
     /// it differs unusually and a frame a little later (drops) or the last
     /// one (a duplicate) fits much better.
     fn pair(&mut self) -> Option<Step<R, D>> {
+        if !self.refs[0].is_frame() {
+            return self.pair_lost();
+        }
         let d = &self.dists.front()?.0;
-        let expected = difference(d, &self.refs[0].0);
+        let expected = difference(d, self.refs[0].thumb());
         if self.unusual(expected) {
             let ahead = self.refs.len().min(self.reach.drops + 1);
             if ahead < self.reach.drops + 1 && !self.ref_ended {
@@ -453,7 +369,8 @@ impl<R: Clone, D> Tracker<R, D> {
             }
             let dup = self.last.as_ref().map(|(t, _)| difference(d, t));
             let later = (1..ahead)
-                .map(|n| (n, difference(d, &self.refs[n].0)))
+                .filter(|&n| self.refs[n].is_frame())
+                .map(|n| (n, difference(d, self.refs[n].thumb())))
                 .min_by(|a, b| a.1.total_cmp(&b.1));
             let fits = |c: f64| c < expected * BETTER;
             match (dup, later) {
@@ -468,19 +385,52 @@ impl<R: Clone, D> Tracker<R, D> {
                 }
                 (_, Some((n, c))) if fits(c) => {
                     self.dropping = n - 1;
-                    return self.refs.pop_front().map(|(_, r)| Step::Dropped(r));
+                    return self.refs.pop_front().map(|h| h.alone(Step::Dropped));
                 }
                 _ => {}
             }
         }
         self.note_typical(expected);
-        let (thumb, reference) = self.refs.pop_front()?;
+        let Held::Frame(thumb, reference) = self.refs.pop_front()? else {
+            return None;
+        };
         let (_, distorted) = self.dists.pop_front()?;
         self.last = Some((thumb, reference.clone()));
         Some(Step::Pair {
             reference,
             distorted,
             duplicate: false,
+        })
+    }
+
+    /// The oldest reference frame was lost: the oldest distorted frame
+    /// shows it, unless it shows the next frame that came (it fits that
+    /// one as pairs usually do, and clearly better than the frame before
+    /// the loss: the distorted input lacks the lost frame as well).
+    fn pair_lost(&mut self) -> Option<Step<R, D>> {
+        let d = &self.dists.front()?.0;
+        let next = self.refs.iter().find(|h| h.is_frame());
+        let shows_next = match next {
+            Some(n) => {
+                let c = difference(d, n.thumb());
+                let before = self.last.as_ref().map(|(t, _)| difference(d, t));
+                !self.unusual(c) && before.is_none_or(|b| c < b * BETTER)
+            }
+            // Wait for the next frame, unless the reference has ended.
+            None if !self.ref_ended => return None,
+            None => false,
+        };
+        let Held::Lost(reference, _) = self.refs.pop_front()? else {
+            return None;
+        };
+        let distorted = if shows_next {
+            None
+        } else {
+            self.dists.pop_front().map(|(_, d)| d)
+        };
+        Some(Step::Lost {
+            reference,
+            distorted,
         })
     }
 
@@ -502,67 +452,7 @@ impl<R: Clone, D> Tracker<R, D> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A moving gradient: frame t's thumbnail, with a little noise of
-    /// seed `n` (an encode).
-    fn moving(t: usize, n: usize) -> Thumb {
-        let (w, h) = (THUMB_W * 4, THUMB_H * 4);
-        let plane: Vec<u8> = (0..h)
-            .flat_map(|y| {
-                (0..w).map(move |x| {
-                    let v = (x * 3 + y + t * 7) % 200 + 20;
-                    (v + (x * 31 + y * 17 + n * 7) % 3) as u8
-                })
-            })
-            .collect();
-        thumbnail(&Luma {
-            data: &plane,
-            stride: w,
-            width: w,
-            height: h,
-            bytes: 1,
-            shift: 0,
-        })
-    }
-
-    /// The thumbnail of a plane's sampled rows fetched alone (as from GPU
-    /// memory) is the plane's own, at 8 and 16 bits.
-    #[test]
-    fn sampled_rows_alone_give_the_planes_thumbnail() {
-        for (w, h, bytes) in [(1920, 1080, 1), (1280, 720, 2), (100, 30, 1)] {
-            let stride = w * bytes + 64;
-            let plane: Vec<u8> = (0..stride * h).map(|i| ((i * 7919) >> 3) as u8).collect();
-            let luma = |data, stride| Luma {
-                data,
-                stride,
-                width: w,
-                height: h,
-                bytes,
-                shift: if bytes == 2 { 8 } else { 0 },
-            };
-            let (step, count) = sampled_rows(h);
-            let rows: Vec<u8> = (0..count)
-                .flat_map(|k| plane[k * step * stride..][..w * bytes].to_vec())
-                .collect();
-            let whole = thumbnail(&luma(&plane, stride));
-            assert_eq!(whole, thumbnail_of_rows(&luma(&rows, w * bytes)));
-            assert!(whole.iter().any(|&v| v != 0.0));
-        }
-    }
-
-    /// The u16 column sums of one block never overflow: no block is
-    /// more than a few sampled rows high, at any height.
-    #[test]
-    fn no_block_has_many_sampled_rows() {
-        for h in 1..=17_280 {
-            let (step, count) = sampled_rows(h);
-            let mut rows = vec![0usize; THUMB_H];
-            for k in 0..count {
-                rows[k * step * THUMB_H / h] += 1;
-            }
-            assert!(rows.iter().all(|&n| n <= 16), "height {h}: {rows:?}");
-        }
-    }
+    use crate::core::align::tests::moving;
 
     fn reach() -> Reach {
         Reach {
@@ -575,9 +465,19 @@ mod tests {
     /// Runs the tracker over reference frames `r` and distorted frames
     /// showing reference frames `shows`; returns the steps as text.
     fn track(r: usize, shows: &[usize]) -> (Option<Found>, Vec<String>) {
+        track_lost(r, &[], shows)
+    }
+
+    /// As [`track`], with the reference frames `lost` lost before the
+    /// tracker (in their place: [`Tracker::lost_reference`]).
+    fn track_lost(r: usize, lost: &[usize], shows: &[usize]) -> (Option<Found>, Vec<String>) {
         let mut t: Tracker<usize, usize> = Tracker::new(reach());
         for i in 0..r {
-            t.reference(moving(i, 0), i);
+            if lost.contains(&i) {
+                t.lost_reference(i as u64);
+            } else {
+                t.reference(moving(i, 0), i);
+            }
         }
         for (j, &s) in shows.iter().enumerate() {
             t.distorted(moving(s, j + 1), j);
@@ -599,29 +499,16 @@ mod tests {
                 Step::Dropped(r) => format!("drop{r}"),
                 Step::LeadingReference(r) | Step::Unpaired(r) => format!("ref{r}"),
                 Step::LeadingDistorted(d) | Step::Extra(d) => format!("dist{d}"),
+                Step::Lost {
+                    reference,
+                    distorted,
+                } => format!(
+                    "lost{reference}{}",
+                    distorted.map_or(String::new(), |d| format!("={d}"))
+                ),
             });
         }
         (t.found(), out)
-    }
-
-    #[test]
-    fn the_offset_of_a_shifted_copy_is_found_clearly() {
-        let r: Vec<Thumb> = (5..80).map(|t| moving(t, 0)).collect();
-        for lag in [-5i32, 0, 3, 5] {
-            let d: Vec<Thumb> = ((5 + lag) as usize..90).map(|t| moving(t, 1)).collect();
-            let (r, d): (Vec<&Thumb>, Vec<&Thumb>) = (r.iter().collect(), d.iter().collect());
-            let f = best_offset(&r, &d, 10, 30).unwrap();
-            assert_eq!(f.offset, -lag, "{lag}: {f:?}");
-            assert!(f.confidence > 0.5, "{lag}: {f:?}");
-        }
-    }
-
-    #[test]
-    fn a_still_picture_has_no_confidence() {
-        let r: Vec<Thumb> = (0..60).map(|_| moving(0, 0)).collect();
-        let r: Vec<&Thumb> = r.iter().collect();
-        let f = best_offset(&r, &r, 10, 30).unwrap();
-        assert!(!f.trusted(), "{f:?}");
     }
 
     #[test]
@@ -690,22 +577,80 @@ mod tests {
         assert_eq!(&steps[steps.len() - 2..], ["ref38", "ref39"]);
     }
 
+    /// Steps that say a drop or a duplicate.
+    fn events(steps: &[String]) -> Vec<&String> {
+        steps
+            .iter()
+            .filter(|s| s.starts_with("drop") || s.ends_with('d'))
+            .collect()
+    }
+
     #[test]
-    fn ten_bit_samples_are_brought_to_eight() {
-        // Left half 4 (1 in 8 bits), right half 1020 (255).
-        let p: Vec<u8> = (0..THUMB_H)
-            .flat_map(|_| {
-                (0..THUMB_W).flat_map(|x| if x < THUMB_W / 2 { [4u8, 0] } else { [0xfc, 3] })
-            })
-            .collect();
-        let t = thumbnail(&Luma {
-            data: &p,
-            stride: THUMB_W * 2,
-            width: THUMB_W,
-            height: THUMB_H,
-            bytes: 2,
-            shift: 2,
-        });
-        assert_eq!((t[0], t[THUMB_W - 1]), (-127.0, 127.0));
+    fn a_reference_frame_lost_in_delivery_is_no_drop_or_duplicate() {
+        // Reference frames 30 and 33-34 never reached the tracker; the
+        // distorted input shows them all (one run of drops of its own, 40).
+        let shows: Vec<usize> = (0..40).chain(41..60).collect();
+        let (found, steps) = track_lost(60, &[30, 33, 34], &shows);
+        assert_eq!(found.map(|f| f.offset), Some(0));
+        assert_eq!(events(&steps), ["drop40"]);
+        for (lost, dist) in [(30, 30), (33, 33), (34, 34)] {
+            assert!(steps.contains(&format!("lost{lost}={dist}")), "{steps:?}");
+        }
+        assert!(steps.contains(&"31=31".to_string()), "{steps:?}");
+        assert!(steps.contains(&"40=41".to_string()), "{steps:?}");
+    }
+
+    #[test]
+    fn a_lost_frame_the_distorted_input_also_lacks_takes_no_distorted_frame() {
+        // Reference frame 30 lost here; the distorted input dropped it too.
+        let shows: Vec<usize> = (0..30).chain(31..50).collect();
+        let (_, steps) = track_lost(50, &[30], &shows);
+        assert!(steps.contains(&"lost30".to_string()), "{steps:?}");
+        assert!(steps.contains(&"30=31".to_string()), "{steps:?}");
+        assert!(events(&steps).is_empty(), "{steps:?}");
+    }
+
+    #[test]
+    fn after_a_gap_the_offset_is_found_again() {
+        // Paired at offset 0; then the distorted input stops, and comes back
+        // 7 frames behind where it was (an encoder restarted).
+        let mut t: Tracker<usize, usize> = Tracker::new(reach());
+        for i in 0..40 {
+            t.reference(moving(i, 0), i);
+            t.distorted(moving(i, 1), i);
+        }
+        let mut first = Vec::new();
+        while let Some(s) = t.decide() {
+            first.push(s);
+        }
+        assert!(matches!(first[0], Step::Aligned(f) if f.offset == 0));
+        t.realign();
+        for i in 40..100 {
+            t.reference(moving(i, 0), i);
+        }
+        for (j, shown) in (47..100).enumerate() {
+            t.distorted(moving(shown, 2), 100 + j);
+        }
+        t.end_reference();
+        t.end_distorted();
+        let mut leading = 0;
+        let mut again = None;
+        while let Some(s) = t.decide() {
+            match s {
+                Step::Aligned(f) => again = Some(f),
+                Step::LeadingReference(_) => leading += 1,
+                Step::Pair {
+                    reference,
+                    distorted,
+                    duplicate,
+                } => {
+                    assert!(!duplicate);
+                    assert_eq!(reference + 53, distorted, "{reference} {distorted}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(again.map(|f| f.offset), Some(-7));
+        assert_eq!(leading, 7);
     }
 }
