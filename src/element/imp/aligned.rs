@@ -13,7 +13,7 @@
 
 use super::super::align::{ALIGN_EVENT, Aligner, thumb_of};
 use super::super::hold::own_copy;
-use super::super::late::WaitingRef;
+use super::super::late::{Arrived, Timed, WaitingRef};
 use super::{CAT, ReferenceFrame, VmafHip, has_ended, running_time, waiting_reference};
 use crate::core::align::{Found, Reach, Step, Thumb, Tracker};
 use crate::element::VmafFrameMessage;
@@ -204,92 +204,104 @@ impl VmafHip {
                     None => break,
                 }
             };
-            match step {
-                Step::Aligned(found) => self.note_alignment(name, found),
-                Step::Pair {
-                    reference,
-                    distorted,
-                    duplicate,
-                } => {
-                    gst::log!(
-                        CAT,
-                        imp = self,
-                        "{name}: reference frame {} at {} shown by the distorted frame at {}{}",
-                        reference.frame.reference,
-                        reference.at,
-                        distorted.at,
-                        if duplicate { " (a duplicate)" } else { "" }
-                    );
-                    if duplicate {
-                        self.note_align_event(name, "duplicated", &reference.frame);
-                    }
-                    msgs.extend(self.score_waiting(name, reference.frame, distorted)?);
-                }
-                Step::Dropped(r) => self.note_align_event(name, "dropped", &r.frame),
-                Step::LeadingReference(r) => {
-                    // After a gap, the reference frames the new offset
-                    // leaves out were lost with it.
-                    let mut lost = false;
-                    self.count_pairing(name, |r| {
-                        if r.realigned {
-                            r.pairings.late();
-                            lost = true;
-                        }
-                    });
-                    if lost {
-                        self.post_late(name, 1);
-                    }
-                    gst::debug!(
-                        CAT,
-                        imp = self,
-                        "{name}: reference frame {} precedes the distorted input's first",
-                        r.frame.reference
-                    );
-                }
-                Step::LeadingDistorted(d) => {
-                    gst::debug!(
-                        CAT,
-                        imp = self,
-                        "{name}: distorted frame at {} precedes the reference's first",
-                        d.at
-                    );
-                }
-                Step::Unpaired(r) => {
-                    gst::debug!(
-                        CAT,
-                        imp = self,
-                        "{name}: reference frame {} has no distorted frame",
-                        r.frame.reference
-                    );
-                    self.count_pairing(name, |r| r.pairings.unscored());
-                }
-                Step::Lost {
-                    reference,
-                    distorted,
-                } => {
-                    // Counted as late when the gap was seen (`Pairings::reference`).
-                    gst::debug!(
-                        CAT,
-                        imp = self,
-                        "{name}: reference frame {reference} was lost in delivery{}: not scored",
-                        distorted.map_or(String::new(), |d| format!(
-                            "; the distorted frame at {} shows it",
-                            d.at
-                        ))
-                    );
-                }
-                Step::Extra(d) => {
-                    gst::debug!(
-                        CAT,
-                        imp = self,
-                        "{name}: distorted frame at {} is past the reference's end",
-                        d.at
-                    );
-                    self.count_pairing(name, |r| r.pairings.counts.distorted_past_end = true);
-                }
-            }
+            msgs.extend(self.carry_out(name, step)?);
         }
         self.copy_held(name);
+        Ok(msgs)
+    }
+
+    /// Carries out one of input `name`'s tracker's decisions; returns the
+    /// messages of the frames it made final.
+    fn carry_out(
+        &self,
+        name: &str,
+        step: Step<Timed<WaitingRef>, Timed<Arrived>>,
+    ) -> Result<Vec<VmafFrameMessage>, gst::FlowError> {
+        let mut msgs = Vec::new();
+        match step {
+            Step::Aligned(found) => self.note_alignment(name, found),
+            Step::Pair {
+                reference,
+                distorted,
+                duplicate,
+            } => {
+                gst::log!(
+                    CAT,
+                    imp = self,
+                    "{name}: reference frame {} at {} shown by the distorted frame at {}{}",
+                    reference.frame.reference,
+                    reference.at,
+                    distorted.at,
+                    if duplicate { " (a duplicate)" } else { "" }
+                );
+                if duplicate {
+                    self.note_align_event(name, "duplicated", &reference.frame);
+                }
+                msgs.extend(self.score_waiting(name, reference.frame, distorted)?);
+            }
+            Step::Dropped(r) => self.note_align_event(name, "dropped", &r.frame),
+            Step::LeadingReference(r) => {
+                // After a gap, the reference frames the new offset
+                // leaves out were lost with it.
+                let mut lost = false;
+                self.count_pairing(name, |r| {
+                    if r.realigned {
+                        r.pairings.late();
+                        lost = true;
+                    }
+                });
+                if lost {
+                    self.post_late(name, 1);
+                }
+                gst::debug!(
+                    CAT,
+                    imp = self,
+                    "{name}: reference frame {} precedes the distorted input's first",
+                    r.frame.reference
+                );
+            }
+            Step::LeadingDistorted(d) => {
+                gst::debug!(
+                    CAT,
+                    imp = self,
+                    "{name}: distorted frame at {} precedes the reference's first",
+                    d.at
+                );
+            }
+            Step::Unpaired(r) => {
+                gst::debug!(
+                    CAT,
+                    imp = self,
+                    "{name}: reference frame {} has no distorted frame",
+                    r.frame.reference
+                );
+                self.count_pairing(name, |r| r.pairings.unscored());
+            }
+            Step::Lost {
+                reference,
+                distorted,
+            } => {
+                // Counted as late when the gap was seen (`Pairings::reference`).
+                gst::debug!(
+                    CAT,
+                    imp = self,
+                    "{name}: reference frame {reference} was lost in delivery{}: not scored",
+                    distorted.map_or(String::new(), |d| format!(
+                        "; the distorted frame at {} shows it",
+                        d.at
+                    ))
+                );
+            }
+            Step::Extra(d) => {
+                gst::debug!(
+                    CAT,
+                    imp = self,
+                    "{name}: distorted frame at {} is past the reference's end",
+                    d.at
+                );
+                self.count_pairing(name, |r| r.pairings.counts.distorted_past_end = true);
+            }
+        }
         Ok(msgs)
     }
 
