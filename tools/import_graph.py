@@ -54,7 +54,7 @@ CRATES = [
         "root": "main.rs",
         "skip": [],
         "layers": [
-            ("cli (options)", ["cli"]),
+            ("cli (options)", ["cli", "usage"]),
             ("media", ["media"]),
             ("helpers", ["align", "alert", "interrupt"]),
             ("scoring", ["pair", "ladder", "pairs", "live"]),

@@ -353,6 +353,20 @@ pub(super) struct Rendition {
     /// The tracker searches the offset again after a gap: the reference
     /// frames it then finds before the distorted input's are late.
     pub(super) realigned: bool,
+    /// How far the distorted input's frames run behind the reference
+    /// frames they show (running time, nanoseconds; the transcoder's and
+    /// the transports' latency), at the last pair.
+    pub(super) lag: Option<i64>,
+    /// After a gap of one input, the other input's frames before these
+    /// running times are let go as they come (the gap passed them by).
+    pub(super) passed_by: PassedBy,
+}
+
+/// See [`Rendition::passed_by`].
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct PassedBy {
+    pub(super) reference: Option<gst::ClockTime>,
+    pub(super) distorted: Option<gst::ClockTime>,
 }
 
 /// A requested pad's own `results-filename` and `report-filename`, which
@@ -460,6 +474,8 @@ impl Rendition {
             alignment: None,
             last_distorted: None,
             realigned: false,
+            lag: None,
+            passed_by: PassedBy::default(),
         })
     }
 

@@ -182,6 +182,36 @@ impl<R: Clone, D> Tracker<R, D> {
         self.last = None;
     }
 
+    /// The oldest reference frames for which `gone` holds (a gap of the
+    /// distorted input passed them by), given up: not scored.
+    pub fn give_up_references_while(&mut self, gone: impl Fn(&R) -> bool) -> Vec<R> {
+        let mut out = Vec::new();
+        while let Some(h) = self.refs.front() {
+            match h {
+                Held::Lost(..) => {
+                    self.refs.pop_front();
+                }
+                Held::Frame(_, r) if gone(r) => {
+                    if let Some(Held::Frame(_, r)) = self.refs.pop_front() {
+                        out.push(r);
+                    }
+                }
+                Held::Frame(..) => break,
+            }
+        }
+        out
+    }
+
+    /// The oldest distorted frames for which `gone` holds (a gap of the
+    /// reference passed them by), let go: not scored.
+    pub fn shed_distorted_while(&mut self, gone: impl Fn(&D) -> bool) -> usize {
+        let before = self.dists.len();
+        while self.dists.front().is_some_and(|(_, d)| gone(d)) {
+            self.dists.pop_front();
+        }
+        before - self.dists.len()
+    }
+
     /// The frames the start's search compares, of each input.
     fn search_frames(&self) -> usize {
         self.reach.search + self.reach.span

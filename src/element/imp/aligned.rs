@@ -99,9 +99,13 @@ impl VmafHip {
                 .zip(d.duration)
                 .map_or_else(Missed::default, |last| Missed::between(last, d.at));
             if missed.is_gap() {
-                gaps.push(Self::gap_seen(r, "distorted", missed));
+                gaps.push(Self::gap_seen(r, "distorted", missed, d.at));
             }
             r.last_distorted = Some(d.at);
+            if r.passed_by.distorted.is_some_and(|cut| d.at < cut) {
+                // A gap of the reference passed this frame by.
+                continue;
+            }
             let Some(thumb) = thumb else {
                 drop(guard);
                 gst::element_imp_error!(
@@ -155,7 +159,17 @@ impl VmafHip {
             let mut guard = self.state.lock().unwrap();
             let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
             let number = st.references;
-            let Some(t) = st.rendition(&name).and_then(|r| r.aligner.as_mut()) else {
+            let Some(r) = st.rendition(&name) else {
+                return Ok(Vec::new());
+            };
+            if r.passed_by.reference.is_some_and(|cut| at < cut) {
+                // A gap of the distorted input passed this frame by.
+                r.pairings.late();
+                drop(guard);
+                self.post_late(&name, 1);
+                return self.run_aligned(&name, at);
+            }
+            let Some(t) = r.aligner.as_mut() else {
                 return Ok(Vec::new());
             };
             t.reference(
@@ -236,6 +250,9 @@ impl VmafHip {
                 );
                 if duplicate {
                     self.note_align_event(name, "duplicated", &reference.frame);
+                } else {
+                    let lag = distorted.at.nseconds() as i64 - reference.at.nseconds() as i64;
+                    self.count_pairing(name, |r| r.lag = Some(lag));
                 }
                 msgs.extend(self.score_waiting(name, reference.frame, distorted)?);
             }

@@ -4,30 +4,81 @@
 
 use super::{CAT, VmafHip};
 use crate::element::gap::{Gap, LATE_EVENT, Missed};
+use crate::element::rendition::Rendition;
 use gst::subclass::prelude::*;
+
+/// How much of the other input is kept for the new search, before where
+/// the gap's input came back (less the lag it had). The search compares
+/// each offset over the first reference frames held and reaches far into
+/// the distorted ones, but only half its span back: so few reference
+/// frames are kept, and more distorted ones.
+const REFERENCE_KEPT: gst::ClockTime = gst::ClockTime::from_mseconds(300);
+const DISTORTED_KEPT: gst::ClockTime = gst::ClockTime::from_mseconds(1500);
+
+/// The frames of the other input that a gap passed by: those more than
+/// [`REFERENCE_KEPT`] or [`DISTORTED_KEPT`] before where the input came
+/// back (at running time `back`), by the lag at the last pair. Those held
+/// are let go now, those still to come as they come
+/// ([`Rendition::passed_by`]). Returns how many reference frames (not
+/// scored: late) and distorted frames went now.
+fn passed_by(r: &mut Rendition, reference_gap: bool, back: gst::ClockTime) -> (u64, usize) {
+    let (Some(lag), Some(t)) = (r.lag, r.aligner.as_mut()) else {
+        return (0, 0);
+    };
+    let cut = |shift: i64| {
+        gst::ClockTime::from_nseconds((back.nseconds() as i64 + shift).max(0) as u64)
+    };
+    if reference_gap {
+        // The distorted frames that show reference frames before `back`.
+        let cut = cut(lag - DISTORTED_KEPT.nseconds() as i64);
+        r.passed_by.distorted = Some(cut);
+        (0, t.shed_distorted_while(|d| d.at < cut))
+    } else {
+        // The reference frames shown by distorted frames before `back`.
+        let cut = cut(-lag - REFERENCE_KEPT.nseconds() as i64);
+        r.passed_by.reference = Some(cut);
+        let gone = t.give_up_references_while(|w| w.at < cut);
+        (gone.len() as u64, 0)
+    }
+}
 
 impl VmafHip {
     /// `missed`, a gap of `input` (`reference` or `distorted`) seen by
-    /// rendition `name`: the tracker told to search again; returns the gap
-    /// to report once the state is unlocked ([`VmafHip::report_gaps`]).
+    /// `rendition` when the input's frame at running time `back` came:
+    /// the tracker told to search again, and the other input's frames
+    /// that the gap passed by let go; returns the gap to report once the
+    /// state is unlocked ([`VmafHip::report_gaps`]), with the reference
+    /// frames it passed by (late).
     pub(super) fn gap_seen(
-        rendition: &mut crate::element::rendition::Rendition,
+        rendition: &mut Rendition,
         input: &str,
         missed: Missed,
-    ) -> Gap {
+        back: gst::ClockTime,
+    ) -> (Gap, u64) {
+        let mut passed = 0;
         if let Some(t) = rendition.aligner.as_mut() {
             t.realign();
             rendition.realigned = true;
+            let (late, shed) = passed_by(rendition, input == "reference", back);
+            rendition.pairings.counts.unscored += late;
+            rendition.pairings.counts.late += late;
+            passed = late;
+            gst::debug!(
+                CAT,
+                "{}: after the gap, {late} reference and {shed} distorted frames it passed by let go",
+                rendition.name
+            );
         }
         if let Some(m) = &rendition.metrics {
             m.gap(&rendition.name, missed.length.nseconds() as f64 / 1e9);
         }
-        Gap {
+        let gap = Gap {
             input: input.to_string(),
             missed,
             rendition: rendition.name.clone(),
             label: rendition.label.clone(),
-        }
+        };
+        (gap, passed)
     }
 
     /// Posts a `late-frames` message: `frames` reference frames of
@@ -45,8 +96,9 @@ impl VmafHip {
 
     /// Reports gaps: logged, posted as `gap` messages, and written to the
     /// renditions' JSON Lines results.
-    pub(super) fn report_gaps(&self, gaps: Vec<Gap>) -> Result<(), gst::FlowError> {
-        for g in gaps {
+    pub(super) fn report_gaps(&self, gaps: Vec<(Gap, u64)>) -> Result<(), gst::FlowError> {
+        for (g, late) in gaps {
+            self.post_late(&g.rendition, late);
             gst::info!(
                 CAT,
                 imp = self,

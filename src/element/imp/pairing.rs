@@ -340,7 +340,8 @@ impl VmafHip {
             for r in &mut st.renditions {
                 let missed = r.pairings.reference(ref_time, duration);
                 if missed.is_gap() {
-                    gaps.push(Self::gap_seen(r, "reference", missed));
+                    let at = ref_time.unwrap_or_default();
+                    gaps.push(Self::gap_seen(r, "reference", missed, at));
                 } else {
                     if let Some(t) = r.aligner.as_mut() {
                         (first..first + missed.frames).for_each(|n| t.lost_reference(n));
