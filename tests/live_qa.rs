@@ -11,12 +11,12 @@
 
 mod command_line;
 mod common;
+mod station;
 
 use command_line::*;
 use gst::prelude::*;
-use std::io::Read;
+use station::*;
 use std::process::{Child, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// Frames of the reference (12 s at 30 fps), the frames the transcode
@@ -34,50 +34,6 @@ const DROPPED: [usize; 2] = [150, 260];
 /// delivery losses apart from the transcoder's own repeats is the station's
 /// job still to do (issue 59).
 const TRANSPORT_MS: u32 = 1000;
-
-/// Held by each station test: one station at a time on this machine (each
-/// runs two real-time x264 encoders, two decoders and a CPU engine), so
-/// that the tests do not load each other past what a station is sized for.
-static ONE_STATION: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// This test's turn (a failed test's poisoned lock is taken all the same).
-fn one_station() -> std::sync::MutexGuard<'static, ()> {
-    ONE_STATION.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Two free UDP ports on loopback.
-fn free_ports() -> (u16, u16) {
-    let a = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    let b = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    (
-        a.local_addr().unwrap().port(),
-        b.local_addr().unwrap().port(),
-    )
-}
-
-/// The command's stderr as lines (split at `\n` and at the status line's
-/// `\r`), sent as they come.
-fn stderr_lines(child: &mut Child) -> mpsc::Receiver<String> {
-    let mut err = child.stderr.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = Vec::new();
-        let mut byte = [0u8; 1];
-        while err.read(&mut byte).is_ok_and(|n| n == 1) {
-            if byte[0] == b'\n' || byte[0] == b'\r' {
-                // Without the status line's "erase the line" escapes.
-                let text = String::from_utf8_lossy(&line).replace("\x1b[K", "");
-                if !text.is_empty() {
-                    let _ = tx.send(text);
-                }
-                line.clear();
-            } else {
-                line.push(byte[0]);
-            }
-        }
-    });
-    rx
-}
 
 /// The sending pipeline: both streams, paced in real time, each H.264
 /// stream put in packets by `packets` (MPEG-TS, or RTP) for UDP.
@@ -116,24 +72,6 @@ fn write_pair(dir: &std::path::Path) -> usize {
     )
     .unwrap();
     shown.len()
-}
-
-/// The command's stderr lines up to its "scoring" note (its sockets are
-/// bound then), at most a minute of them.
-fn until_scoring(lines: &mpsc::Receiver<String>) -> Vec<String> {
-    let mut said = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while Instant::now() < deadline {
-        let Ok(l) = lines.recv_timeout(Duration::from_secs(1)) else {
-            continue;
-        };
-        let started = l.starts_with("note: scoring");
-        said.push(l);
-        if started {
-            break;
-        }
-    }
-    said
 }
 
 #[test]
@@ -350,64 +288,6 @@ fn the_command_scores_two_live_srt_streams_aligned() {
     );
 }
 
-/// Runs the command on `uris` with `args` (after `--align auto --backend
-/// cpu -o OUT`), `scoring` called once it says it is scoring (its sockets
-/// bound); returns its stderr, asserting that it succeeded.
-fn station(
-    uris: [&str; 2],
-    out: &std::path::Path,
-    args: &[&str],
-    scoring: impl FnOnce(),
-) -> String {
-    let mut child = vmafhip()
-        .args(uris)
-        .args(["--align", "auto", "--backend", "cpu", "-o", s(out)])
-        .args(args)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let lines = stderr_lines(&mut child);
-    let mut said = until_scoring(&lines);
-    scoring();
-    said.extend(lines.iter());
-    let status = child.wait().unwrap();
-    let text = said.join("\n");
-    println!("{text}");
-    assert!(status.success(), "{text}");
-    text
-}
-
-/// Debian's Python with GStreamer's bindings, which the RTSP server needs.
-const SYSTEM_PYTHON: &str = "/usr/bin/python3";
-
-/// `tests/servers/rtsp.py` serving `dir`'s pair, and its port.
-fn rtsp_server(dir: &std::path::Path) -> (Child, u16) {
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers/rtsp.py");
-    let mut server = std::process::Command::new(SYSTEM_PYTHON)
-        .arg(script)
-        .arg(dir)
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("/usr/bin/python3 (with python3-gi and gir1.2-gst-rtsp-server-1.0)");
-    let mut first = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(server.stdout.take().unwrap()),
-        &mut first,
-    )
-    .unwrap();
-    let port = first
-        .trim()
-        .strip_prefix("port ")
-        .and_then(|p| p.parse().ok());
-    let Some(port) = port else {
-        let _ = server.kill();
-        panic!(
-            "the RTSP server did not start (said {first:?}): is gir1.2-gst-rtsp-server-1.0 installed?"
-        );
-    };
-    (server, port)
-}
-
 /// The station on an RTSP server's two mounts: the reference over TCP
 /// (`rtspt://`), the transcode over UDP (`rtsp://`, rtspsrc's first
 /// choice): the offset, the two drops where they are, and every distorted
@@ -418,7 +298,7 @@ fn the_command_scores_two_live_rtsp_streams_aligned() {
     common::pipeline::init();
     let dir = scratch_dir("live_qa_rtsp");
     let shown = write_pair(&dir);
-    let (mut server, port) = rtsp_server(&dir);
+    let (mut server, port) = rtsp_server(&dir, 0, &[]);
     let out = dir.join("live.jsonl");
     let text = station(
         [
@@ -426,7 +306,8 @@ fn the_command_scores_two_live_rtsp_streams_aligned() {
             &format!("rtsp://127.0.0.1:{port}/dist"),
         ],
         &out,
-        &["--duration", "30"],
+        // The server's streams end: so does the run.
+        &["--duration", "30", "--reconnect", "0"],
         || {},
     );
     let _ = server.kill();
@@ -548,16 +429,6 @@ fn the_command_scores_two_hls_live_playlists_aligned() {
     assert_eq!(joined % 30, 0, "{text}");
     assert_eq!(at, DROPPED.map(|d| d - joined), "{text}");
     assert!(inputs["scored_frames"].as_u64().unwrap() > 200, "{text}");
-}
-
-/// The pooled line's `inputs` of a station's JSON Lines results.
-fn pooled_inputs(out: &std::path::Path) -> serde_json::Value {
-    std::fs::read_to_string(out)
-        .unwrap()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .find_map(|l| l.get("inputs").cloned())
-        .expect("an inputs line")
 }
 
 /// The results (JSON Lines: frames, then the pooled line) of a station run

@@ -56,7 +56,7 @@ CRATES = [
         "layers": [
             ("cli (options)", ["cli", "usage"]),
             ("media", ["media"]),
-            ("helpers", ["align", "alert", "interrupt"]),
+            ("helpers", ["align", "alert", "interrupt", "reconnect"]),
             ("scoring", ["pair", "ladder", "pairs", "live"]),
             ("main", [""]),
         ],

@@ -5,7 +5,9 @@ Debian's PyGObject): /ref and /dist serve DIR/ref.yuv and DIR/dist.yuv
 distorted at a low bitrate, paced in real time from each client's PLAY.
 Prints "port N" once it listens, then serves until killed.
 
-Usage: rtsp.py DIR
+Usage: rtsp.py DIR [PORT [MOUNT=FILE ...]]
+PORT 0 (the default) picks a free one; MOUNT=FILE serves DIR/FILE at
+/MOUNT instead of the pair (a transcoder restarted on later content).
 """
 import sys
 
@@ -29,15 +31,21 @@ def mount(server, path, source, encoder):
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) < 2:
         sys.exit(__doc__)
     directory = sys.argv[1]
+    port = sys.argv[2] if len(sys.argv) > 2 else "0"
+    mounts = dict(m.split("=", 1) for m in sys.argv[3:]) or {
+        "ref": "ref.yuv",
+        "dist": "dist.yuv",
+    }
     Gst.init(None)
     server = GstRtspServer.RTSPServer()
     server.set_address("127.0.0.1")
-    server.set_service("0")
-    mount(server, "/ref", f"{directory}/ref.yuv", "pass=quant quantizer=10")
-    mount(server, "/dist", f"{directory}/dist.yuv", "bitrate=250")
+    server.set_service(port)
+    for name, file in mounts.items():
+        quality = "pass=quant quantizer=10" if name == "ref" else "bitrate=250"
+        mount(server, f"/{name}", f"{directory}/{file}", quality)
     if server.attach(None) == 0:
         sys.exit("rtsp.py: the server could not listen")
     print(f"port {server.get_bound_port()}", flush=True)

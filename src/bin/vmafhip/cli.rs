@@ -16,6 +16,9 @@ pub static CAT: std::sync::LazyLock<gst::DebugCategory> = std::sync::LazyLock::n
     )
 });
 
+/// `--reconnect`'s default: ten minutes of tries.
+pub const RECONNECT_DEFAULT_S: f64 = 600.0;
+
 /// The libvmaf revision whose numbers the engines give.
 pub const LIBVMAF_REVISION: &str = "f85a8536 (3.2.0)";
 
@@ -142,6 +145,9 @@ pub struct Args {
     pub align: Align,
     /// Live sources: stop after this many seconds (`--duration`).
     pub duration: Option<f64>,
+    /// Live sources: seconds a failed source is tried again for
+    /// (`--reconnect`; 0: not at all).
+    pub reconnect: f64,
 }
 
 impl Args {
@@ -183,6 +189,7 @@ impl Args {
             metrics: None,
             align: Align::Off,
             duration: None,
+            reconnect: RECONNECT_DEFAULT_S,
         }
     }
 }
@@ -198,6 +205,7 @@ pub fn parse(argv: impl Iterator<Item = String>) -> Result<Args, Fail> {
         };
         if input_option(&mut a, &arg, &mut val)?
             || engine_option(&mut a, &arg, &mut val)?
+            || live_option(&mut a, &arg, &mut val)?
             || output_option(&mut a, &arg, &mut val)?
         {
             continue;
@@ -375,16 +383,6 @@ fn engine_option(
                 return Err(usage("--alert-below: a VMAF from 0 to 100"));
             }
         }
-        "--on-alert" => a.on_alert = Some(val()?),
-        "--metrics" => a.metrics = Some(val()?),
-        "--align" => a.align = parse_align(&val()?)?,
-        "--duration" => {
-            let secs: f64 = num(arg, val()?)?;
-            if !(secs > 0.0 && secs < 1e9) {
-                return Err(usage("--duration: seconds above 0"));
-            }
-            a.duration = Some(secs);
-        }
         f if f == settings::DEVICE_ID.flag() => {
             let v = val()?;
             a.device_ids = v
@@ -414,6 +412,35 @@ fn engine_option(
 }
 
 /// Results, reports, messages and many pairs; false if `arg` is none.
+/// The options of live sources, alerts and metrics; true when `arg` was one.
+fn live_option(
+    a: &mut Args,
+    arg: &str,
+    val: &mut dyn FnMut() -> Result<String, Fail>,
+) -> Result<bool, Fail> {
+    match arg {
+        "--on-alert" => a.on_alert = Some(val()?),
+        "--metrics" => a.metrics = Some(val()?),
+        "--align" => a.align = parse_align(&val()?)?,
+        "--reconnect" => {
+            let secs: f64 = num(arg, val()?)?;
+            if !(0.0..1e9).contains(&secs) {
+                return Err(usage("--reconnect: seconds, 0 or more"));
+            }
+            a.reconnect = secs;
+        }
+        "--duration" => {
+            let secs: f64 = num(arg, val()?)?;
+            if !(secs > 0.0 && secs < 1e9) {
+                return Err(usage("--duration: seconds above 0"));
+            }
+            a.duration = Some(secs);
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
 fn output_option(
     a: &mut Args,
     arg: &str,
@@ -624,8 +651,13 @@ pub fn parse_shard(s: &str) -> Result<(usize, usize), String> {
     Ok((i, n))
 }
 
-/// URI schemes received live.
-const LIVE_SCHEMES: &[&str] = &["srt", "udp", "rtsp", "rtsps", "rtp", "http", "https"];
+/// URI schemes received live: with RTSP's transport-forcing variants
+/// (`rtspt://` TCP, `rtspu://` UDP, `rtsph://` HTTP tunnel), as rtspsrc
+/// takes them.
+const LIVE_SCHEMES: &[&str] = &[
+    "srt", "udp", "rtp", "http", "https", "rtsp", "rtspt", "rtspu", "rtsph", "rtsps", "rtspst",
+    "rtspsu", "rtspsh",
+];
 
 /// Whether `input` is a URI of a live source.
 pub fn is_live_uri(input: &str) -> bool {
@@ -708,6 +740,8 @@ mod tests {
             "srt://127.0.0.1:7001",
             "udp://127.0.0.1:5000",
             "rtsp://cam/stream",
+            "rtspt://cam/stream",
+            "RTSPU://cam/stream",
             "rtp://0.0.0.0:5004",
             "https://cdn/live.m3u8",
         ] {

@@ -8,10 +8,14 @@
 //! gap) and waited for.
 
 use crate::cli::{Args, Exit, Fail};
-use crate::pair::{Voice, error_named, scoring_properties, stop_inputs};
+use crate::media::video::Role;
+use crate::pair::{Voice, error_named, role_of, scoring_properties, stop_inputs};
+use crate::reconnect::{self, Reconnects};
 use gst::prelude::*;
 use gstvmafhip::{Gap, VmafFrameMessage, VmafPooledMessage, VmafWindowMessage};
 use std::io::IsTerminal;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long the element waits for a late input frame past the sources'
@@ -41,46 +45,24 @@ fn build(reference: &str, distorted: &str, host_memory: bool) -> Result<gst::Pip
     // Frames aligned in a live pipeline are held as copies: a GPU
     // decoder gives system memory then, where copies are cheap.
     let memory = if host_memory { " ! video/x-raw" } else { "" };
-    let branch = |role: &str, uri: &str, pad: &str| {
+    let branch = |role: &str, pad: &str| {
         format!(
-            "uridecodebin name={role}-decode uri=\"{}\" caps=\"video/x-raw(ANY)\" expose-all-streams=false \
-             ! videoconvert name={role}-convert{memory} ! queue name={role}-queue max-size-buffers=0 max-size-bytes=0 max-size-time=2000000000 ! v.{pad}",
-            uri.replace('"', "%22")
+            "videoconvert name={role}-convert{memory} ! queue name={role}-queue max-size-buffers=0 max-size-bytes=0 max-size-time=2000000000 ! v.{pad}"
         )
     };
     let desc = format!(
         "{} {} vmafhip name=v ! fakesink name=sink sync=false async=false",
-        branch("ref", reference, "ref_sink"),
-        branch("dist", distorted, "dist_sink")
+        branch("ref", "ref_sink"),
+        branch("dist", "dist_sink")
     );
     let pipeline = gst::parse::launch(&desc)
         .map_err(|e| Fail(Exit::Failed, format!("the live pipeline: {e}")))?
         .downcast::<gst::Pipeline>()
         .map_err(|_| Fail(Exit::Failed, "the live pipeline is not a pipeline".into()))?;
-    for role in ["ref", "dist"] {
-        if let Some(decode) = pipeline.by_name(&format!("{role}-decode")) {
-            decode.connect("source-setup", false, |args| {
-                if let Some(src) = args.get(1).and_then(|a| a.get::<gst::Element>().ok()) {
-                    roomy_socket(&src);
-                }
-                None
-            });
-        }
-    }
+    reconnect::add_source(&pipeline, Role::Reference, reference)?;
+    reconnect::add_source(&pipeline, Role::Distorted, distorted)?;
     Ok(pipeline)
 }
-
-/// A UDP source's socket buffer, raised from the system's default (a
-/// fraction of a second of a 1080p stream) to [`UDP_BUFFER`], so that a
-/// busy moment loses no packets.
-fn roomy_socket(src: &gst::Element) {
-    if src.find_property("buffer-size").is_some() && src.type_().name() == "GstUDPSrc" {
-        src.set_property("buffer-size", UDP_BUFFER);
-    }
-}
-
-/// Bytes of a UDP source's socket buffer: a few seconds of a 1080p stream.
-const UDP_BUFFER: i32 = 8 << 20;
 
 /// What the status line says, from the element's messages.
 #[derive(Default)]
@@ -101,6 +83,20 @@ struct Status {
 }
 
 impl Status {
+    /// Says once that no frame was scored for [`GAP`].
+    fn note_stall(&mut self, status_line: bool) {
+        if !self.gap_said && self.last_frame.is_some_and(|t| t.elapsed() >= GAP) {
+            self.gap_said = true;
+            say(
+                format!(
+                    "warning: no frame scored for {:.0} s: a source stalled; waiting for it",
+                    GAP.as_secs_f64()
+                ),
+                status_line,
+            );
+        }
+    }
+
     fn line(&self, since: Instant) -> String {
         let fps = match self.first {
             Some(f) if self.frames > 1 => {
@@ -272,9 +268,10 @@ impl Status {
     }
 }
 
-/// Follows the bus: the status line, the windows, alignment events and
-/// gaps; stops the inputs at an interrupt or once `--duration` has passed.
-/// Returns the pooled message at the end.
+/// Follows the bus: the status line, the windows, alignment events,
+/// gaps and failed sources (started again, `--reconnect`); stops the
+/// inputs at an interrupt or once `--duration` has passed. Returns the
+/// pooled message at the end.
 fn follow(
     pipeline: &gst::Pipeline,
     a: &Args,
@@ -284,6 +281,11 @@ fn follow(
     let bus = pipeline.bus().expect("a pipeline has a bus");
     let start = Instant::now();
     let mut status = Status::default();
+    let mut reconnects = Reconnects::new(a.reconnect);
+    let ending = Arc::new(AtomicBool::new(false));
+    if a.reconnect > 0.0 {
+        reconnect::hold_source_ends(pipeline, ending.clone());
+    }
     let mut pooled = None;
     let mut stopping = false;
     let mut drawn = Instant::now();
@@ -293,26 +295,19 @@ fn follow(
             .is_some_and(|d| start.elapsed() >= Duration::from_secs_f64(d));
         if !stopping && (crate::interrupt::requested() || over) {
             stopping = true;
-            if crate::interrupt::requested() {
-                stop_inputs(pipeline);
-            } else {
-                pipeline.send_event(gst::event::Eos::new());
-            }
+            ending.store(true, Ordering::Relaxed);
+            stop(pipeline);
         }
-        if voice.notes
-            && !status.gap_said
-            && status
-                .last_frame
-                .is_some_and(|t| t.elapsed() >= GAP && !stopping)
-        {
-            status.gap_said = true;
-            say(
-                format!(
-                    "warning: no frame scored for {:.0} s: a source stalled; waiting for it",
-                    GAP.as_secs_f64()
-                ),
+        if voice.notes && !stopping {
+            status.note_stall(status_line);
+        }
+        for role in reconnects.due(pipeline.current_running_time()) {
+            say_if(
+                voice,
+                format!("note: starting {} again", who(role)),
                 status_line,
             );
+            reconnect::restart(pipeline, role);
         }
         if status_line && drawn.elapsed() >= Duration::from_millis(250) && status.frames > 0 {
             drawn = Instant::now();
@@ -324,32 +319,110 @@ fn follow(
         match msg.view() {
             gst::MessageView::Element(e) => {
                 let Some(s) = e.structure() else { continue };
+                if let Ok(f) = VmafFrameMessage::try_from(s) {
+                    for role in reconnects.scored(f.running_time) {
+                        say_if(voice, format!("note: {} is back", who(role)), status_line);
+                    }
+                }
                 if let Some(p) = status.hear(s, voice, status_line) {
                     pooled = Some(p);
                 }
             }
-            gst::MessageView::Warning(w) => {
-                crate::alert::crossed(w.details(), &w.error().to_string());
-                if voice.notes {
-                    say(format!("warning: {}", w.error()), status_line);
-                }
-            }
-            gst::MessageView::Info(i) => {
-                crate::alert::crossed(i.details(), &i.error().to_string());
-                if voice.notes && msg.src().is_some_and(|s| s.name() == "v") {
-                    say(format!("note: {}", i.error()), status_line);
-                }
+            gst::MessageView::Warning(_) | gst::MessageView::Info(_) => {
+                hear_notice(&msg, voice, status_line)
             }
             gst::MessageView::Error(e) => {
-                return Err(error_named(&msg, e, |role| {
-                    Some(match role {
-                        crate::media::video::Role::Reference => "REF".into(),
-                        _ => "DIST".into(),
-                    })
-                }));
+                let fail = error_named(&msg, e, |role| Some(who(role).into()));
+                let role = role_of(msg.src());
+                let retry = role
+                    .and_then(|r| reconnects.failed(r))
+                    .filter(|_| !stopping);
+                match retry {
+                    Some(wait) => say_retry(&fail.1, wait, voice, status_line),
+                    None => return Err(fail),
+                }
+            }
+            // A source started again brings its own latency.
+            gst::MessageView::Latency(_) => {
+                let _ = pipeline.recalculate_latency();
+            }
+            gst::MessageView::Application(_) => {
+                let Some(role) = reconnect::ended_source(&msg) else {
+                    continue;
+                };
+                if let Some(wait) = reconnects.failed(role) {
+                    say_retry(&format!("{} ended", who(role)), wait, voice, status_line);
+                    continue;
+                }
+                let line = format!("note: {} ended and did not come back: stopping", who(role));
+                say_if(voice, line, status_line);
+                stopping = true;
+                ending.store(true, Ordering::Relaxed);
+                reconnect::end_input(pipeline, role);
+                pipeline.send_event(gst::event::Eos::new());
             }
             gst::MessageView::Eos(_) => return Ok(pooled),
             _ => {}
         }
+    }
+}
+
+/// A warning or info on the bus: an alert crossed is acted on, and the
+/// line said.
+fn hear_notice(msg: &gst::Message, voice: Voice, status_line: bool) {
+    match msg.view() {
+        gst::MessageView::Warning(w) => {
+            crate::alert::crossed(w.details(), &w.error().to_string());
+            if voice.notes {
+                say(format!("warning: {}", w.error()), status_line);
+            }
+        }
+        gst::MessageView::Info(i) => {
+            crate::alert::crossed(i.details(), &i.error().to_string());
+            if voice.notes && msg.src().is_some_and(|s| s.name() == "v") {
+                say(format!("note: {}", i.error()), status_line);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Ends the run at `--duration`: an EOS into the pipeline, and into each
+/// branch (a source being started again may not pass it on).
+fn stop(pipeline: &gst::Pipeline) {
+    if crate::interrupt::requested() {
+        stop_inputs(pipeline);
+        return;
+    }
+    pipeline.send_event(gst::event::Eos::new());
+    reconnect::end_input(pipeline, Role::Reference);
+    reconnect::end_input(pipeline, Role::Distorted);
+}
+
+/// Says `line` unless quiet.
+fn say_if(voice: Voice, line: String, status_line: bool) {
+    if voice.notes {
+        say(line, status_line);
+    }
+}
+
+/// Says that a source failed (`what`) and is tried again after `wait`.
+fn say_retry(what: &str, wait: Duration, voice: Voice, status_line: bool) {
+    if voice.notes {
+        say(
+            format!(
+                "warning: {what}; starting it again in {:.0} s (--reconnect)",
+                wait.as_secs_f64()
+            ),
+            status_line,
+        );
+    }
+}
+
+/// How the lines name an input.
+fn who(role: Role) -> &'static str {
+    match role {
+        Role::Reference => "REF",
+        _ => "DIST",
     }
 }

@@ -12,6 +12,7 @@ mod live;
 mod media;
 mod pair;
 mod pairs;
+mod reconnect;
 mod usage;
 
 use cli::{Args, Exit, Fail};

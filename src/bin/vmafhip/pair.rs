@@ -600,7 +600,7 @@ pub fn error_named(
 
 /// Which input an element belongs to, from its name or an ancestor's
 /// (`ref-…`, `dist-…`, `rend0-…`).
-fn role_of(obj: Option<&gst::Object>) -> Option<Role> {
+pub fn role_of(obj: Option<&gst::Object>) -> Option<Role> {
     let mut cur = obj.cloned();
     while let Some(o) = cur {
         if let Some(role) = Role::of_element(&o.name()) {

@@ -65,6 +65,10 @@ Lines (to -o FILE or stdout) and a status line on stderr.
                          DIST lags REF (negative: leads), then followed
       --duration S       live sources: stop after S seconds (default: run
                          until interrupted)
+      --reconnect S      live sources: a source that fails is started
+                         again (after 1, 2, 4, then every 8 s) until it is
+                         back or has failed for S seconds (default 600;
+                         0: stop at its first error)
       --metrics ADDR     serve OpenMetrics at http://ADDR/metrics while it
                          runs (PORT or :PORT: loopback; 0 picks a port)
       --progress         show progress even when stderr is not a terminal

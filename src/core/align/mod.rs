@@ -183,16 +183,22 @@ pub fn best_offset(r: &[&Thumb], d: &[&Thumb], reach: i32, span: usize) -> Optio
 }
 
 /// Mean difference of reference frame i against distorted frame i + k,
-/// over the first `span` reference frames that have one; None when fewer
-/// than half of them (and fewer than 4) do.
+/// over the first `span` frames of the input that starts later in the
+/// other's timeline (the reference's for k >= 0, the distorted input's
+/// for k < 0: a distorted input that leads is compared from its own first
+/// frame, however far it leads); None when fewer than half of them (and
+/// fewer than 4) have a pair.
 pub(super) fn cost(r: &[&Thumb], d: &[&Thumb], k: i32, span: usize) -> Option<f64> {
-    let pairs: Vec<f64> = (0..span.min(r.len()))
-        .filter_map(|i| {
-            let j = usize::try_from(i as i64 + k as i64).ok()?;
-            Some(difference(r[i], d.get(j)?))
-        })
+    let (first, other, shift) = if k >= 0 {
+        (r, d, k as usize)
+    } else {
+        (d, r, k.unsigned_abs() as usize)
+    };
+    let n = span.min(first.len());
+    let pairs: Vec<f64> = (0..n)
+        .filter_map(|i| Some(difference(first[i], other.get(i + shift)?)))
         .collect();
-    if pairs.is_empty() || pairs.len() < (span.min(r.len()) / 2).max(4.min(r.len())) {
+    if pairs.is_empty() || pairs.len() < (n / 2).max(4.min(n)) {
         return None;
     }
     Some(pairs.iter().sum::<f64>() / pairs.len() as f64)
@@ -272,6 +278,20 @@ pub(crate) mod tests {
             let f = best_offset(&r, &d, 10, 30).unwrap();
             assert_eq!(f.offset, -lag, "{lag}: {f:?}");
             assert!(f.confidence > 0.5, "{lag}: {f:?}");
+        }
+    }
+
+    /// An offset far past half the span either way (the reference starts
+    /// 25 frames before the distorted input's content, or after it).
+    #[test]
+    fn an_offset_beyond_half_the_span_is_found_both_ways() {
+        for lag in [-25i32, 25] {
+            let r: Vec<Thumb> = (30..130).map(|t| moving(t, 0)).collect();
+            let d: Vec<Thumb> = ((30 + lag) as usize..140).map(|t| moving(t, 1)).collect();
+            let (r, d): (Vec<&Thumb>, Vec<&Thumb>) = (r.iter().collect(), d.iter().collect());
+            let f = best_offset(&r, &d, 30, 20).unwrap();
+            assert_eq!(f.offset, -lag, "{lag}: {f:?}");
+            assert!(f.trusted(), "{lag}: {f:?}");
         }
     }
 

@@ -258,13 +258,17 @@ impl VmafHip {
             }
             Step::Dropped(r) => self.note_align_event(name, "dropped", &r.frame),
             Step::LeadingReference(r) => {
-                // After a gap, the reference frames the new offset
-                // leaves out were lost with it.
+                // Not scored: after a gap, lost with it (late); live,
+                // before the distorted input's first frame (a file's
+                // offset leaves them out, as its lengths do not differ).
+                let live = self.live.load(std::sync::atomic::Ordering::Relaxed);
                 let mut lost = false;
                 self.count_pairing(name, |r| {
                     if r.realigned {
                         r.pairings.late();
                         lost = true;
+                    } else if live {
+                        r.pairings.unscored();
                     }
                 });
                 if lost {

@@ -8,15 +8,13 @@ use crate::element::rendition::Rendition;
 use gst::subclass::prelude::*;
 
 /// How much of the other input is kept for the new search, before where
-/// the gap's input came back (less the lag it had). The search compares
-/// each offset over the first reference frames held and reaches far into
-/// the distorted ones, but only half its span back: so few reference
-/// frames are kept, and more distorted ones.
-const REFERENCE_KEPT: gst::ClockTime = gst::ClockTime::from_mseconds(300);
-const DISTORTED_KEPT: gst::ClockTime = gst::ClockTime::from_mseconds(1500);
+/// the gap's input came back (less the lag it had): half the default
+/// search's reach, so that a transcoder back with about its old lag, or
+/// up to a second more or less, is found.
+const KEPT: gst::ClockTime = gst::ClockTime::from_seconds(1);
 
 /// The frames of the other input that a gap passed by: those more than
-/// [`REFERENCE_KEPT`] or [`DISTORTED_KEPT`] before where the input came
+/// [`KEPT`] before where the input came
 /// back (at running time `back`), by the lag at the last pair. Those held
 /// are let go now, those still to come as they come
 /// ([`Rendition::passed_by`]). Returns how many reference frames (not
@@ -25,17 +23,16 @@ fn passed_by(r: &mut Rendition, reference_gap: bool, back: gst::ClockTime) -> (u
     let (Some(lag), Some(t)) = (r.lag, r.aligner.as_mut()) else {
         return (0, 0);
     };
-    let cut = |shift: i64| {
-        gst::ClockTime::from_nseconds((back.nseconds() as i64 + shift).max(0) as u64)
-    };
+    let cut =
+        |shift: i64| gst::ClockTime::from_nseconds((back.nseconds() as i64 + shift).max(0) as u64);
     if reference_gap {
         // The distorted frames that show reference frames before `back`.
-        let cut = cut(lag - DISTORTED_KEPT.nseconds() as i64);
+        let cut = cut(lag - KEPT.nseconds() as i64);
         r.passed_by.distorted = Some(cut);
         (0, t.shed_distorted_while(|d| d.at < cut))
     } else {
         // The reference frames shown by distorted frames before `back`.
-        let cut = cut(-lag - REFERENCE_KEPT.nseconds() as i64);
+        let cut = cut(-lag - KEPT.nseconds() as i64);
         r.passed_by.reference = Some(cut);
         let gone = t.give_up_references_while(|w| w.at < cut);
         (gone.len() as u64, 0)

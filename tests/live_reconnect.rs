@@ -1,0 +1,191 @@
+//! A live station whose sources go away and come back, scored by the
+//! command with `--align auto`:
+//! - the transcoder is killed and started again on the live reference (a
+//!   new MPEG-TS stream on the same UDP port: new timestamps, a new
+//!   encoder at another bitrate): the gap is reported (the warning line, a
+//!   `gap` line of the JSON Lines results), the offset found again, and
+//!   the frames after it scored as before;
+//! - the RTSP server of both streams is killed and started again: the
+//!   command starts its sources again (`--reconnect`) until they are back,
+//!   and scores on without a restart.
+//!
+//! Each test says what it found. The waits are for what the command says
+//! (its notes), never for a time.
+
+mod command_line;
+mod common;
+mod station;
+
+use command_line::*;
+use gst::prelude::*;
+use station::*;
+use std::path::Path;
+
+/// Frames of the reference (20 s at 30 fps), and the frames the transcode
+/// skips at its start.
+const FRAMES: usize = 600;
+const LATE: usize = 5;
+
+/// The reference (`ref.yuv`) and its transcode's frames (`dist.yuv`, from
+/// frame LATE on) in `dir`; returns the reference's frames.
+fn write_pair(dir: &Path) -> Vec<Vec<u8>> {
+    let (reference, _) = common::pan(FRAMES);
+    std::fs::write(dir.join("ref.yuv"), reference.concat()).unwrap();
+    std::fs::write(dir.join("dist.yuv"), reference[LATE..].concat()).unwrap();
+    reference
+}
+
+/// One stream of `file` in `dir`, paced in real time, encoded with `enc`
+/// and sent as MPEG-TS on UDP to `port`.
+fn sender(dir: &Path, file: &str, enc: &str, port: u16) -> gst::Pipeline {
+    common::pipeline::launch(&format!(
+        "filesrc location={} ! rawvideoparse width=320 height=180 format=i420 framerate=30/1 \
+         ! x264enc tune=zerolatency speed-preset=ultrafast key-int-max=30 {enc} \
+         ! mpegtsmux ! udpsink host=127.0.0.1 port={port} sync=true",
+        dir.join(file).display()
+    ))
+}
+
+/// The JSON Lines results: the gap lines, and the VMAF of each frame.
+fn gaps_and_scores(out: &Path) -> (Vec<serde_json::Value>, Vec<f64>) {
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let gaps = lines.iter().filter_map(|l| l.get("gap").cloned()).collect();
+    let scores = lines
+        .iter()
+        .filter_map(|l| l.pointer("/metrics/vmaf")?.as_f64())
+        .collect();
+    (gaps, scores)
+}
+
+/// The notes that say an offset was found: `align=auto: ...`.
+fn alignments(text: &str) -> Vec<&str> {
+    text.lines().filter(|l| l.contains("align=auto:")).collect()
+}
+
+#[test]
+fn a_restarted_transcoder_is_a_gap_then_found_again() {
+    let _turn = one_station();
+    common::pipeline::init();
+    let dir = scratch_dir("live_reconnect_udp");
+    let reference = write_pair(&dir);
+    let ports = free_ports();
+    let out = dir.join("live.jsonl");
+    let mut run = Running::start(
+        [
+            &format!("udp://127.0.0.1:{}", ports.0),
+            &format!("udp://127.0.0.1:{}", ports.1),
+        ],
+        &out,
+        &["--duration", "28"],
+    );
+    let ref_sender = sender(&dir, "ref.yuv", "pass=quant quantizer=10", ports.0);
+    let mut dist_sender = sender(&dir, "dist.yuv", "bitrate=250", ports.1);
+    ref_sender.set_state(gst::State::Playing).unwrap();
+    dist_sender.set_state(gst::State::Playing).unwrap();
+    run.until("the offset", |l| l.contains("align=auto:"));
+    // The transcoder dies.
+    dist_sender.set_state(gst::State::Null).unwrap();
+    run.until("the stall", |l| l.starts_with("warning: no frame scored"));
+    // ... and starts again on the live reference, from where it is now.
+    let now = ref_sender
+        .query_position::<gst::ClockTime>()
+        .expect("the reference sender's position");
+    let at = ((now.nseconds() as u128 * 30 / 1_000_000_000) as usize).min(FRAMES - 1);
+    std::fs::write(dir.join("again.yuv"), reference[at..].concat()).unwrap();
+    dist_sender = sender(&dir, "again.yuv", "bitrate=400", ports.1);
+    dist_sender.set_state(gst::State::Playing).unwrap();
+    run.until("the gap", |l| l.contains("DIST had a gap"));
+    run.until("the new offset", |l| l.contains("align=auto:"));
+    let text = run.finish();
+    ref_sender.set_state(gst::State::Null).unwrap();
+    dist_sender.set_state(gst::State::Null).unwrap();
+
+    let inputs = pooled_inputs(&out);
+    let (gaps, scores) = gaps_and_scores(&out);
+    println!("restarted at reference frame {at}; gaps {gaps:?}; inputs {inputs}");
+    assert_eq!(gaps.len(), 1, "{text}");
+    assert_eq!(gaps[0]["input"], "distorted");
+    assert!(gaps[0]["frames"].as_u64().unwrap() >= 30, "{gaps:?}");
+    let found = alignments(&text);
+    assert_eq!(found.len(), 2, "{text}");
+    assert!(
+        found[0].contains("leads the reference by 5 frames"),
+        "{text}"
+    );
+    assert!(!found[1].contains("no clear offset"), "{text}");
+    assert_eq!(inputs["duplicated_frames"], 0, "{text}");
+    assert_eq!(inputs["dropped_frames"], 0, "{text}");
+    assert!(inputs["late_frames"].as_u64().unwrap() > 0, "{text}");
+    // Every reference frame sent is counted once: scored, or not (late,
+    // or before the transcode's first frame).
+    // (The last frame of MPEG-TS on UDP may stay in the receiver's
+    // demuxer: its end is only known by the next frame's start, and UDP
+    // carries no end of stream.)
+    let received = inputs["reference_frames"].as_u64().unwrap() as usize;
+    assert!(received == FRAMES || received == FRAMES - 1, "{text}");
+    // The frames after the gap score as those before it.
+    let after = &scores[scores.len() - 100..];
+    let mean = after.iter().sum::<f64>() / after.len() as f64;
+    assert!(mean > 60.0, "after the gap: {mean} ({text})");
+}
+
+/// A free TCP port on loopback, for a server started twice on it.
+fn free_tcp_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// RTSP: the server of both streams goes away and comes back. rtspsrc
+/// ends each stream when its connection closes; the command starts both
+/// sources again until they are back, and scores on. (The new sessions'
+/// timestamps go on where the old ones stopped, so the timelines show no
+/// gap; both streams start again from their start, the offset as before.)
+#[test]
+fn the_command_reconnects_to_a_restarted_rtsp_server() {
+    let _turn = one_station();
+    common::pipeline::init();
+    let dir = scratch_dir("live_reconnect_rtsp");
+    write_pair(&dir);
+    let port = free_tcp_port();
+    let (mut server, _) = rtsp_server(&dir, port, &[]);
+    let out = dir.join("live.jsonl");
+    let mut run = Running::start(
+        [
+            &format!("rtspt://127.0.0.1:{port}/ref"),
+            &format!("rtspt://127.0.0.1:{port}/dist"),
+        ],
+        &out,
+        &["--duration", "45", "--reconnect", "60"],
+    );
+    run.until("the offset", |l| l.contains("align=auto:"));
+    let _ = server.kill();
+    let _ = server.wait();
+    run.until("a retry", |l| l.contains("starting it again in"));
+    let (mut server, _) = rtsp_server(&dir, port, &[]);
+    run.until("a source back", |l| l.ends_with(" is back"));
+    let text = run.finish();
+    let _ = server.kill();
+    let _ = server.wait();
+
+    let inputs = pooled_inputs(&out);
+    let (_, scores) = gaps_and_scores(&out);
+    println!("inputs {inputs}");
+    for said in [
+        "starting REF again",
+        "starting DIST again",
+        "REF is back",
+        "DIST is back",
+    ] {
+        assert!(text.contains(said), "{said}: {text}");
+    }
+    assert_eq!(inputs["duplicated_frames"], 0, "{text}");
+    assert_eq!(inputs["dropped_frames"], 0, "{text}");
+    assert!(!text.contains("no clear offset"), "{text}");
+    let after = &scores[scores.len() - 60..];
+    let mean = after.iter().sum::<f64>() / after.len() as f64;
+    assert!(mean > 60.0, "after the reconnect: {mean} ({text})");
+}
