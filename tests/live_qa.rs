@@ -53,6 +53,26 @@ fn senders(dir: &std::path::Path, ports: (u16, u16), packets: &str) -> gst::Pipe
     ))
 }
 
+/// As [`write_pair`], both streams going on for `tail` frames past the
+/// checked ones (so that no sender ends during them); how many of the
+/// checked frames the transcode shows.
+fn write_pair_with_tail(dir: &std::path::Path, tail: usize) -> usize {
+    let (reference, _) = common::pan(FRAMES + tail);
+    let shown: Vec<&Vec<u8>> = (LATE..FRAMES)
+        .filter(|i| !DROPPED.contains(i))
+        .map(|i| &reference[i])
+        .collect();
+    std::fs::write(dir.join("ref.yuv"), reference.concat()).unwrap();
+    let dist: Vec<u8> = shown
+        .iter()
+        .copied()
+        .chain(&reference[FRAMES..])
+        .flat_map(|f| f.iter().copied())
+        .collect();
+    std::fs::write(dir.join("dist.yuv"), dist).unwrap();
+    shown.len()
+}
+
 /// The reference (`ref.yuv`) and its transcode's frames (`dist.yuv`: from
 /// frame LATE on, without the DROPPED ones) in `dir`; how many the
 /// transcode shows.
@@ -79,7 +99,7 @@ fn the_command_scores_two_live_udp_streams_aligned() {
     let _turn = one_station();
     common::pipeline::init();
     let dir = scratch_dir("live_qa");
-    let shown = write_pair(&dir);
+    let shown = write_pair_with_tail(&dir, TAIL);
     let ports = free_ports();
     let out = dir.join("live.jsonl");
     let mut child = vmafhip()
@@ -89,7 +109,7 @@ fn the_command_scores_two_live_udp_streams_aligned() {
             "--align",
             "auto",
             "--duration",
-            "20",
+            "15",
             "--window",
             "4",
             "--metrics",
@@ -131,7 +151,10 @@ fn the_command_scores_two_live_udp_streams_aligned() {
     assert!(status.success(), "{text}");
 
     let frames = check_alignment(&out, &text, "udp");
-    assert_eq!(frames, shown, "every distorted frame scored: {text}");
+    assert!(
+        frames >= shown,
+        "every checked distorted frame scored, or late ({shown} checked): {text}"
+    );
     assert!(text.lines().filter(|l| l.starts_with("window ")).count() >= 2);
     assert!(
         text.contains("live ") && text.contains(" fps"),
@@ -169,7 +192,7 @@ fn the_command_scores_two_live_rtp_streams_aligned() {
         "GStreamer's rtpsrc (gstreamer1.0-plugins-bad) is needed"
     );
     let dir = scratch_dir("live_qa_rtp");
-    let shown = write_pair(&dir);
+    let shown = write_pair_with_tail(&dir, TAIL);
     let ports = free_ports();
     let out = dir.join("live.jsonl");
     // A second of jitter buffer (rtpsrc's `latency`): see TRANSPORT_MS.
@@ -182,7 +205,7 @@ fn the_command_scores_two_live_rtp_streams_aligned() {
             "--align",
             "auto",
             "--duration",
-            "20",
+            "15",
             "--backend",
             "cpu",
             "-o",
@@ -204,13 +227,17 @@ fn the_command_scores_two_live_rtp_streams_aligned() {
     println!("{text}");
     assert!(status.success(), "{text}");
     let frames = check_alignment(&out, &text, "rtp");
-    assert_eq!(frames, shown, "every distorted frame scored: {text}");
+    assert!(
+        frames >= shown,
+        "every checked distorted frame scored, or late ({shown} checked): {text}"
+    );
 }
 
-/// Frames of the pan past the checked ones, sent on both SRT streams (5 s):
+/// Frames of the pan past the checked ones, sent on both streams (5 s):
 /// the command stops (`--duration 15`) while they still flow, so that no
-/// sender closes during the checked frames and none is lost as it does.
-const SRT_TAIL: usize = 150;
+/// sender closes during the checked frames (a stream's end over UDP or
+/// SRT is not told to the receiver: its last frames may stay in transit).
+const TAIL: usize = 150;
 
 /// The same station over SRT, the transcoder's side listening (as an
 /// encoder's SRT output does) and the command calling: the offset, the two
@@ -224,23 +251,7 @@ fn the_command_scores_two_live_srt_streams_aligned() {
         "GStreamer's srt plugin (gstreamer1.0-plugins-bad) is needed"
     );
     let dir = scratch_dir("live_qa_srt");
-    let (reference, _) = common::pan(FRAMES + SRT_TAIL);
-    let shown: Vec<&Vec<u8>> = (LATE..FRAMES)
-        .filter(|i| !DROPPED.contains(i))
-        .map(|i| &reference[i])
-        .collect();
-    std::fs::write(dir.join("ref.yuv"), reference.concat()).unwrap();
-    let tail = reference[FRAMES..].iter();
-    std::fs::write(
-        dir.join("dist.yuv"),
-        shown
-            .iter()
-            .copied()
-            .chain(tail)
-            .flat_map(|f| f.iter().copied())
-            .collect::<Vec<u8>>(),
-    )
-    .unwrap();
+    let shown = write_pair_with_tail(&dir, TAIL);
     let ports = free_ports();
     let branch = |file: &str, enc: &str, port: u16| {
         format!(
@@ -282,9 +293,8 @@ fn the_command_scores_two_live_srt_streams_aligned() {
     assert!(status.success(), "{text}");
     let frames = check_alignment(&out, &text, "srt");
     assert!(
-        frames >= shown.len(),
-        "every checked frame scored ({} checked): {text}",
-        shown.len()
+        frames >= shown,
+        "every checked frame scored, or late ({shown} checked): {text}"
     );
 }
 
@@ -313,7 +323,10 @@ fn the_command_scores_two_live_rtsp_streams_aligned() {
     let _ = server.kill();
     let _ = server.wait();
     let frames = check_alignment(&out, &text, "rtsp");
-    assert_eq!(frames, shown, "every distorted frame scored: {text}");
+    assert!(
+        frames >= shown,
+        "every checked distorted frame scored, or late ({shown} checked): {text}"
+    );
 }
 
 /// The sending pipeline of HLS: both streams paced in real time, cut into
@@ -378,13 +391,16 @@ fn http_server(dir: &std::path::Path) -> (Child, u16) {
 /// the reference frames are numbered from the one it joined at, so the
 /// drops are found a whole number of segments (30 frames) before 150 and
 /// 260, both by the same number; the offset is -5 give or take whole
-/// segments (the two playlists may be joined a segment apart).
+/// segments (the two playlists may be joined a segment apart). The
+/// playlists go on past the checked frames ([`HLS_TAIL`]) and the run
+/// stops first (`--duration`): a live playlist that ends is another case
+/// (the run then ends, `--reconnect 0`, or the source starts again).
 #[test]
 fn the_command_scores_two_hls_live_playlists_aligned() {
     let _turn = one_station();
     common::pipeline::init();
     let dir = scratch_dir("live_qa_hls");
-    write_pair(&dir);
+    write_pair_with_tail(&dir, HLS_TAIL);
     let (mut server, port) = http_server(&dir);
     let sending = hls_senders(&dir);
     sending.set_state(gst::State::Playing).unwrap();
@@ -406,17 +422,15 @@ fn the_command_scores_two_hls_live_playlists_aligned() {
     let text = station(
         [&uri("ref"), &uri("dist")],
         &out,
-        &["--duration", "40"],
+        &["--duration", "16"],
         || {},
     );
-    let bus = sending.bus().unwrap();
-    let _ = bus.timed_pop_filtered(gst::ClockTime::from_seconds(30), &[gst::MessageType::Eos]);
     sending.set_state(gst::State::Null).unwrap();
     let _ = server.kill();
     let _ = server.wait();
     let inputs = pooled_inputs(&out);
     println!("hls: {inputs}");
-    let offset = inputs["offset"].as_i64().unwrap();
+    let offset = first_offset(&text);
     assert_eq!((offset + LATE as i64).rem_euclid(30), 0, "{text}");
     assert_eq!(inputs["dropped_frames"], DROPPED.len(), "{text}");
     assert_eq!(inputs["duplicated_frames"], 0, "{text}");
@@ -431,9 +445,35 @@ fn the_command_scores_two_hls_live_playlists_aligned() {
     assert!(inputs["scored_frames"].as_u64().unwrap() > 200, "{text}");
 }
 
+/// Frames of the pan past the checked ones in the HLS playlists (10 s).
+const HLS_TAIL: usize = 300;
+
+/// The offset the first `align=auto` note of `text` says.
+fn first_offset(text: &str) -> i64 {
+    let note = text
+        .lines()
+        .find(|l| l.contains("align=auto:"))
+        .unwrap_or_else(|| panic!("no offset found: {text}"));
+    let frames = |after: &str| -> i64 {
+        let n = note.split(after).nth(1).and_then(|r| r.split(' ').next());
+        n.and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{note}"))
+    };
+    if note.contains("leads the reference by ") {
+        -frames("leads the reference by ")
+    } else if note.contains("lags the reference by ") {
+        frames("lags the reference by ")
+    } else {
+        assert!(note.contains("is aligned"), "{note}");
+        0
+    }
+}
+
 /// The results (JSON Lines: frames, then the pooled line) of a station run
 /// whose stderr is `text`: the offset, the drops where they are and no
-/// duplicate checked; returns how many frames were scored.
+/// duplicate checked; returns how many distorted frames were scored, or
+/// showed a reference frame this machine got too late to score (late: a
+/// busy machine's doing, counted apart from the transcoder's drops).
 fn check_alignment(out: &std::path::Path, text: &str, scheme: &str) -> usize {
     let results = std::fs::read_to_string(out).unwrap();
     let lines: Vec<serde_json::Value> = results
@@ -446,11 +486,12 @@ fn check_alignment(out: &std::path::Path, text: &str, scheme: &str) -> usize {
         .find_map(|l| l.get("inputs"))
         .expect("an inputs line");
     println!(
-        "{scheme}: offset {} (confidence {}), dropped {}, duplicated {}, {frames} frames scored",
+        "{scheme}: offset {} (confidence {}), dropped {}, duplicated {}, late {}, {frames} frames scored",
         inputs["offset"],
         inputs["offset_confidence"],
         inputs["dropped_frames"],
         inputs["duplicated_frames"],
+        inputs["late_frames"],
     );
     assert_eq!(inputs["offset"], -(LATE as i64), "{text}");
     assert_eq!(inputs["dropped_frames"], DROPPED.len(), "{text}");
@@ -461,5 +502,5 @@ fn check_alignment(out: &std::path::Path, text: &str, scheme: &str) -> usize {
             "{r}: {text}"
         );
     }
-    frames
+    frames + inputs["late_frames"].as_u64().unwrap() as usize
 }
