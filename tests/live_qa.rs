@@ -355,12 +355,7 @@ fn http_server(dir: &std::path::Path) -> (Child, u16) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut first = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(server.stdout.take().unwrap()),
-        &mut first,
-    )
-    .unwrap();
+    let first = first_line(&mut server);
     // "Serving HTTP on 127.0.0.1 port 40123 (http://127.0.0.1:40123/) ..."
     let port = first
         .split_whitespace()

@@ -136,6 +136,17 @@ pub fn station(uris: [&str; 2], out: &Path, args: &[&str], scoring: impl FnOnce(
     run.finish()
 }
 
+/// The first line a server started with piped stdout says (its port).
+pub fn first_line(server: &mut Child) -> String {
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.stdout.take().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    first
+}
+
 /// Debian's Python with GStreamer's bindings, which the RTSP server needs.
 pub const SYSTEM_PYTHON: &str = "/usr/bin/python3";
 
@@ -151,12 +162,7 @@ pub fn rtsp_server(dir: &Path, port: u16, mounts: &[&str]) -> (Child, u16) {
         .stdout(Stdio::piped())
         .spawn()
         .expect("/usr/bin/python3 (with python3-gi and gir1.2-gst-rtsp-server-1.0)");
-    let mut first = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(server.stdout.take().unwrap()),
-        &mut first,
-    )
-    .unwrap();
+    let first = first_line(&mut server);
     let port = first
         .trim()
         .strip_prefix("port ")
