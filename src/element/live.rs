@@ -155,6 +155,22 @@ impl Pairings {
         missed
     }
 
+    /// A reference frame at `at` that the aggregator skipped after the
+    /// last one it aggregated, seen at the end: it and the frames missing
+    /// before it counted as late; how many (none if it was not after).
+    pub fn skipped_reference(
+        &mut self,
+        at: gst::ClockTime,
+        duration: Option<gst::ClockTime>,
+    ) -> u64 {
+        if self.last_reference.is_some_and(|(last, _)| last >= at) {
+            return 0;
+        }
+        let missed = self.reference(Some(at), duration);
+        self.late();
+        missed.frames + 1
+    }
+
     /// Whether a reference frame waits for the distorted branch's first frame.
     pub fn awaiting_first(&self) -> bool {
         !self.started
@@ -251,5 +267,21 @@ mod tests {
                 ..Pairing::default()
             }
         );
+    }
+
+    #[test]
+    fn a_reference_frame_skipped_after_the_last_is_late_at_the_end() {
+        let mut p = Pairings::default();
+        let ms = gst::ClockTime::from_mseconds;
+        let d = Some(ms(40));
+        for at in [0, 40, 80] {
+            p.reference(Some(ms(at)), d);
+        }
+        // Skipped before the last one taken: counted already, or never lost.
+        assert_eq!(p.skipped_reference(ms(40), d), 0);
+        // The frame after the last (at 120 ms) and the one skipped (160 ms).
+        assert_eq!(p.skipped_reference(ms(160), d), 2);
+        assert_eq!((p.counts.unscored, p.counts.late), (2, 2));
+        assert_eq!(p.skipped_reference(ms(160), d), 0);
     }
 }

@@ -46,6 +46,9 @@ mod imp {
         report_filename: Mutex<Option<String>>,
         /// Buffers that reached the pad since the last segment ended.
         received: AtomicU64,
+        /// The running time of the last buffer the aggregator skipped (it
+        /// came after its time had passed), and its duration.
+        skipped: Mutex<Option<(gst::ClockTime, Option<gst::ClockTime>)>>,
         /// A distorted input's frames, kept out of the aggregator's queue as
         /// they arrive while the element holds late frames (`late`).
         /// Frames taken on arrival (`holding`), with their thumbnails when
@@ -133,6 +136,12 @@ mod imp {
             *self.copy_pool.lock().unwrap() = None;
             self.copied_on_device.store(0, Ordering::Relaxed);
             self.warned.store(false, Ordering::Relaxed);
+        }
+
+        /// The last buffer the aggregator skipped since the last call: its
+        /// running time and duration.
+        pub(crate) fn take_skipped(&self) -> Option<(gst::ClockTime, Option<gst::ClockTime>)> {
+            self.skipped.lock().unwrap().take()
         }
 
         /// The buffers that reached the pad since the last call.
@@ -349,7 +358,26 @@ mod imp {
     }
     impl GstObjectImpl for VmafHipPad {}
     impl PadImpl for VmafHipPad {}
-    impl AggregatorPadImpl for VmafHipPad {}
+    impl AggregatorPadImpl for VmafHipPad {
+        /// The aggregator's own choice (a frame whose time has passed is
+        /// skipped), remembered: a reference frame skipped after the last
+        /// one aggregated is counted late at the end.
+        fn skip_buffer(&self, aggregator: &gst_base::Aggregator, buffer: &gst::Buffer) -> bool {
+            let skip = self.parent_skip_buffer(aggregator, buffer);
+            if skip {
+                let at = self
+                    .obj()
+                    .segment()
+                    .downcast::<gst::ClockTime>()
+                    .ok()
+                    .and_then(|s| s.to_running_time(buffer.pts()));
+                if let Some(at) = at {
+                    *self.skipped.lock().unwrap() = Some((at, buffer.duration()));
+                }
+            }
+            skip
+        }
+    }
 
     impl VideoAggregatorPadImpl for VmafHipPad {
         fn prepare_frame(

@@ -37,7 +37,7 @@ pub fn window_line(m: &VmafWindowMessage) -> String {
     let secs = |ns: u64| ns as f64 / 1e9;
     let who = m.label.as_deref().unwrap_or(&m.rendition);
     let w = &m.summary;
-    let who = if who == "dist_sink" {
+    let who = if who == "dist_sink" || who == "dist_sink_0" {
         String::new()
     } else {
         format!("{who} ")

@@ -23,6 +23,10 @@ use std::time::{Duration, Instant};
 /// with other work delays decoding by this much without losing frames.
 const AGGREGATOR_SLACK: gst::ClockTime = gst::ClockTime::from_seconds(1);
 
+/// How long an EOS sent into a source at `--duration` may take to come
+/// through its demuxer and decoder before one goes into the branch.
+const SOURCE_EOS_WAIT: Duration = Duration::from_secs(1);
+
 /// No frame scored for this long: a gap, reported.
 const GAP: Duration = Duration::from_secs(2);
 
@@ -39,9 +43,22 @@ fn uri_of(input: &str) -> Result<String, Fail> {
     .map_err(|e| Fail::input(format!("{input}: {e}")))
 }
 
+/// The pad the distorted stream goes to: `dist_sink_0` where the engine
+/// scales a distorted stream of another size (`--scale`, the default: a
+/// live rendition may change its size mid-stream, as an adaptive stream
+/// does), else `dist_sink` (the same size only).
+fn distorted_pad(a: &Args) -> &'static str {
+    if a.scale { "dist_sink_0" } else { "dist_sink" }
+}
+
 /// The pipeline: each URI through `uridecodebin` (video only) to the
 /// element, whose output is discarded.
-fn build(reference: &str, distorted: &str, host_memory: bool) -> Result<gst::Pipeline, Fail> {
+fn build(
+    reference: &str,
+    distorted: &str,
+    dist_pad: &str,
+    host_memory: bool,
+) -> Result<gst::Pipeline, Fail> {
     // Frames aligned in a live pipeline are held as copies: a GPU
     // decoder gives system memory then, where copies are cheap.
     let memory = if host_memory { " ! video/x-raw" } else { "" };
@@ -53,7 +70,7 @@ fn build(reference: &str, distorted: &str, host_memory: bool) -> Result<gst::Pip
     let desc = format!(
         "{} {} vmafhip name=v ! fakesink name=sink sync=false async=false",
         branch("ref", "ref_sink"),
-        branch("dist", "dist_sink")
+        branch("dist", dist_pad)
     );
     let pipeline = gst::parse::launch(&desc)
         .map_err(|e| Fail(Exit::Failed, format!("the live pipeline: {e}")))?
@@ -129,7 +146,13 @@ impl Status {
 pub fn run(a: &Args, voice: Voice) -> Result<(), Fail> {
     let reference = uri_of(a.reference.as_deref().expect("checked"))?;
     let distorted = uri_of(a.distorted.as_deref().expect("checked"))?;
-    let pipeline = build(&reference, &distorted, a.align != crate::cli::Align::Off)?;
+    let dist_pad = distorted_pad(a);
+    let pipeline = build(
+        &reference,
+        &distorted,
+        dist_pad,
+        a.align != crate::cli::Align::Off,
+    )?;
     let v = pipeline.by_name("v").expect("named in the description");
     scoring_properties(&v, a, a.device_ids[0], true)?;
     v.set_property("align", a.align.to_string());
@@ -143,6 +166,9 @@ pub fn run(a: &Args, voice: Voice) -> Result<(), Fail> {
     if let Some(r) = &a.report {
         v.set_property("report-filename", r);
         v.set_property("report-title", format!("{reference} vs {distorted} (live)"));
+    }
+    if dist_pad != "dist_sink" {
+        crate::pair::hand_files_to(&v, dist_pad);
     }
     let status_line = voice.progress || (voice.notes && std::io::stderr().is_terminal());
     pipeline
@@ -387,16 +413,18 @@ fn hear_notice(msg: &gst::Message, voice: Voice, status_line: bool) {
     }
 }
 
-/// Ends the run at `--duration`: an EOS into the pipeline, and into each
-/// branch (a source being started again may not pass it on).
+/// Ends the run at `--duration`: an EOS into each input's source, so that
+/// every frame received is scored, and into its branch where that one does
+/// not come through in time (a source being started again may not pass it
+/// on).
 fn stop(pipeline: &gst::Pipeline) {
     if crate::interrupt::requested() {
         stop_inputs(pipeline);
         return;
     }
-    pipeline.send_event(gst::event::Eos::new());
-    reconnect::end_input(pipeline, Role::Reference);
-    reconnect::end_input(pipeline, Role::Distorted);
+    for role in [Role::Reference, Role::Distorted] {
+        reconnect::end_input_flushed(pipeline, role, SOURCE_EOS_WAIT);
+    }
 }
 
 /// Says `line` unless quiet.

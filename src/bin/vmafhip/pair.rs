@@ -376,7 +376,7 @@ pub fn results_target(a: &Args, pair: &Pair, v: &gst::Element) -> Option<std::pa
 /// Moves the element's results file and report onto requested pad `pad`
 /// (a pair whose distorted video the engine scales: `dist_sink` stays
 /// unlinked and writes nothing).
-fn hand_files_to(v: &gst::Element, pad: &str) {
+pub fn hand_files_to(v: &gst::Element, pad: &str) {
     let Some(pad) = v.static_pad(pad) else { return };
     for property in ["results-filename", "report-filename"] {
         let file: Option<String> = v.property(property);

@@ -177,6 +177,33 @@ pub fn end_input(pipeline: &gst::Pipeline, role: Role) {
     }
 }
 
+/// Ends input `role` at the command's own stop: an EOS into its source
+/// first, so that what its demuxer holds comes out (an MPEG-TS demuxer
+/// keeps a stream's last frame until the next one begins), then, where
+/// that EOS has not reached the branch within `wait` (a source being
+/// started again may not pass it on), one into the branch.
+pub fn end_input_flushed(pipeline: &gst::Pipeline, role: Role, wait: std::time::Duration) {
+    let source = pipeline
+        .by_name(&format!("{}-decode", role.prefix()))
+        .and_then(|d| d.property::<Option<gst::Element>>("source"));
+    if let Some(source) = source {
+        let _ = source.send_event(gst::event::Eos::new());
+    }
+    let Some(pad) = pipeline
+        .by_name(&format!("{}-convert", role.prefix()))
+        .and_then(|c| c.static_pad("sink"))
+    else {
+        return;
+    };
+    let until = std::time::Instant::now() + wait;
+    while !pad.pad_flags().contains(gst::PadFlags::EOS) && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    if !pad.pad_flags().contains(gst::PadFlags::EOS) {
+        let _ = pad.send_event(gst::event::Eos::new());
+    }
+}
+
 /// Input `role`'s source: `uri` through a `uridecodebin` (`ROLE-decode`,
 /// video only), its pad linked to the branch's converter as it comes.
 pub fn add_source(pipeline: &gst::Pipeline, role: Role, uri: &str) -> Result<(), crate::cli::Fail> {

@@ -549,6 +549,7 @@ impl AggregatorImpl for VmafHip {
         }
         let ret = self.parent_aggregate(timeout);
         if ret == Err(gst::FlowError::Eos) {
+            self.count_last_skipped_reference();
             self.finish_late()?;
             // Every sink is done: last messages and the pooled score go out before EOS.
             if let Err(e) = self.drain(SegmentEnd::Eos) {

@@ -313,6 +313,32 @@ impl VmafHip {
         Ok(())
     }
 
+    /// At the end: a reference frame the aggregator skipped after the last
+    /// one it aggregated (it came after its time had passed, as a stream's
+    /// last frame that its demuxer gives up only at the EOS) is counted
+    /// late, with any missing between the two.
+    pub(super) fn count_last_skipped_reference(&self) {
+        let Some((at, duration)) = self
+            .ref_pad
+            .downcast_ref::<crate::element::pad::VmafHipPad>()
+            .and_then(|p| p.imp().take_skipped())
+        else {
+            return;
+        };
+        let mut late = Vec::new();
+        if let Some(st) = self.state.lock().unwrap().as_mut() {
+            for r in &mut st.renditions {
+                let frames = r.pairings.skipped_reference(at, duration);
+                if frames > 0 {
+                    late.push((r.name.clone(), frames));
+                }
+            }
+        }
+        for (name, frames) in late {
+            self.post_late(&name, frames);
+        }
+    }
+
     /// Whether this reference frame was scored already (the aggregator
     /// repeats it when the distorted stream runs faster), by its own
     /// running time; the first time, also learns the inputs' names for the
