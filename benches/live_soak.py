@@ -326,7 +326,11 @@ def check(ledger, lines, out, samples, scrapes, args):
     text = "\n".join(lines)
     drops = sorted(int(n) for n in re.findall(r"dropped REF's frame (\d+) ", text))
     repeats = re.findall(r"repeats REF's frame (\d+) ", text)
-    lead = re.search(r"the reference's first (\d+) are not scored", text)
+    # The reference frames before the distorted input's first: said by the
+    # first offset found (later ones, after gaps, say where it was found
+    # again).
+    first = next((line for line in lines if "align=auto:" in line), "")
+    lead = re.search(r"the reference's first (\d+) are not scored", first)
     leading = int(lead.group(1)) if lead else 0
     print(f"sent: {ledger.sent} reference frames; the transcode showed {len(ledger.shown)}, "
           f"dropped {len(ledger.dropped)} in bursts, missed {ledger.missing} in stalls and reconnects")
