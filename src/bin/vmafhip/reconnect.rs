@@ -128,10 +128,7 @@ const SOURCE_ENDED: &str = "vmafhip-source-ended";
 /// `stopping` (the command's own EOS at `--duration`).
 pub fn hold_source_ends(pipeline: &gst::Pipeline, stopping: Arc<AtomicBool>) {
     for role in [Role::Reference, Role::Distorted] {
-        let Some(pad) = pipeline
-            .by_name(&format!("{}-convert", role.prefix()))
-            .and_then(|c| c.static_pad("sink"))
-        else {
+        let Some(pad) = branch_sink(pipeline, role) else {
             continue;
         };
         let stopping = stopping.clone();
@@ -169,12 +166,17 @@ pub fn ended_source(msg: &gst::Message) -> Option<Role> {
 /// Ends input `role` for the element (its source ended, its EOS held
 /// back): an EOS sent into its branch.
 pub fn end_input(pipeline: &gst::Pipeline, role: Role) {
-    if let Some(pad) = pipeline
-        .by_name(&format!("{}-convert", role.prefix()))
-        .and_then(|c| c.static_pad("sink"))
-    {
+    if let Some(pad) = branch_sink(pipeline, role) {
         let _ = pad.send_event(gst::event::Eos::new());
     }
+}
+
+/// The pad input `role`'s branch starts at: its converter's sink pad,
+/// where the source's decoded pad links.
+fn branch_sink(pipeline: &gst::Pipeline, role: Role) -> Option<gst::Pad> {
+    pipeline
+        .by_name(&format!("{}-convert", role.prefix()))
+        .and_then(|c| c.static_pad("sink"))
 }
 
 /// Ends input `role` at the command's own stop: an EOS into its source
@@ -189,10 +191,7 @@ pub fn end_input_flushed(pipeline: &gst::Pipeline, role: Role, wait: std::time::
     if let Some(source) = source {
         let _ = source.send_event(gst::event::Eos::new());
     }
-    let Some(pad) = pipeline
-        .by_name(&format!("{}-convert", role.prefix()))
-        .and_then(|c| c.static_pad("sink"))
-    else {
+    let Some(pad) = branch_sink(pipeline, role) else {
         return;
     };
     let until = std::time::Instant::now() + wait;
@@ -200,7 +199,7 @@ pub fn end_input_flushed(pipeline: &gst::Pipeline, role: Role, wait: std::time::
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     if !pad.pad_flags().contains(gst::PadFlags::EOS) {
-        let _ = pad.send_event(gst::event::Eos::new());
+        end_input(pipeline, role);
     }
 }
 
