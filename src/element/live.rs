@@ -137,9 +137,10 @@ impl Pairings {
     }
 
     /// A new reference frame at running time `at` lasting `duration`:
-    /// the frames missing since the last one (they came after their
-    /// deadline, and the aggregator let them go, or never came), counted
-    /// as late, and returned.
+    /// the frames missing since the last one, returned. Those of a short
+    /// hole (lost in delivery) are counted late; those of a gap are not
+    /// counted (the source sent none, or they come later with new
+    /// timestamps and are counted then).
     pub fn reference(
         &mut self,
         at: Option<gst::ClockTime>,
@@ -149,26 +150,25 @@ impl Pairings {
             (Some(last), Some(at)) => Missed::between(last, at),
             _ => Missed::default(),
         };
-        self.counts.unscored += missed.frames;
-        self.counts.late += missed.frames;
+        if !missed.is_gap() {
+            self.counts.unscored += missed.frames;
+            self.counts.late += missed.frames;
+        }
         self.last_reference = at.zip(duration);
         missed
     }
 
-    /// A reference frame at `at` that the aggregator skipped after the
-    /// last one it aggregated, seen at the end: it and the frames missing
-    /// before it counted as late; how many (none if it was not after).
-    pub fn skipped_reference(
-        &mut self,
-        at: gst::ClockTime,
-        duration: Option<gst::ClockTime>,
-    ) -> u64 {
-        if self.last_reference.is_some_and(|(last, _)| last >= at) {
-            return 0;
-        }
+    /// A reference frame at `at` that the aggregator let go (it came
+    /// after its time): it and the frames lost in delivery before it
+    /// counted as late; how many.
+    pub fn passed_over(&mut self, at: gst::ClockTime, duration: Option<gst::ClockTime>) -> u64 {
         let missed = self.reference(Some(at), duration);
         self.late();
-        missed.frames + 1
+        if missed.is_gap() {
+            1
+        } else {
+            missed.frames + 1
+        }
     }
 
     /// Whether a reference frame waits for the distorted branch's first frame.
@@ -270,18 +270,21 @@ mod tests {
     }
 
     #[test]
-    fn a_reference_frame_skipped_after_the_last_is_late_at_the_end() {
+    fn a_reference_frame_passed_over_is_late_with_the_frames_lost_before_it() {
         let mut p = Pairings::default();
         let ms = gst::ClockTime::from_mseconds;
         let d = Some(ms(40));
         for at in [0, 40, 80] {
             p.reference(Some(ms(at)), d);
         }
-        // Skipped before the last one taken: counted already, or never lost.
-        assert_eq!(p.skipped_reference(ms(40), d), 0);
-        // The frame after the last (at 120 ms) and the one skipped (160 ms).
-        assert_eq!(p.skipped_reference(ms(160), d), 2);
+        // The frame after the last (at 120 ms) lost, the one at 160 ms
+        // passed over.
+        assert_eq!(p.passed_over(ms(160), d), 2);
         assert_eq!((p.counts.unscored, p.counts.late), (2, 2));
-        assert_eq!(p.skipped_reference(ms(160), d), 0);
+        // Another with the same timestamp (a demuxer's after a burst).
+        assert_eq!(p.passed_over(ms(160), d), 1);
+        // One after a gap: the gap's frames are not counted.
+        assert_eq!(p.passed_over(ms(2160), d), 1);
+        assert_eq!((p.counts.unscored, p.counts.late), (4, 4));
     }
 }

@@ -23,6 +23,7 @@ mod imp {
     use gst_base::subclass::prelude::*;
     use gst_video::prelude::*;
     use gst_video::subclass::prelude::*;
+    use std::collections::VecDeque;
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -46,9 +47,11 @@ mod imp {
         report_filename: Mutex<Option<String>>,
         /// Buffers that reached the pad since the last segment ended.
         received: AtomicU64,
-        /// The running time of the last buffer the aggregator skipped (it
-        /// came after its time had passed), and its duration.
-        skipped: Mutex<Option<(gst::ClockTime, Option<gst::ClockTime>)>>,
+        /// A live reference's frames as they arrived, until the frame
+        /// aggregated after them is: those the aggregator let go (they
+        /// came after their time) are taken from here
+        /// ([`VmafHipPad::take_passed_over`]).
+        arrivals: Mutex<VecDeque<Timed<Arrived>>>,
         /// A distorted input's frames, kept out of the aggregator's queue as
         /// they arrive while the element holds late frames (`late`).
         /// Frames taken on arrival (`holding`), with their thumbnails when
@@ -138,10 +141,53 @@ mod imp {
             self.warned.store(false, Ordering::Relaxed);
         }
 
-        /// The last buffer the aggregator skipped since the last call: its
-        /// running time and duration.
-        pub(crate) fn take_skipped(&self) -> Option<(gst::ClockTime, Option<gst::ClockTime>)> {
-            self.skipped.lock().unwrap().take()
+        /// The frames that arrived before `current` (the buffer being
+        /// aggregated) and were never aggregated: the aggregator let them
+        /// go. Those up to `current` are forgotten; None for `current`
+        /// takes them all (the end).
+        pub(in crate::element) fn take_passed_over(
+            &self,
+            current: Option<&gst::Buffer>,
+        ) -> Vec<Timed<Arrived>> {
+            let mut arrivals = self.arrivals.lock().unwrap();
+            let Some(current) = current else {
+                return arrivals.drain(..).collect();
+            };
+            let is_current = |t: &Timed<Arrived>| t.frame.0.as_ptr() == current.as_ptr();
+            match arrivals.iter().position(is_current) {
+                Some(i) => {
+                    let passed = arrivals.drain(..i).collect();
+                    arrivals.pop_front();
+                    passed
+                }
+                // Not seen arriving (before the pipeline was known to be
+                // live): those before its time went by.
+                None => {
+                    let at = self.timed(current).map(|t| t.at);
+                    let before = arrivals
+                        .iter()
+                        .take_while(|t| at.is_some_and(|at| t.at < at))
+                        .count();
+                    arrivals.drain(..before).collect()
+                }
+            }
+        }
+
+        /// Forgets the frames that arrived (a flush, a stop).
+        pub(crate) fn forget_arrivals(&self) {
+            self.arrivals.lock().unwrap().clear();
+        }
+
+        /// Keeps `buf`, a frame of a live reference, as it arrives.
+        fn note_arrival(&self, buf: &gst::Buffer) {
+            let pad = self.obj();
+            let records = pad
+                .parent()
+                .and_then(|p| p.downcast::<crate::element::VmafHip>().ok())
+                .is_some_and(|e| e.imp().records_arrivals(pad.upcast_ref()));
+            if records && let Some(t) = self.timed(buf) {
+                self.arrivals.lock().unwrap().push_back(t);
+            }
         }
 
         /// The buffers that reached the pad since the last call.
@@ -346,6 +392,7 @@ mod imp {
                         if let Some(copied) = pad.copy_in(buf) {
                             *buf = copied;
                         }
+                        pad.note_arrival(buf);
                         if pad.hold_late(buf) {
                             // Kept by the element: the aggregator never sees it.
                             info.data = None;
@@ -358,26 +405,7 @@ mod imp {
     }
     impl GstObjectImpl for VmafHipPad {}
     impl PadImpl for VmafHipPad {}
-    impl AggregatorPadImpl for VmafHipPad {
-        /// The aggregator's own choice (a frame whose time has passed is
-        /// skipped), remembered: a reference frame skipped after the last
-        /// one aggregated is counted late at the end.
-        fn skip_buffer(&self, aggregator: &gst_base::Aggregator, buffer: &gst::Buffer) -> bool {
-            let skip = self.parent_skip_buffer(aggregator, buffer);
-            if skip {
-                let at = self
-                    .obj()
-                    .segment()
-                    .downcast::<gst::ClockTime>()
-                    .ok()
-                    .and_then(|s| s.to_running_time(buffer.pts()));
-                if let Some(at) = at {
-                    *self.skipped.lock().unwrap() = Some((at, buffer.duration()));
-                }
-            }
-            skip
-        }
-    }
+    impl AggregatorPadImpl for VmafHipPad {}
 
     impl VideoAggregatorPadImpl for VmafHipPad {
         fn prepare_frame(

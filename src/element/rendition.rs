@@ -350,6 +350,8 @@ pub(super) struct Rendition {
     /// frame handed over again (the same running time, or an earlier one)
     /// is not taken twice.
     pub(super) last_distorted: Option<gst::ClockTime>,
+    /// Its buffer (the address): frames may share a running time.
+    pub(super) last_distorted_buffer: usize,
     /// The tracker searches the offset again after a gap: the reference
     /// frames it then finds before the distorted input's are late.
     pub(super) realigned: bool,
@@ -473,6 +475,7 @@ impl Rendition {
             aligner: None,
             alignment: None,
             last_distorted: None,
+            last_distorted_buffer: 0,
             realigned: false,
             lag: None,
             passed_by: PassedBy::default(),

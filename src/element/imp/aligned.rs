@@ -50,15 +50,18 @@ impl VmafHip {
         &self,
         frame: &gst_video::VideoFrameRef<&gst::BufferRef>,
     ) -> Result<Thumb, gst::FlowError> {
-        thumb_of(frame, self.gpu_input().as_deref()).ok_or_else(|| {
-            gst::element_imp_error!(
-                self,
-                gst::StreamError::Format,
-                ("ref_sink: align: its frames' luma cannot be read"),
-                ["frames are compared by content: 8- to 16-bit YUV or gray"]
-            );
-            gst::FlowError::Error
-        })
+        thumb_of(frame, self.gpu_input().as_deref()).ok_or_else(|| self.unreadable_reference())
+    }
+
+    /// The error for a reference frame whose luma cannot be read.
+    pub(super) fn unreadable_reference(&self) -> gst::FlowError {
+        gst::element_imp_error!(
+            self,
+            gst::StreamError::Format,
+            ("ref_sink: align: its frames' luma cannot be read"),
+            ["frames are compared by content: 8- to 16-bit YUV or gray"]
+        );
+        gst::FlowError::Error
     }
 
     /// Gives the distorted frames that reached `pad` to its rendition's
@@ -84,7 +87,13 @@ impl VmafHip {
             .get_or_insert_with(|| tracker(align, self.reference_rate(), window));
         let mut gaps = Vec::new();
         for (d, thumb) in arrived {
-            if r.last_distorted.is_some_and(|last| d.at <= last) {
+            // Frames may share a timestamp (a demuxer's after a burst): the
+            // same time is the same frame only in the same buffer.
+            let buffer = d.frame.0.as_ptr() as usize;
+            let again = |last: gst::ClockTime| {
+                d.at < last || (d.at == last && buffer == r.last_distorted_buffer)
+            };
+            if r.last_distorted.is_some_and(again) {
                 gst::debug!(
                     CAT,
                     imp = self,
@@ -102,6 +111,7 @@ impl VmafHip {
                 gaps.push(Self::gap_seen(r, "distorted", missed, d.at));
             }
             r.last_distorted = Some(d.at);
+            r.last_distorted_buffer = buffer;
             if r.passed_by.distorted.is_some_and(|cut| d.at < cut) {
                 // A gap of the reference passed this frame by.
                 continue;
@@ -139,8 +149,7 @@ impl VmafHip {
     }
 
     /// This output frame's reference, given to input `pad`'s tracker with
-    /// its thumbnail; then every decision the tracker can make is carried
-    /// out. Returns the messages of the frames that became final.
+    /// its thumbnail ([`VmafHip::align_reference`]).
     pub(super) fn score_aligned(
         &self,
         (ref_frame, reference): ReferenceFrame<'_>,
@@ -148,17 +157,31 @@ impl VmafHip {
         pad: &gst_video::VideoAggregatorPad,
         outbuf: &gst::BufferRef,
     ) -> Result<Vec<VmafFrameMessage>, gst::FlowError> {
-        let name = pad.name();
         let (Some(reference), Some(at)) = (reference, running_time(&self.ref_pad, reference))
         else {
             return Ok(Vec::new());
         };
+        let frame = waiting_reference((ref_frame, reference), at, outbuf, 0);
+        self.align_reference(frame, thumb, pad)
+    }
+
+    /// A reference frame (numbered here) given to input `pad`'s tracker
+    /// with its thumbnail; then every decision the tracker can make is
+    /// carried out. Returns the messages of the frames that became final.
+    pub(super) fn align_reference(
+        &self,
+        mut frame: Timed<WaitingRef>,
+        thumb: &Thumb,
+        pad: &gst_video::VideoAggregatorPad,
+    ) -> Result<Vec<VmafFrameMessage>, gst::FlowError> {
+        let name = pad.name();
+        let at = frame.at;
         let ended = has_ended(pad);
         self.take_aligned(pad, ended)?;
         {
             let mut guard = self.state.lock().unwrap();
             let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
-            let number = st.references;
+            frame.frame.reference = st.references;
             let Some(r) = st.rendition(&name) else {
                 return Ok(Vec::new());
             };
@@ -172,10 +195,7 @@ impl VmafHip {
             let Some(t) = r.aligner.as_mut() else {
                 return Ok(Vec::new());
             };
-            t.reference(
-                thumb.clone(),
-                waiting_reference((ref_frame, reference), at, outbuf, number),
-            );
+            t.reference(thumb.clone(), frame);
         }
         self.run_aligned(&name, at)
     }

@@ -184,7 +184,11 @@ impl VmafHip {
         let df = self.map_for_engine(&dist, &dist_info)?;
         let (rf, df) = (rf.as_video_frame_ref(), df.as_video_frame_ref());
         self.check_frames(rf.info(), df.info(), name)?;
-        self.note_pairing(name, Some(d.at))?;
+        // Paired by content, each distorted frame is scored once (a
+        // repeat in content is a duplicate); by time, the same picture
+        // may be scored again.
+        let aligned = self.aligning.load(Ordering::Relaxed);
+        self.note_pairing(name, (!aligned).then_some(d.at))?;
         let replay = BufferReplay::of(&rf, &df, (&w.buffer, &dist));
         let keep: KeepAlive = Box::new((w.buffer.clone(), dist));
         let timing = FrameTiming {

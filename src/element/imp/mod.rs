@@ -8,6 +8,7 @@ mod gaps;
 mod late_frames;
 mod memory;
 mod pairing;
+mod passed_over;
 mod properties;
 mod scoring;
 
@@ -143,6 +144,8 @@ struct State {
     /// hand the aggregator the same reference frame again, which is passed
     /// through but not scored a second time.
     last_ref: Option<gst::ClockTime>,
+    /// Its buffer (the address): frames may share a running time.
+    last_ref_buffer: usize,
     /// What the distorted branch's first frame took beyond its deadline,
     /// added to the element's latency (`live`).
     first_frame_delay: gst::ClockTime,
@@ -448,6 +451,7 @@ impl AggregatorImpl for VmafHip {
             settings,
             renditions: vec![first],
             last_ref: None,
+            last_ref_buffer: 0,
             first_frame_delay: gst::ClockTime::ZERO,
             released: Vec::new(),
             shared_reference,
@@ -485,6 +489,7 @@ impl AggregatorImpl for VmafHip {
         for pad in self.obj().sink_pads() {
             if let Some(p) = pad.downcast_ref::<super::VmafHipPad>() {
                 p.imp().reset_copies();
+                p.imp().forget_arrivals();
             }
         }
         *self.state.lock().unwrap() = None;
@@ -549,7 +554,7 @@ impl AggregatorImpl for VmafHip {
         }
         let ret = self.parent_aggregate(timeout);
         if ret == Err(gst::FlowError::Eos) {
-            self.count_last_skipped_reference();
+            self.count_passed_over_at_end();
             self.finish_late()?;
             // Every sink is done: last messages and the pooled score go out before EOS.
             if let Err(e) = self.drain(SegmentEnd::Eos) {
@@ -581,6 +586,9 @@ impl AggregatorImpl for VmafHip {
     fn flush(&self) -> Result<gst::FlowSuccess, gst::FlowError> {
         // A flushing seek ends the segment: report what was measured, start
         // afresh. Frames waiting for late distorted frames are not scored.
+        if let Some(p) = self.ref_pad.downcast_ref::<super::VmafHipPad>() {
+            p.imp().forget_arrivals();
+        }
         for pad in self.distorted_pads() {
             if let Some(p) = pad.downcast_ref::<super::VmafHipPad>() {
                 p.imp().take_arrived(true);
@@ -605,6 +613,7 @@ impl AggregatorImpl for VmafHip {
                 r.late_warned = false;
             }
             st.last_ref = None;
+            st.last_ref_buffer = 0;
         }
         self.parent_flush()
     }
@@ -649,10 +658,11 @@ impl VideoAggregatorImpl for VmafHip {
             self.pass_reference_on(r, outbuf)?;
             self.stamp_variable_rate(r, outbuf);
         }
+        let mut msgs = self.take_passed_over(reference.as_ref())?;
         if self.is_repeated_reference(reference.as_ref())? {
+            self.post_scored(&msgs);
             return Ok(gst::FlowSuccess::Ok);
         }
-        let mut msgs = Vec::new();
         let mut result = Ok(());
         let holding = self.holding(self.dist_pad.upcast_ref());
         let thumb = match holding {

@@ -313,67 +313,64 @@ impl VmafHip {
         Ok(())
     }
 
-    /// At the end: a reference frame the aggregator skipped after the last
-    /// one it aggregated (it came after its time had passed, as a stream's
-    /// last frame that its demuxer gives up only at the EOS) is counted
-    /// late, with any missing between the two.
-    pub(super) fn count_last_skipped_reference(&self) {
-        let Some((at, duration)) = self
-            .ref_pad
-            .downcast_ref::<crate::element::pad::VmafHipPad>()
-            .and_then(|p| p.imp().take_skipped())
-        else {
-            return;
-        };
-        let mut late = Vec::new();
-        if let Some(st) = self.state.lock().unwrap().as_mut() {
-            for r in &mut st.renditions {
-                let frames = r.pairings.skipped_reference(at, duration);
-                if frames > 0 {
-                    late.push((r.name.clone(), frames));
-                }
-            }
-        }
-        for (name, frames) in late {
-            self.post_late(&name, frames);
-        }
-    }
-
     /// Whether this reference frame was scored already (the aggregator
-    /// repeats it when the distorted stream runs faster), by its own
-    /// running time; the first time, also learns the inputs' names for the
-    /// reports (asked outside the state lock: the query travels upstream).
+    /// repeats the same buffer when the distorted stream runs faster); the
+    /// first time, it is counted ([`VmafHip::new_reference`]).
     pub(super) fn is_repeated_reference(
         &self,
         reference: Option<&gst::Buffer>,
     ) -> Result<bool, gst::FlowError> {
         let ref_time = running_time(&self.ref_pad, reference);
+        let buffer = reference.map_or(0, |b| b.as_ptr() as usize);
+        {
+            let mut guard = self.state.lock().unwrap();
+            let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
+            // Frames may share a timestamp (a demuxer's after a burst):
+            // the same time is a repeat only in the same buffer.
+            if ref_time.is_some() && ref_time == st.last_ref && buffer == st.last_ref_buffer {
+                return Ok(true);
+            }
+            st.last_ref_buffer = buffer;
+        }
+        self.new_reference(ref_time, reference.and_then(|b| b.duration()))?;
+        Ok(false)
+    }
+
+    /// A new reference frame at running time `at`, numbered by its place
+    /// in the reference's timeline: frames lost in delivery before it keep
+    /// their numbers, are counted late, and each tracker learns of them. A
+    /// gap (the source stalled, or came back: its frames never came, or
+    /// came late with new timestamps) is reported, its frames not counted.
+    /// The first time, also learns the inputs' names for the reports
+    /// (asked outside the state lock: the query travels upstream).
+    pub(super) fn new_reference(
+        &self,
+        at: Option<gst::ClockTime>,
+        duration: Option<gst::ClockTime>,
+    ) -> Result<(), gst::FlowError> {
         let mut gaps = Vec::new();
         let mut late = Vec::new();
         let ask_inputs = {
             let mut guard = self.state.lock().unwrap();
             let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
-            if ref_time.is_some() && ref_time == st.last_ref {
-                return Ok(true);
-            }
-            st.last_ref = ref_time;
-            // A new reference frame, numbered by its place in the
-            // reference's timeline: frames lost before it keep their
-            // numbers, and each tracker learns of them.
-            let duration = reference.and_then(|b| b.duration());
+            st.last_ref = at;
             let first = st.references + 1;
             let mut lost = 0;
             for r in &mut st.renditions {
-                let missed = r.pairings.reference(ref_time, duration);
+                let missed = r.pairings.reference(at, duration);
                 if missed.is_gap() {
-                    let at = ref_time.unwrap_or_default();
-                    gaps.push(Self::gap_seen(r, "reference", missed, at));
-                } else {
-                    if let Some(t) = r.aligner.as_mut() {
-                        (first..first + missed.frames).for_each(|n| t.lost_reference(n));
-                    }
-                    late.push((r.name.clone(), missed.frames));
+                    gaps.push(Self::gap_seen(
+                        r,
+                        "reference",
+                        missed,
+                        at.unwrap_or_default(),
+                    ));
+                    continue;
                 }
+                if let Some(t) = r.aligner.as_mut() {
+                    (first..first + missed.frames).for_each(|n| t.lost_reference(n));
+                }
+                late.push((r.name.clone(), missed.frames));
                 lost = lost.max(missed.frames);
             }
             st.references += 1 + lost;
@@ -384,21 +381,26 @@ impl VmafHip {
             self.post_late(&name, frames);
         }
         if ask_inputs {
-            let reference = input_name(&self.ref_pad);
-            let named: Vec<(String, String)> = self
-                .distorted_pads()
-                .iter()
-                .map(|p| (p.name().to_string(), input_name(p)))
-                .collect();
-            if let Some(st) = self.state.lock().unwrap().as_mut() {
-                for (name, distorted) in named {
-                    if let Some(r) = st.rendition(&name).filter(|r| r.wants_inputs()) {
-                        r.inputs = Some([reference.clone(), distorted]);
-                    }
+            self.learn_input_names();
+        }
+        Ok(())
+    }
+
+    /// The inputs' names, for the renditions' reports that want them.
+    fn learn_input_names(&self) {
+        let reference = input_name(&self.ref_pad);
+        let named: Vec<(String, String)> = self
+            .distorted_pads()
+            .iter()
+            .map(|p| (p.name().to_string(), input_name(p)))
+            .collect();
+        if let Some(st) = self.state.lock().unwrap().as_mut() {
+            for (name, distorted) in named {
+                if let Some(r) = st.rendition(&name).filter(|r| r.wants_inputs()) {
+                    r.inputs = Some([reference.clone(), distorted]);
                 }
             }
         }
-        Ok(false)
     }
 
     /// Counts a reference frame scored against input `name`'s frame at
