@@ -143,34 +143,32 @@ mod imp {
 
         /// The frames that arrived before `current` (the buffer being
         /// aggregated) and were never aggregated: the aggregator let them
-        /// go. Those up to `current` are forgotten; None for `current`
-        /// takes them all (the end).
+        /// go; and whether `current` is among those that arrived (a new
+        /// frame). Those up to `current` are forgotten; None for `current`
+        /// takes them all (the end). Each frame kept is alive, so that no
+        /// other buffer has its address.
         pub(in crate::element) fn take_passed_over(
             &self,
             current: Option<&gst::Buffer>,
-        ) -> Vec<Timed<Arrived>> {
+        ) -> (Vec<Timed<Arrived>>, bool) {
             let mut arrivals = self.arrivals.lock().unwrap();
             let Some(current) = current else {
-                return arrivals.drain(..).collect();
+                return (arrivals.drain(..).collect(), false);
             };
             let is_current = |t: &Timed<Arrived>| t.frame.0.as_ptr() == current.as_ptr();
-            match arrivals.iter().position(is_current) {
-                Some(i) => {
-                    let passed = arrivals.drain(..i).collect();
-                    arrivals.pop_front();
-                    passed
-                }
-                // Not seen arriving (before the pipeline was known to be
-                // live): those before its time went by.
-                None => {
-                    let at = self.timed(current).map(|t| t.at);
-                    let before = arrivals
-                        .iter()
-                        .take_while(|t| at.is_some_and(|at| t.at < at))
-                        .count();
-                    arrivals.drain(..before).collect()
-                }
+            if let Some(i) = arrivals.iter().position(is_current) {
+                let passed = arrivals.drain(..i).collect();
+                arrivals.pop_front();
+                return (passed, true);
             }
+            // Not seen arriving (before the pipeline was known to be
+            // live, or handed again): those before its time went by.
+            let at = self.timed(current).map(|t| t.at);
+            let before = arrivals
+                .iter()
+                .take_while(|t| at.is_some_and(|at| t.at < at))
+                .count();
+            (arrivals.drain(..before).collect(), false)
         }
 
         /// Forgets the frames that arrived (a flush, a stop).

@@ -347,11 +347,9 @@ pub(super) struct Rendition {
     pub(super) aligner: Option<Aligner>,
     pub(super) alignment: Option<(i32, Option<f64>)>,
     /// The running time of the distorted frame the tracker took last: a
-    /// frame handed over again (the same running time, or an earlier one)
-    /// is not taken twice.
+    /// frame handed over again (an earlier running time) is not taken
+    /// twice.
     pub(super) last_distorted: Option<gst::ClockTime>,
-    /// Its buffer (the address): frames may share a running time.
-    pub(super) last_distorted_buffer: usize,
     /// The tracker searches the offset again after a gap: the reference
     /// frames it then finds before the distorted input's are late.
     pub(super) realigned: bool,
@@ -475,7 +473,6 @@ impl Rendition {
             aligner: None,
             alignment: None,
             last_distorted: None,
-            last_distorted_buffer: 0,
             realigned: false,
             lag: None,
             passed_by: PassedBy::default(),

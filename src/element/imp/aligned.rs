@@ -87,13 +87,9 @@ impl VmafHip {
             .get_or_insert_with(|| tracker(align, self.reference_rate(), window));
         let mut gaps = Vec::new();
         for (d, thumb) in arrived {
-            // Frames may share a timestamp (a demuxer's after a burst): the
-            // same time is the same frame only in the same buffer.
-            let buffer = d.frame.0.as_ptr() as usize;
-            let again = |last: gst::ClockTime| {
-                d.at < last || (d.at == last && buffer == r.last_distorted_buffer)
-            };
-            if r.last_distorted.is_some_and(again) {
+            // Frames may share a timestamp (a demuxer's after a burst): each
+            // is taken.
+            if r.last_distorted.is_some_and(|last| d.at < last) {
                 gst::debug!(
                     CAT,
                     imp = self,
@@ -111,7 +107,6 @@ impl VmafHip {
                 gaps.push(Self::gap_seen(r, "distorted", missed, d.at));
             }
             r.last_distorted = Some(d.at);
-            r.last_distorted_buffer = buffer;
             if r.passed_by.distorted.is_some_and(|cut| d.at < cut) {
                 // A gap of the reference passed this frame by.
                 continue;

@@ -144,8 +144,6 @@ struct State {
     /// hand the aggregator the same reference frame again, which is passed
     /// through but not scored a second time.
     last_ref: Option<gst::ClockTime>,
-    /// Its buffer (the address): frames may share a running time.
-    last_ref_buffer: usize,
     /// What the distorted branch's first frame took beyond its deadline,
     /// added to the element's latency (`live`).
     first_frame_delay: gst::ClockTime,
@@ -451,7 +449,6 @@ impl AggregatorImpl for VmafHip {
             settings,
             renditions: vec![first],
             last_ref: None,
-            last_ref_buffer: 0,
             first_frame_delay: gst::ClockTime::ZERO,
             released: Vec::new(),
             shared_reference,
@@ -613,7 +610,6 @@ impl AggregatorImpl for VmafHip {
                 r.late_warned = false;
             }
             st.last_ref = None;
-            st.last_ref_buffer = 0;
         }
         self.parent_flush()
     }
@@ -658,8 +654,8 @@ impl VideoAggregatorImpl for VmafHip {
             self.pass_reference_on(r, outbuf)?;
             self.stamp_variable_rate(r, outbuf);
         }
-        let mut msgs = self.take_passed_over(reference.as_ref())?;
-        if self.is_repeated_reference(reference.as_ref())? {
+        let (mut msgs, arrived) = self.take_passed_over(reference.as_ref())?;
+        if self.is_repeated_reference(reference.as_ref(), arrived)? {
             self.post_scored(&msgs);
             return Ok(gst::FlowSuccess::Ok);
         }

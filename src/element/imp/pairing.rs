@@ -313,24 +313,23 @@ impl VmafHip {
         Ok(())
     }
 
-    /// Whether this reference frame was scored already (the aggregator
-    /// repeats the same buffer when the distorted stream runs faster); the
-    /// first time, it is counted ([`VmafHip::new_reference`]).
+    /// Whether this reference frame was scored already: the aggregator
+    /// hands the same frame again when the distorted stream runs faster.
+    /// A frame seen arriving (`arrived`: a live reference's) is new; else
+    /// one at the last frame's time is the same. The first time, it is
+    /// counted ([`VmafHip::new_reference`]).
     pub(super) fn is_repeated_reference(
         &self,
         reference: Option<&gst::Buffer>,
+        arrived: bool,
     ) -> Result<bool, gst::FlowError> {
         let ref_time = running_time(&self.ref_pad, reference);
-        let buffer = reference.map_or(0, |b| b.as_ptr() as usize);
         {
-            let mut guard = self.state.lock().unwrap();
-            let st = guard.as_mut().ok_or(gst::FlowError::NotNegotiated)?;
-            // Frames may share a timestamp (a demuxer's after a burst):
-            // the same time is a repeat only in the same buffer.
-            if ref_time.is_some() && ref_time == st.last_ref && buffer == st.last_ref_buffer {
+            let guard = self.state.lock().unwrap();
+            let st = guard.as_ref().ok_or(gst::FlowError::NotNegotiated)?;
+            if !arrived && ref_time.is_some() && ref_time == st.last_ref {
                 return Ok(true);
             }
-            st.last_ref_buffer = buffer;
         }
         self.new_reference(ref_time, reference.and_then(|b| b.duration()))?;
         Ok(false)

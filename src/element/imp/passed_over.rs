@@ -23,16 +23,19 @@ impl VmafHip {
 
     /// The reference frames that arrived before `current` (the one being
     /// aggregated) and were let go, each counted and then paired by
-    /// content or counted late. Returns the messages of frames scored.
+    /// content or counted late. Returns the messages of frames scored, and
+    /// whether `current` was seen arriving since the last call (a new
+    /// frame, whatever its timestamp).
     pub(super) fn take_passed_over(
         &self,
         current: Option<&gst::Buffer>,
-    ) -> Result<Vec<VmafFrameMessage>, gst::FlowError> {
+    ) -> Result<(Vec<VmafFrameMessage>, bool), gst::FlowError> {
         let Some(pad) = self.ref_pad.downcast_ref::<VmafHipPad>() else {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), false));
         };
+        let (passed, arrived) = pad.imp().take_passed_over(current);
         let mut msgs = Vec::new();
-        for frame in pad.imp().take_passed_over(current) {
+        for frame in passed {
             gst::debug!(
                 CAT,
                 imp = self,
@@ -46,7 +49,7 @@ impl VmafHip {
                 self.count_late_reference();
             }
         }
-        Ok(msgs)
+        Ok((msgs, arrived))
     }
 
     /// A reference frame let go, given to every rendition's tracker.
@@ -109,7 +112,7 @@ impl VmafHip {
         let Some(pad) = self.ref_pad.downcast_ref::<VmafHipPad>() else {
             return;
         };
-        let passed = pad.imp().take_passed_over(None);
+        let (passed, _) = pad.imp().take_passed_over(None);
         let mut late = Vec::new();
         if let Some(st) = self.state.lock().unwrap().as_mut() {
             for r in &mut st.renditions {
