@@ -32,6 +32,24 @@ pub(super) struct WaitingRef {
 }
 
 impl WaitingRef {
+    /// A reference frame as it came, numbered `reference`, with its
+    /// output timing; still the upstream buffer.
+    pub fn upstream(
+        (buffer, info): (gst::Buffer, gst_video::VideoInfo),
+        pts: Option<gst::ClockTime>,
+        duration: Option<gst::ClockTime>,
+        reference: u64,
+    ) -> Self {
+        Self {
+            buffer,
+            info,
+            pts,
+            duration,
+            reference,
+            copied: false,
+        }
+    }
+
     /// Holds a copy of its frame rather than the upstream buffer, once
     /// ([`super::hold::own_copy`]).
     pub fn own_copy(&mut self) {

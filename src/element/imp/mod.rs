@@ -88,14 +88,12 @@ fn waiting_reference(
     Timed {
         at,
         duration: reference.duration(),
-        frame: WaitingRef {
-            buffer: reference.clone(),
-            info: ref_frame.info().clone(),
-            pts: outbuf.pts(),
-            duration: outbuf.duration(),
-            reference: number,
-            copied: false,
-        },
+        frame: WaitingRef::upstream(
+            (reference.clone(), ref_frame.info().clone()),
+            outbuf.pts(),
+            outbuf.duration(),
+            number,
+        ),
     }
 }
 

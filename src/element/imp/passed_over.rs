@@ -8,6 +8,7 @@
 
 use super::super::align::thumb_of_buffer;
 use super::super::late::{Arrived, Timed, WaitingRef};
+use super::super::live::Pairings;
 use super::{CAT, VmafHip};
 use crate::element::VmafFrameMessage;
 use crate::element::pad::VmafHipPad;
@@ -57,21 +58,14 @@ impl VmafHip {
         &self,
         frame: Timed<Arrived>,
     ) -> Result<Vec<VmafFrameMessage>, gst::FlowError> {
-        let (buffer, info) = frame.frame;
-        let Some(thumb) = thumb_of_buffer(&buffer, &info, self.gpu_input().as_deref()) else {
+        let (buffer, info) = &frame.frame;
+        let Some(thumb) = thumb_of_buffer(buffer, info, self.gpu_input().as_deref()) else {
             return Err(self.unreadable_reference());
         };
         let waiting = Timed {
             at: frame.at,
             duration: frame.duration,
-            frame: WaitingRef {
-                buffer,
-                info,
-                pts: Some(frame.at),
-                duration: frame.duration,
-                reference: 0,
-                copied: false,
-            },
+            frame: WaitingRef::upstream(frame.frame, Some(frame.at), frame.duration, 0),
         };
         let mut msgs = Vec::new();
         for pad in self.distorted_pads() {
@@ -85,24 +79,10 @@ impl VmafHip {
     /// A reference frame let go where frames are paired by time: late in
     /// every rendition.
     fn count_late_reference(&self) {
-        let names: Vec<String> = self
-            .state
-            .lock()
-            .unwrap()
-            .as_mut()
-            .map(|st| {
-                st.renditions
-                    .iter_mut()
-                    .map(|r| {
-                        r.pairings.late();
-                        r.name.clone()
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        for name in names {
-            self.post_late(&name, 1);
-        }
+        self.count_late_in_renditions(|pairings| {
+            pairings.late();
+            1
+        });
     }
 
     /// At the end: the reference frames that came after the last one
@@ -113,16 +93,25 @@ impl VmafHip {
             return;
         };
         let (passed, _) = pad.imp().take_passed_over(None);
-        let mut late = Vec::new();
-        if let Some(st) = self.state.lock().unwrap().as_mut() {
-            for r in &mut st.renditions {
-                let frames: u64 = passed
-                    .iter()
-                    .map(|f| r.pairings.passed_over(f.at, f.duration))
-                    .sum();
-                late.push((r.name.clone(), frames));
-            }
-        }
+        self.count_late_in_renditions(|pairings| {
+            passed
+                .iter()
+                .map(|f| pairings.passed_over(f.at, f.duration))
+                .sum()
+        });
+    }
+
+    /// Counts late frames in every rendition's pairings (`count` returns
+    /// how many), then posts each rendition's late message.
+    fn count_late_in_renditions(&self, mut count: impl FnMut(&mut Pairings) -> u64) {
+        let late: Vec<(String, u64)> = match self.state.lock().unwrap().as_mut() {
+            Some(st) => st
+                .renditions
+                .iter_mut()
+                .map(|r| (r.name.clone(), count(&mut r.pairings)))
+                .collect(),
+            None => Vec::new(),
+        };
         for (name, frames) in late {
             self.post_late(&name, frames);
         }
