@@ -6,6 +6,7 @@
 mod alert;
 mod align;
 mod cli;
+mod heap;
 mod interrupt;
 mod ladder;
 mod live;
@@ -43,6 +44,7 @@ fn run(mut a: Args) -> Result<(), Fail> {
         progress: !a.quiet && (a.progress || std::io::stderr().is_terminal()),
     };
     if cli::live_wanted(&a) {
+        heap::map_frames_on_their_own();
         return live::run(&a, voice);
     }
     if !a.more.is_empty() {
