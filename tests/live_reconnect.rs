@@ -70,6 +70,16 @@ fn alignments(text: &str) -> Vec<&str> {
     text.lines().filter(|l| l.contains("align=auto:")).collect()
 }
 
+/// How many frames an offset note says the inputs are apart: 0 when
+/// aligned, N for "leads" or "lags the reference by N frames".
+fn frames_off(note: &str) -> Option<u32> {
+    if note.contains("is aligned with the reference") {
+        return Some(0);
+    }
+    let (_, rest) = note.split_once("the reference by ")?;
+    rest.split(' ').next()?.parse().ok()
+}
+
 #[test]
 fn a_restarted_transcoder_is_a_gap_then_found_again() {
     let _turn = one_station();
@@ -127,6 +137,10 @@ fn a_restarted_transcoder_is_a_gap_then_found_again() {
         "{text}"
     );
     assert!(!found[1].contains("no clear offset"), "{text}");
+    // The new transcoder shows the reference's present frame: the offset
+    // after the gap is the one in time, not where the search began.
+    let again = frames_off(found[1]);
+    assert!(again.is_some_and(|n| n <= 10), "{again:?}: {text}");
     assert_eq!(inputs["duplicated_frames"], 0, "{text}");
     assert_eq!(inputs["dropped_frames"], 0, "{text}");
     assert!(inputs["late_frames"].as_u64().unwrap() > 0, "{text}");

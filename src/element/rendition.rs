@@ -353,6 +353,10 @@ pub(super) struct Rendition {
     /// The tracker searches the offset again after a gap: the reference
     /// frames it then finds before the distorted input's are late.
     pub(super) realigned: bool,
+    /// The offset found again after a gap, told at the first pair after it
+    /// in frames of the reference's timeline (the search counts the frames
+    /// it held, which begin before the gap's end).
+    pub(super) found_again: Option<crate::core::align::Found>,
     /// How far the distorted input's frames run behind the reference
     /// frames they show (running time, nanoseconds; the transcoder's and
     /// the transports' latency), at the last pair.
@@ -474,6 +478,7 @@ impl Rendition {
             alignment: None,
             last_distorted: None,
             realigned: false,
+            found_again: None,
             lag: None,
             passed_by: PassedBy::default(),
         })

@@ -384,7 +384,11 @@ impl<R: Clone, D> Tracker<R, D> {
 
     /// The oldest distorted frame's pair: the next reference frame, unless
     /// it differs unusually and a frame a little later (drops) or the last
-    /// one (a duplicate) fits much better.
+    /// one (a duplicate) fits much better, and as pairs usually do. A
+    /// distorted frame that fits no frame near (a stray: a frame from
+    /// before a gap, a picture broken in delivery) is paired where
+    /// expected: a drop or duplicate made of it would shift every pair
+    /// after it.
     fn pair(&mut self) -> Option<Step<R, D>> {
         if !self.refs[0].is_frame() {
             return self.pair_lost();
@@ -402,7 +406,7 @@ impl<R: Clone, D> Tracker<R, D> {
                 .filter(|&n| self.refs[n].is_frame())
                 .map(|n| (n, difference(d, self.refs[n].thumb())))
                 .min_by(|a, b| a.1.total_cmp(&b.1));
-            let fits = |c: f64| c < expected * BETTER;
+            let fits = |c: f64| c < expected * BETTER && !self.unusual(c);
             match (dup, later) {
                 (Some(c), l) if fits(c) && l.is_none_or(|(_, lc)| c <= lc) => {
                     let (_, distorted) = self.dists.pop_front()?;
@@ -572,6 +576,20 @@ mod tests {
         assert_eq!(events, ["drop10", "drop21", "drop22", "28=30d"]);
         assert!(steps.contains(&"10=11".to_string()));
         assert!(steps.contains(&"29=31".to_string()));
+    }
+
+    #[test]
+    fn a_stray_distorted_frame_shifts_no_pair() {
+        // Distorted frame 20 shows reference frame 26 (a frame from
+        // elsewhere): it fits frame 24 better than half as badly as 20, yet
+        // far worse than pairs do.
+        let shows: Vec<usize> = (0..20).chain([26]).chain(21..50).collect();
+        let (found, steps) = track(50, &shows);
+        assert_eq!(found.map(|f| f.offset), Some(0));
+        assert!(events(&steps).is_empty(), "{steps:?}");
+        for pair in ["20=20", "21=21", "49=49"] {
+            assert!(steps.contains(&pair.to_string()), "{pair}: {steps:?}");
+        }
     }
 
     #[test]

@@ -248,54 +248,18 @@ impl VmafHip {
     ) -> Result<Vec<VmafFrameMessage>, gst::FlowError> {
         let mut msgs = Vec::new();
         match step {
-            Step::Aligned(found) => self.note_alignment(name, found),
+            Step::Aligned(found) => {
+                if !self.hold_offset_found_again(name, found) {
+                    self.note_alignment(name, found, false);
+                }
+            }
             Step::Pair {
                 reference,
                 distorted,
                 duplicate,
-            } => {
-                gst::log!(
-                    CAT,
-                    imp = self,
-                    "{name}: reference frame {} at {} shown by the distorted frame at {}{}",
-                    reference.frame.reference,
-                    reference.at,
-                    distorted.at,
-                    if duplicate { " (a duplicate)" } else { "" }
-                );
-                if duplicate {
-                    self.note_align_event(name, "duplicated", &reference.frame);
-                } else {
-                    let lag = distorted.at.nseconds() as i64 - reference.at.nseconds() as i64;
-                    self.count_pairing(name, |r| r.lag = Some(lag));
-                }
-                msgs.extend(self.score_waiting(name, reference.frame, distorted)?);
-            }
+            } => msgs.extend(self.carry_out_pair(name, reference, distorted, duplicate)?),
             Step::Dropped(r) => self.note_align_event(name, "dropped", &r.frame),
-            Step::LeadingReference(r) => {
-                // Not scored: after a gap, lost with it (late); live,
-                // before the distorted input's first frame (a file's
-                // offset leaves them out, as its lengths do not differ).
-                let live = self.live.load(std::sync::atomic::Ordering::Relaxed);
-                let mut lost = false;
-                self.count_pairing(name, |r| {
-                    if r.realigned {
-                        r.pairings.late();
-                        lost = true;
-                    } else if live {
-                        r.pairings.unscored();
-                    }
-                });
-                if lost {
-                    self.post_late(name, 1);
-                }
-                gst::debug!(
-                    CAT,
-                    imp = self,
-                    "{name}: reference frame {} precedes the distorted input's first",
-                    r.frame.reference
-                );
-            }
+            Step::LeadingReference(r) => self.leading_reference(name, &r.frame),
             Step::LeadingDistorted(d) => {
                 gst::debug!(
                     CAT,
@@ -341,6 +305,66 @@ impl VmafHip {
         Ok(msgs)
     }
 
+    /// A pair the tracker made: a duplicate noted, else its lag kept (and
+    /// the offset found again after a gap told); then scored.
+    fn carry_out_pair(
+        &self,
+        name: &str,
+        reference: Timed<WaitingRef>,
+        distorted: Timed<Arrived>,
+        duplicate: bool,
+    ) -> Result<Vec<VmafFrameMessage>, gst::FlowError> {
+        gst::log!(
+            CAT,
+            imp = self,
+            "{name}: reference frame {} at {} shown by the distorted frame at {}{}",
+            reference.frame.reference,
+            reference.at,
+            distorted.at,
+            if duplicate { " (a duplicate)" } else { "" }
+        );
+        if duplicate {
+            self.note_align_event(name, "duplicated", &reference.frame);
+        } else {
+            let lag = distorted.at.nseconds() as i64 - reference.at.nseconds() as i64;
+            let mut again = None;
+            self.count_pairing(name, |r| {
+                r.lag = Some(lag);
+                again = r.found_again.take();
+            });
+            if let Some(found) = again {
+                let frame = reference.duration.or(distorted.duration);
+                self.note_alignment(name, offset_of_lag(found, lag, frame), true);
+            }
+        }
+        self.score_waiting(name, reference.frame, distorted)
+    }
+
+    /// A reference frame before the distorted input's first, not scored:
+    /// after a gap, lost with it (late); live, unscored (a file's offset
+    /// leaves them out, as its lengths do not differ).
+    fn leading_reference(&self, name: &str, frame: &WaitingRef) {
+        let live = self.live.load(std::sync::atomic::Ordering::Relaxed);
+        let mut lost = false;
+        self.count_pairing(name, |r| {
+            if r.realigned {
+                r.pairings.late();
+                lost = true;
+            } else if live {
+                r.pairings.unscored();
+            }
+        });
+        if lost {
+            self.post_late(name, 1);
+        }
+        gst::debug!(
+            CAT,
+            imp = self,
+            "{name}: reference frame {} precedes the distorted input's first",
+            frame.reference
+        );
+    }
+
     fn count_pairing(&self, name: &str, count: impl FnOnce(&mut Rendition)) {
         if let Some(r) = self
             .state
@@ -353,9 +377,24 @@ impl VmafHip {
         }
     }
 
-    /// The offset found at start: kept for the messages and the results,
-    /// said in the log, and a warning when it is too unclear to use.
-    fn note_alignment(&self, name: &str, found: Found) {
+    /// After a gap, a clear offset found again is held until the first
+    /// pair after it (see [`Rendition::found_again`]); returns whether it
+    /// was.
+    fn hold_offset_found_again(&self, name: &str, found: Found) -> bool {
+        let mut held = false;
+        self.count_pairing(name, |r| {
+            if r.realigned && found.trusted() {
+                r.found_again = Some(found);
+                held = true;
+            }
+        });
+        held
+    }
+
+    /// The offset found at start, or again after a gap (`again`): kept for
+    /// the messages and the results, said in the log, and a warning when
+    /// it is too unclear to use.
+    fn note_alignment(&self, name: &str, found: Found, again: bool) {
         let given = matches!(self.settings.lock().unwrap().align, Align::Frames(_));
         if let Some(r) = self
             .state
@@ -381,10 +420,14 @@ impl VmafHip {
             );
             return;
         }
-        let how = match found.offset {
-            0 => "is aligned with the reference".to_string(),
-            n if n > 0 => format!("lags the reference by {n} frames: its first {n} are not scored"),
-            n => format!(
+        let how = match (found.offset, again) {
+            (0, _) => "is aligned with the reference".to_string(),
+            (n, true) if n > 0 => format!("after the gap, lags the reference by {n} frames"),
+            (n, true) => format!("after the gap, leads the reference by {} frames", -n),
+            (n, false) if n > 0 => {
+                format!("lags the reference by {n} frames: its first {n} are not scored")
+            }
+            (n, false) => format!(
                 "leads the reference by {} frames: the reference's first {} are not scored",
                 -n, -n
             ),
@@ -396,7 +439,14 @@ impl VmafHip {
                 "{name}: align=auto: {how} (confidence {:.2})",
                 found.confidence
             ),
-            ["offset found at start"]
+            [
+                "offset found {}",
+                if again {
+                    "again after a gap"
+                } else {
+                    "at start"
+                }
+            ]
         );
     }
 
@@ -515,5 +565,18 @@ impl VmafHip {
             .and_then(|r| r.aligner.as_ref())
             .map_or(0, |t| if ended { 0 } else { t.held().0 });
         Ok((msgs, held))
+    }
+}
+
+/// The offset of a distorted frame shown `lag` nanoseconds after the
+/// reference frame it shows (before: it leads), in frames of `frame`
+/// each; the search's own where a frame's duration is unknown.
+fn offset_of_lag(found: Found, lag: i64, frame: Option<gst::ClockTime>) -> Found {
+    match frame.map(|f| f.nseconds() as f64) {
+        Some(f) if f > 0.0 => Found {
+            offset: (lag as f64 / f).round() as i32,
+            ..found
+        },
+        _ => found,
     }
 }

@@ -13,15 +13,26 @@ use gst::subclass::prelude::*;
 /// up to a second more or less, is found.
 const KEPT: gst::ClockTime = gst::ClockTime::from_seconds(1);
 
-/// The frames of the other input that a gap passed by: those more than
-/// [`KEPT`] before where the input came
-/// back (at running time `back`), by the lag at the last pair. Those held
-/// are let go now, those still to come as they come
-/// ([`Rendition::passed_by`]). Returns how many reference frames (not
-/// scored: late) and distorted frames went now.
+/// The frames that a gap passed by: those of the other input more than
+/// [`KEPT`] before where the input came back (at running time `back`), by
+/// the lag at the last pair, and, after a gap of the distorted input, its
+/// own frames held from before the gap (they show another run of the
+/// reference than the frames after it, and the new search starts after
+/// the gap). Those held are let go now, those of the other input still to
+/// come as they come ([`Rendition::passed_by`]). Returns how many
+/// reference frames (not scored: late) and distorted frames went now.
 fn passed_by(r: &mut Rendition, reference_gap: bool, back: gst::ClockTime) -> (u64, usize) {
-    let (Some(lag), Some(t)) = (r.lag, r.aligner.as_mut()) else {
+    let lag = r.lag;
+    let Some(t) = r.aligner.as_mut() else {
         return (0, 0);
+    };
+    let before_gap = if reference_gap {
+        0
+    } else {
+        t.shed_distorted_while(|d| d.at < back)
+    };
+    let Some(lag) = lag else {
+        return (0, before_gap);
     };
     let cut =
         |shift: i64| gst::ClockTime::from_nseconds((back.nseconds() as i64 + shift).max(0) as u64);
@@ -35,7 +46,7 @@ fn passed_by(r: &mut Rendition, reference_gap: bool, back: gst::ClockTime) -> (u
         let cut = cut(-lag - KEPT.nseconds() as i64);
         r.passed_by.reference = Some(cut);
         let gone = t.give_up_references_while(|w| w.at < cut);
-        (gone.len() as u64, 0)
+        (gone.len() as u64, before_gap)
     }
 }
 
