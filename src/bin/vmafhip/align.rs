@@ -14,9 +14,14 @@ pub fn summary(p: &VmafPooledMessage) -> Option<String> {
     let confidence = p
         .offset_confidence
         .map_or(String::new(), |c| format!(" (confidence {c:.2})"));
+    let how = match p.offset {
+        0 => "DIST is aligned with REF".to_string(),
+        n if n > 0 => format!("DIST lags REF by {n} frames"),
+        n => format!("DIST leads REF by {} frames", -n),
+    };
     Some(format!(
-        "aligned: DIST lags REF by {} frames{confidence}; {} dropped, {} duplicated, {} late",
-        p.offset, c.dropped, c.duplicated, c.late
+        "aligned: {how}{confidence}; {} dropped, {} duplicated, {} late",
+        c.dropped, c.duplicated, c.late
     ))
 }
 
