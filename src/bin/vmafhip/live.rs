@@ -76,6 +76,9 @@ fn build(
         .map_err(|e| Fail(Exit::Failed, format!("the live pipeline: {e}")))?
         .downcast::<gst::Pipeline>()
         .map_err(|_| Fail(Exit::Failed, "the live pipeline is not a pipeline".into()))?;
+    for queue in ["ref-queue", "dist-queue"] {
+        crate::heap::frames_in_own_memory(&pipeline.by_name(queue).expect("named above"));
+    }
     reconnect::add_source(&pipeline, Role::Reference, reference)?;
     reconnect::add_source(&pipeline, Role::Distorted, distorted)?;
     Ok(pipeline)
