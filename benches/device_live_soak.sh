@@ -8,7 +8,8 @@
 # libpython3.11-minimal libpython3.11-stdlib python3-gi gir1.2-glib-2.0
 # gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0 libgirepository-1.0-1
 # python3-prometheus-client python3-decorator). Needs DEV/bin/vmafhip.zst.
-# FAULTS names the transcode's faults (live_soak.py --faults).
+# FAULTS names the transcode's faults (live_soak.py --faults); DECODER the
+# station's --decoder.
 #   MINUTES=9 EVERY=60 FAULT=launch:frame=3000,sync:frame=9000 bash benches/device_live_soak.sh
 set -eu
 DEV=${DEV:-.device5}
@@ -25,4 +26,4 @@ export PYTHONHOME=/tmp/gstroot/usr PYTHONPATH=/tmp/gstroot/usr/lib/python3/dist-
 export GI_TYPELIB_PATH=/tmp/gstroot/usr/lib/x86_64-linux-gnu/girepository-1.0
 /tmp/gstroot/usr/bin/python3.11 benches/live_soak.py --backend "${BACKEND:-hip}" --vmafhip $W/vmafhip \
   --frames $W/pan.yuv --out $W/out --minutes "${MINUTES:-9}" --every "${EVERY:-60}" \
-  ${FAULT:+--fault "$FAULT"} ${FAULTS:+--faults "$FAULTS"}
+  ${FAULT:+--fault "$FAULT"} ${FAULTS:+--faults "$FAULTS"} ${DECODER:+--decoder "$DECODER"}

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """A long soak of a live QA station, with faults.
 
-    live_soak.py [--minutes M] [--every S] [--faults K,...] [--backend B] [--fault SPEC] [--out DIR]
+    live_soak.py [--minutes M] [--every S] [--faults K,...] [--backend B] [--fault SPEC] [--decoder D] [--out DIR]
 
 Sends a reference (a pan across the coffee cup, with grain: natural
 content, 320x180 at 30 fps, near-lossless x264) and its transcode (x264
@@ -193,6 +193,7 @@ def station(args, ports, out):
         args.vmafhip, f"udp://127.0.0.1:{ports[0]}", f"udp://127.0.0.1:{ports[1]}",
         "--align", "auto", "--window", "10", "--metrics", "0", "--backend", args.backend,
         "--duration", str(args.minutes * 60 + 15), "--progress", "-o", out, *gpu,
+        *(["--decoder", args.decoder] if args.decoder else []),
     ]
     return subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env=env)
 
@@ -386,6 +387,7 @@ def main():
     p.add_argument("--faults", default=FAULTS, help=f"the faults, in turn (default {FAULTS}; also freeze)")
     p.add_argument("--backend", default="cpu")
     p.add_argument("--fault", default="")
+    p.add_argument("--decoder", default="", help="the station's --decoder (its default if not given)")
     p.add_argument("--vmafhip", default="target/release/vmafhip")
     p.add_argument("--out", default="/tmp/vmafhip-live-soak")
     p.add_argument("--frames", default="/tmp/vmafhip-live-soak-pan.yuv",
