@@ -56,7 +56,7 @@ CRATES = [
         "layers": [
             ("cli (options)", ["cli", "usage"]),
             ("media", ["media"]),
-            ("helpers", ["align", "alert", "interrupt", "reconnect"]),
+            ("helpers", ["align", "alert", "heap", "interrupt", "reconnect"]),
             ("scoring", ["pair", "ladder", "pairs", "live"]),
             ("main", [""]),
         ],

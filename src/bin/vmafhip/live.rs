@@ -318,7 +318,12 @@ fn follow(
     let mut pooled = None;
     let mut stopping = false;
     let mut drawn = Instant::now();
+    let mut trimmed = Instant::now();
     loop {
+        if trimmed.elapsed() >= crate::heap::TRIM_EVERY {
+            trimmed = Instant::now();
+            crate::heap::give_back_free_pages();
+        }
         let over = a
             .duration
             .is_some_and(|d| start.elapsed() >= Duration::from_secs_f64(d));
