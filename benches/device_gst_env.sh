@@ -6,7 +6,13 @@
 # Sets GL to its gst-launch-1.0.
 D=$PWD/${DEV:-.device}
 mkdir -p /tmp/gstroot
-for f in "$D"/debs/*.deb "$D"/debs_enc*/*.deb; do [ -f "$f" ] && dpkg -x "$f" /tmp/gstroot; done
+# Unpacked once per set of packages: a second script on the same machine
+# (or one beside a running one) leaves the libraries in use alone.
+UNPACKED=/tmp/gstroot/.unpacked-$(ls "$D"/debs* | cksum | cut -d' ' -f1)
+if [ ! -e "$UNPACKED" ]; then
+  for f in "$D"/debs/*.deb "$D"/debs_enc*/*.deb; do [ -f "$f" ] && dpkg -x "$f" /tmp/gstroot; done
+  touch "$UNPACKED"
+fi
 export LD_LIBRARY_PATH=/tmp/gstroot/usr/lib/x86_64-linux-gnu:/tmp/gstroot/lib/x86_64-linux-gnu:$D/extralibs
 export GST_PLUGIN_SYSTEM_PATH=/tmp/gstroot/usr/lib/x86_64-linux-gnu/gstreamer-1.0
 export GST_PLUGIN_SCANNER=/tmp/gstroot/usr/lib/x86_64-linux-gnu/gstreamer1.0/gstreamer-1.0/gst-plugin-scanner

@@ -10,12 +10,12 @@
 # python3-prometheus-client python3-decorator). Needs DEV/bin/vmafhip.zst.
 # FAULTS names the transcode's faults (live_soak.py --faults); DECODER the
 # station's --decoder.
-#   MINUTES=9 EVERY=60 FAULT=launch:frame=3000,sync:frame=9000 bash benches/device_live_soak.sh
+#   MINUTES=9 EVERY=60 FAULT=launch:frame=3000,sync:frame=6000 bash benches/device_live_soak.sh
 set -eu
 DEV=${DEV:-.device5}
 . benches/device_gst_env.sh
-for f in "$D"/pydebs/*.deb; do dpkg -x "$f" /tmp/gstroot; done
-W=/tmp/live-soak
+[ -e /tmp/gstroot/.unpacked-py ] || { for f in "$D"/pydebs/*.deb; do dpkg -x "$f" /tmp/gstroot; done; touch /tmp/gstroot/.unpacked-py; }
+W=${W:-/tmp/live-soak}
 mkdir -p $W
 export PATH=/tmp/gstroot/usr/bin:$PATH VMAFHIP_CACHE_DIR=/tmp/vc
 zstd -q -d -f "$D"/bin/vmafhip.zst -o $W/vmafhip && chmod +x $W/vmafhip

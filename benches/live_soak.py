@@ -17,7 +17,8 @@ fault, in turn:
 - freeze (only with --faults naming it): the station itself is stopped
   (SIGSTOP) for 1.8 s, as a busy machine can hold it up.
 With `--fault launch:frame=N` (backend hip) the station's GPU meets a fault
-too (VMAFHIP_FAULT): it must go on on the CPU.
+too (VMAFHIP_FAULT): it must go on on the CPU. N must come before the
+first caps change, where the engine's frame count starts again.
 
 Every 10 s it samples the station's resident memory and open file
 descriptors, and scrapes its metrics endpoint, each scrape read by
@@ -264,14 +265,33 @@ def send(args, pan, ledger, senders, start, stop_at, station_pid):
     dist.stop()
 
 
-def sample(proc, said, samples, scrapes, done):
-    """Every SAMPLE_S seconds: RSS, open descriptors, one scrape parsed."""
+def resident_by_mapping(pid):
+    """The resident KiB of each kind of mapping (its file, [heap], [anon],
+    ...) and the numbers of threads and mappings."""
+    kib, name, count = {}, None, 0
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            head = re.match(r"[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$", line)
+            if head:
+                name = head.group(1) or "[anon]"
+                count += 1
+            elif line.startswith("Rss:"):
+                kib[name] = kib.get(name, 0) + int(line.split()[1])
+    with open(f"/proc/{pid}/status") as f:
+        threads = int(next(line.split()[1] for line in f if line.startswith("Threads:")))
+    return kib, (threads, count)
+
+
+def sample(proc, said, samples, scrapes, done, maps):
+    """Every SAMPLE_S seconds: RSS, open descriptors, one scrape parsed;
+    the resident memory by mapping at the first sample and the latest."""
     t0 = time.monotonic()
     while not done.wait(SAMPLE_S):
         try:
             with open(f"/proc/{proc.pid}/status") as f:
                 rss = int(next(line.split()[1] for line in f if line.startswith("VmRSS")))
             fds = len(os.listdir(f"/proc/{proc.pid}/fd"))
+            maps[min(len(maps), 1)] = resident_by_mapping(proc.pid)
         except (OSError, StopIteration):
             return
         samples.append((time.monotonic() - t0, rss, fds))
@@ -298,6 +318,17 @@ def slope_mib_per_hour(samples, after_s):
     my = sum(y for _, y in pts) / len(pts)
     sxx = sum((x - mx) ** 2 for x, _ in pts)
     return sum((x - mx) * (y - my) for x, y in pts) / sxx
+
+
+def mapping_growth(maps):
+    """What grew between the first sample and the last, by mapping."""
+    if len(maps) < 2:
+        return "memory by mapping: fewer than two samples"
+    (first, t0), (last, t1) = maps[0], maps[1]
+    grown = sorted(((last.get(k, 0) - first.get(k, 0), k) for k in set(first) | set(last)), reverse=True)
+    top = ", ".join(f"{k} {d:+d}" for d, k in grown if d)[:600]
+    return (f"memory by mapping, first sample to last (KiB): {top or 'none grew'}; "
+            f"threads {t0[0]} to {t1[0]}; mappings {t0[1]} to {t1[1]}")
 
 
 def results(out):
@@ -379,6 +410,20 @@ def check(ledger, lines, out, samples, scrapes, args):
     return failed
 
 
+def check_gpu_faults(args, parser):
+    """A GPU fault must come before the first caps change: the engine's
+    frame count, which VMAFHIP_FAULT's frames count, starts again there,
+    and may never reach a later one."""
+    kinds = args.faults.split(",")
+    if not args.fault or "caps" not in kinds:
+        return
+    first_caps = (kinds.index("caps") + 1) * args.every * FPS
+    late = [int(n) for n in re.findall(r"frame=(\d+)", args.fault) if int(n) >= first_caps]
+    if late:
+        parser.error(f"--fault frames {late} come at or after the first caps change (frame {first_caps}), "
+                     "where the engine's frame count starts again: they may never strike")
+
+
 def main():
     global args_out
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -394,6 +439,7 @@ def main():
                    help="the reference's frames (made first if missing)")
     p.add_argument("--make-frames", action="store_true", help="only make --frames")
     args = p.parse_args()
+    check_gpu_faults(args, p)
     if not os.path.exists(args.frames):
         make_frames(CLIP, args.frames)
     if args.make_frames:
@@ -405,7 +451,7 @@ def main():
     ports = (free_port(), free_port())
     out = os.path.join(args.out, "live.jsonl")
     proc = station(args, ports, out)
-    lines, said, samples, scrapes = [], {}, [], []
+    lines, said, samples, scrapes, maps = [], {}, [], [], {}
     threading.Thread(target=read_stderr, args=(proc, lines, said), daemon=True).start()
     while "note: scoring " not in said:
         if proc.poll() is not None:
@@ -415,7 +461,7 @@ def main():
     print(f"started {time.strftime('%Y-%m-%d %H:%M:%S')}; faults every {args.every} s: {args.faults}"
           + (f"; VMAFHIP_FAULT={args.fault}" if args.fault else ""))
     done = threading.Event()
-    threading.Thread(target=sample, args=(proc, said, samples, scrapes, done), daemon=True).start()
+    threading.Thread(target=sample, args=(proc, said, samples, scrapes, done, maps), daemon=True).start()
     ledger = Ledger()
     senders = (Sender(ports[0], "pass=quant quantizer=10"), Sender(ports[1], "bitrate=250"))
     for s in senders:
@@ -429,6 +475,7 @@ def main():
         f.write("seconds,rss_kib,fds\n")
         f.writelines(f"{t:.0f},{r},{n}\n" for t, r, n in samples)
     failed = check(ledger, lines, out, samples, scrapes, args)
+    print(mapping_growth(maps))
     print("samples (s, RSS KiB, fds): " + " ".join(f"{t:.0f}:{r}:{f}" for t, r, f in samples[:: max(1, len(samples) // 24)]))
     print(f"{len(failed)} checks failed" if failed else "all checks passed")
     sys.exit(1 if failed or rc != 0 else 0)

@@ -22,8 +22,17 @@ use crate::hip::{Device, PinnedHostMem};
 use gst::glib;
 use gst::prelude::*;
 use gst::subclass::prelude::*;
+use once_cell::sync::Lazy;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+
+static CAT: Lazy<gst::DebugCategory> = Lazy::new(|| {
+    gst::DebugCategory::new(
+        "vmafhippool",
+        gst::DebugColorFlags::empty(),
+        Some("vmafhip pinned host buffer pool"),
+    )
+});
 
 /// Pinned host blocks of one device, recycled: a block lent out goes back
 /// to the free list when the last reference to the memory holding it is
@@ -82,17 +91,23 @@ impl PinnedBlocks {
     /// `len` bytes (at least 1) of pinned memory: a free block large enough,
     /// or a new one; the error says why none could be allocated.
     pub fn lend(&self, len: usize) -> Result<Lent, crate::hip::HipError> {
-        let reuse = {
+        let (reuse, free_blocks) = {
             let mut free = self.free.lock().unwrap();
-            free.iter()
+            let found = free
+                .iter()
                 .position(|m| m.as_ref().len() >= len)
-                .map(|i| free.swap_remove(i))
+                .map(|i| free.swap_remove(i));
+            (found, free.len())
         };
         let mem = match reuse {
             Some(m) => m,
             None => {
                 let m = PinnedHostMem::new(&self.device, len)?;
-                self.allocated.fetch_add(1, Ordering::Relaxed);
+                let n = self.allocated.fetch_add(1, Ordering::Relaxed) + 1;
+                gst::debug!(
+                    CAT,
+                    "pinned block {n} of {len} bytes allocated ({free_blocks} free, all smaller)"
+                );
                 m
             }
         };
@@ -125,15 +140,6 @@ impl PinnedPool {
 
 mod imp {
     use super::*;
-    use once_cell::sync::Lazy;
-
-    static CAT: Lazy<gst::DebugCategory> = Lazy::new(|| {
-        gst::DebugCategory::new(
-            "vmafhippool",
-            gst::DebugColorFlags::empty(),
-            Some("vmafhip pinned host buffer pool"),
-        )
-    });
 
     #[derive(Default)]
     struct Config {

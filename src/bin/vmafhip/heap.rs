@@ -10,6 +10,9 @@
 //! blocks of a burst (compressed data, events) leave free pages among
 //! those in use, which glibc keeps otherwise.
 //!
+//! Each thread's blocks come from an arena of glibc's; a station's threads
+//! share two ([`for_a_station`]), or their arenas grow apart.
+//!
 //! A decoder's buffer pool has the same high-water mark: it keeps every
 //! buffer it ever gave out, so a backlog held in the queue before the
 //! element would stay allocated in the pool for good. The frames are
@@ -29,6 +32,13 @@ use gst::prelude::*;
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 const OWN_MAPPING: libc::c_int = 64 * 1024;
 
+/// glibc's arenas for the station's threads. With its default (eight per
+/// core) a station on a GPU grew at each reconnect of a source, in the
+/// arenas of its threads, through the trims; with two it stays flat
+/// (docs/device-runs/2026-11-29-reconnect-memory-h200.txt).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+const ARENAS: libc::c_int = 2;
+
 /// How often the live station gives the heap's free pages back.
 pub const TRIM_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
 
@@ -43,15 +53,18 @@ pub fn give_back_free_pages() {
     }
 }
 
-/// Makes glibc map every frame-sized block on its own, for the rest of
-/// the process (a no-op elsewhere than glibc).
-pub fn map_frames_on_their_own() {
+/// The live station's heap, set before any thread starts (a no-op
+/// elsewhere than glibc): every frame-sized block in a mapping of its own,
+/// and the threads' blocks in [`ARENAS`] arenas.
+pub fn for_a_station() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets a parameter of glibc's allocator, for the
-    // blocks allocated from then on; M_MMAP_THRESHOLD takes any value up
-    // to 32 MiB, and the call allocates and frees nothing.
+    // SAFETY: mallopt only sets parameters of glibc's allocator, for the
+    // blocks and arenas made from then on; M_MMAP_THRESHOLD takes any
+    // value up to 32 MiB, M_ARENA_MAX any positive count, and the calls
+    // allocate and free nothing.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, OWN_MAPPING);
+        libc::mallopt(libc::M_ARENA_MAX, ARENAS);
     }
 }
 

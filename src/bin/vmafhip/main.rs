@@ -24,6 +24,9 @@ use std::io::IsTerminal;
 /// Opens the GPU while GStreamer is set up and the inputs are probed,
 /// ranks the decoders, and scores one pair or the list.
 fn run(mut a: Args) -> Result<(), Fail> {
+    if cli::live_wanted(&a) {
+        heap::for_a_station();
+    }
     let warm_up = decode::GpuWarmUp::start(&a.backend, a.vendor, &a.device_ids);
     gst::init().map_err(|e| Fail(Exit::Failed, format!("GStreamer: {e}")))?;
     gstvmafhip::plugin_register_static()
@@ -44,7 +47,6 @@ fn run(mut a: Args) -> Result<(), Fail> {
         progress: !a.quiet && (a.progress || std::io::stderr().is_terminal()),
     };
     if cli::live_wanted(&a) {
-        heap::map_frames_on_their_own();
         return live::run(&a, voice);
     }
     if !a.more.is_empty() {
