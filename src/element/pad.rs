@@ -47,6 +47,9 @@ mod imp {
         report_filename: Mutex<Option<String>>,
         /// Buffers that reached the pad since the last segment ended.
         received: AtomicU64,
+        /// The last segment was not in time, and was refused: so are the
+        /// buffers after it.
+        refused: AtomicBool,
         /// A live reference's frames as they arrived, until the frame
         /// aggregated after them is: those the aggregator let go (they
         /// came after their time) are taken from here
@@ -364,6 +367,9 @@ mod imp {
                         return gst::PadProbeReturn::Ok;
                     };
                     let format = e.segment().format();
+                    pad.imp()
+                        .refused
+                        .store(format != gst::Format::Time, Ordering::Relaxed);
                     if format == gst::Format::Time {
                         return gst::PadProbeReturn::Ok;
                     }
@@ -378,14 +384,25 @@ mod imp {
                             ["segment {:?}", e.segment()]
                         );
                     }
-                    gst::PadProbeReturn::Drop
+                    // Taken here (with `Drop` the bindings unref it and the
+                    // pad then unrefs it again), and upstream stops.
+                    info.data = None;
+                    info.flow_res = Err(gst::FlowError::NotNegotiated);
+                    gst::PadProbeReturn::Handled
                 });
             let weak = self.downgrade();
             self.obj()
                 .add_probe(gst::PadProbeType::BUFFER, move |_, info| {
-                    if let Some(pad) = weak.upgrade()
-                        && let Some(gst::PadProbeData::Buffer(buf)) = &mut info.data
-                    {
+                    let Some(pad) = weak.upgrade() else {
+                        return gst::PadProbeReturn::Ok;
+                    };
+                    if pad.refused.load(Ordering::Relaxed) {
+                        // After the error: upstream stops here.
+                        info.data = None;
+                        info.flow_res = Err(gst::FlowError::NotNegotiated);
+                        return gst::PadProbeReturn::Handled;
+                    }
+                    if let Some(gst::PadProbeData::Buffer(buf)) = &mut info.data {
                         pad.received.fetch_add(1, Ordering::Relaxed);
                         if let Some(copied) = pad.copy_in(buf) {
                             *buf = copied;
