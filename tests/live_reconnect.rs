@@ -6,6 +6,8 @@
 //!   rendition): the gap is reported (the warning line, a `gap` line of
 //!   the JSON Lines results), the offset found again, and the frames after
 //!   it scaled and scored;
+//! - the transcoder sending RTP is started again with a new SSRC: the
+//!   new stream is taken, the gap reported, the offset found again;
 //! - the RTSP server of both streams is killed and started again: the
 //!   command starts its sources again (`--reconnect`) until they are back,
 //!   and scores on without a restart.
@@ -39,15 +41,37 @@ fn write_pair(dir: &Path) -> Vec<Vec<u8>> {
 /// One stream of `file` in `dir`, paced in real time, scaled to `size`,
 /// encoded with `enc` and sent as MPEG-TS on UDP to `port`.
 fn sender(dir: &Path, file: &str, size: (u32, u32), enc: &str, port: u16) -> gst::Pipeline {
+    sender_in(dir, (file, size), enc, "mpegtsmux", port)
+}
+
+/// The same, put in packets by `packets` (a muxer or an RTP payloader).
+fn sender_in(
+    dir: &Path,
+    (file, size): (&str, (u32, u32)),
+    enc: &str,
+    packets: &str,
+    port: u16,
+) -> gst::Pipeline {
     common::pipeline::launch(&format!(
         "filesrc location={} ! rawvideoparse width=320 height=180 format=i420 framerate=30/1 \
          ! videoscale ! video/x-raw,width={},height={} \
          ! x264enc tune=zerolatency speed-preset=ultrafast key-int-max=30 {enc} \
-         ! mpegtsmux ! udpsink host=127.0.0.1 port={port} sync=true",
+         ! {packets} ! udpsink host=127.0.0.1 port={port} sync=true",
         dir.join(file).display(),
         size.0,
         size.1
     ))
+}
+
+/// The reference frames from where `sender` is now on, written to `file`
+/// in `dir` for a transcoder started again; returns the first's number.
+fn from_now(sender: &gst::Pipeline, reference: &[Vec<u8>], dir: &Path, file: &str) -> usize {
+    let now = sender
+        .query_position::<gst::ClockTime>()
+        .expect("the reference sender's position");
+    let at = ((now.nseconds() as u128 * 30 / 1_000_000_000) as usize).min(FRAMES - 1);
+    std::fs::write(dir.join(file), reference[at..].concat()).unwrap();
+    at
 }
 
 /// The JSON Lines results: the gap lines, and the VMAF of each frame.
@@ -111,11 +135,7 @@ fn a_restarted_transcoder_is_a_gap_then_found_again() {
     dist_sender.set_state(gst::State::Null).unwrap();
     run.until("the stall", |l| l.starts_with("warning: no frame scored"));
     // ... and starts again on the live reference, from where it is now.
-    let now = ref_sender
-        .query_position::<gst::ClockTime>()
-        .expect("the reference sender's position");
-    let at = ((now.nseconds() as u128 * 30 / 1_000_000_000) as usize).min(FRAMES - 1);
-    std::fs::write(dir.join("again.yuv"), reference[at..].concat()).unwrap();
+    let at = from_now(&ref_sender, &reference, &dir, "again.yuv");
     dist_sender = sender(&dir, "again.yuv", (256, 144), "bitrate=400", ports.1);
     dist_sender.set_state(gst::State::Playing).unwrap();
     run.until("the gap", |l| l.contains("DIST had a gap"));
@@ -210,4 +230,79 @@ fn the_command_reconnects_to_a_restarted_rtsp_server() {
     let after = &scores[scores.len() - 60..];
     let mean = after.iter().sum::<f64>() / after.len() as f64;
     assert!(mean > 60.0, "after the reconnect: {mean} ({text})");
+}
+
+/// RTP: the transcoder is started again with a new SSRC. The receiver's
+/// session makes a new stream for it, whose pad may come before the old
+/// one's goes: the station takes it either way, reports the gap, finds
+/// the offset again and scores on.
+#[test]
+fn an_rtp_sender_with_a_new_ssrc_is_taken() {
+    let _turn = one_station();
+    common::pipeline::init();
+    assert!(
+        gst::ElementFactory::find("rtpsrc").is_some(),
+        "GStreamer's rtpsrc (gstreamer1.0-plugins-bad) is needed"
+    );
+    let dir = scratch_dir("live_reconnect_rtp");
+    let reference = write_pair(&dir);
+    let ports = free_ports();
+    let out = dir.join("live.jsonl");
+    let mut run = Running::start(
+        [
+            &format!("rtp://127.0.0.1:{}?encoding-name=H264", ports.0),
+            &format!("rtp://127.0.0.1:{}?encoding-name=H264", ports.1),
+        ],
+        &out,
+        &["--duration", "28"],
+    );
+    let rtp = |ssrc: u32| format!("rtph264pay config-interval=1 pt=96 ssrc={ssrc}");
+    let full = (320, 180);
+    let ref_sender = sender_in(
+        &dir,
+        ("ref.yuv", full),
+        "pass=quant quantizer=10",
+        &rtp(1),
+        ports.0,
+    );
+    let mut dist_sender = sender_in(&dir, ("dist.yuv", full), "bitrate=250", &rtp(1111), ports.1);
+    ref_sender.set_state(gst::State::Playing).unwrap();
+    dist_sender.set_state(gst::State::Playing).unwrap();
+    run.until("the offset", |l| l.contains("align=auto:"));
+    dist_sender.set_state(gst::State::Null).unwrap();
+    run.until("the stall", |l| l.starts_with("warning: no frame scored"));
+    let at = from_now(&ref_sender, &reference, &dir, "again.yuv");
+    dist_sender = sender_in(
+        &dir,
+        ("again.yuv", full),
+        "bitrate=250",
+        &rtp(2222),
+        ports.1,
+    );
+    dist_sender.set_state(gst::State::Playing).unwrap();
+    run.until("the gap", |l| l.contains("DIST had a gap"));
+    run.until("the new offset", |l| l.contains("align=auto:"));
+    let text = run.finish();
+    ref_sender.set_state(gst::State::Null).unwrap();
+    dist_sender.set_state(gst::State::Null).unwrap();
+
+    let inputs = pooled_inputs(&out);
+    let (gaps, scores) = gaps_and_scores(&out);
+    println!("rtp: new SSRC at reference frame {at}; gaps {gaps:?}; inputs {inputs}");
+    assert!(
+        gaps.iter().any(|g| g["input"] == "distorted"),
+        "{gaps:?} {text}"
+    );
+    let found = alignments(&text);
+    assert!(found.len() >= 2, "{text}");
+    assert!(
+        !found[found.len() - 1].contains("no clear offset"),
+        "{text}"
+    );
+    assert_eq!(inputs["duplicated_frames"], 0, "{text}");
+    assert_eq!(inputs["dropped_frames"], 0, "{text}");
+    // The new sender's frames are scored, and score well.
+    let after = &scores[scores.len() - 100..];
+    let mean = after.iter().sum::<f64>() / after.len() as f64;
+    assert!(mean > 60.0, "after the new SSRC: {mean} ({text})");
 }

@@ -229,19 +229,43 @@ pub fn add_source(pipeline: &gst::Pipeline, role: Role, uri: &str) -> Result<(),
     let convert = pipeline
         .by_name(&format!("{prefix}-convert"))
         .expect("named in the description");
+    let Some(sink) = convert.static_pad("sink") else {
+        return Err(crate::cli::Fail(
+            crate::cli::Exit::Failed,
+            format!("{prefix}-convert has no sink pad"),
+        ));
+    };
+    let first = sink.clone();
     decode.connect_pad_added(move |_, pad| {
-        let Some(sink) = convert.static_pad("sink") else {
-            return;
-        };
         // Another stream's pad (audio) does not link to the converter.
-        if !sink.is_linked() && pad.link(&sink).is_err() {
+        if !first.is_linked() && pad.link(&first).is_err() {
             gst::debug!(crate::cli::CAT, "{}: not the video", pad.name());
         }
     });
+    decode.connect_pad_removed(move |decode, gone| link_next_stream(decode, gone, &sink));
     pipeline.add(&decode).map_err(|e| {
         crate::cli::Fail(crate::cli::Exit::Failed, format!("the live pipeline: {e}"))
     })?;
     Ok(())
+}
+
+/// The stream linked to the branch went (`gone`, unlinked already): the
+/// source's next stream takes its place. An RTP sender started again with
+/// a new SSRC is a new stream, whose pad may come before the old one goes.
+fn link_next_stream(decode: &gst::Element, gone: &gst::Pad, sink: &gst::Pad) {
+    if sink.is_linked() {
+        return;
+    }
+    let next = decode
+        .src_pads()
+        .into_iter()
+        .find(|p| p != gone && !p.is_linked());
+    if let Some(next) = next {
+        match next.link(sink) {
+            Ok(_) => gst::info!(crate::cli::CAT, "{}: the source's next stream", next.name()),
+            Err(e) => gst::debug!(crate::cli::CAT, "{}: not linked: {e:?}", next.name()),
+        }
+    }
 }
 
 /// A UDP source's socket buffer, raised from the system's default (a
