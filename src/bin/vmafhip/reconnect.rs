@@ -253,7 +253,9 @@ pub fn add_source(pipeline: &gst::Pipeline, role: Role, uri: &str) -> Result<(),
 /// source's next stream takes its place. An RTP sender started again with
 /// a new SSRC is a new stream, whose pad may come before the old one goes.
 fn link_next_stream(decode: &gst::Element, gone: &gst::Pad, sink: &gst::Pad) {
-    if sink.is_linked() {
+    // A source being started again (`restart`) was taken out of the
+    // pipeline first: its streams going are not for the branch.
+    if sink.is_linked() || decode.parent().is_none() {
         return;
     }
     let next = decode
