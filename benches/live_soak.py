@@ -265,9 +265,15 @@ def send(args, pan, ledger, senders, start, stop_at, station_pid):
     dist.stop()
 
 
-def resident_by_mapping(pid):
+def status(pid):
+    """The fields of /proc/PID/status, by name (their first word)."""
+    with open(f"/proc/{pid}/status") as f:
+        return {k: v.split()[0] for k, _, v in (line.partition(":") for line in f) if v.strip()}
+
+
+def resident_by_mapping(pid, threads):
     """The resident KiB of each kind of mapping (its file, [heap], [anon],
-    ...) and the numbers of threads and mappings."""
+    ...), and the numbers of threads (given) and mappings."""
     kib, name, count = {}, None, 0
     with open(f"/proc/{pid}/smaps") as f:
         for line in f:
@@ -277,8 +283,6 @@ def resident_by_mapping(pid):
                 count += 1
             elif line.startswith("Rss:"):
                 kib[name] = kib.get(name, 0) + int(line.split()[1])
-    with open(f"/proc/{pid}/status") as f:
-        threads = int(next(line.split()[1] for line in f if line.startswith("Threads:")))
     return kib, (threads, count)
 
 
@@ -288,11 +292,11 @@ def sample(proc, said, samples, scrapes, done, maps):
     t0 = time.monotonic()
     while not done.wait(SAMPLE_S):
         try:
-            with open(f"/proc/{proc.pid}/status") as f:
-                rss = int(next(line.split()[1] for line in f if line.startswith("VmRSS")))
+            fields = status(proc.pid)
+            rss = int(fields["VmRSS"])
             fds = len(os.listdir(f"/proc/{proc.pid}/fd"))
-            maps[min(len(maps), 1)] = resident_by_mapping(proc.pid)
-        except (OSError, StopIteration):
+            maps[min(len(maps), 1)] = resident_by_mapping(proc.pid, int(fields["Threads"]))
+        except (OSError, KeyError):
             return
         samples.append((time.monotonic() - t0, rss, fds))
         url = said.get("note: metrics at ")

@@ -39,13 +39,9 @@ fn write_pair(dir: &Path) -> Vec<Vec<u8>> {
 }
 
 /// One stream of `file` in `dir`, paced in real time, scaled to `size`,
-/// encoded with `enc` and sent as MPEG-TS on UDP to `port`.
-fn sender(dir: &Path, file: &str, size: (u32, u32), enc: &str, port: u16) -> gst::Pipeline {
-    sender_in(dir, (file, size), enc, "mpegtsmux", port)
-}
-
-/// The same, put in packets by `packets` (a muxer or an RTP payloader).
-fn sender_in(
+/// encoded with `enc`, put in packets by `packets` (a muxer or an RTP
+/// payloader) and sent on UDP to `port`.
+fn sender(
     dir: &Path,
     (file, size): (&str, (u32, u32)),
     enc: &str,
@@ -63,15 +59,74 @@ fn sender_in(
     ))
 }
 
-/// The reference frames from where `sender` is now on, written to `file`
-/// in `dir` for a transcoder started again; returns the first's number.
-fn from_now(sender: &gst::Pipeline, reference: &[Vec<u8>], dir: &Path, file: &str) -> usize {
-    let now = sender
+/// The streams of a station whose transcoder is started again.
+#[derive(Clone, Copy)]
+enum Stream {
+    Reference,
+    Transcode,
+    /// The transcoder started again.
+    Again,
+}
+
+/// What a station whose transcoder was started again said: the reference
+/// frame the new transcoder started at, its stderr, its results file.
+struct Restarted {
+    at: usize,
+    text: String,
+    out: std::path::PathBuf,
+}
+
+/// A station on `uri(port)` of each stream, scored live: the transcoder
+/// dies once the offset is found, and starts again on the live reference
+/// from where it is now, at `again` (its size and encoder settings); the
+/// station runs until it says the gap and the offset found again. Each
+/// stream is put in packets by `packets(stream)`.
+fn restart_the_transcoder(
+    name: &str,
+    uri: impl Fn(u16) -> String,
+    packets: impl Fn(Stream) -> String,
+    again: ((u32, u32), &str),
+) -> Restarted {
+    let dir = scratch_dir(name);
+    let reference = write_pair(&dir);
+    let ports = free_ports();
+    let out = dir.join("live.jsonl");
+    let mut run = Running::start([&uri(ports.0), &uri(ports.1)], &out, &["--duration", "28"]);
+    let full = (320, 180);
+    let send =
+        |stream, (file, size), enc, port| sender(&dir, (file, size), enc, &packets(stream), port);
+    let ref_sender = send(
+        Stream::Reference,
+        ("ref.yuv", full),
+        "pass=quant quantizer=10",
+        ports.0,
+    );
+    let mut dist_sender = send(
+        Stream::Transcode,
+        ("dist.yuv", full),
+        "bitrate=250",
+        ports.1,
+    );
+    ref_sender.set_state(gst::State::Playing).unwrap();
+    dist_sender.set_state(gst::State::Playing).unwrap();
+    run.until("the offset", |l| l.contains("align=auto:"));
+    // The transcoder dies.
+    dist_sender.set_state(gst::State::Null).unwrap();
+    run.until("the stall", |l| l.starts_with("warning: no frame scored"));
+    // ... and starts again on the live reference, from where it is now.
+    let now = ref_sender
         .query_position::<gst::ClockTime>()
         .expect("the reference sender's position");
     let at = ((now.nseconds() as u128 * 30 / 1_000_000_000) as usize).min(FRAMES - 1);
-    std::fs::write(dir.join(file), reference[at..].concat()).unwrap();
-    at
+    std::fs::write(dir.join("again.yuv"), reference[at..].concat()).unwrap();
+    dist_sender = send(Stream::Again, ("again.yuv", again.0), again.1, ports.1);
+    dist_sender.set_state(gst::State::Playing).unwrap();
+    run.until("the gap", |l| l.contains("DIST had a gap"));
+    run.until("the new offset", |l| l.contains("align=auto:"));
+    let text = run.finish();
+    ref_sender.set_state(gst::State::Null).unwrap();
+    dist_sender.set_state(gst::State::Null).unwrap();
+    Restarted { at, text, out }
 }
 
 /// The JSON Lines results: the gap lines, and the VMAF of each frame.
@@ -108,41 +163,12 @@ fn frames_off(note: &str) -> Option<u32> {
 fn a_restarted_transcoder_is_a_gap_then_found_again() {
     let _turn = one_station();
     common::pipeline::init();
-    let dir = scratch_dir("live_reconnect_udp");
-    let reference = write_pair(&dir);
-    let ports = free_ports();
-    let out = dir.join("live.jsonl");
-    let mut run = Running::start(
-        [
-            &format!("udp://127.0.0.1:{}", ports.0),
-            &format!("udp://127.0.0.1:{}", ports.1),
-        ],
-        &out,
-        &["--duration", "28"],
+    let Restarted { at, text, out } = restart_the_transcoder(
+        "live_reconnect_udp",
+        |port| format!("udp://127.0.0.1:{port}"),
+        |_| "mpegtsmux".into(),
+        ((256, 144), "bitrate=400"),
     );
-    let ref_sender = sender(
-        &dir,
-        "ref.yuv",
-        (320, 180),
-        "pass=quant quantizer=10",
-        ports.0,
-    );
-    let mut dist_sender = sender(&dir, "dist.yuv", (320, 180), "bitrate=250", ports.1);
-    ref_sender.set_state(gst::State::Playing).unwrap();
-    dist_sender.set_state(gst::State::Playing).unwrap();
-    run.until("the offset", |l| l.contains("align=auto:"));
-    // The transcoder dies.
-    dist_sender.set_state(gst::State::Null).unwrap();
-    run.until("the stall", |l| l.starts_with("warning: no frame scored"));
-    // ... and starts again on the live reference, from where it is now.
-    let at = from_now(&ref_sender, &reference, &dir, "again.yuv");
-    dist_sender = sender(&dir, "again.yuv", (256, 144), "bitrate=400", ports.1);
-    dist_sender.set_state(gst::State::Playing).unwrap();
-    run.until("the gap", |l| l.contains("DIST had a gap"));
-    run.until("the new offset", |l| l.contains("align=auto:"));
-    let text = run.finish();
-    ref_sender.set_state(gst::State::Null).unwrap();
-    dist_sender.set_state(gst::State::Null).unwrap();
 
     let inputs = pooled_inputs(&out);
     let (gaps, scores) = gaps_and_scores(&out);
@@ -244,47 +270,17 @@ fn an_rtp_sender_with_a_new_ssrc_is_taken() {
         gst::ElementFactory::find("rtpsrc").is_some(),
         "GStreamer's rtpsrc (gstreamer1.0-plugins-bad) is needed"
     );
-    let dir = scratch_dir("live_reconnect_rtp");
-    let reference = write_pair(&dir);
-    let ports = free_ports();
-    let out = dir.join("live.jsonl");
-    let mut run = Running::start(
-        [
-            &format!("rtp://127.0.0.1:{}?encoding-name=H264", ports.0),
-            &format!("rtp://127.0.0.1:{}?encoding-name=H264", ports.1),
-        ],
-        &out,
-        &["--duration", "28"],
+    let ssrc = |stream| match stream {
+        Stream::Reference => 1,
+        Stream::Transcode => 1111,
+        Stream::Again => 2222,
+    };
+    let Restarted { at, text, out } = restart_the_transcoder(
+        "live_reconnect_rtp",
+        |port| format!("rtp://127.0.0.1:{port}?encoding-name=H264"),
+        |stream| format!("rtph264pay config-interval=1 pt=96 ssrc={}", ssrc(stream)),
+        ((320, 180), "bitrate=250"),
     );
-    let rtp = |ssrc: u32| format!("rtph264pay config-interval=1 pt=96 ssrc={ssrc}");
-    let full = (320, 180);
-    let ref_sender = sender_in(
-        &dir,
-        ("ref.yuv", full),
-        "pass=quant quantizer=10",
-        &rtp(1),
-        ports.0,
-    );
-    let mut dist_sender = sender_in(&dir, ("dist.yuv", full), "bitrate=250", &rtp(1111), ports.1);
-    ref_sender.set_state(gst::State::Playing).unwrap();
-    dist_sender.set_state(gst::State::Playing).unwrap();
-    run.until("the offset", |l| l.contains("align=auto:"));
-    dist_sender.set_state(gst::State::Null).unwrap();
-    run.until("the stall", |l| l.starts_with("warning: no frame scored"));
-    let at = from_now(&ref_sender, &reference, &dir, "again.yuv");
-    dist_sender = sender_in(
-        &dir,
-        ("again.yuv", full),
-        "bitrate=250",
-        &rtp(2222),
-        ports.1,
-    );
-    dist_sender.set_state(gst::State::Playing).unwrap();
-    run.until("the gap", |l| l.contains("DIST had a gap"));
-    run.until("the new offset", |l| l.contains("align=auto:"));
-    let text = run.finish();
-    ref_sender.set_state(gst::State::Null).unwrap();
-    dist_sender.set_state(gst::State::Null).unwrap();
 
     let inputs = pooled_inputs(&out);
     let (gaps, scores) = gaps_and_scores(&out);

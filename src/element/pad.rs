@@ -385,9 +385,9 @@ mod imp {
                         );
                     }
                     // Taken here (with `Drop` the bindings unref it and the
-                    // pad then unrefs it again), and upstream stops.
+                    // pad then unrefs it again); upstream stops at its next
+                    // buffer (the buffer probe).
                     info.data = None;
-                    info.flow_res = Err(gst::FlowError::NotNegotiated);
                     gst::PadProbeReturn::Handled
                 });
             let weak = self.downgrade();

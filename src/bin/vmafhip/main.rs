@@ -24,7 +24,8 @@ use std::io::IsTerminal;
 /// Opens the GPU while GStreamer is set up and the inputs are probed,
 /// ranks the decoders, and scores one pair or the list.
 fn run(mut a: Args) -> Result<(), Fail> {
-    if cli::live_wanted(&a) {
+    let live_inputs = cli::live_wanted(&a);
+    if live_inputs {
         heap::for_a_station();
     }
     let warm_up = decode::GpuWarmUp::start(&a.backend, a.vendor, &a.device_ids);
@@ -46,7 +47,7 @@ fn run(mut a: Args) -> Result<(), Fail> {
         notes: !a.quiet,
         progress: !a.quiet && (a.progress || std::io::stderr().is_terminal()),
     };
-    if cli::live_wanted(&a) {
+    if live_inputs {
         return live::run(&a, voice);
     }
     if !a.more.is_empty() {

@@ -229,12 +229,7 @@ pub fn add_source(pipeline: &gst::Pipeline, role: Role, uri: &str) -> Result<(),
     let convert = pipeline
         .by_name(&format!("{prefix}-convert"))
         .expect("named in the description");
-    let Some(sink) = convert.static_pad("sink") else {
-        return Err(crate::cli::Fail(
-            crate::cli::Exit::Failed,
-            format!("{prefix}-convert has no sink pad"),
-        ));
-    };
+    let sink = convert.static_pad("sink").expect("a converter's sink pad");
     let first = sink.clone();
     decode.connect_pad_added(move |_, pad| {
         // Another stream's pad (audio) does not link to the converter.
