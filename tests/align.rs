@@ -261,6 +261,54 @@ fn drops_and_duplicates_are_found_and_the_shown_frames_scored() {
     assert_eq!(got["pooled_metrics"], expected["pooled_metrics"]);
 }
 
+/// An encode whose delay grows by 12 frames at its frame 100 with no gap
+/// (its timestamps go on): more than a repeat or a drop, so every later
+/// pair would be off. The tracker's check finds the pairs fit frames 12
+/// earlier, warns, passes over the 12 distorted frames that show frames
+/// already scored, and scores the rest exactly as a copy cut to match.
+#[test]
+fn a_delay_that_grows_mid_stream_is_followed() {
+    let dir = scratch_dir("align_drift");
+    let (reference, encode) = common::pan(400);
+    let shown: Vec<usize> = (0..100).chain(88..400).collect();
+    let dist: Vec<Vec<u8>> = shown.iter().map(|&i| encode[i].clone()).collect();
+    let r = write(&dir, "drift_ref.yuv", &reference);
+    let d = write(&dir, "drift_dist.yuv", &dist);
+    let (got, err) = score_pan(&dir, &r, &d, &["--align", "auto"], "drift");
+    println!("{err}");
+    let inputs = &got["inputs"];
+    println!(
+        "offset {} (confidence {}), dropped {}, duplicated {}, scored {}",
+        inputs["offset"],
+        inputs["offset_confidence"],
+        inputs["dropped_frames"],
+        inputs["duplicated_frames"],
+        vmaf(&got).len()
+    );
+    assert!(
+        err.contains("stopped showing the reference frames they were paired with"),
+        "{err}"
+    );
+    assert!(
+        err.contains("it now lags the reference by 12 frames"),
+        "{err}"
+    );
+    assert_eq!(inputs["offset"], 12, "{err}");
+    // The pairs scored off before the check put them right: from the
+    // distorted frame 100 on, fewer than two seconds' worth.
+    let off: Vec<usize> = (0..400).filter(|&i| vmaf(&got)[i] < 80.0).collect();
+    println!("pairs off (VMAF below 80): {off:?}");
+    assert!(off.len() < 50 && off.iter().all(|&i| i >= 100), "{off:?}");
+    // The last 150 pairs: distorted frames 262.. against reference frames
+    // 250..400, as a copy cut to match scores them (but its first frame,
+    // which has no frame before it to measure motion from).
+    let rp = write(&dir, "drift_ref_cut.yuv", &reference[250..]);
+    let dp = write(&dir, "drift_dist_cut.yuv", &dist[262..]);
+    let (expected, _) = score_pan(&dir, &rp, &dp, &[], "drift_cut");
+    let got = vmaf(&got);
+    assert_eq!(got[got.len() - 149..], vmaf(&expected)[1..], "{err}");
+}
+
 /// The mark that lets the element hold a frame uncopied is its buffer's
 /// own: a copy (what a transform or a copying element makes) is unmarked.
 #[test]

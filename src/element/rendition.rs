@@ -280,6 +280,15 @@ pub(super) struct Pending {
     pub(super) duration: Option<gst::ClockTime>,
 }
 
+/// Why an offset is told: found at start, found again after a gap, or
+/// moved by the tracker's drift check.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Told {
+    Start,
+    AfterGap,
+    Shifted,
+}
+
 pub(super) struct Rendition {
     /// The pad's name (`dist_sink`, `dist_sink_1`, ...): the messages'
     /// `rendition` field, and the pad's `label`, when set.
@@ -353,10 +362,14 @@ pub(super) struct Rendition {
     /// The tracker searches the offset again after a gap: the reference
     /// frames it then finds before the distorted input's are late.
     pub(super) realigned: bool,
-    /// The offset found again after a gap, told at the first pair after it
-    /// in frames of the reference's timeline (the search counts the frames
-    /// it held, which begin before the gap's end).
-    pub(super) found_again: Option<crate::core::align::Found>,
+    /// The offset found again after a gap, or moved by the tracker's drift
+    /// check, told at the first pair after it in frames of the reference's
+    /// timeline (the search counts the frames it held, which begin before
+    /// the gap's end).
+    pub(super) found_again: Option<(crate::core::align::Found, Told)>,
+    /// Reference frames the drift check's shift still passes over: not
+    /// scored.
+    pub(super) passing_over: u32,
     /// How far the distorted input's frames run behind the reference
     /// frames they show (running time, nanoseconds; the transcoder's and
     /// the transports' latency), at the last pair.
@@ -479,6 +492,7 @@ impl Rendition {
             last_distorted: None,
             realigned: false,
             found_again: None,
+            passing_over: 0,
             lag: None,
             passed_by: PassedBy::default(),
         })

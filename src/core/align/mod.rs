@@ -19,6 +19,7 @@
 //!   one that shows the last paired frame again is a duplicate (scored, as
 //!   it is shown, against that frame).
 
+mod drift;
 mod tracker;
 
 pub use tracker::{Reach, Step, Tracker};
@@ -30,6 +31,9 @@ pub const THUMB_H: usize = 36;
 /// Below this confidence the offset found is not trusted: the caller warns,
 /// and the inputs are paired unshifted.
 pub const MIN_CONFIDENCE: f64 = 0.2;
+/// Another reference frame, or shift, is taken only where it fits this
+/// much better than the expected one.
+const BETTER: f64 = 0.5;
 /// Rows read per thumbnail row: a thumbnail needs no more.
 const ROWS_PER_BLOCK: usize = 4;
 
@@ -160,6 +164,13 @@ pub fn best_offset(r: &[&Thumb], d: &[&Thumb], reach: i32, span: usize) -> Optio
     let costs: Vec<(i32, f64)> = (-reach..=reach)
         .filter_map(|k| cost(r, d, k, span).map(|c| (k, c)))
         .collect();
+    lowest(&costs).map(|(found, _)| found)
+}
+
+/// The offset of the lowest of `costs` (offset, cost), in order of
+/// offset, and its cost; its confidence: 1 − that cost / the lower of the
+/// median cost and the lowest other local minimum. None when empty.
+pub(super) fn lowest(costs: &[(i32, f64)]) -> Option<(Found, f64)> {
     let at = (0..costs.len()).min_by(|&a, &b| costs[a].1.total_cmp(&costs[b].1))?;
     let (offset, best) = costs[at];
     let mut sorted: Vec<f64> = costs.iter().map(|c| c.1).collect();
@@ -179,7 +190,7 @@ pub fn best_offset(r: &[&Thumb], d: &[&Thumb], reach: i32, span: usize) -> Optio
     } else {
         0.0
     };
-    Some(Found { offset, confidence })
+    Some((Found { offset, confidence }, best))
 }
 
 /// Mean difference of reference frame i against distorted frame i + k,

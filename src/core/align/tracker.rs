@@ -1,7 +1,8 @@
 //! The tracker: which reference frame each distorted frame shows, frame by
 //! frame, once the start's offset is known (see the module above).
 
-use super::{Found, Thumb, best_offset, cost, difference};
+use super::drift::Drift;
+use super::{BETTER, Found, Thumb, best_offset, cost, difference};
 use std::collections::VecDeque;
 
 /// What the tracker decided about the oldest frames it holds.
@@ -18,6 +19,14 @@ pub enum Step<R, D> {
     },
     /// A reference frame the distorted input dropped: not scored.
     Dropped(R),
+    /// The pairs stopped showing the reference frames they were paired
+    /// with (an offset found on broken pictures, a delay that changed by
+    /// more than a few frames without a gap): the offset is now `found`,
+    /// `by` frames from where the pairs were (> 0: the distorted frames
+    /// show later reference frames). The frames passed over follow as
+    /// leading frames, not scored: `by` reference frames, or -`by`
+    /// distorted frames that show frames already paired.
+    Shifted { found: Found, by: i32 },
     /// A reference frame before the distorted input's first frame (a
     /// trimmed start): not scored.
     LeadingReference(R),
@@ -38,19 +47,20 @@ pub enum Step<R, D> {
     },
 }
 
-/// A reference frame held: its thumbnail and payload, or the number of a
-/// frame lost in delivery, with the thumbnail of the frame before it (the
-/// start's search compares it in the lost frame's place).
+/// A reference frame held: its thumbnail, payload and number in the
+/// order frames came ([`Drift`]), or the number of a frame lost in
+/// delivery, with the thumbnail of the frame before it (the start's search
+/// compares it in the lost frame's place).
 #[derive(Debug)]
 enum Held<R> {
-    Frame(Thumb, R),
+    Frame(Thumb, R, u64),
     Lost(u64, Thumb),
 }
 
 impl<R> Held<R> {
     fn thumb(&self) -> &Thumb {
         match self {
-            Held::Frame(t, _) | Held::Lost(_, t) => t,
+            Held::Frame(t, ..) | Held::Lost(_, t) => t,
         }
     }
 
@@ -62,7 +72,7 @@ impl<R> Held<R> {
     /// `made` for a frame, a loss for a lost one.
     fn alone<D>(self, made: impl FnOnce(R) -> Step<R, D>) -> Step<R, D> {
         match self {
-            Held::Frame(_, r) => made(r),
+            Held::Frame(_, r, _) => made(r),
             Held::Lost(n, _) => Step::Lost {
                 reference: n,
                 distorted: None,
@@ -105,9 +115,6 @@ impl Reach {
 /// (and [`UNUSUAL_FLOOR`] more): the tracker then looks around.
 const UNUSUAL: f64 = 2.0;
 const UNUSUAL_FLOOR: f64 = 0.5;
-/// Another reference frame is taken only where it fits this much better
-/// than the expected one.
-const BETTER: f64 = 0.5;
 /// The pairs' differences the typical one is the median of.
 const TYPICAL_OF: usize = 15;
 
@@ -133,6 +140,10 @@ pub struct Tracker<R, D> {
     dist_ended: bool,
     /// The offset was given: it is kept across gaps.
     given: bool,
+    drift: Drift,
+    /// A shift found by the drift check, to tell: the new offset, and by
+    /// how much it moved the pairs.
+    shifted: Option<(Found, i32)>,
 }
 
 impl<R: Clone, D> Tracker<R, D> {
@@ -150,6 +161,8 @@ impl<R: Clone, D> Tracker<R, D> {
             ref_ended: false,
             dist_ended: false,
             given: false,
+            drift: Drift::new(reach.search, reach.span),
+            shifted: None,
         }
     }
 
@@ -180,6 +193,8 @@ impl<R: Clone, D> Tracker<R, D> {
         self.leading = 0;
         self.dropping = 0;
         self.last = None;
+        self.shifted = None;
+        self.drift.forget_pairs();
     }
 
     /// The oldest reference frames for which `gone` holds (a gap of the
@@ -191,8 +206,8 @@ impl<R: Clone, D> Tracker<R, D> {
                 Held::Lost(..) => {
                     self.refs.pop_front();
                 }
-                Held::Frame(_, r) if gone(r) => {
-                    if let Some(Held::Frame(_, r)) = self.refs.pop_front() {
+                Held::Frame(_, r, _) if gone(r) => {
+                    if let Some(Held::Frame(_, r, _)) = self.refs.pop_front() {
                         out.push(r);
                     }
                 }
@@ -228,7 +243,8 @@ impl<R: Clone, D> Tracker<R, D> {
     }
 
     pub fn reference(&mut self, thumb: Thumb, frame: R) {
-        self.refs.push_back(Held::Frame(thumb, frame));
+        let number = self.drift.reference(&thumb);
+        self.refs.push_back(Held::Frame(thumb, frame, number));
     }
 
     /// Reference frame `number` was lost before it came (its place in the
@@ -241,6 +257,7 @@ impl<R: Clone, D> Tracker<R, D> {
             .map(Held::thumb)
             .or(self.last.as_ref().map(|l| &l.0));
         let thumb = before.cloned().unwrap_or_default();
+        self.drift.reference(&thumb);
         self.refs.push_back(Held::Lost(number, thumb));
     }
 
@@ -270,7 +287,7 @@ impl<R: Clone, D> Tracker<R, D> {
     /// The oldest reference frame held.
     pub fn oldest_reference(&self) -> Option<&R> {
         self.refs.iter().find_map(|h| match h {
-            Held::Frame(_, r) => Some(r),
+            Held::Frame(_, r, _) => Some(r),
             Held::Lost(..) => None,
         })
     }
@@ -287,7 +304,7 @@ impl<R: Clone, D> Tracker<R, D> {
             self.refs
                 .iter_mut()
                 .filter_map(|h| match h {
-                    Held::Frame(_, r) => Some(r),
+                    Held::Frame(_, r, _) => Some(r),
                     Held::Lost(..) => None,
                 })
                 .chain(self.last.iter_mut().map(|(_, r)| r)),
@@ -304,7 +321,7 @@ impl<R: Clone, D> Tracker<R, D> {
             return None;
         }
         while let Some(h) = self.refs.pop_front() {
-            if let Held::Frame(_, r) = h {
+            if let Held::Frame(_, r, _) = h {
                 return Some(r);
             }
         }
@@ -319,6 +336,9 @@ impl<R: Clone, D> Tracker<R, D> {
         if !self.told {
             self.told = true;
             return self.found.map(Step::Aligned);
+        }
+        if let Some((found, by)) = self.shifted.take() {
+            return Some(Step::Shifted { found, by });
         }
         if self.leading != 0 {
             return self.skip_leading();
@@ -365,6 +385,7 @@ impl<R: Clone, D> Tracker<R, D> {
         };
         self.found = Some(found);
         self.leading = found.offset;
+        self.drift.forget_pairs();
         Some(())
     }
 
@@ -425,11 +446,16 @@ impl<R: Clone, D> Tracker<R, D> {
             }
         }
         self.note_typical(expected);
-        let Held::Frame(thumb, reference) = self.refs.pop_front()? else {
+        let Held::Frame(thumb, reference, number) = self.refs.pop_front()? else {
             return None;
         };
-        let (_, distorted) = self.dists.pop_front()?;
+        let (shows, distorted) = self.dists.pop_front()?;
         self.last = Some((thumb, reference.clone()));
+        if !self.given
+            && let Some(shift) = self.drift.paired(number, &shows)
+        {
+            self.shift(shift);
+        }
         Some(Step::Pair {
             reference,
             distorted,
@@ -466,6 +492,24 @@ impl<R: Clone, D> Tracker<R, D> {
             reference,
             distorted,
         })
+    }
+
+    /// The distorted frames show the reference frames `shift.offset`
+    /// after those they are paired with: the frames between are passed
+    /// over (reference frames, or distorted frames showing frames already
+    /// paired), and the new offset told before the next step.
+    fn shift(&mut self, shift: Found) {
+        let offset = self.found.map_or(0, |f| f.offset) - shift.offset;
+        let found = Found {
+            offset,
+            confidence: shift.confidence,
+        };
+        self.found = Some(found);
+        self.shifted = Some((found, shift.offset));
+        self.leading = -shift.offset;
+        self.dropping = 0;
+        self.last = None;
+        self.recent.clear();
     }
 
     fn unusual(&self, c: f64) -> bool {
@@ -522,6 +566,7 @@ mod tests {
         while let Some(s) = t.decide() {
             out.push(match s {
                 Step::Aligned(_) => continue,
+                Step::Shifted { by, .. } => format!("shift{by}"),
                 Step::Pair {
                     reference,
                     distorted,

@@ -18,7 +18,7 @@ use super::{CAT, ReferenceFrame, VmafHip, has_ended, running_time, waiting_refer
 use crate::core::align::{Found, Reach, Step, Thumb, Tracker};
 use crate::element::VmafFrameMessage;
 use crate::element::gap::Missed;
-use crate::element::rendition::Rendition;
+use crate::element::rendition::{Rendition, Told};
 use crate::element::settings::Align;
 use gst::prelude::*;
 use gst::subclass::prelude::*;
@@ -250,9 +250,13 @@ impl VmafHip {
         match step {
             Step::Aligned(found) => {
                 if !self.hold_offset_found_again(name, found) {
-                    self.note_alignment(name, found, false);
+                    self.note_alignment(name, found, Told::Start);
                 }
             }
+            Step::Shifted { found, by } => self.count_pairing(name, |r| {
+                r.found_again = Some((found, Told::Shifted));
+                r.passing_over = by.max(0) as u32;
+            }),
             Step::Pair {
                 reference,
                 distorted,
@@ -332,22 +336,26 @@ impl VmafHip {
                 r.lag = Some(lag);
                 again = r.found_again.take();
             });
-            if let Some(found) = again {
+            if let Some((found, why)) = again {
                 let frame = reference.duration.or(distorted.duration);
-                self.note_alignment(name, offset_of_lag(found, lag, frame), true);
+                self.note_alignment(name, offset_of_lag(found, lag, frame), why);
             }
         }
         self.score_waiting(name, reference.frame, distorted)
     }
 
     /// A reference frame before the distorted input's first, not scored:
-    /// after a gap, lost with it (late); live, unscored (a file's offset
-    /// leaves them out, as its lengths do not differ).
+    /// passed over by the drift check's shift, unscored; after a gap, lost
+    /// with it (late); live, unscored (a file's offset leaves them out, as
+    /// its lengths do not differ).
     fn leading_reference(&self, name: &str, frame: &WaitingRef) {
         let live = self.live.load(std::sync::atomic::Ordering::Relaxed);
         let mut lost = false;
         self.count_pairing(name, |r| {
-            if r.realigned {
+            if r.passing_over > 0 {
+                r.passing_over -= 1;
+                r.pairings.unscored();
+            } else if r.realigned {
                 r.pairings.late();
                 lost = true;
             } else if live {
@@ -384,17 +392,17 @@ impl VmafHip {
         let mut held = false;
         self.count_pairing(name, |r| {
             if r.realigned && found.trusted() {
-                r.found_again = Some(found);
+                r.found_again = Some((found, Told::AfterGap));
                 held = true;
             }
         });
         held
     }
 
-    /// The offset found at start, or again after a gap (`again`): kept for
-    /// the messages and the results, said in the log, and a warning when
-    /// it is too unclear to use.
-    fn note_alignment(&self, name: &str, found: Found, again: bool) {
+    /// The offset found at start, again after a gap, or moved by the drift
+    /// check (`why`): kept for the messages and the results, said in the
+    /// log, and a warning when it is too unclear to use or was moved.
+    fn note_alignment(&self, name: &str, found: Found, why: Told) {
         let given = matches!(self.settings.lock().unwrap().align, Align::Frames(_));
         if let Some(r) = self
             .state
@@ -420,14 +428,33 @@ impl VmafHip {
             );
             return;
         }
-        let how = match (found.offset, again) {
-            (0, _) => "is aligned with the reference".to_string(),
-            (n, true) if n > 0 => format!("after the gap, lags the reference by {n} frames"),
-            (n, true) => format!("after the gap, leads the reference by {} frames", -n),
-            (n, false) if n > 0 => {
+        let side = |n: i32| match n {
+            0 => "is aligned with the reference".to_string(),
+            n if n > 0 => format!("lags the reference by {n} frames"),
+            n => format!("leads the reference by {} frames", -n),
+        };
+        let how = match (found.offset, why) {
+            (0, Told::Start) => side(0),
+            (n, Told::AfterGap) => format!("after the gap, {}", side(n)),
+            (n, Told::Shifted) => {
+                gst::element_imp_warning!(
+                    self,
+                    gst::StreamError::Failed,
+                    (
+                        "{name}: align=auto: its frames stopped showing the reference frames they were paired with: realigned, it now {} (confidence {:.2})",
+                        side(n),
+                        found.confidence
+                    ),
+                    [
+                        "the last seconds' pairs fit other reference frames clearly better; the pairs scored before this were off"
+                    ]
+                );
+                return;
+            }
+            (n, Told::Start) if n > 0 => {
                 format!("lags the reference by {n} frames: its first {n} are not scored")
             }
-            (n, false) => format!(
+            (n, Told::Start) => format!(
                 "leads the reference by {} frames: the reference's first {} are not scored",
                 -n, -n
             ),
@@ -441,7 +468,7 @@ impl VmafHip {
             ),
             [
                 "offset found {}",
-                if again {
+                if why == Told::AfterGap {
                     "again after a gap"
                 } else {
                     "at start"
