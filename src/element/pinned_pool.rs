@@ -17,6 +17,14 @@
 //! its memory), and allocating a fresh pinned block for each of those frames
 //! held many pipelines at once to a fraction of their rate
 //! (docs/history/performance-notebook.md, "Streams per GPU").
+//!
+//! What a station needs at its start (the frames queued while it opens
+//! and aligns: hundreds) is far more than it needs later. The pool and the
+//! free list each watch how many of their buffers or blocks stayed idle
+//! all through the last [`EPOCH`] returns ([`IdleWatch`]): all but
+//! [`SPARE`] of those are let go as they come back, the pool's buffers
+//! discarded (their blocks go to the free list) and the free list's blocks
+//! unpinned, one a return.
 
 use crate::hip::{Device, PinnedHostMem};
 use gst::glib;
@@ -34,15 +42,66 @@ static CAT: Lazy<gst::DebugCategory> = Lazy::new(|| {
     )
 });
 
+/// Returns over which the idle buffers or blocks are watched.
+const EPOCH: usize = 300;
+/// Idle buffers or blocks kept past what stayed idle all through an epoch.
+const SPARE: usize = 8;
+
+/// What stayed idle: the fewest idle at any time over the last [`EPOCH`]
+/// returns were not needed then; all but [`SPARE`] of them go, one at each
+/// return of the next epoch.
+#[derive(Debug, Default)]
+pub(crate) struct IdleWatch {
+    idle: usize,
+    /// The fewest idle this epoch.
+    low: usize,
+    returns: usize,
+    /// Still to let go.
+    surplus: usize,
+}
+
+impl IdleWatch {
+    /// One idle was taken (lent again).
+    pub(crate) fn taken(&mut self) {
+        self.idle = self.idle.saturating_sub(1);
+        self.low = self.low.min(self.idle);
+    }
+
+    /// One came back: whether to let it go rather than keep it idle.
+    pub(crate) fn returned(&mut self) -> bool {
+        self.returns += 1;
+        if self.returns >= EPOCH {
+            self.surplus = self.low.saturating_sub(SPARE);
+            self.returns = 0;
+            self.low = self.idle;
+        }
+        if self.surplus > 0 {
+            self.surplus -= 1;
+            self.low = self.low.min(self.idle);
+            return true;
+        }
+        self.idle += 1;
+        false
+    }
+}
+
+/// The free blocks of a [`PinnedBlocks`], and what of them stays idle.
+#[derive(Default)]
+struct Free {
+    blocks: Vec<PinnedHostMem>,
+    watch: IdleWatch,
+}
+
 /// Pinned host blocks of one device, recycled: a block lent out goes back
 /// to the free list when the last reference to the memory holding it is
 /// dropped, and is lent again before any new block is allocated. The free
-/// list is not capped: it holds at most what was out at once (frames queued
-/// on the pads, in the pools, with their uploads under way).
+/// list holds at most what was out at once (frames queued on the pads, in
+/// the pools, with their uploads under way), less what stayed idle
+/// ([`IdleWatch`]).
 #[derive(Clone)]
 pub struct PinnedBlocks {
     device: Arc<Device>,
-    free: Arc<Mutex<Vec<PinnedHostMem>>>,
+    free: Arc<Mutex<Free>>,
     allocated: Arc<AtomicUsize>,
 }
 
@@ -50,7 +109,7 @@ pub struct PinnedBlocks {
 pub struct Lent {
     mem: Option<PinnedHostMem>,
     len: usize,
-    home: Arc<Mutex<Vec<PinnedHostMem>>>,
+    home: Arc<Mutex<Free>>,
 }
 
 impl AsRef<[u8]> for Lent {
@@ -67,8 +126,20 @@ impl AsMut<[u8]> for Lent {
 
 impl Drop for Lent {
     fn drop(&mut self) {
-        if let Some(mem) = self.mem.take() {
-            self.home.lock().unwrap().push(mem);
+        let Some(mem) = self.mem.take() else {
+            return;
+        };
+        let unneeded = {
+            let mut free = self.home.lock().unwrap();
+            if free.watch.returned() {
+                Some(mem)
+            } else {
+                free.blocks.push(mem);
+                None
+            }
+        };
+        if unneeded.is_some() {
+            gst::debug!(CAT, "an idle pinned block freed");
         }
     }
 }
@@ -94,10 +165,14 @@ impl PinnedBlocks {
         let (reuse, free_blocks) = {
             let mut free = self.free.lock().unwrap();
             let found = free
+                .blocks
                 .iter()
                 .position(|m| m.as_ref().len() >= len)
-                .map(|i| free.swap_remove(i));
-            (found, free.len())
+                .map(|i| free.blocks.swap_remove(i));
+            if found.is_some() {
+                free.watch.taken();
+            }
+            (found, free.blocks.len())
         };
         let mem = match reuse {
             Some(m) => m,
@@ -152,6 +227,8 @@ mod imp {
         pub(super) blocks: Mutex<Option<PinnedBlocks>>,
         config: Mutex<Config>,
         pub(super) allocated: AtomicUsize,
+        /// The buffers idle in the pool's queue.
+        idle: Mutex<IdleWatch>,
     }
 
     #[glib::object_subclass]
@@ -200,6 +277,31 @@ mod imp {
             self.parent_set_config(config)
         }
 
+        fn acquire_buffer(
+            &self,
+            params: Option<&gst::BufferPoolAcquireParams>,
+        ) -> Result<gst::Buffer, gst::FlowError> {
+            let before = self.allocated.load(Ordering::Relaxed);
+            let buffer = self.parent_acquire_buffer(params)?;
+            if self.allocated.load(Ordering::Relaxed) == before {
+                self.idle.lock().unwrap().taken();
+            }
+            Ok(buffer)
+        }
+
+        /// A buffer back: kept for the next frame, or discarded (its block
+        /// to the free list) when buffers stayed idle ([`IdleWatch`]).
+        fn release_buffer(&self, mut buffer: gst::Buffer) {
+            if self.idle.lock().unwrap().returned()
+                && let Some(b) = buffer.get_mut()
+            {
+                // GstBufferPool frees a returning buffer so marked.
+                b.set_flags(gst::BufferFlags::TAG_MEMORY);
+                gst::debug!(CAT, imp = self, "an idle pinned buffer discarded");
+            }
+            self.parent_release_buffer(buffer);
+        }
+
         fn alloc_buffer(
             &self,
             _params: Option<&gst::BufferPoolAcquireParams>,
@@ -245,6 +347,62 @@ mod imp {
             let n = self.allocated.fetch_add(1, Ordering::Relaxed) + 1;
             gst::debug!(CAT, imp = self, "pinned buffer {n} of {size} bytes");
             Ok(buffer)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A station's start: 255 frames out at once, all back; then two at a
+    /// time for a few epochs. Returns how many stay idle after each epoch.
+    fn idle_after_epochs(epochs: usize) -> Vec<usize> {
+        let mut w = IdleWatch::default();
+        let mut idle = 0usize;
+        let mut out = Vec::new();
+        // 255 made new (none idle to take), then back.
+        for _ in 0..255 {
+            if !w.returned() {
+                idle += 1;
+            }
+        }
+        for _ in 0..epochs {
+            for _ in 0..EPOCH / 2 {
+                for _ in 0..2 {
+                    if idle > 0 {
+                        idle -= 1;
+                        w.taken();
+                    }
+                }
+                for _ in 0..2 {
+                    if !w.returned() {
+                        idle += 1;
+                    }
+                }
+            }
+            out.push(idle);
+        }
+        out
+    }
+
+    #[test]
+    fn what_stays_idle_goes_but_the_spare() {
+        let idle = idle_after_epochs(4);
+        println!("idle after each epoch: {idle:?}");
+        // The start's backlog stays through the epoch it came back in and
+        // goes in the next; what the steady use needs, and the spare, stay.
+        assert!(idle[0] > 200, "{idle:?}");
+        assert_eq!(idle[1..], [SPARE + 2; 3]);
+    }
+
+    #[test]
+    fn buffers_all_in_use_are_never_let_go() {
+        let mut w = IdleWatch::default();
+        for _ in 0..10 * EPOCH {
+            // Each back and taken again at once: never idle long.
+            assert!(!w.returned());
+            w.taken();
         }
     }
 }
