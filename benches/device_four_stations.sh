@@ -10,14 +10,14 @@
 # frames. Prints, per station: frames scored of those sent, offset, drops,
 # duplicates, late frames, mean VMAF, the CPU time the command used; and
 # the GPU's utilisation (nvidia-smi every 0.5 s) and memory per process.
-# Needs DEV/debs (benches/device_debs.sh) and DEV/bin/vmafhip.zst.
+# Needs DEV/debs (benches/device_debs.sh) and DEV/bin/vmafhip.zst (or BIN).
 set -u
 . benches/device_gst_env.sh
 W=/tmp/four
 STATIONS=${STATIONS:-4}
 mkdir -p $W
 export PATH=/tmp/gstroot/usr/bin:$PATH VMAFHIP_CACHE_DIR=/tmp/vc
-zstd -q -d -f "$D"/bin/vmafhip.zst -o $W/vmafhip && chmod +x $W/vmafhip
+zstd -q -d -f "${BIN:-$D/bin/vmafhip.zst}" -o $W/vmafhip && chmod +x $W/vmafhip
 V=$W/vmafhip
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 nproc

@@ -22,9 +22,9 @@
 //! and aligns: hundreds) is far more than it needs later. The pool and the
 //! free list each watch how many of their buffers or blocks stayed idle
 //! all through the last [`EPOCH`] returns ([`IdleWatch`]): all but
-//! [`SPARE`] of those are let go as they come back, the pool's buffers
-//! discarded (their blocks go to the free list) and the free list's blocks
-//! unpinned, one a return.
+//! [`SPARE`] of those are let go as they come back, one a return: the
+//! pool's buffers discarded and their blocks unpinned, and the free list's
+//! blocks unpinned.
 
 use crate::hip::{Device, PinnedHostMem};
 use gst::glib;
@@ -43,7 +43,7 @@ static CAT: Lazy<gst::DebugCategory> = Lazy::new(|| {
 });
 
 /// Returns over which the idle buffers or blocks are watched.
-const EPOCH: usize = 300;
+const EPOCH: usize = 150;
 /// Idle buffers or blocks kept past what stayed idle all through an epoch.
 const SPARE: usize = 8;
 
@@ -90,6 +90,9 @@ impl IdleWatch {
 struct Free {
     blocks: Vec<PinnedHostMem>,
     watch: IdleWatch,
+    /// Blocks to free as they come back rather than keep: those of the
+    /// buffers a pool discarded as idle ([`PinnedBlocks::let_go_next`]).
+    let_go: usize,
 }
 
 /// Pinned host blocks of one device, recycled: a block lent out goes back
@@ -131,7 +134,10 @@ impl Drop for Lent {
         };
         let unneeded = {
             let mut free = self.home.lock().unwrap();
-            if free.watch.returned() {
+            if free.let_go > 0 {
+                free.let_go -= 1;
+                Some(mem)
+            } else if free.watch.returned() {
                 Some(mem)
             } else {
                 free.blocks.push(mem);
@@ -151,6 +157,14 @@ impl PinnedBlocks {
             free: Arc::default(),
             allocated: Arc::default(),
         }
+    }
+
+    /// The next block to come back is freed, not kept: a pool discards
+    /// the buffer that holds it as idle (its block would only stay idle on
+    /// the free list, which sees no traffic once the pool's buffers go
+    /// round).
+    pub fn let_go_next(&self) {
+        self.free.lock().unwrap().let_go += 1;
     }
 
     /// How many blocks were allocated (page-locked) so far; the rest of
@@ -295,8 +309,12 @@ mod imp {
             if self.idle.lock().unwrap().returned()
                 && let Some(b) = buffer.get_mut()
             {
-                // GstBufferPool frees a returning buffer so marked.
+                // GstBufferPool frees a returning buffer so marked; its
+                // block is freed too.
                 b.set_flags(gst::BufferFlags::TAG_MEMORY);
+                if let Some(blocks) = self.blocks.lock().unwrap().as_ref() {
+                    blocks.let_go_next();
+                }
                 gst::debug!(CAT, imp = self, "an idle pinned buffer discarded");
             }
             self.parent_release_buffer(buffer);
@@ -391,8 +409,9 @@ mod tests {
         let idle = idle_after_epochs(4);
         println!("idle after each epoch: {idle:?}");
         // The start's backlog stays through the epoch it came back in and
-        // goes in the next; what the steady use needs, and the spare, stay.
-        assert!(idle[0] > 200, "{idle:?}");
+        // goes in the next, one at each return; what the steady use needs,
+        // and the spare, stay.
+        assert!(idle[0] > 100, "{idle:?}");
         assert_eq!(idle[1..], [SPARE + 2; 3]);
     }
 
