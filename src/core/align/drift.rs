@@ -11,6 +11,10 @@
 use super::{BETTER, Found, Thumb, difference, lowest};
 use std::collections::VecDeque;
 
+/// The confidence a shift needs (the start's search takes less, having no
+/// pairs to keep): a shift taken wrongly puts every later pair off.
+const SURE: f64 = 0.5;
+
 /// The reference frames' thumbnails in the order they came, and the pairs
 /// made lately: each distorted frame's thumbnail with the number of the
 /// reference frame it was paired with.
@@ -107,7 +111,8 @@ impl Drift {
     }
 
     /// The shift at which the last `span` pairs fit clearly better than
-    /// their own (half as badly, in a clear valley), if one does. A shift
+    /// their own (half as badly, in a valley of confidence [`SURE`]), if
+    /// one does. A shift
     /// k > 0 is scored on the last `span` pairs whose reference frame k
     /// later has come.
     fn shift_found(&self) -> Option<Found> {
@@ -116,7 +121,7 @@ impl Drift {
             .collect();
         let own = costs.iter().find(|c| c.0 == 0)?.1;
         let (found, best): (Found, f64) = lowest(&costs)?;
-        (found.offset != 0 && found.trusted() && best < own * BETTER).then_some(found)
+        (found.offset != 0 && found.confidence >= SURE && best < own * BETTER).then_some(found)
     }
 
     /// The mean difference of the last `span` pairs (of those whose
