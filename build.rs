@@ -9,6 +9,7 @@ const NO_ORIGIN: &str = "Unknown package origin";
 
 fn main() {
     gst_plugin_version_helper::info();
+    watch_the_commit();
     // The plugin's "Origin URL" (gst-inspect-1.0): where this build comes
     // from, set by whoever packages it (meson: -Dpackage-origin=URL).
     println!("cargo:rerun-if-env-changed=VMAFHIP_PACKAGE_ORIGIN");
@@ -17,4 +18,53 @@ fn main() {
         .filter(|o| !o.trim().is_empty())
         .unwrap_or_else(|| NO_ORIGIN.to_string());
     println!("cargo:rustc-env=VMAFHIP_PACKAGE_ORIGIN={origin}");
+}
+
+/// Runs this script again when the checkout's commit changes, so that the
+/// version (`COMMIT_ID`) follows it: once a script names what it depends
+/// on (the origin's variable below), cargo reruns it for nothing else.
+/// Watched: HEAD, the branch it names (a loose ref, or the packed refs),
+/// in the git directory of this checkout or its worktree's common one.
+fn watch_the_commit() {
+    let manifest =
+        std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
+    let Some(git) = git_dir(&manifest) else {
+        return;
+    };
+    let head = git.join("HEAD");
+    println!("cargo:rerun-if-changed={}", head.display());
+    let common = std::fs::read_to_string(git.join("commondir"))
+        .map(|c| git.join(c.trim()))
+        .unwrap_or_else(|_| git.clone());
+    if let Some(branch) = std::fs::read_to_string(&head)
+        .ok()
+        .and_then(|h| h.strip_prefix("ref: ").map(|r| r.trim().to_string()))
+    {
+        for dir in [&git, &common] {
+            println!("cargo:rerun-if-changed={}", dir.join(&branch).display());
+        }
+    }
+    println!(
+        "cargo:rerun-if-changed={}",
+        common.join("packed-refs").display()
+    );
+}
+
+/// The git directory of the checkout `dir` lies in (`.git`, or where a
+/// worktree's `.git` file points), looking up to the filesystem's root.
+fn git_dir(dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    let dot_git = dir
+        .ancestors()
+        .map(|d| d.join(".git"))
+        .find(|g| g.exists())?;
+    if dot_git.is_dir() {
+        return Some(dot_git);
+    }
+    let pointer = std::fs::read_to_string(&dot_git).ok()?;
+    let target = std::path::PathBuf::from(pointer.strip_prefix("gitdir:")?.trim());
+    Some(if target.is_absolute() {
+        target
+    } else {
+        dot_git.parent()?.join(target)
+    })
 }
