@@ -23,31 +23,28 @@ fn main() {
 /// Runs this script again when the checkout's commit changes, so that the
 /// version (`COMMIT_ID`) follows it: once a script names what it depends
 /// on (the origin's variable below), cargo reruns it for nothing else.
-/// Watched: HEAD, the branch it names (a loose ref, or the packed refs),
-/// in the git directory of this checkout or its worktree's common one.
+/// Watched, where present (a missing path would make every build rerun
+/// it): HEAD, the branches' folder (a commit rewrites or adds a loose ref
+/// there) and the packed refs, in the git directory of this checkout or
+/// its worktree's common one.
 fn watch_the_commit() {
     let manifest =
         std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
     let Some(git) = git_dir(&manifest) else {
         return;
     };
-    let head = git.join("HEAD");
-    println!("cargo:rerun-if-changed={}", head.display());
     let common = std::fs::read_to_string(git.join("commondir"))
         .map(|c| git.join(c.trim()))
         .unwrap_or_else(|_| git.clone());
-    if let Some(branch) = std::fs::read_to_string(&head)
-        .ok()
-        .and_then(|h| h.strip_prefix("ref: ").map(|r| r.trim().to_string()))
-    {
-        for dir in [&git, &common] {
-            println!("cargo:rerun-if-changed={}", dir.join(&branch).display());
-        }
+    let watched = [
+        git.join("HEAD"),
+        git.join("refs/heads"),
+        common.join("refs/heads"),
+        common.join("packed-refs"),
+    ];
+    for path in watched.iter().filter(|p| p.exists()) {
+        println!("cargo:rerun-if-changed={}", path.display());
     }
-    println!(
-        "cargo:rerun-if-changed={}",
-        common.join("packed-refs").display()
-    );
 }
 
 /// The git directory of the checkout `dir` lies in (`.git`, or where a
