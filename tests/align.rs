@@ -65,6 +65,21 @@ fn score_sized(
     (json_of(&out), err)
 }
 
+/// The results' `inputs`, said: the offset, its confidence, the drops,
+/// duplicates and frames scored.
+fn found(j: &Value) -> &Value {
+    let inputs = &j["inputs"];
+    println!(
+        "offset {} (confidence {}), dropped {}, duplicated {}, scored {}",
+        inputs["offset"],
+        inputs["offset_confidence"],
+        inputs["dropped_frames"],
+        inputs["duplicated_frames"],
+        vmaf(j).len()
+    );
+    inputs
+}
+
 fn vmaf(j: &Value) -> Vec<f64> {
     j["frames"]
         .as_array()
@@ -237,14 +252,7 @@ fn drops_and_duplicates_are_found_and_the_shown_frames_scored() {
     let (expected, _) = score_pan(&dir, &rp, &dp, &[], "prealigned");
     let (got, err) = score_pan(&dir, &r, &d, &["--align", "auto"], "auto");
     println!("{err}");
-    let inputs = &got["inputs"];
-    println!(
-        "offset {} (confidence {}), dropped {}, duplicated {}",
-        inputs["offset"],
-        inputs["offset_confidence"],
-        inputs["dropped_frames"],
-        inputs["duplicated_frames"]
-    );
+    let inputs = found(&got);
     assert_eq!(inputs["offset"], 3, "{err}");
     assert_eq!(inputs["dropped_frames"], 3, "{err}");
     assert_eq!(inputs["duplicated_frames"], 1, "{err}");
@@ -276,15 +284,7 @@ fn a_delay_that_grows_mid_stream_is_followed() {
     let d = write(&dir, "drift_dist.yuv", &dist);
     let (got, err) = score_pan(&dir, &r, &d, &["--align", "auto"], "drift");
     println!("{err}");
-    let inputs = &got["inputs"];
-    println!(
-        "offset {} (confidence {}), dropped {}, duplicated {}, scored {}",
-        inputs["offset"],
-        inputs["offset_confidence"],
-        inputs["dropped_frames"],
-        inputs["duplicated_frames"],
-        vmaf(&got).len()
-    );
+    let inputs = found(&got);
     assert!(
         err.contains("stopped showing the reference frames they were paired with"),
         "{err}"
@@ -296,7 +296,9 @@ fn a_delay_that_grows_mid_stream_is_followed() {
     assert_eq!(inputs["offset"], 12, "{err}");
     // The pairs scored off before the check put them right: from the
     // distorted frame 100 on, fewer than two seconds' worth.
-    let off: Vec<usize> = (0..400).filter(|&i| vmaf(&got)[i] < 80.0).collect();
+    let scores = vmaf(&got);
+    assert_eq!(scores.len(), 400, "{err}");
+    let off: Vec<usize> = (0..scores.len()).filter(|&i| scores[i] < 80.0).collect();
     println!("pairs off (VMAF below 80): {off:?}");
     assert!(off.len() < 50 && off.iter().all(|&i| i >= 100), "{off:?}");
     // The last 150 pairs: distorted frames 262.. against reference frames
@@ -305,8 +307,7 @@ fn a_delay_that_grows_mid_stream_is_followed() {
     let rp = write(&dir, "drift_ref_cut.yuv", &reference[250..]);
     let dp = write(&dir, "drift_dist_cut.yuv", &dist[262..]);
     let (expected, _) = score_pan(&dir, &rp, &dp, &[], "drift_cut");
-    let got = vmaf(&got);
-    assert_eq!(got[got.len() - 149..], vmaf(&expected)[1..], "{err}");
+    assert_eq!(scores[scores.len() - 149..], vmaf(&expected)[1..], "{err}");
 }
 
 /// The mark that lets the element hold a frame uncopied is its buffer's

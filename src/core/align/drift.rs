@@ -112,9 +112,8 @@ impl Drift {
 
     /// The shift at which the last `span` pairs fit clearly better than
     /// their own (half as badly, in a valley of confidence [`SURE`]), if
-    /// one does. A shift
-    /// k > 0 is scored on the last `span` pairs whose reference frame k
-    /// later has come.
+    /// one does. A shift k > 0 is scored on the last `span` pairs whose
+    /// reference frame k later has come.
     fn shift_found(&self) -> Option<Found> {
         let costs: Vec<(i32, f64)> = (-self.reach..=self.reach)
             .filter_map(|k| self.cost(k).map(|c| (k, c)))
@@ -168,17 +167,20 @@ mod tests {
             .collect()
     }
 
+    fn tracker() -> Tracker<usize, usize> {
+        Tracker::new(Reach {
+            search: 10,
+            span: 20,
+            drops: 4,
+        })
+    }
+
     /// The tracker over reference frames 0..`r` and distorted frames
     /// `shows` (what each shows, its payload too; None: a broken
     /// picture), every frame handed over first. Returns the shifts told
     /// (by how much) and the pairs (distorted payload, reference).
     fn track(r: usize, shows: &[Option<usize>]) -> (Vec<i32>, Vec<(usize, usize)>) {
-        let reach = Reach {
-            search: 10,
-            span: 20,
-            drops: 4,
-        };
-        let mut t: Tracker<usize, usize> = Tracker::new(reach);
+        let mut t = tracker();
         for i in 0..r {
             t.reference(moving(i, 0), i);
         }
@@ -259,12 +261,7 @@ mod tests {
 
     #[test]
     fn a_still_picture_moves_nothing() {
-        let shows: Vec<Option<usize>> = (0..100).map(|_| Some(0)).collect();
-        let mut t: Tracker<usize, usize> = Tracker::new(Reach {
-            search: 10,
-            span: 20,
-            drops: 4,
-        });
+        let mut t = tracker();
         for i in 0..100 {
             t.reference(moving(0, 0), i);
             t.distorted(moving(0, i + 1), i);
@@ -276,6 +273,6 @@ mod tests {
             assert!(!matches!(s, Step::Shifted { .. }), "{s:?}");
             steps += 1;
         }
-        assert_eq!(steps, 1 + shows.len());
+        assert_eq!(steps, 1 + 100);
     }
 }

@@ -23,9 +23,9 @@ pub enum Step<R, D> {
     /// with (an offset found on broken pictures, a delay that changed by
     /// more than a few frames without a gap): the offset is now `found`,
     /// `by` frames from where the pairs were (> 0: the distorted frames
-    /// show later reference frames). The frames passed over follow as
-    /// leading frames, not scored: `by` reference frames, or -`by`
-    /// distorted frames that show frames already paired.
+    /// show later reference frames). The frames passed over follow, not
+    /// scored: `by` reference frames as unpaired ones, or -`by` distorted
+    /// frames (they show frames already paired) as leading ones.
     Shifted { found: Found, by: i32 },
     /// A reference frame before the distorted input's first frame (a
     /// trimmed start): not scored.
@@ -33,7 +33,8 @@ pub enum Step<R, D> {
     /// A distorted frame before the reference's first frame (an encoder's
     /// leading frames): not scored.
     LeadingDistorted(D),
-    /// A reference frame after the distorted input's last: not scored.
+    /// A reference frame no distorted frame shows (after the distorted
+    /// input's last, or passed over by a shift): not scored.
     Unpaired(R),
     /// A distorted frame after the reference's last: not scored.
     Extra(D),
@@ -144,6 +145,9 @@ pub struct Tracker<R, D> {
     /// A shift found by the drift check, to tell: the new offset, and by
     /// how much it moved the pairs.
     shifted: Option<(Found, i32)>,
+    /// The frames `leading` skips are passed over by a shift, not before
+    /// the other input's first.
+    passing: bool,
 }
 
 impl<R: Clone, D> Tracker<R, D> {
@@ -163,6 +167,7 @@ impl<R: Clone, D> Tracker<R, D> {
             given: false,
             drift: Drift::new(reach.search, reach.span),
             shifted: None,
+            passing: false,
         }
     }
 
@@ -194,6 +199,7 @@ impl<R: Clone, D> Tracker<R, D> {
         self.dropping = 0;
         self.last = None;
         self.shifted = None;
+        self.passing = false;
         self.drift.forget_pairs();
     }
 
@@ -385,12 +391,14 @@ impl<R: Clone, D> Tracker<R, D> {
         };
         self.found = Some(found);
         self.leading = found.offset;
+        self.passing = false;
         self.drift.forget_pairs();
         Some(())
     }
 
-    /// The frames before the other input's first: a distorted input
-    /// lagging by N > 0 starts with N frames of its own.
+    /// The frames before the other input's first (a distorted input
+    /// lagging by N > 0 starts with N frames of its own), or those a shift
+    /// passes over.
     fn skip_leading(&mut self) -> Option<Step<R, D>> {
         if self.leading > 0 {
             let (_, d) = self.dists.pop_front()?;
@@ -399,7 +407,11 @@ impl<R: Clone, D> Tracker<R, D> {
         } else {
             let r = self.refs.pop_front()?;
             self.leading += 1;
-            Some(r.alone(Step::LeadingReference))
+            Some(r.alone(if self.passing {
+                Step::Unpaired
+            } else {
+                Step::LeadingReference
+            }))
         }
     }
 
@@ -507,6 +519,7 @@ impl<R: Clone, D> Tracker<R, D> {
         self.found = Some(found);
         self.shifted = Some((found, shift.offset));
         self.leading = -shift.offset;
+        self.passing = true;
         self.dropping = 0;
         self.last = None;
         self.recent.clear();

@@ -253,9 +253,8 @@ impl VmafHip {
                     self.note_alignment(name, found, Told::Start);
                 }
             }
-            Step::Shifted { found, by } => self.count_pairing(name, |r| {
+            Step::Shifted { found, .. } => self.count_pairing(name, |r| {
                 r.found_again = Some((found, Told::Shifted));
-                r.passing_over = by.max(0) as u32;
             }),
             Step::Pair {
                 reference,
@@ -345,17 +344,13 @@ impl VmafHip {
     }
 
     /// A reference frame before the distorted input's first, not scored:
-    /// passed over by the drift check's shift, unscored; after a gap, lost
-    /// with it (late); live, unscored (a file's offset leaves them out, as
-    /// its lengths do not differ).
+    /// after a gap, lost with it (late); live, unscored (a file's offset
+    /// leaves them out, as its lengths do not differ).
     fn leading_reference(&self, name: &str, frame: &WaitingRef) {
         let live = self.live.load(std::sync::atomic::Ordering::Relaxed);
         let mut lost = false;
         self.count_pairing(name, |r| {
-            if r.passing_over > 0 {
-                r.passing_over -= 1;
-                r.pairings.unscored();
-            } else if r.realigned {
+            if r.realigned {
                 r.pairings.late();
                 lost = true;
             } else if live {

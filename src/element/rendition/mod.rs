@@ -117,9 +117,6 @@ pub(super) struct Rendition {
     /// timeline (the search counts the frames it held, which begin before
     /// the gap's end).
     pub(super) found_again: Option<(crate::core::align::Found, Told)>,
-    /// Reference frames the drift check's shift still passes over: not
-    /// scored.
-    pub(super) passing_over: u32,
     /// How far the distorted input's frames run behind the reference
     /// frames they show (running time, nanoseconds; the transcoder's and
     /// the transports' latency), at the last pair.
@@ -242,7 +239,6 @@ impl Rendition {
             last_distorted: None,
             realigned: false,
             found_again: None,
-            passing_over: 0,
             lag: None,
             passed_by: PassedBy::default(),
         })
