@@ -21,25 +21,8 @@ export PATH=/tmp/gstroot/usr/bin:$PATH VMAFHIP_CACHE_DIR=/tmp/vc
 zstd -q -d -f "$D"/bin/vmafhip.zst -o $W/vmafhip && chmod +x $W/vmafhip
 V=$W/vmafhip
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-if [ ! -s $W/dist.ts ]; then
-  zstd -q -d -f tests/data/golden/eveningglow_1920x1080_420p8_3f_ref.yuv.zst -o $W/eg.yuv
-  python3 benches/make_pan.py $W/eg.yuv $W/pan.yuv 1280 720 300 8 || exit 1
-  python3 - $W/pan.yuv $W/dist.yuv <<'PY' || exit 1
-import sys
-size = 1280 * 720 * 3 // 2
-d = open(sys.argv[1], "rb").read()
-frames = [d[i:i + size] for i in range(0, len(d), size)]
-shown = [f for i, f in enumerate(frames) if i >= 5 and i not in (60, 130)]
-open(sys.argv[2], "wb").write(b"".join(shown))
-print(f"reference {len(frames)} frames, transcode {len(shown)}")
-PY
-  for x in "pan.yuv 8000 ref.ts" "dist.yuv 2000 dist.ts"; do
-    set -- $x
-    $GL -q filesrc location=$W/$1 ! rawvideoparse width=1280 height=720 format=i420 framerate=30/1 \
-      ! x264enc bitrate=$2 key-int-max=30 speed-preset=veryfast tune=zerolatency threads=4 \
-      ! mpegtsmux ! filesink location=$W/$3 || exit 1
-  done
-fi
+. benches/device_ts_pair.sh
+ts_pair $W 1280 720 300 1 8000 2000 || exit 1
 ls -la $W/ref.ts $W/dist.ts
 
 station() {  # station NAME PORT ARGS... (environment from the caller)

@@ -22,26 +22,8 @@ V=$W/vmafhip
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 nproc
 
-if [ ! -s $W/dist.ts ]; then
-zstd -q -d -f tests/data/golden/eveningglow_1920x1080_420p8_3f_ref.yuv.zst -o $W/eg.yuv
-python3 benches/make_pan.py $W/eg.yuv $W/pan.yuv 1920 1080 540 8 2 || exit 1
-python3 - $W/pan.yuv $W/dist.yuv <<'PY'
-import sys
-size = 1920 * 1080 * 3 // 2
-d = open(sys.argv[1], "rb").read()
-frames = [d[i:i + size] for i in range(0, len(d), size)]
-shown = [f for i, f in enumerate(frames) if i >= 5 and i not in (60, 130)]
-open(sys.argv[2], "wb").write(b"".join(shown))
-print(f"reference {len(frames)} frames, transcode {len(shown)} (checked: frames to 450)")
-PY
-enc() {  # enc RAW KBPS OUT
-  $GL -q filesrc location=$1 ! rawvideoparse width=1920 height=1080 format=i420 framerate=30/1 \
-    ! x264enc bitrate=$2 key-int-max=30 speed-preset=veryfast tune=zerolatency threads=8 \
-    ! mpegtsmux ! filesink location=$3 || exit 1
-}
-enc $W/pan.yuv 10000 $W/ref.ts
-enc $W/dist.yuv 3000 $W/dist.ts
-fi
+. benches/device_ts_pair.sh
+ts_pair $W 1920 1080 540 2 10000 3000 || exit 1
 ls -la $W/ref.ts $W/dist.ts
 
 PIDS=()
