@@ -303,8 +303,8 @@ mod imp {
             Ok(buffer)
         }
 
-        /// A buffer back: kept for the next frame, or discarded (its block
-        /// to the free list) when buffers stayed idle ([`IdleWatch`]).
+        /// A buffer back: kept for the next frame, or discarded with its
+        /// block when buffers stayed idle ([`IdleWatch`]).
         fn release_buffer(&self, mut buffer: gst::Buffer) {
             if self.idle.lock().unwrap().returned()
                 && let Some(b) = buffer.get_mut()
