@@ -16,7 +16,7 @@ mod station;
 use command_line::*;
 use gst::prelude::*;
 use station::*;
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// Frames of the reference (12 s at 30 fps), the frames the transcode
@@ -305,8 +305,7 @@ fn the_command_scores_two_live_rtsp_streams_aligned() {
         &["--duration", "18"],
         || {},
     );
-    let _ = server.kill();
-    let _ = server.wait();
+    server.stop();
     let frames = check_alignment(&out, &text, "rtsp");
     assert!(
         frames >= shown,
@@ -339,7 +338,7 @@ fn hls_senders(dir: &std::path::Path) -> gst::Pipeline {
 }
 
 /// A loopback HTTP server of `dir` (Python's own), and its port.
-fn http_server(dir: &std::path::Path) -> (Child, u16) {
+fn http_server(dir: &std::path::Path) -> (Server, u16) {
     let mut server = std::process::Command::new(SYSTEM_PYTHON)
         .args([
             "-u",
@@ -363,7 +362,7 @@ fn http_server(dir: &std::path::Path) -> (Child, u16) {
         .nth(1)
         .and_then(|p| p.parse().ok())
         .unwrap_or_else(|| panic!("the HTTP server said {first:?}"));
-    (server, port)
+    (Server(server), port)
 }
 
 /// The station on two HLS live playlists served over HTTP. A player joins
@@ -406,8 +405,7 @@ fn the_command_scores_two_hls_live_playlists_aligned() {
         || {},
     );
     sending.set_state(gst::State::Null).unwrap();
-    let _ = server.kill();
-    let _ = server.wait();
+    server.stop();
     let inputs = pooled_inputs(&out);
     println!("hls: {inputs}");
     let offset = first_offset(&text);

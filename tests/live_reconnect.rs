@@ -8,9 +8,10 @@
 //!   it scaled and scored;
 //! - the transcoder sending RTP is started again with a new SSRC: the
 //!   new stream is taken, the gap reported, the offset found again;
-//! - the RTSP server of both streams is killed and started again: the
-//!   command starts its sources again (`--reconnect`) until they are back,
-//!   and scores on without a restart.
+//! - the RTSP server of both streams is killed and started again after a
+//!   try to reach it failed: the command starts its sources again
+//!   (`--reconnect`) until they are back, reports each input's gap, and
+//!   scores on without a restart.
 //!
 //! Each test says what it found. The waits are for what the command says
 //! (its notes), never for a time.
@@ -207,11 +208,12 @@ fn free_tcp_port() -> u16 {
     l.local_addr().unwrap().port()
 }
 
-/// RTSP: the server of both streams goes away and comes back. rtspsrc
-/// ends each stream when its connection closes; the command starts both
-/// sources again until they are back, and scores on. (The new sessions'
-/// timestamps go on where the old ones stopped, so the timelines show no
-/// gap; both streams start again from their start, the offset as before.)
+/// RTSP: the server of both streams goes away, and comes back only after
+/// the command's first try to reach it failed. rtspsrc ends each stream
+/// when its connection closes; the command starts both sources again until
+/// they are back, and scores on. The new sessions' frames are timed by the
+/// station's clock: the time the server was away is a gap of each input,
+/// reported with its start, length and frames.
 #[test]
 fn the_command_reconnects_to_a_restarted_rtsp_server() {
     let _turn = one_station();
@@ -230,18 +232,19 @@ fn the_command_reconnects_to_a_restarted_rtsp_server() {
         &["--duration", "45", "--reconnect", "60"],
     );
     run.until("the offset", |l| l.contains("align=auto:"));
-    let _ = server.kill();
-    let _ = server.wait();
-    run.until("a retry", |l| l.contains("starting it again in"));
+    server.stop();
+    run.until("a try that failed", |l| {
+        l.contains("starting it again in 2 s")
+    });
     let (mut server, _) = rtsp_server(&dir, port, &[]);
     run.until("a source back", |l| l.ends_with(" is back"));
     let text = run.finish();
-    let _ = server.kill();
-    let _ = server.wait();
+    server.stop();
 
     let inputs = pooled_inputs(&out);
-    let (_, scores) = gaps_and_scores(&out);
+    let (gaps, scores) = gaps_and_scores(&out);
     println!("inputs {inputs}");
+    println!("gaps {gaps:?}");
     for said in [
         "starting REF again",
         "starting DIST again",
@@ -250,6 +253,21 @@ fn the_command_reconnects_to_a_restarted_rtsp_server() {
     ] {
         assert!(text.contains(said), "{said}: {text}");
     }
+    let first_gap = |input: &str| {
+        gaps.iter()
+            .find(|g| g["input"] == input)
+            .unwrap_or_else(|| panic!("no {input} gap: {gaps:?}\n{text}"))
+    };
+    let (r, d) = (first_gap("reference"), first_gap("distorted"));
+    for g in [r, d] {
+        // Away across a failed try and the wait before the next (1 + 2 s).
+        let length = g["length"].as_f64().unwrap();
+        assert!(length >= 2.0, "{g}");
+        let frames = g["frames"].as_f64().unwrap();
+        assert!((frames - length * 30.0).abs() <= 2.0, "{g}");
+    }
+    let apart = r["start"].as_f64().unwrap() - d["start"].as_f64().unwrap();
+    assert!(apart.abs() < 0.5, "{r} {d}");
     assert_eq!(inputs["duplicated_frames"], 0, "{text}");
     assert_eq!(inputs["dropped_frames"], 0, "{text}");
     assert!(!text.contains("no clear offset"), "{text}");

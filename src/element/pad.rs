@@ -146,23 +146,24 @@ mod imp {
 
         /// The frames that arrived before `current` (the buffer being
         /// aggregated) and were never aggregated: the aggregator let them
-        /// go; and whether `current` is among those that arrived (a new
-        /// frame). Those up to `current` are forgotten; None for `current`
-        /// takes them all (the end). Each frame kept is alive, so that no
-        /// other buffer has its address.
+        /// go; and, where `current` is among those that arrived (a new
+        /// frame), its running time in the segment it came in. Those up to
+        /// `current` are forgotten; None for `current` takes them all (the
+        /// end). Each frame kept is alive, so that no other buffer has its
+        /// address.
         pub(in crate::element) fn take_passed_over(
             &self,
             current: Option<&gst::Buffer>,
-        ) -> (Vec<Timed<Arrived>>, bool) {
+        ) -> (Vec<Timed<Arrived>>, Option<gst::ClockTime>) {
             let mut arrivals = self.arrivals.lock().unwrap();
             let Some(current) = current else {
-                return (arrivals.drain(..).collect(), false);
+                return (arrivals.drain(..).collect(), None);
             };
             let is_current = |t: &Timed<Arrived>| t.frame.0.as_ptr() == current.as_ptr();
             if let Some(i) = arrivals.iter().position(is_current) {
                 let passed = arrivals.drain(..i).collect();
-                arrivals.pop_front();
-                return (passed, true);
+                let at = arrivals.pop_front().map(|t| t.at);
+                return (passed, at);
             }
             // Not seen arriving (before the pipeline was known to be
             // live, or handed again): those before its time went by.
@@ -171,7 +172,7 @@ mod imp {
                 .iter()
                 .take_while(|t| at.is_some_and(|at| t.at < at))
                 .count();
-            (arrivals.drain(..before).collect(), false)
+            (arrivals.drain(..before).collect(), None)
         }
 
         /// Forgets the frames that arrived (a flush, a stop).

@@ -147,12 +147,30 @@ pub fn first_line(server: &mut Child) -> String {
     first
 }
 
+/// A server process of a test, ended when it is dropped: a test that
+/// fails leaves none running (nor holding its output pipes open).
+pub struct Server(pub Child);
+
+impl Server {
+    /// Ends it now.
+    pub fn stop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
 /// Debian's Python with GStreamer's bindings, which the RTSP server needs.
 pub const SYSTEM_PYTHON: &str = "/usr/bin/python3";
 
 /// `tests/servers/rtsp.py` serving `dir`'s pair (`mounts`: other files
 /// at other mounts, `NAME=FILE`) on `port` (0: a free one), and its port.
-pub fn rtsp_server(dir: &Path, port: u16, mounts: &[&str]) -> (Child, u16) {
+pub fn rtsp_server(dir: &Path, port: u16, mounts: &[&str]) -> (Server, u16) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers/rtsp.py");
     let mut server = std::process::Command::new(SYSTEM_PYTHON)
         .arg(script)
@@ -173,7 +191,7 @@ pub fn rtsp_server(dir: &Path, port: u16, mounts: &[&str]) -> (Child, u16) {
             "the RTSP server did not start (said {first:?}): is gir1.2-gst-rtsp-server-1.0 installed?"
         );
     };
-    (server, port)
+    (Server(server), port)
 }
 
 /// The pooled line's `inputs` of a station's JSON Lines results.

@@ -281,6 +281,11 @@ const UDP_BUFFER: i32 = 8 << 20;
 /// URI in the old one's place. The old one is stopped on a thread of its
 /// own: a source that failed may take its time, or never, to stop, and the
 /// station goes on meanwhile.
+///
+/// The new one settles its state changes itself (`async-handling`): one
+/// that went asynchronous in the playing pipeline and then failed (a
+/// server not back yet) would leave the pipeline paused, waiting for it,
+/// and every later try stuck in PAUSED, never asking the server to play.
 pub fn restart(pipeline: &gst::Pipeline, role: Role) {
     let Some(old) = pipeline.by_name(&format!("{}-decode", role.prefix())) else {
         return;
@@ -295,6 +300,7 @@ pub fn restart(pipeline: &gst::Pipeline, role: Role) {
     match add_source(pipeline, role, &uri) {
         Ok(()) => {
             if let Some(new) = pipeline.by_name(&format!("{}-decode", role.prefix())) {
+                new.set_property("async-handling", true);
                 let _ = new.sync_state_with_parent();
             }
         }

@@ -652,8 +652,8 @@ impl VideoAggregatorImpl for VmafHip {
             self.pass_reference_on(r, outbuf)?;
             self.stamp_variable_rate(r, outbuf);
         }
-        let (mut msgs, arrived) = self.take_passed_over(reference.as_ref())?;
-        if self.is_repeated_reference(reference.as_ref(), arrived)? {
+        let (mut msgs, arrived_at) = self.take_passed_over(reference.as_ref())?;
+        if self.is_repeated_reference(reference.as_ref(), arrived_at)? {
             self.post_scored(&msgs);
             return Ok(gst::FlowSuccess::Ok);
         }

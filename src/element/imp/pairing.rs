@@ -314,20 +314,27 @@ impl VmafHip {
     }
 
     /// Whether this reference frame was scored already: the aggregator
-    /// hands the same frame again when the distorted stream runs faster.
-    /// A frame seen arriving (`arrived`: a live reference's) is new; else
-    /// one at the last frame's time is the same. The first time, it is
-    /// counted ([`VmafHip::new_reference`]).
+    /// hands the same frame again when the distorted stream runs faster,
+    /// or while a live reference has no new frame. A frame seen arriving
+    /// (`arrived_at`, its running time as it came: a live reference's) is
+    /// new; else one at the last frame's time is the same, and so is one
+    /// that the pad's segment cannot place after timed frames (the last
+    /// frame of a source that stopped, held while its new segment is in).
+    /// The first time, it is counted ([`VmafHip::new_reference`]).
     pub(super) fn is_repeated_reference(
         &self,
         reference: Option<&gst::Buffer>,
-        arrived: bool,
+        arrived_at: Option<gst::ClockTime>,
     ) -> Result<bool, gst::FlowError> {
-        let ref_time = running_time(&self.ref_pad, reference);
+        let ref_time = arrived_at.or_else(|| running_time(&self.ref_pad, reference));
         {
             let guard = self.state.lock().unwrap();
             let st = guard.as_ref().ok_or(gst::FlowError::NotNegotiated)?;
-            if !arrived && ref_time.is_some() && ref_time == st.last_ref {
+            let held = match ref_time {
+                Some(_) => ref_time == st.last_ref,
+                None => st.last_ref.is_some(),
+            };
+            if arrived_at.is_none() && held {
                 return Ok(true);
             }
         }

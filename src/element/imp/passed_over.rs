@@ -25,14 +25,14 @@ impl VmafHip {
     /// The reference frames that arrived before `current` (the one being
     /// aggregated) and were let go, each counted and then paired by
     /// content or counted late. Returns the messages of frames scored, and
-    /// whether `current` was seen arriving since the last call (a new
-    /// frame, whatever its timestamp).
+    /// where `current` was seen arriving since the last call (a new frame,
+    /// whatever its timestamp), its running time as it came.
     pub(super) fn take_passed_over(
         &self,
         current: Option<&gst::Buffer>,
-    ) -> Result<(Vec<VmafFrameMessage>, bool), gst::FlowError> {
+    ) -> Result<(Vec<VmafFrameMessage>, Option<gst::ClockTime>), gst::FlowError> {
         let Some(pad) = self.ref_pad.downcast_ref::<VmafHipPad>() else {
-            return Ok((Vec::new(), false));
+            return Ok((Vec::new(), None));
         };
         let (passed, arrived) = pad.imp().take_passed_over(current);
         let mut msgs = Vec::new();
