@@ -229,6 +229,14 @@ impl PinnedPool {
 
 mod imp {
     use super::*;
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Whether this thread's acquire allocated its buffer (the pool
+        /// calls `alloc_buffer` on the acquiring thread): exact when
+        /// several threads acquire at once, where a shared count is not.
+        static ALLOCATED_HERE: Cell<bool> = const { Cell::new(false) };
+    }
 
     #[derive(Default)]
     struct Config {
@@ -295,9 +303,9 @@ mod imp {
             &self,
             params: Option<&gst::BufferPoolAcquireParams>,
         ) -> Result<gst::Buffer, gst::FlowError> {
-            let before = self.allocated.load(Ordering::Relaxed);
+            ALLOCATED_HERE.set(false);
             let buffer = self.parent_acquire_buffer(params)?;
-            if self.allocated.load(Ordering::Relaxed) == before {
+            if !ALLOCATED_HERE.replace(false) {
                 self.idle.lock().unwrap().taken();
             }
             Ok(buffer)
@@ -363,6 +371,7 @@ mod imp {
                 .map_err(|_| gst::FlowError::Error)?;
             }
             let n = self.allocated.fetch_add(1, Ordering::Relaxed) + 1;
+            ALLOCATED_HERE.set(true);
             gst::debug!(CAT, imp = self, "pinned buffer {n} of {size} bytes");
             Ok(buffer)
         }
