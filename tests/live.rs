@@ -3,7 +3,8 @@
 //! for a late distorted frame (`max-pending`) while the reference passes
 //! on; with `max-pending=0` it is scored at its deadline against what the
 //! distorted pad holds (`late-frame-wait`). The pooled message says how
-//! each was paired.
+//! each was paired. Inputs that stop and come back, in a new segment, are
+//! reported as gaps.
 
 mod common;
 
@@ -258,5 +259,98 @@ fn live_latency_query() {
             min >= want && min < want + gst::ClockTime::from_mseconds(5),
             "{wait}: min latency {min}, want {want}"
         );
+    }
+}
+
+/// Frame `n` of a small moving picture (64x48 I420).
+fn picture(n: u64) -> gst::Buffer {
+    let mut data = vec![128u8; 64 * 48 * 3 / 2];
+    for (i, y) in data[..64 * 48].iter_mut().enumerate() {
+        *y = ((i as u64 % 64 + n * 3) % 256) as u8;
+    }
+    gst::Buffer::from_mut_slice(data)
+}
+
+/// Two live inputs that both stop for 1.5 s and come back, the reference
+/// in a new segment that starts where its frames start again (as a source
+/// started again opens its own). Until its next frame is due, the element
+/// is handed the reference's last frame again, which the new segment
+/// cannot place: that frame held, not new frames of no time. Each input's
+/// gap is reported, with its length.
+#[test]
+fn inputs_back_in_a_new_segment_are_gaps_of_both() {
+    let caps = "video/x-raw,format=I420,width=64,height=48,framerate=30/1";
+    let desc = format!(
+        "appsrc name=r is-live=true format=time handle-segment-change=true caps={caps} ! queue ! v.ref_sink \
+         appsrc name=d is-live=true format=time caps={caps} ! queue ! v.dist_sink \
+         vmafhip name=v backend=cpu align=auto latency=200000000 ! fakesink sync=false async=false"
+    );
+    let pipeline = launch(&desc);
+    let src = |n: &str| {
+        pipeline
+            .by_name(n)
+            .unwrap()
+            .downcast::<gst_app::AppSrc>()
+            .unwrap()
+    };
+    let (r, d) = (src("r"), src("d"));
+    let bus = pipeline.bus().unwrap();
+    pipeline.set_state(gst::State::Playing).unwrap();
+    let clock = pipeline.clock().unwrap();
+    let base = pipeline.base_time().unwrap();
+    let frame = gst::ClockTime::from_nseconds(1_000_000_000 / 30);
+    // Each frame timed by the clock as it is sent, as a live source does.
+    let send = |n: u64, segment: Option<&gst::FormattedSegment<gst::ClockTime>>| {
+        let now = clock.time() - base;
+        for (s, to) in [(&r, segment), (&d, None)] {
+            let mut b = picture(n);
+            let m = b.get_mut().unwrap();
+            m.set_pts(now);
+            m.set_duration(frame);
+            let sample = gst::Sample::builder().buffer(&b);
+            let sample = match to {
+                Some(seg) => sample.segment(seg).build(),
+                None => sample.build(),
+            };
+            s.push_sample(&sample).unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(33));
+    };
+    (0..30).for_each(|n| send(n, None));
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut segment = gst::FormattedSegment::<gst::ClockTime>::new();
+    let back = clock.time() - base;
+    segment.set_start(back);
+    segment.set_base(back);
+    segment.set_position(back);
+    segment.set_time(gst::ClockTime::ZERO);
+    send(30, Some(&segment));
+    (31..60).for_each(|n| send(n, Some(&segment)));
+    r.end_of_stream().unwrap();
+    d.end_of_stream().unwrap();
+
+    let mut gaps = Vec::new();
+    while let Some(msg) = bus.timed_pop(gst::ClockTime::from_seconds(60)) {
+        match msg.view() {
+            gst::MessageView::Element(e) => {
+                if let Some(g) = e
+                    .structure()
+                    .and_then(|s| gstvmafhip::Gap::try_from(s).ok())
+                {
+                    gaps.push(g);
+                }
+            }
+            gst::MessageView::Error(e) => panic!("{} ({:?})", e.error(), e.debug()),
+            gst::MessageView::Eos(_) => break,
+            _ => {}
+        }
+    }
+    pipeline.set_state(gst::State::Null).unwrap();
+    println!("gaps: {gaps:?}");
+    for input in ["reference", "distorted"] {
+        let g = gaps
+            .iter()
+            .find(|g| g.input == input && g.missed.length >= gst::ClockTime::from_mseconds(1200));
+        assert!(g.is_some(), "no gap of the {input} input: {gaps:?}");
     }
 }
